@@ -1,0 +1,10 @@
+/** Jest runs the TypeScript sources directly (ts-jest); integration tests start real servers on loopback ports. */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json', isolatedModules: true }],
+  },
+  testTimeout: 30000,
+};

@@ -1,0 +1,109 @@
+// Assembles the service. The order in which a request meets things is read here, once:
+//   front handler (request id, access log)
+//     POST /api/reg.asmx            -> SOAP transport (body limit, XML guard, node-soap)
+//     everything else               -> Express: GET/POST /api/reg.asmx/{Op}, WSDL and help, health
+// and every transport calls the one LookupService, which asks the accounts and the store.
+
+import http from 'node:http';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import express from 'express';
+import { Accounts } from './accounts/accounts';
+import type { Config } from './config';
+import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
+import { createLogger, type Logger } from './ops/logger';
+import { LookupError } from './service/errors';
+import { LookupService } from './service/lookup';
+import { importFile } from './store/import';
+import type { VehicleStore } from './store/store';
+import { contextOf, setContext } from './transport/context';
+import { helpRouter } from './transport/help';
+import { httpRouter } from './transport/http';
+import { sendPlainError } from './transport/plain';
+import { createSoapHandler } from './transport/soap';
+
+export const SAMPLE_FILE = path.resolve(__dirname, '..', 'data', 'sample.ndjson');
+
+export interface Service {
+  readonly handler: (req: http.IncomingMessage, res: http.ServerResponse) => void;
+  readonly store: VehicleStore;
+  readonly logger: Logger;
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** Loads and checks the contract, then wires transports, service, accounts and store together. */
+export async function createService(config: Config, store: VehicleStore, logger?: Logger): Promise<Service> {
+  const log = logger ?? createLogger(config.logLevel, config.logFormat);
+  const wsdl = loadWsdl(config.namespace);
+  await assertContract(wsdl, config.namespace);
+
+  const accounts = new Accounts(store, { policy: config.usernamePolicy, ratePerMinute: config.rateLimitPerMinute });
+  const service = new LookupService(store, accounts);
+  const deps = { service, namespace: config.namespace, limits: config.limits, logger: log };
+  const soap = await createSoapHandler(wsdl, deps);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('query parser', false);
+  app.use(httpRouter(deps));
+  app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl }));
+  app.get('/healthz', async (_req, res) => {
+    const records = await store.count();
+    res.json({ status: 'ok', records });
+  });
+  app.get('/', (_req, res) => res.redirect(302, SOAP_PATH));
+  app.use((req: express.Request, res: express.Response) => {
+    sendPlainError(req, res, new LookupError('UNKNOWN_OPERATION', `Nothing is served at ${req.method} ${req.path.slice(0, 80)}; the service is at ${SOAP_PATH}`));
+  });
+  // Express reports its own failures (a bad percent-escape in the path, say) here: one plain line, no stack.
+  app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    const status = (err as { status?: number })?.status;
+    if (status && status >= 400 && status < 500) sendPlainError(req, res, new LookupError('MALFORMED_REQUEST', 'The request could not be read'));
+    else {
+      log.error('unhandled error', { error: String((err as Error)?.stack ?? err) });
+      sendPlainError(req, res, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
+    }
+  });
+
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    setContext(req, { id, start: process.hrtime.bigint() });
+    res.setHeader('X-Request-Id', id);
+    res.on('finish', () => {
+      const ctx = contextOf(req);
+      if (!ctx) return;
+      log.info('request', {
+        id,
+        method: req.method,
+        path: (req.url ?? '').split('?')[0].slice(0, 200),
+        transport: ctx.transport,
+        operation: ctx.operation,
+        status: res.statusCode,
+        error: ctx.errorCode,
+        ms: Number(process.hrtime.bigint() - ctx.start) / 1e6,
+      });
+    });
+    const q = (req.url ?? '').indexOf('?');
+    const pathname = (q === -1 ? req.url ?? '' : (req.url as string).slice(0, q)).replace(/\/+$/, '').toLowerCase();
+    if (req.method === 'POST' && pathname === SOAP_PATH) soap(req, res);
+    else app(req, res);
+  };
+  return { handler, store, logger: log };
+}
+
+/** Loads the bundled sample data into an empty store. */
+export async function loadSampleIfEmpty(store: VehicleStore, logger: Logger): Promise<void> {
+  if ((await store.count()) > 0) return;
+  const report = await importFile(store, SAMPLE_FILE);
+  if (!report.committed) throw new Error(`bundled sample data is invalid: ${JSON.stringify(report.errors.slice(0, 3))}`);
+  logger.info('loaded sample data', { records: report.imported });
+}
+
+export function createHttpServer(service: Service, config: Config): http.Server {
+  const server = http.createServer({ requestTimeout: config.requestTimeoutMs, headersTimeout: Math.min(config.requestTimeoutMs, 60_000), connectionsCheckingInterval: 1000 } as http.ServerOptions, service.handler);
+  server.keepAliveTimeout = 5000;
+  return server;
+}

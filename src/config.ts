@@ -1,0 +1,98 @@
+// Environment -> typed, validated configuration. The only module that reads process.env; a bad
+// value stops start-up with a message naming the variable.
+
+import type { UsernamePolicy } from './accounts/accounts';
+
+export const DEFAULT_NAMESPACE = 'http://regcheck.org.uk';
+
+export interface Limits {
+  /** Request body bytes, every route (after decompression). */
+  readonly maxBodyBytes: number;
+  readonly maxDepth: number;
+  /** Characters of text in one element or attribute value. */
+  readonly maxTextChars: number;
+  readonly maxElements: number;
+  readonly maxAttributes: number;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string;
+  readonly namespace: string;
+  /** Base URL written into the WSDL's addresses; when unset, the caller's Host header is used. */
+  readonly publicUrl: string | null;
+  readonly logLevel: string;
+  readonly logFormat: 'json' | 'text';
+  readonly loadSampleData: boolean;
+  readonly usernamePolicy: UsernamePolicy;
+  readonly rateLimitPerMinute: number;
+  readonly requestTimeoutMs: number;
+  readonly limits: Limits;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function int(env: Env, name: string, dflt: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got '${raw}'`);
+  const n = Number(raw.trim());
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function oneOf<T extends string>(env: Env, name: string, dflt: T, allowed: readonly T[]): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
+  return raw as T;
+}
+
+function bool(env: Env, name: string, dflt: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+}
+
+function url(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got '${raw}'`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} must be an http or https URL`);
+  return raw.replace(/\/+$/, '');
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const namespace = env.SERVICE_NAMESPACE || DEFAULT_NAMESPACE;
+  if (/["<>&\s]/.test(namespace)) throw new ConfigError(`SERVICE_NAMESPACE must be a URI without quotes, spaces or markup`);
+  return {
+    port: int(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST || '0.0.0.0',
+    databaseUrl: env.DATABASE_URL || 'sqlite:data/reglookup.db',
+    namespace,
+    publicUrl: url(env, 'PUBLIC_URL'),
+    logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug', 'silent']),
+    logFormat: oneOf(env, 'LOG_FORMAT', 'json', ['json', 'text']),
+    loadSampleData: bool(env, 'SAMPLE_DATA', true),
+    usernamePolicy: oneOf(env, 'USERNAME_POLICY', 'any', ['any', 'registered']),
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000_000),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10_000, 1_000, 600_000),
+    limits: {
+      maxBodyBytes: int(env, 'MAX_BODY_BYTES', 65_536, 1_024, 64 * 1024 * 1024),
+      maxDepth: int(env, 'XML_MAX_DEPTH', 32, 4, 1_000),
+      maxTextChars: int(env, 'XML_MAX_TEXT', 8_192, 64, 16 * 1024 * 1024),
+      maxElements: int(env, 'XML_MAX_ELEMENTS', 1_000, 8, 10_000_000),
+      maxAttributes: int(env, 'XML_MAX_ATTRIBUTES', 32, 1, 10_000),
+    },
+  };
+}

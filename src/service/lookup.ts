@@ -1,0 +1,87 @@
+// The service object every transport calls: (operation, raw parameters) -> result tree, or a
+// LookupError. It never sees XML or HTTP; transports decode into RawParams and encode the result.
+
+import type { Operation } from '../contract/operations';
+import type { Accounts } from '../accounts/accounts';
+import type { VehicleStore } from '../store/store';
+import { LookupError, quote } from './errors';
+import { normalizeRegistration, normalizeState } from './normalize';
+import { modelMatches, motNodes, parseMot, vehicleNodes, type XNode } from './records';
+
+/**
+ * Parameters as a transport decoded them: a string, repeated values as an array, or (from SOAP)
+ * an object when the element carried attributes ({$value}) or child elements.
+ */
+export type RawParams = Readonly<Record<string, unknown>>;
+
+const MAX_PARAM_CHARS = 256;
+const CONTROL_RE = /[\u0000-\u001f\u007f]/;
+
+function paramValue(op: Operation, raw: RawParams, name: string): string | undefined {
+  let v = raw[name];
+  if (Array.isArray(v)) {
+    if (v.length > 1) throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' was given ${v.length} times; give it once`);
+    v = v[0];
+  }
+  if (v !== null && typeof v === 'object') {
+    const inner = (v as Record<string, unknown>).$value;
+    if (typeof inner !== 'string' && typeof inner !== 'number') {
+      throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' must be text, not nested elements`);
+    }
+    v = inner;
+  }
+  const text = v === undefined || v === null ? '' : String(v).trim();
+  if (text === '') {
+    if (!op.required.includes(name)) return undefined;
+    const near = Object.keys(raw).find((k) => k !== name && k.toLowerCase() === name.toLowerCase());
+    const hint = near ? ` (got '${near}'; parameter names are case-sensitive)` : '';
+    const what = v === undefined || v === null ? 'Missing required parameter' : 'Empty required parameter';
+    throw new LookupError('MISSING_PARAMETER', `${what} '${name}' for ${op.name}${hint}`);
+  }
+  if ([...text].length > MAX_PARAM_CHARS) {
+    throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' is longer than ${MAX_PARAM_CHARS} characters`);
+  }
+  if (CONTROL_RE.test(text)) throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' contains control characters`);
+  return text;
+}
+
+export class LookupService {
+  constructor(private readonly store: VehicleStore, private readonly accounts: Accounts) {}
+
+  async lookup(op: Operation, raw: RawParams): Promise<XNode[]> {
+    const values = new Map<string, string | undefined>();
+    for (const name of op.params) values.set(name, paramValue(op, raw, name));
+    const regText = values.get('RegistrationNumber') as string;
+    const username = values.get('username') as string;
+
+    const reg = normalizeRegistration(regText);
+    if (!reg.ok) throw new LookupError('INVALID_PARAMETER', `RegistrationNumber ${quote(regText)} ${reg.reason}`);
+    let state = '';
+    if (op.state) {
+      const given = values.get(op.state.param) as string;
+      const st = normalizeState(op.state.country, given);
+      if (!st.ok) throw new LookupError('INVALID_PARAMETER', `${op.state.param} ${quote(given)} ${st.reason}`);
+      state = st.value;
+    }
+
+    await this.accounts.admit(username);
+    const payload = await this.store.get({ operation: op.name, registration: reg.value, state });
+    const where = state ? `${op.country}, ${state}` : op.country;
+    if (payload === null) {
+      throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} (${where})`);
+    }
+    let nodes: XNode[];
+    if (op.result === 'UKMOTData') {
+      const mot = parseMot(payload);
+      const model = values.get('Model');
+      if (model !== undefined && !modelMatches(mot, model)) {
+        throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`);
+      }
+      nodes = motNodes(mot);
+    } else {
+      nodes = vehicleNodes(payload);
+    }
+    await this.accounts.charge(username);
+    return nodes;
+  }
+}

@@ -1,0 +1,251 @@
+// What a stored vehicle or MOT history looks like, checked once at import, and how it becomes the
+// result's element tree (spec sections 2.1-2.4). The tree is protocol-neutral: transport/xml.ts
+// writes it as a SOAP body or as an HTTP-form document.
+
+/** An element of a result. `absent` marks a value the record lacks (xsi:nil in SOAP). */
+export interface XNode {
+  readonly name: string;
+  readonly text?: string;
+  readonly children?: readonly XNode[];
+  readonly absent?: boolean;
+}
+
+type FieldKind = 'integer' | 'text' | 'composite';
+
+/** vehicleData children, in the order the spec (and the WSDL) gives them. */
+export const VEHICLE_FIELDS: ReadonlyArray<readonly [string, FieldKind]> = [
+  ['ABICode', 'integer'],
+  ['Description', 'text'],
+  ['RegistrationYear', 'integer'],
+  ['ManufactureYearFrom', 'integer'],
+  ['ManufactureYearTo', 'integer'],
+  ['CarMake', 'composite'],
+  ['CarModel', 'text'],
+  ['BodyStyle', 'composite'],
+  ['EngineSize', 'composite'],
+  ['NumberOfDoors', 'composite'],
+  ['Transmission', 'composite'],
+  ['FuelType', 'composite'],
+  ['MakeDescription', 'text'],
+  ['ModelDescription', 'text'],
+  ['Immobiliser', 'composite'],
+  ['NumberOfSeats', 'composite'],
+  ['IndicativeValue', 'text'],
+  ['DriverSide', 'composite'],
+];
+
+export const MOT_TEST_FIELDS = ['TestDate', 'ExpiryDate', 'Result', 'Odometer', 'TestNumber'] as const;
+const MOT_TEST_LISTS = ['FailureReasons', 'Advisories'] as const;
+
+const MAX_TEXT = 8192;
+// Characters XML 1.0 cannot carry, even escaped; a record holding one could not be answered.
+const NOT_XML_RE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type JsonObject = { [k: string]: Json };
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isIntegerLike(v: unknown): boolean {
+  return (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^-?\d{1,15}$/.test(v.trim()));
+}
+
+function textProblem(where: string, v: unknown): string | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? null : `${where} must be a finite number`;
+  if (typeof v !== 'string') return `${where} must be a string or a number`;
+  if (v.length > MAX_TEXT) return `${where} is longer than ${MAX_TEXT} characters`;
+  if (NOT_XML_RE.test(v)) return `${where} holds a character XML cannot carry`;
+  return null;
+}
+
+/** Why this vehicle object cannot be imported, or null when it can. */
+export function vehicleProblem(v: unknown): string | null {
+  if (!isObject(v)) return '"vehicle" must be a JSON object';
+  for (const [name, kind] of VEHICLE_FIELDS) {
+    if (!(name in v) || v[name] === null) continue;
+    const value = v[name];
+    const where = `vehicle.${name}`;
+    if (kind === 'integer') {
+      if (!isIntegerLike(value)) return `${where} must be an integer`;
+    } else if (kind === 'text') {
+      const inner = isObject(value) ? value.CurrentTextValue : value;
+      if (isObject(value) && Object.keys(value).some((k) => k !== 'CurrentTextValue' && k !== 'CurrentValue')) {
+        return `${where} may only hold CurrentValue and CurrentTextValue`;
+      }
+      if (inner !== null && inner !== undefined) {
+        const p = textProblem(isObject(value) ? `${where}.CurrentTextValue` : where, inner);
+        if (p) return p;
+      }
+    } else if (isObject(value)) {
+      const extra = Object.keys(value).find((k) => k !== 'CurrentValue' && k !== 'CurrentTextValue');
+      if (extra) return `${where} has an unknown key "${extra}" (a composite holds CurrentValue and CurrentTextValue)`;
+      const cv = value.CurrentValue;
+      if (cv !== undefined && cv !== null && !(typeof cv === 'number' && Number.isSafeInteger(cv))) {
+        return `${where}.CurrentValue must be an integer or null`;
+      }
+      const ct = value.CurrentTextValue;
+      if (ct !== undefined && ct !== null) {
+        const p = textProblem(`${where}.CurrentTextValue`, ct);
+        if (p) return p;
+      }
+    } else {
+      const p = textProblem(where, value);
+      if (p) return `${p} (or a composite {"CurrentValue":int|null,"CurrentTextValue":string})`;
+    }
+  }
+  return null;
+}
+
+function textOf(v: Json | undefined): string | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'string') return v;
+  if (isObject(v)) return textOf(v.CurrentTextValue);
+  return undefined;
+}
+
+function integerOf(v: Json | undefined): string | undefined {
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+  if (typeof v === 'string' && /^-?\d{1,15}$/.test(v.trim())) return String(parseInt(v.trim(), 10));
+  if (isObject(v)) return integerOf(v.CurrentValue) ?? integerOf(v.CurrentTextValue);
+  return undefined;
+}
+
+function composite(name: string, v: Json | undefined): XNode {
+  let current: string | undefined;
+  let text: string | undefined;
+  if (isObject(v)) {
+    current = integerOf(v.CurrentValue);
+    text = textOf(v.CurrentTextValue);
+  } else {
+    text = textOf(v);
+  }
+  return {
+    name,
+    children: [
+      current === undefined ? { name: 'CurrentValue', absent: true } : { name: 'CurrentValue', text: current },
+      text === undefined ? { name: 'CurrentTextValue', absent: true } : { name: 'CurrentTextValue', text },
+    ],
+  };
+}
+
+/** The children of a Vehicle result: vehicleJson, then vehicleData in spec order. */
+export function vehicleNodes(payload: string): XNode[] {
+  const v = JSON.parse(payload) as JsonObject;
+  const data: XNode[] = [];
+  for (const [name, kind] of VEHICLE_FIELDS) {
+    const value = v[name];
+    if (kind === 'composite') {
+      data.push(composite(name, value));
+      continue;
+    }
+    const text = kind === 'integer' ? integerOf(value) : textOf(value);
+    if (text !== undefined) data.push({ name, text });
+  }
+  return [
+    { name: 'vehicleJson', text: payload },
+    { name: 'vehicleData', children: data },
+  ];
+}
+
+function stringList(where: string, v: unknown): string | null {
+  if (v === undefined || v === null) return null;
+  if (!Array.isArray(v)) return `${where} must be an array of strings`;
+  for (let i = 0; i < v.length; i++) {
+    const p = textProblem(`${where}[${i}]`, v[i]);
+    if (p) return p;
+  }
+  return null;
+}
+
+/** Why this MOT object cannot be imported, or null when it can. */
+export function motProblem(m: unknown): string | null {
+  if (!isObject(m)) return '"mot" must be a JSON object';
+  for (const key of ['make', 'model', 'taxDate']) {
+    if (m[key] !== undefined && m[key] !== null) {
+      const p = textProblem(`mot.${key}`, m[key]);
+      if (p) return p;
+    }
+  }
+  if (m.tests !== undefined && m.tests !== null) {
+    if (!Array.isArray(m.tests)) return 'mot.tests must be an array';
+    for (let i = 0; i < m.tests.length; i++) {
+      const t = m.tests[i];
+      const where = `mot.tests[${i}]`;
+      if (!isObject(t)) return `${where} must be an object`;
+      for (const f of MOT_TEST_FIELDS) {
+        if (t[f] !== undefined && t[f] !== null) {
+          const p = textProblem(`${where}.${f}`, t[f]);
+          if (p) return p;
+        }
+      }
+      for (const f of MOT_TEST_LISTS) {
+        const p = stringList(`${where}.${f}`, t[f]);
+        if (p) return p;
+      }
+    }
+  }
+  const ext = m.extendedInformation;
+  if (ext !== undefined && ext !== null) {
+    if (!Array.isArray(ext)) return 'mot.extendedInformation must be an array of arrays of strings';
+    for (let i = 0; i < ext.length; i++) {
+      const p = stringList(`mot.extendedInformation[${i}]`, ext[i]);
+      if (p) return p;
+    }
+  }
+  return null;
+}
+
+export interface MotHistory {
+  make?: string;
+  model?: string;
+  taxDate?: string;
+  tests?: JsonObject[];
+  extendedInformation?: Json[][];
+}
+
+export function parseMot(payload: string): MotHistory {
+  return JSON.parse(payload) as MotHistory;
+}
+
+function listNode(name: string, items: Json[] | undefined | null): XNode {
+  return { name, children: (items ?? []).map((s) => (s === null ? { name: 'string', absent: true } : { name: 'string', text: textOf(s) ?? '' })) };
+}
+
+/** The children of a UKMOTData result, in spec order. */
+export function motNodes(mot: MotHistory): XNode[] {
+  const tests = mot.tests ?? [];
+  const ext = mot.extendedInformation ?? [];
+  const nodes: XNode[] = [
+    {
+      name: 'Tests',
+      children: tests.map((t) => ({
+        name: 'UKTest',
+        children: [
+          ...MOT_TEST_FIELDS.flatMap((f) => {
+            const text = textOf(t[f]);
+            return text === undefined ? [] : [{ name: f, text }];
+          }),
+          ...MOT_TEST_LISTS.map((f) => listNode(f, t[f] as Json[] | undefined)),
+        ],
+      })),
+    },
+  ];
+  if (mot.taxDate !== undefined && mot.taxDate !== null) nodes.push({ name: 'taxDate', text: String(mot.taxDate) });
+  nodes.push({ name: 'Json', text: JSON.stringify(tests) });
+  nodes.push({ name: 'ExtendedInformation', children: ext.map((row) => ({ ...listNode('ArrayOfString', row) })) });
+  nodes.push({ name: 'ExtendedInformationJson', text: JSON.stringify(ext) });
+  return nodes;
+}
+
+/** UKMOT's optional Model: matches the record's make, its model, or both together, ignoring case and spaces. */
+export function modelMatches(mot: MotHistory, model: string): boolean {
+  const fold = (s: string) => s.replace(/\s+/g, '').toUpperCase();
+  const wanted = fold(model);
+  const parts = [mot.make, mot.model].filter((s): s is string => typeof s === 'string' && s.trim() !== '');
+  if (parts.length === 0 || wanted === '') return true;
+  const candidates = parts.length === 2 ? [...parts, parts.join('')] : parts;
+  return candidates.some((c) => fold(c) === wanted);
+}

@@ -1,0 +1,99 @@
+// The embedded store: one SQLite file through better-sqlite3. Records sit in a WITHOUT ROWID table
+// whose primary key is the lookup key, so a lookup is one index probe at any size.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { Account, ImportBatch, RecordKey, StoredRecord, VehicleStore } from './store';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS records (
+  operation    TEXT NOT NULL,
+  registration TEXT NOT NULL,
+  state        TEXT NOT NULL DEFAULT '',
+  payload      TEXT NOT NULL,
+  PRIMARY KEY (operation, registration, state)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS accounts (
+  username TEXT PRIMARY KEY,
+  credits  INTEGER
+) WITHOUT ROWID;
+`;
+
+export class SqliteStore implements VehicleStore {
+  private readonly db: Database.Database;
+  private readonly getStmt: Database.Statement<[string, string, string], { payload: string }>;
+  private readonly putStmt: Database.Statement<[string, string, string, string]>;
+  private importing = false;
+
+  constructor(file: string) {
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+    this.getStmt = this.db.prepare('SELECT payload FROM records WHERE operation = ? AND registration = ? AND state = ?');
+    this.putStmt = this.db.prepare(
+      'INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload',
+    );
+  }
+
+  async get(key: RecordKey): Promise<string | null> {
+    const row = this.getStmt.get(key.operation, key.registration, key.state);
+    return row ? row.payload : null;
+  }
+
+  async count(): Promise<number> {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n;
+  }
+
+  async beginImport(): Promise<ImportBatch> {
+    if (this.importing) throw new Error('an import is already running on this store');
+    this.importing = true;
+    this.db.exec('BEGIN IMMEDIATE');
+    let open = true;
+    const finish = (sql: string) => {
+      if (!open) return;
+      open = false;
+      this.importing = false;
+      this.db.exec(sql);
+    };
+    return {
+      put: async (r: StoredRecord) => {
+        this.putStmt.run(r.operation, r.registration, r.state, r.payload);
+      },
+      commit: async () => finish('COMMIT'),
+      rollback: async () => finish('ROLLBACK'),
+    };
+  }
+
+  async getAccount(username: string): Promise<Account | null> {
+    const row = this.db.prepare('SELECT username, credits FROM accounts WHERE username = ?').get(username) as Account | undefined;
+    return row ?? null;
+  }
+
+  async putAccount(account: Account): Promise<void> {
+    this.db
+      .prepare('INSERT INTO accounts (username, credits) VALUES (?, ?) ON CONFLICT (username) DO UPDATE SET credits = excluded.credits')
+      .run(account.username, account.credits);
+  }
+
+  async removeAccount(username: string): Promise<boolean> {
+    return this.db.prepare('DELETE FROM accounts WHERE username = ?').run(username).changes > 0;
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    return this.db.prepare('SELECT username, credits FROM accounts ORDER BY username').all() as Account[];
+  }
+
+  async takeCredit(username: string): Promise<boolean> {
+    const res = this.db.prepare('UPDATE accounts SET credits = credits - 1 WHERE username = ? AND credits > 0').run(username);
+    return res.changes > 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

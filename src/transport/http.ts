@@ -1,0 +1,96 @@
+// HTTP GET and POST at /api/reg.asmx/{Operation}: query string or form body into the same service
+// object the SOAP transport uses; the answer is the result element itself as the XML root.
+
+import type { IncomingMessage } from 'node:http';
+import express from 'express';
+import type { Limits } from '../config';
+import { findOperation, suggestOperation } from '../contract/operations';
+import { asLookupError, LookupError, quote } from '../service/errors';
+import type { LookupService, RawParams } from '../service/lookup';
+import type { Logger } from '../ops/logger';
+import { decodeUtf8, readBody } from './body';
+import { note } from './context';
+import { sendPlainError } from './plain';
+import { parseMediaType } from './soap';
+import { httpResultXml } from './xml';
+
+export interface HttpDeps {
+  readonly service: LookupService;
+  readonly namespace: string;
+  readonly limits: Limits;
+  readonly logger: Logger;
+}
+
+const MAX_PAIRS = 64;
+
+/** application/x-www-form-urlencoded (and query strings): repeated names become arrays. */
+export function parseForm(text: string): RawParams {
+  const out: Record<string, string | string[]> = Object.create(null);
+  if (text === '') return out;
+  const pairs = text.split('&');
+  if (pairs.length > MAX_PAIRS) throw new LookupError('MALFORMED_REQUEST', `More than ${MAX_PAIRS} parameters`);
+  for (const pair of pairs) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    let name: string;
+    let value: string;
+    try {
+      name = decodeURIComponent((eq === -1 ? pair : pair.slice(0, eq)).replace(/\+/g, ' '));
+      value = eq === -1 ? '' : decodeURIComponent(pair.slice(eq + 1).replace(/\+/g, ' '));
+    } catch {
+      throw new LookupError('MALFORMED_REQUEST', 'The parameters are not valid percent-encoded UTF-8');
+    }
+    const prev = out[name];
+    out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return out;
+}
+
+export function queryString(url: string | undefined): string {
+  const q = (url ?? '').indexOf('?');
+  return q === -1 ? '' : (url as string).slice(q + 1);
+}
+
+async function params(req: IncomingMessage, limits: Limits): Promise<RawParams> {
+  if (req.method === 'GET' || req.method === 'HEAD') return parseForm(queryString(req.url));
+  const media = parseMediaType(req.headers['content-type']);
+  if (media.type !== 'application/x-www-form-urlencoded') {
+    throw new LookupError('UNSUPPORTED_MEDIA_TYPE', `HTTP POST takes Content-Type application/x-www-form-urlencoded, not ${quote(media.type || '(none)', 60)}`);
+  }
+  const charset = media.params.get('charset');
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) throw new LookupError('MALFORMED_REQUEST', `charset ${quote(charset, 20)} is not supported; send UTF-8`);
+  return parseForm(decodeUtf8(await readBody(req, limits.maxBodyBytes)));
+}
+
+export function httpRouter(deps: HttpDeps): express.Router {
+  const router = express.Router({ caseSensitive: false });
+  router.all('/api/reg.asmx/:operation', (req: express.Request, res: express.Response) => {
+    const name = req.params.operation as string;
+    note(req, { transport: req.method === 'POST' ? 'post' : 'get' });
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') {
+      sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET or POST`), { Allow: 'GET, HEAD, POST' });
+      return;
+    }
+    const op = findOperation(name);
+    if (!op) {
+      const near = suggestOperation(name);
+      sendPlainError(req, res, new LookupError('UNKNOWN_OPERATION', `Unknown operation ${quote(name)}${near ? ` (did you mean '${near.name}'? names are case-sensitive)` : ''}`));
+      return;
+    }
+    note(req, { operation: op.name });
+    params(req, deps.limits)
+      .then((raw) => deps.service.lookup(op, raw))
+      .then((nodes) => {
+        const body = httpResultXml(op.result, deps.namespace, nodes);
+        res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+        res.end(req.method === 'HEAD' ? undefined : body);
+      })
+      .catch((e: unknown) => {
+        const err = asLookupError(e);
+        if (err.code === 'INTERNAL_ERROR') deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
+        sendPlainError(req, res, err);
+      });
+  });
+  return router;
+}
+

@@ -1,0 +1,244 @@
+// SOAP 1.1 and 1.2 at POST /api/reg.asmx. Each request is read within the body limit, screened by
+// the XML guard, checked for version, operation and SOAPAction, and then handed to node-soap
+// (soap.listen), one listener per SOAP version, which parses it against the WSDL, calls the
+// service and writes the envelope. Results and faults are rendered by us and passed in as _xml.
+
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import * as soap from 'soap';
+import type { Limits } from '../config';
+import { findOperation, OPERATIONS, type Operation } from '../contract/operations';
+import { SOAP_PATH } from '../contract/wsdl';
+import { asLookupError, LookupError, quote } from '../service/errors';
+import type { LookupService } from '../service/lookup';
+import type { Logger } from '../ops/logger';
+import { decodeUtf8, readBody } from './body';
+import { note } from './context';
+import { sendPlainError } from './plain';
+import { escapeAttr, escapeText, soapResponseXml } from './xml';
+import { scanEnvelope, XmlRejected } from './xmlguard';
+
+export const SOAP11_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
+export const SOAP12_NS = 'http://www.w3.org/2003/05/soap-envelope';
+export type SoapVersion = '1.1' | '1.2';
+
+const ENVELOPE_NS: Record<SoapVersion, string> = { '1.1': SOAP11_NS, '1.2': SOAP12_NS };
+const CONTENT_TYPE: Record<SoapVersion, string> = { '1.1': 'text/xml; charset=utf-8', '1.2': 'application/soap+xml; charset=utf-8' };
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface SoapDeps {
+  readonly service: LookupService;
+  readonly namespace: string;
+  readonly limits: Limits;
+  readonly logger: Logger;
+}
+
+interface MediaType {
+  readonly type: string;
+  readonly params: ReadonlyMap<string, string>;
+}
+
+export function parseMediaType(header: string | undefined): MediaType {
+  const [type, ...rest] = (header ?? '').split(';');
+  const params = new Map<string, string>();
+  for (const p of rest) {
+    const eq = p.indexOf('=');
+    if (eq === -1) continue;
+    params.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1'));
+  }
+  return { type: type.trim().toLowerCase(), params };
+}
+
+function faultCode(version: SoapVersion, err: LookupError): string {
+  const role = err.spec.role;
+  if (version === '1.1') return `soap:${role}`;
+  return `soap:${role === 'Client' ? 'Sender' : role === 'Server' ? 'Receiver' : role}`;
+}
+
+/** <soap:Fault> with the code, a readable message and <detail><ErrorCode> in the service namespace. */
+export function faultXml(version: SoapVersion, namespace: string, err: LookupError): string {
+  const detail = `<ErrorCode xmlns="${escapeAttr(namespace)}">${err.code}</ErrorCode>`;
+  const message = escapeText(err.message);
+  if (version === '1.1') {
+    return `<soap:Fault><faultcode>${faultCode(version, err)}</faultcode><faultstring>${message}</faultstring><detail>${detail}</detail></soap:Fault>`;
+  }
+  return (
+    `<soap:Fault><soap:Code><soap:Value>${faultCode(version, err)}</soap:Value></soap:Code>` +
+    `<soap:Reason><soap:Text xml:lang="en">${message}</soap:Text></soap:Reason><soap:Detail>${detail}</soap:Detail></soap:Fault>`
+  );
+}
+
+function faultDocument(version: SoapVersion, namespace: string, err: LookupError): string {
+  return (
+    `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${ENVELOPE_NS[version]}">` +
+    `<soap:Body>${faultXml(version, namespace, err)}</soap:Body></soap:Envelope>`
+  );
+}
+
+function sendFault(res: ServerResponse, version: SoapVersion, namespace: string, err: LookupError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = faultDocument(version, namespace, err);
+  const headers: Record<string, string | number> = {
+    'Content-Type': CONTENT_TYPE[version],
+    'Content-Length': Buffer.byteLength(body),
+  };
+  if (err.retryAfter) headers['Retry-After'] = err.retryAfter;
+  if (err.code === 'PAYLOAD_TOO_LARGE') headers.Connection = 'close';
+  res.writeHead(err.code === 'PAYLOAD_TOO_LARGE' ? 413 : 500, headers);
+  res.end(body);
+}
+
+function unquote(s: string): string {
+  const t = s.trim();
+  return t.length >= 2 && t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1) : t;
+}
+
+/** Why this request cannot go to node-soap, as a LookupError; the operation it names otherwise. */
+function screen(version: SoapVersion, xml: string, req: IncomingMessage, media: MediaType, deps: SoapDeps): Operation {
+  let shape;
+  try {
+    shape = scanEnvelope(xml, deps.limits);
+  } catch (e) {
+    if (e instanceof XmlRejected) throw new LookupError('MALFORMED_REQUEST', `Malformed request: ${e.message}`);
+    throw e;
+  }
+  if (shape.root.local !== 'Envelope') throw new LookupError('MALFORMED_REQUEST', `The root element is <${shape.root.local}>, not a SOAP Envelope`);
+  if (shape.root.ns !== ENVELOPE_NS[version]) {
+    const other: SoapVersion = version === '1.1' ? '1.2' : '1.1';
+    const msg =
+      shape.root.ns === ENVELOPE_NS[other]
+        ? `A SOAP ${other} envelope must be sent with Content-Type ${CONTENT_TYPE[other].split(';')[0]}, not ${media.type}`
+        : `The envelope namespace ${quote(shape.root.ns, 80)} is neither SOAP 1.1 nor SOAP 1.2`;
+    throw new LookupError('VERSION_MISMATCH', msg);
+  }
+  if (shape.mustUnderstand.length > 0) {
+    const h = shape.mustUnderstand[0];
+    throw new LookupError('MUST_UNDERSTAND', `Header {${h.ns}}${h.local} is marked mustUnderstand, and this service processes no SOAP headers`);
+  }
+  if (!shape.hasBody) throw new LookupError('MALFORMED_REQUEST', 'The envelope has no Body');
+  if (!shape.operation) throw new LookupError('MALFORMED_REQUEST', `The Body is empty; it must hold one operation element such as <Check xmlns="${deps.namespace}">`);
+  if (shape.bodyElements > 1) throw new LookupError('MALFORMED_REQUEST', 'The Body must hold exactly one operation element');
+  const { local, ns } = shape.operation;
+  const op = findOperation(local);
+  if (!op) throw new LookupError('UNKNOWN_OPERATION', `Unknown operation ${quote(local)}`);
+  if (ns !== deps.namespace) {
+    throw new LookupError('UNKNOWN_OPERATION', `Operation element ${local} is in namespace ${quote(ns, 80)}; this service's namespace is '${deps.namespace}'`);
+  }
+  const actions: string[] = [];
+  const header = req.headers.soapaction;
+  if (typeof header === 'string') actions.push(unquote(header));
+  const param = media.params.get('action');
+  if (version === '1.2' && param !== undefined) actions.push(param);
+  for (const action of actions) {
+    if (action === '' || action === `${deps.namespace}/${op.name}`) continue;
+    const named = action.startsWith(`${deps.namespace}/`) ? findOperation(action.slice(deps.namespace.length + 1)) : undefined;
+    throw new LookupError(
+      'UNKNOWN_OPERATION',
+      named
+        ? `SOAPAction names ${named.name} but the Body holds ${op.name}`
+        : `SOAPAction ${quote(action, 80)} is not one this service offers (expected '${deps.namespace}/${op.name}')`,
+    );
+  }
+  return op;
+}
+
+/** node-soap's service object: one method per catalogue operation, for every port of the WSDL. */
+function soapServices(version: SoapVersion, deps: SoapDeps): soap.IServices {
+  const methods: Record<string, soap.ISoapServiceMethod> = {};
+  for (const op of OPERATIONS) {
+    methods[op.name] = (args: unknown, _cb: unknown, _headers: unknown, req: IncomingMessage, res: ServerResponse) =>
+      deps.service.lookup(op, (args ?? {}) as Record<string, unknown>).then(
+        (nodes) => ({ _xml: soapResponseXml(op.name, deps.namespace, nodes) }),
+        (e: unknown) => {
+          const err = asLookupError(e);
+          note(req, { errorCode: err.code });
+          if (err.code === 'INTERNAL_ERROR') deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
+          if (err.retryAfter) res.setHeader('Retry-After', err.retryAfter);
+          throw { Fault: { faultcode: faultCode(version, err), _xml: faultXml(version, deps.namespace, err), statusCode: err.spec.status === 413 ? 413 : 500 } };
+        },
+      );
+  }
+  return { Reg: { RegSoap: methods, RegSoap12: methods } };
+}
+
+/** soap.listen on a private emitter: we take its request listener and call it for screened requests. */
+function listen(version: SoapVersion, wsdl: string, deps: SoapDeps): Promise<Listener> {
+  const host = new EventEmitter() as unknown as Server;
+  return new Promise((resolve, reject) => {
+    soap.listen(host, {
+      path: SOAP_PATH,
+      services: soapServices(version, deps),
+      xml: wsdl,
+      forceSoap12Headers: version === '1.2',
+      enableChunkedEncoding: false,
+      suppressStack: true,
+      returnFault: true,
+      callback: (err: unknown) => {
+        if (err) return reject(err);
+        const listener = host.listeners('request')[0] as Listener | undefined;
+        if (!listener) return reject(new Error('soap.listen attached no request listener'));
+        resolve(listener);
+      },
+    });
+  });
+}
+
+export function isSoapMediaType(contentType: string | undefined): SoapVersion | null {
+  const type = parseMediaType(contentType).type;
+  return type === 'text/xml' ? '1.1' : type === 'application/soap+xml' ? '1.2' : null;
+}
+
+/** The handler for POST /api/reg.asmx. */
+export async function createSoapHandler(wsdl: string, deps: SoapDeps): Promise<Listener> {
+  const listeners: Record<SoapVersion, Listener> = { '1.1': await listen('1.1', wsdl, deps), '1.2': await listen('1.2', wsdl, deps) };
+
+  return (req, res) => {
+    const media = parseMediaType(req.headers['content-type']);
+    const version = isSoapMediaType(req.headers['content-type']);
+    if (!version) {
+      note(req, { transport: 'other' });
+      sendPlainError(
+        req,
+        res,
+        new LookupError(
+          'UNSUPPORTED_MEDIA_TYPE',
+          `POST ${SOAP_PATH} takes a SOAP envelope (text/xml for SOAP 1.1, application/soap+xml for SOAP 1.2); HTTP POST calls go to ${SOAP_PATH}/{Operation}`,
+        ),
+      );
+      return;
+    }
+    note(req, { transport: version === '1.1' ? 'soap11' : 'soap12' });
+    const fail = (e: unknown) => {
+      const err = asLookupError(e);
+      if (err.code === 'INTERNAL_ERROR') deps.logger.error('soap request failed', { error: String((e as Error)?.stack ?? e) });
+      note(req, { errorCode: err.code });
+      sendFault(res, version, deps.namespace, err);
+    };
+    const charset = media.params.get('charset');
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+      fail(new LookupError('MALFORMED_REQUEST', `charset ${quote(charset, 20)} is not supported; send UTF-8`));
+      return;
+    }
+    readBody(req, deps.limits.maxBodyBytes).then(
+      (buf) => {
+        try {
+          if (buf.length === 0) throw new LookupError('MALFORMED_REQUEST', 'The request body is empty; send a SOAP envelope');
+          const xml = decodeUtf8(buf);
+          const op = screen(version, xml, req, media, deps);
+          note(req, { operation: op.name });
+          req.url = SOAP_PATH;
+          req.headers['content-type'] = CONTENT_TYPE[version];
+          (req as IncomingMessage & { body?: string }).body = xml;
+          listeners[version](req, res);
+        } catch (e) {
+          fail(e);
+        }
+      },
+      fail,
+    );
+  };
+}

@@ -1,0 +1,64 @@
+// Writes a result tree as XML: compact inside a SOAP body, or as ASMX writes the HTTP forms (the
+// declaration, a line break, two-space indentation, one element per line). Text escapes only
+// & < > so that a '"' in vehicleJson stays a '"' for callers who cut it out with a regex.
+
+import type { XNode } from '../service/records';
+
+export const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance';
+export const XSD_NS = 'http://www.w3.org/2001/XMLSchema';
+
+export function escapeText(s: string): string {
+  if (!/[&<>]/.test(s)) return s;
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+export function escapeAttr(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/** SOAP: absent values are xsi:nil (the prefix is declared on the response element). */
+function compact(nodes: readonly XNode[], out: string[]): void {
+  for (const n of nodes) {
+    if (n.absent) out.push(`<${n.name} xsi:nil="true" />`);
+    else if (n.children) {
+      if (n.children.length === 0) out.push(`<${n.name} />`);
+      else {
+        out.push(`<${n.name}>`);
+        compact(n.children, out);
+        out.push(`</${n.name}>`);
+      }
+    } else out.push(`<${n.name}>${escapeText(n.text ?? '')}</${n.name}>`);
+  }
+}
+
+/** HTTP forms: absent values are empty elements carrying a type attribute. */
+function indented(nodes: readonly XNode[], depth: number, out: string[]): void {
+  const pad = '\r\n' + '  '.repeat(depth);
+  for (const n of nodes) {
+    if (n.absent) out.push(`${pad}<${n.name} type="null" />`);
+    else if (n.children) {
+      if (n.children.length === 0) out.push(`${pad}<${n.name} />`);
+      else {
+        out.push(`${pad}<${n.name}>`);
+        indented(n.children, depth + 1, out);
+        out.push(`${pad}</${n.name}>`);
+      }
+    } else out.push(`${pad}<${n.name}>${escapeText(n.text ?? '')}</${n.name}>`);
+  }
+}
+
+/** `<{Op}Response><{Op}Result>...` for node-soap to place in the envelope's Body. */
+export function soapResponseXml(operation: string, namespace: string, result: readonly XNode[]): string {
+  const out = [`<${operation}Response xmlns="${escapeAttr(namespace)}" xmlns:xsi="${XSI_NS}"><${operation}Result>`];
+  compact(result, out);
+  out.push(`</${operation}Result></${operation}Response>`);
+  return out.join('');
+}
+
+/** The HTTP GET/POST answer: the result element itself as the document root, no envelope. */
+export function httpResultXml(root: string, namespace: string, result: readonly XNode[]): string {
+  const out = [`<?xml version="1.0" encoding="utf-8"?>\r\n<${root} xmlns:xsi="${XSI_NS}" xmlns:xsd="${XSD_NS}" xmlns="${escapeAttr(namespace)}">`];
+  indented(result, 1, out);
+  out.push(`\r\n</${root}>`);
+  return out.join('');
+}

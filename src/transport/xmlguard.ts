@@ -1,0 +1,237 @@
+// A bounded, well-formedness-checking pass over a SOAP request before any real parser sees it.
+// It refuses DTDs, entity declarations, processing instructions and undefined entities (nothing is
+// ever expanded), enforces depth, text, element and attribute limits in one linear scan, and
+// reports the envelope's shape (namespace, Body's operation element, mustUnderstand headers).
+
+import type { Limits } from '../config';
+
+export type GuardLimits = Omit<Limits, 'maxBodyBytes'>;
+
+export class XmlRejected extends Error {}
+
+export interface Qualified {
+  readonly local: string;
+  readonly ns: string;
+}
+
+export interface EnvelopeShape {
+  readonly root: Qualified;
+  /** The first element inside Body, if any. */
+  readonly operation: Qualified | null;
+  readonly bodyElements: number;
+  readonly hasBody: boolean;
+  /** Header blocks marked mustUnderstand="1"/"true". */
+  readonly mustUnderstand: readonly Qualified[];
+}
+
+const NOT_XML_CHAR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
+const NAME = /[A-Za-z_\u00c0-\ufffd][\w.\-:\u00b7\u00c0-\ufffd]*/y;
+const WS = /[ \t\r\n]*/y;
+const ENTITY = /&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#x([0-9a-fA-F]{1,6}));/y;
+const XML_DECL = /^<\?xml[ \t\r\n]+version[ \t\r\n]*=[ \t\r\n]*(["'])1\.[0-9]\1(?:[ \t\r\n]+encoding[ \t\r\n]*=[ \t\r\n]*(["'])([A-Za-z][A-Za-z0-9._-]*)\2)?(?:[ \t\r\n]+standalone[ \t\r\n]*=[ \t\r\n]*(["'])(?:yes|no)\4)?[ \t\r\n]*\?>/;
+
+interface Frame {
+  readonly qname: string;
+  readonly ns: Map<string, string> | null;
+  local: string;
+  uri: string;
+  text: number;
+}
+
+function validChar(cp: number): boolean {
+  return cp === 0x9 || cp === 0xa || cp === 0xd || (cp >= 0x20 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
+}
+
+/** Checks every '&' in a run of character data or an attribute value. */
+function checkEntities(s: string, from: number, to: number): void {
+  let amp = s.indexOf('&', from);
+  while (amp !== -1 && amp < to) {
+    ENTITY.lastIndex = amp;
+    const m = ENTITY.exec(s);
+    if (!m || amp + m[0].length > to) {
+      const name = /^&([^;\s<&]{0,20})/.exec(s.slice(amp, Math.min(to, amp + 24)))?.[1] ?? '';
+      throw new XmlRejected(`undefined entity reference '&${name};' (only &amp; &lt; &gt; &quot; &apos; and character references are allowed; no DTD entities)`);
+    }
+    if (!m[1]) {
+      const cp = m[2] !== undefined ? parseInt(m[2], 10) : parseInt(m[3], 16);
+      if (!validChar(cp)) throw new XmlRejected(`character reference ${m[0]} is not a character XML allows`);
+    }
+    amp = s.indexOf('&', amp + m[0].length);
+  }
+}
+
+/** Scans a decoded request body; throws XmlRejected with a one-line reason. */
+export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
+  if (NOT_XML_CHAR.test(xml)) throw new XmlRejected('the body holds a character XML does not allow (such as NUL or another control character)');
+  const len = xml.length;
+  let i = xml.charCodeAt(0) === 0xfeff ? 1 : 0;
+  if (xml.startsWith('<?xml', i)) {
+    const decl = XML_DECL.exec(xml.slice(i, i + 200));
+    if (!decl) throw new XmlRejected('malformed XML declaration');
+    if (decl[3] && !/^utf-?8$/i.test(decl[3])) throw new XmlRejected(`the XML declaration names encoding '${decl[3]}'; only UTF-8 is accepted`);
+    i += decl[0].length;
+  }
+
+  const stack: Frame[] = [];
+  let elements = 0;
+  let rootSeen = false;
+  let root: Qualified | null = null;
+  let operation: Qualified | null = null;
+  let bodyElements = 0;
+  let hasBody = false;
+  const mustUnderstand: Qualified[] = [];
+
+  const resolve = (prefix: string): string | undefined => {
+    if (prefix === 'xml') return 'http://www.w3.org/XML/1998/namespace';
+    for (let k = stack.length - 1; k >= 0; k--) {
+      const v = stack[k].ns?.get(prefix);
+      if (v !== undefined) return v;
+    }
+    return prefix === '' ? '' : undefined;
+  };
+
+  while (i < len) {
+    const lt = xml.indexOf('<', i);
+    const end = lt === -1 ? len : lt;
+    if (end > i) {
+      if (stack.length === 0) {
+        if (!/^[ \t\r\n]*$/.test(xml.slice(i, end))) throw new XmlRejected('text outside the root element');
+      } else {
+        const top = stack[stack.length - 1];
+        top.text += end - i;
+        if (top.text > limits.maxTextChars) throw new XmlRejected(`the text of <${top.qname}> is longer than ${limits.maxTextChars} characters`);
+        checkEntities(xml, i, end);
+      }
+    }
+    if (lt === -1) break;
+    i = lt;
+    const next = xml.charCodeAt(i + 1);
+
+    if (next === 0x21 /* ! */) {
+      if (xml.startsWith('<!--', i)) {
+        const close = xml.indexOf('-->', i + 4);
+        if (close === -1) throw new XmlRejected('the body ends inside a comment');
+        i = close + 3;
+        continue;
+      }
+      if (xml.startsWith('<![CDATA[', i)) {
+        if (stack.length === 0) throw new XmlRejected('CDATA outside the root element');
+        const close = xml.indexOf(']]>', i + 9);
+        if (close === -1) throw new XmlRejected('the body ends inside a CDATA section');
+        const top = stack[stack.length - 1];
+        top.text += close - (i + 9);
+        if (top.text > limits.maxTextChars) throw new XmlRejected(`the text of <${top.qname}> is longer than ${limits.maxTextChars} characters`);
+        i = close + 3;
+        continue;
+      }
+      const what = /^<!([A-Z]+)/.exec(xml.slice(i, i + 12))?.[1] ?? '';
+      throw new XmlRejected(`${what ? `<!${what}>` : 'markup declarations'}: DTDs, entity declarations and external references are not allowed`);
+    }
+    if (next === 0x3f /* ? */) throw new XmlRejected('processing instructions are not allowed (only the XML declaration, at the very start)');
+
+    if (next === 0x2f /* / */) {
+      NAME.lastIndex = i + 2;
+      const m = NAME.exec(xml);
+      if (!m) throw new XmlRejected('malformed end tag');
+      WS.lastIndex = NAME.lastIndex;
+      WS.exec(xml);
+      if (xml.charCodeAt(WS.lastIndex) !== 0x3e) throw new XmlRejected(`malformed end tag </${m[0]}`);
+      const top = stack.pop();
+      if (!top || top.qname !== m[0]) throw new XmlRejected(top ? `</${m[0]}> closes <${top.qname}>` : `</${m[0]}> has no start tag`);
+      i = WS.lastIndex + 1;
+      continue;
+    }
+
+    // A start tag.
+    NAME.lastIndex = i + 1;
+    const nm = NAME.exec(xml);
+    if (!nm) throw new XmlRejected(i + 1 >= len ? 'the body ends inside a tag' : "malformed start tag ('<' not followed by a name)");
+    if (stack.length === 0 && rootSeen) throw new XmlRejected('more than one root element');
+    if (++elements > limits.maxElements) throw new XmlRejected(`more than ${limits.maxElements} elements`);
+    const qname = nm[0];
+    let p = NAME.lastIndex;
+    let ns: Map<string, string> | null = null;
+    const attrs: Array<[string, string]> = [];
+    let selfClosing = false;
+    for (;;) {
+      WS.lastIndex = p;
+      WS.exec(xml);
+      const spaced = WS.lastIndex > p;
+      p = WS.lastIndex;
+      if (p >= len) throw new XmlRejected(`the body ends inside the tag <${qname}>`);
+      const c = xml.charCodeAt(p);
+      if (c === 0x3e) {
+        p++;
+        break;
+      }
+      if (c === 0x2f) {
+        if (xml.charCodeAt(p + 1) !== 0x3e) throw new XmlRejected(`malformed tag <${qname}>`);
+        selfClosing = true;
+        p += 2;
+        break;
+      }
+      if (!spaced) throw new XmlRejected(`malformed attributes in <${qname}>`);
+      NAME.lastIndex = p;
+      const an = NAME.exec(xml);
+      if (!an) throw new XmlRejected(`malformed attribute in <${qname}>`);
+      WS.lastIndex = NAME.lastIndex;
+      WS.exec(xml);
+      if (xml.charCodeAt(WS.lastIndex) !== 0x3d) throw new XmlRejected(`attribute ${an[0]} in <${qname}> has no value`);
+      WS.lastIndex++;
+      WS.exec(xml);
+      const q = xml.charCodeAt(WS.lastIndex);
+      if (q !== 0x22 && q !== 0x27) throw new XmlRejected(`attribute ${an[0]} in <${qname}> is not quoted`);
+      const vStart = WS.lastIndex + 1;
+      const vEnd = xml.indexOf(q === 0x22 ? '"' : "'", vStart);
+      if (vEnd === -1) throw new XmlRejected(`the body ends inside an attribute of <${qname}>`);
+      if (vEnd - vStart > limits.maxTextChars) throw new XmlRejected(`attribute ${an[0]} of <${qname}> is longer than ${limits.maxTextChars} characters`);
+      const lt2 = xml.indexOf('<', vStart);
+      if (lt2 !== -1 && lt2 < vEnd) throw new XmlRejected(`'<' inside attribute ${an[0]} of <${qname}>`);
+      checkEntities(xml, vStart, vEnd);
+      if (attrs.length >= limits.maxAttributes) throw new XmlRejected(`<${qname}> has more than ${limits.maxAttributes} attributes`);
+      const name = an[0];
+      if (attrs.some(([n]) => n === name)) throw new XmlRejected(`attribute ${name} appears twice in <${qname}>`);
+      const value = xml.slice(vStart, vEnd);
+      attrs.push([name, value]);
+      if (name === 'xmlns' || name.startsWith('xmlns:')) {
+        ns ??= new Map();
+        ns.set(name === 'xmlns' ? '' : name.slice(6), value.replace(/&amp;/g, '&'));
+      }
+      p = vEnd + 1;
+    }
+
+    const colon = qname.indexOf(':');
+    const prefix = colon === -1 ? '' : qname.slice(0, colon);
+    const frame: Frame = { qname, ns, local: colon === -1 ? qname : qname.slice(colon + 1), uri: '', text: 0 };
+    stack.push(frame);
+    if (stack.length > limits.maxDepth) throw new XmlRejected(`elements nested deeper than ${limits.maxDepth}`);
+    const uri = resolve(prefix);
+    if (uri === undefined) throw new XmlRejected(`undeclared namespace prefix '${prefix}' on <${qname}>`);
+    frame.uri = uri;
+
+    const depth = stack.length;
+    if (depth === 1) {
+      rootSeen = true;
+      root = { local: frame.local, ns: uri };
+    } else if (depth === 2 && root && uri === root.ns && frame.local === 'Body') {
+      hasBody = true;
+    } else if (depth === 3 && root) {
+      const parent = stack[1];
+      if (parent.uri === root.ns && parent.local === 'Body') {
+        if (bodyElements++ === 0) operation = { local: frame.local, ns: uri };
+      } else if (parent.uri === root.ns && parent.local === 'Header') {
+        for (const [an, av] of attrs) {
+          const c = an.indexOf(':');
+          if (c !== -1 && an.slice(c + 1) === 'mustUnderstand' && resolve(an.slice(0, c)) === root.ns && /^\s*(1|true)\s*$/.test(av)) {
+            mustUnderstand.push({ local: frame.local, ns: uri });
+          }
+        }
+      }
+    }
+    if (selfClosing) stack.pop();
+    i = p;
+  }
+  if (stack.length > 0) throw new XmlRejected(`the body ends inside <${stack[stack.length - 1].qname}>`);
+  if (!root) throw new XmlRejected('the body holds no XML element');
+  return { root, operation, bodyElements, hasBody, mustUnderstand };
+}
