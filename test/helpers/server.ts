@@ -1,0 +1,42 @@
+// Starts the real service on a loopback port for a test file: a fresh SQLite store (in memory
+// unless a DATABASE_URL is given) loaded with the bundled sample data.
+
+import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
+import { createHttpServer, createService, loadSampleIfEmpty } from '../../src/app';
+import { loadConfig, type Config } from '../../src/config';
+import { createLogger } from '../../src/ops/logger';
+import { openStore } from '../../src/store/open';
+import type { VehicleStore } from '../../src/store/store';
+
+export interface TestServer {
+  readonly url: string;
+  readonly port: number;
+  readonly server: http.Server;
+  readonly store: VehicleStore;
+  readonly config: Config;
+  close(): Promise<void>;
+}
+
+export async function startServer(env: Record<string, string> = {}, opts: { sample?: boolean; store?: VehicleStore } = {}): Promise<TestServer> {
+  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...env });
+  const logger = createLogger(config.logLevel, config.logFormat);
+  const store = opts.store ?? openStore(config.databaseUrl);
+  if (opts.sample !== false) await loadSampleIfEmpty(store, logger);
+  const service = await createService(config, store, logger);
+  const server = createHttpServer(service, config);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    server,
+    store,
+    config,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await store.close();
+    },
+  };
+}
