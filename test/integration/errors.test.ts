@@ -1,0 +1,209 @@
+// Every error code over every transport it can occur on, in the form that transport expects:
+// a SOAP fault with <ErrorCode> for SOAP, a status and one plain line for GET/POST.
+
+import { ERRORS, type ErrorCode } from '../../src/service/errors';
+import { SqliteStore } from '../../src/store/sqlite';
+import type { RecordKey } from '../../src/store/store';
+import { call, TRANSPORTS, type Answer, type Transport } from '../helpers/call';
+import { envelope, NS, SOAP11, SOAP12, soapHeaders } from '../helpers/soap';
+import { startServer, type TestServer } from '../helpers/server';
+
+class BrokenStore extends SqliteStore {
+  override async get(_key: RecordKey): Promise<string | null> {
+    throw new Error('SQLITE_CORRUPT: database disk image is malformed at /var/lib/reglookup/secret.db (SELECT payload FROM records)');
+  }
+}
+
+let open: TestServer;
+let registered: TestServer;
+let limited: TestServer;
+let broken: TestServer;
+beforeAll(async () => {
+  open = await startServer();
+  registered = await startServer({ USERNAME_POLICY: 'registered' });
+  await registered.store.putAccount({ username: 'alice', credits: null });
+  limited = await startServer({ RATE_LIMIT_PER_MINUTE: '1' });
+  broken = await startServer({}, { store: new BrokenStore(':memory:'), sample: false });
+});
+afterAll(async () => {
+  await Promise.all([open, registered, limited, broken].map((s) => s.close()));
+});
+
+async function raw(base: string, path: string, init: RequestInit): Promise<Answer> {
+  const res = await fetch(base + path, init);
+  return { status: res.status, headers: res.headers, body: await res.text() };
+}
+
+function soapRaw(base: string, version: '1.1' | '1.2', body: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return raw(base, '/api/reg.asmx', { method: 'POST', headers: { ...soapHeaders(version, 'Check'), ...headers }, body });
+}
+
+const isSoap = (t: Transport) => t === 'soap11' || t === 'soap12';
+const version = (t: Transport) => (t === 'soap11' ? '1.1' : '1.2');
+const LEAK = /\bat [\w.<>]+ \(|\.ts:\d+|\.js:\d+|node_modules|SQLITE|SELECT |secret\.db/;
+
+function expectError(t: Transport, res: Answer, code: ErrorCode): void {
+  const spec = ERRORS[code];
+  expect(res.body).not.toMatch(LEAK);
+  if (isSoap(t)) {
+    expect(res.status).toBe(code === 'PAYLOAD_TOO_LARGE' ? 413 : 500);
+    expect(res.headers.get('content-type')).toBe(t === 'soap11' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8');
+    expect(res.body).toContain(`xmlns:soap="${t === 'soap11' ? SOAP11 : SOAP12}"`);
+    expect(res.body).toContain(`<ErrorCode xmlns="${NS}">${code}</ErrorCode>`);
+    if (t === 'soap11') {
+      expect(res.body).toContain(`<faultcode>soap:${spec.role}</faultcode>`);
+      expect(res.body).toMatch(/<faultstring>[^<]{10,}<\/faultstring>/);
+    } else {
+      const value = spec.role === 'Client' ? 'Sender' : spec.role === 'Server' ? 'Receiver' : spec.role;
+      expect(res.body).toContain(`<soap:Code><soap:Value>soap:${value}</soap:Value></soap:Code>`);
+      expect(res.body).toMatch(/<soap:Reason><soap:Text xml:lang="en">[^<]{10,}<\/soap:Text><\/soap:Reason>/);
+      expect(res.body).toContain('<soap:Detail>');
+    }
+  } else {
+    expect(res.status).toBe(spec.status);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.headers.get('x-error-code')).toBe(code);
+    expect(res.body).toMatch(new RegExp(`^${code}: [^\\n]{10,}\\n$`));
+  }
+}
+
+const big = 'A'.repeat(70 * 1024);
+const mismatch = (t: Transport) => envelope(t === 'soap11' ? '1.2' : '1.1', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' });
+
+/** How to cause each code on each transport; a code absent for a transport cannot occur there. */
+const TRIGGERS: Record<ErrorCode, Partial<Record<Transport, () => Promise<Answer>>> & { all?: (t: Transport) => Promise<Answer> }> = {
+  MISSING_PARAMETER: { all: (t) => call(open.url, t, 'Check', { RegistrationNumber: 'RG11ABC' }) },
+  INVALID_PARAMETER: { all: (t) => call(open.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', State: 'Narnia', username: 'demo' }) },
+  MALFORMED_REQUEST: {
+    soap11: () => soapRaw(open.url, '1.1', envelope('1.1', 'Check', { RegistrationNumber: 'X', username: 'demo' }).slice(0, -30)),
+    soap12: () => soapRaw(open.url, '1.2', envelope('1.2', 'Check', { RegistrationNumber: 'X', username: 'demo' }).replace('<soap:Body>', '<soap:Body><a><b></a>')),
+    get: () => raw(open.url, '/api/reg.asmx/Check?RegistrationNumber=%FF%FE&username=demo', {}),
+    post: () => raw(open.url, '/api/reg.asmx/Check', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'RegistrationNumber=%C3%28&username=demo' }),
+  },
+  UNKNOWN_USERNAME: { all: (t) => call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'mallory' }) },
+  UNKNOWN_OPERATION: {
+    soap11: () => soapRaw(open.url, '1.1', envelope('1.1', 'CheckMars', { RegistrationNumber: 'X', username: 'demo' }), { SOAPAction: `"${NS}/CheckMars"` }),
+    soap12: () => soapRaw(open.url, '1.2', envelope('1.2', 'CheckMars', { RegistrationNumber: 'X', username: 'demo' })),
+    get: () => raw(open.url, '/api/reg.asmx/CheckMars?RegistrationNumber=X&username=demo', {}),
+    post: () => raw(open.url, '/api/reg.asmx/CheckMars', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'RegistrationNumber=X&username=demo' }),
+  },
+  VEHICLE_NOT_FOUND: { all: (t) => call(open.url, t, 'Check', { RegistrationNumber: 'ZZ99 ZZZ', username: 'demo' }) },
+  METHOD_NOT_ALLOWED: {
+    get: () => raw(open.url, '/api/reg.asmx/Check?RegistrationNumber=X&username=demo', { method: 'PUT' }),
+    post: () => raw(open.url, '/api/reg.asmx/Check', { method: 'DELETE' }),
+  },
+  PAYLOAD_TOO_LARGE: {
+    soap11: () => soapRaw(open.url, '1.1', envelope('1.1', 'Check', { RegistrationNumber: big, username: 'demo' })),
+    soap12: () => soapRaw(open.url, '1.2', envelope('1.2', 'Check', { RegistrationNumber: big, username: 'demo' })),
+    post: () => raw(open.url, '/api/reg.asmx/Check', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `RegistrationNumber=${big}&username=demo` }),
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    post: () => raw(open.url, '/api/reg.asmx/Check', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"RegistrationNumber":"RG11ABC"}' }),
+  },
+  OUT_OF_CREDIT: {
+    all: async (t) => {
+      await registered.store.putAccount({ username: 'bob', credits: 1 });
+      const first = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'bob' });
+      expect(first.status).toBe(200);
+      return call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'bob' });
+    },
+  },
+  RATE_LIMITED: {
+    all: async (t) => {
+      const user = `burst-${t}`;
+      const first = await call(limited.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: user });
+      expect(first.status).toBe(200);
+      const second = await call(limited.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: user });
+      const wait = Number(second.headers.get('retry-after'));
+      expect(wait).toBeGreaterThanOrEqual(1);
+      expect(wait).toBeLessThanOrEqual(60);
+      return second;
+    },
+  },
+  VERSION_MISMATCH: {
+    soap11: () => soapRaw(open.url, '1.1', mismatch('soap11')),
+    soap12: () => soapRaw(open.url, '1.2', mismatch('soap12')),
+  },
+  MUST_UNDERSTAND: {
+    soap11: () =>
+      soapRaw(open.url, '1.1', envelope('1.1', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }).replace('<soap:Body>', '<soap:Header><Auth xmlns="urn:x" soap:mustUnderstand="1">t</Auth></soap:Header><soap:Body>')),
+    soap12: () =>
+      soapRaw(open.url, '1.2', envelope('1.2', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }).replace('<soap:Body>', '<soap:Header><Auth xmlns="urn:x" soap:mustUnderstand="true">t</Auth></soap:Header><soap:Body>')),
+  },
+  INTERNAL_ERROR: { all: (t) => call(broken.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }) },
+};
+
+const cases = (Object.keys(TRIGGERS) as ErrorCode[]).flatMap((code) =>
+  TRANSPORTS.filter((t) => TRIGGERS[code].all || TRIGGERS[code][t]).map((t) => [code, t] as const),
+);
+
+test('every error code of the table has a trigger on at least one transport', () => {
+  expect(Object.keys(TRIGGERS).sort()).toEqual(Object.keys(ERRORS).sort());
+});
+
+test.each(cases)('%s over %s', async (code, t) => {
+  const trigger = TRIGGERS[code].all ? () => TRIGGERS[code].all!(t) : TRIGGERS[code][t]!;
+  expectError(t, await trigger(), code);
+});
+
+describe('the SOAP endpoint and the paths around it', () => {
+  test('a SOAPAction naming another operation than the body is a Client fault', async () => {
+    const res = await soapRaw(open.url, '1.1', envelope('1.1', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }), { SOAPAction: `"${NS}/CheckUSA"` });
+    expectError('soap11', res, 'UNKNOWN_OPERATION');
+    expect(res.body).toContain('SOAPAction names CheckUSA but the Body holds Check');
+  });
+
+  test('a SOAP 1.2 action parameter naming another operation is a Sender fault', async () => {
+    const res = await soapRaw(open.url, '1.2', envelope('1.2', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }), {
+      'Content-Type': `application/soap+xml; charset=utf-8; action="${NS}/UKMOT"`,
+    });
+    expectError('soap12', res, 'UNKNOWN_OPERATION');
+  });
+
+  test('an operation element in another namespace is refused, naming ours', async () => {
+    const res = await soapRaw(open.url, '1.1', envelope('1.1', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }, 'http://example.com/other'), { SOAPAction: '""' });
+    expectError('soap11', res, 'UNKNOWN_OPERATION');
+    expect(res.body).toContain("this service's namespace is 'http://regcheck.org.uk'");
+  });
+
+  test('a DOCTYPE is refused and nothing is expanded', async () => {
+    const body = `<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e "EXPANDED">]><soap:Envelope xmlns:soap="${SOAP11}"><soap:Body><Check xmlns="${NS}"><RegistrationNumber>&e;</RegistrationNumber><username>demo</username></Check></soap:Body></soap:Envelope>`;
+    const res = await soapRaw(open.url, '1.1', body);
+    expectError('soap11', res, 'MALFORMED_REQUEST');
+    expect(res.body).not.toContain('EXPANDED');
+  });
+
+  test('a non-SOAP body on the SOAP path is 415 with a line pointing to the HTTP forms', async () => {
+    const res = await raw(open.url, '/api/reg.asmx', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    expectError('get', res, 'UNSUPPORTED_MEDIA_TYPE');
+    expect(res.body).toContain('/api/reg.asmx/{Operation}');
+  });
+
+  test('PUT on the SOAP path is 405 with Allow', async () => {
+    const res = await raw(open.url, '/api/reg.asmx', { method: 'PUT', body: 'x' });
+    expectError('get', res, 'METHOD_NOT_ALLOWED');
+    expect(res.headers.get('allow')).toBe('GET, HEAD, POST');
+  });
+
+  test('an operation name in the wrong case gets a suggestion', async () => {
+    const res = await raw(open.url, '/api/reg.asmx/checkusa?RegistrationNumber=X&username=demo', {});
+    expectError('get', res, 'UNKNOWN_OPERATION');
+    expect(res.body).toContain("did you mean 'CheckUSA'?");
+  });
+
+  test('a parameter in the wrong case is named with the one expected', async () => {
+    for (const t of TRANSPORTS) {
+      const res = await call(open.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', state: 'CA', username: 'demo' });
+      expectError(t, res, 'MISSING_PARAMETER');
+      expect(res.body).toContain("Missing required parameter 'State' for CheckUSA (got 'state'; parameter names are case-sensitive)");
+    }
+  });
+
+  test('an empty username is MISSING_PARAMETER', async () => {
+    for (const t of TRANSPORTS) expectError(t, await call(open.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: '' }), 'MISSING_PARAMETER');
+  });
+
+  test('the broken store leaves the server serving others', async () => {
+    expect((await call(open.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' })).status).toBe(200);
+  });
+});

@@ -1,0 +1,103 @@
+// Every operation of the catalogue over every transport, answered from the bundled sample data.
+
+import { parseStringPromise } from 'xml2js';
+import { OPERATIONS } from '../../src/contract/operations';
+import { VEHICLE_FIELDS } from '../../src/service/records';
+import { call, TRANSPORTS, type Transport } from '../helpers/call';
+import { demo, demoParams } from '../helpers/sample';
+import { startServer, type TestServer } from '../helpers/server';
+
+let srv: TestServer;
+beforeAll(async () => {
+  srv = await startServer();
+});
+afterAll(() => srv.close());
+
+const NS = 'http://regcheck.org.uk';
+type X = Record<string, any>;
+
+/** The result element of an answer: the SOAP <OpResult>, or the HTTP form's root. */
+async function resultOf(transport: Transport, op: string, body: string): Promise<X> {
+  const doc = await parseStringPromise(body, { explicitArray: false, xmlns: true, tagNameProcessors: [] });
+  if (transport === 'get' || transport === 'post') return doc[Object.keys(doc)[0]];
+  const env = doc['soap:Envelope'];
+  const resp = env['soap:Body'][`${op}Response`];
+  expect(resp.$ns.uri).toBe(NS);
+  return resp[`${op}Result`];
+}
+
+const cases = OPERATIONS.flatMap((op) => TRANSPORTS.map((t) => [op.name, t] as const));
+
+describe.each(cases)('%s over %s', (name, transport) => {
+  const op = OPERATIONS.find((o) => o.name === name)!;
+
+  test('answers the sample record with status 200, the right content type, a Content-Length and the result in the namespace', async () => {
+    const params = demoParams(name, op.params);
+    const res = await call(srv.url, transport, name, params);
+    expect(res.status).toBe(200);
+    const ct = transport === 'soap12' ? 'application/soap+xml; charset=utf-8' : 'text/xml; charset=utf-8';
+    expect(res.headers.get('content-type')).toBe(ct);
+    expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(res.body));
+    expect(res.headers.get('transfer-encoding')).toBeNull();
+
+    const result = await resultOf(transport, name, res.body);
+    if (transport === 'get' || transport === 'post') {
+      expect(result.$ns).toEqual({ local: op.result, uri: NS });
+      expect(res.body.startsWith('<?xml version="1.0" encoding="utf-8"?>\r\n<' + op.result + ' ')).toBe(true);
+    }
+    const record = demo(name);
+    if (op.result === 'Vehicle') {
+      expect(JSON.parse(result.vehicleJson._)).toEqual(record.vehicle);
+      const children = Object.keys(result.vehicleData).filter((k) => !k.startsWith('$'));
+      const order = VEHICLE_FIELDS.map(([f]) => f).filter((f) => children.includes(f));
+      expect(children).toEqual(order);
+      const v = record.vehicle as X;
+      expect(result.vehicleData.CarMake.CurrentTextValue._).toBe(v.CarMake.CurrentTextValue);
+      expect(result.vehicleData.RegistrationYear._).toBe(String(parseInt(v.RegistrationYear, 10)));
+    } else {
+      const mot = record.mot as X;
+      const tests = [].concat(result.Tests.UKTest);
+      expect(tests).toHaveLength(mot.tests.length);
+      expect(JSON.parse(result.Json._)).toEqual(mot.tests);
+      expect(JSON.parse(result.ExtendedInformationJson._)).toEqual(mot.extendedInformation);
+    }
+  });
+});
+
+describe('lookup keys', () => {
+  test.each(TRANSPORTS)('a plate typed another way finds the same record (%s)', async (t) => {
+    const res = await call(srv.url, t, 'Check', { RegistrationNumber: 'rg-11·abc', username: 'demo' });
+    expect(res.status).toBe(200);
+    expect(res.body).toContain('FORD FOCUS');
+  });
+
+  test.each(TRANSPORTS)('the state is matched by full name in any case (%s)', async (t) => {
+    const res = await call(srv.url, t, 'CheckUSA', { RegistrationNumber: '7ABC 123', State: 'CALIFORNIA', username: 'demo' });
+    expect(res.status).toBe(200);
+    const other = await call(srv.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', State: 'NY', username: 'demo' });
+    expect(other.status).toBe(t.startsWith('soap') ? 500 : 404);
+    expect(other.body).toContain('VEHICLE_NOT_FOUND');
+  });
+
+  test('a Cyrillic-typed Ukrainian plate finds the Latin-imported record', async () => {
+    const res = await call(srv.url, 'get', 'CheckUkraine', { RegistrationNumber: 'АА 1234 ВС', username: 'demo' });
+    expect(res.status).toBe(200);
+  });
+
+  test('UKMOT: a Model matching the make or model finds the record; another model does not', async () => {
+    for (const model of ['ford', 'Focus', 'FORD FOCUS']) {
+      const ok = await call(srv.url, 'get', 'UKMOT', { RegistrationNumber: 'RG11ABC', Model: model, username: 'demo' });
+      expect(ok.status).toBe(200);
+    }
+    const miss = await call(srv.url, 'soap11', 'UKMOT', { RegistrationNumber: 'RG11ABC', Model: 'Mondeo', username: 'demo' });
+    expect(miss.status).toBe(500);
+    expect(miss.body).toContain('<ErrorCode xmlns="http://regcheck.org.uk">VEHICLE_NOT_FOUND</ErrorCode>');
+  });
+
+  test('unknown extra parameters (a password, say) are ignored on GET and POST', async () => {
+    for (const t of ['get', 'post'] as const) {
+      const res = await call(srv.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo', password: 'secret' });
+      expect(res.status).toBe(200);
+    }
+  });
+});

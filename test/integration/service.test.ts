@@ -1,0 +1,134 @@
+// The service as a whole: the WSDL as served, the help page, mixed concurrent SOAP traffic, the
+// bundled sample data, and `reglookup serve` started the way `npm start` starts it.
+
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { OPERATIONS } from '../../src/contract/operations';
+import { call, type Transport } from '../helpers/call';
+import { SAMPLE } from '../helpers/sample';
+import { startServer, type TestServer } from '../helpers/server';
+
+let srv: TestServer;
+beforeAll(async () => {
+  srv = await startServer();
+});
+afterAll(() => srv.close());
+
+/** A GET with exactly the headers given (fetch will not send a Host header of our choosing). */
+function get(url: string, headers: Record<string, string>): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }));
+      })
+      .on('error', reject);
+  });
+}
+
+describe('the WSDL', () => {
+  test.each(['?WSDL', '?wsdl', '?Wsdl', '?wsdl=1'])('is served at /api/reg.asmx%s with the caller\'s host in every port', async (q) => {
+    const res = await get(`${srv.url}/api/reg.asmx${q}`, { Host: 'lookup.example.com:8443' });
+    expect(res.status).toBe(200);
+    expect(res.type).toBe('text/xml; charset=utf-8');
+    const text = res.body;
+    expect(text.match(/location="http:\/\/lookup\.example\.com:8443\/api\/reg\.asmx"/g)).toHaveLength(4);
+    expect(text).toContain('targetNamespace="http://regcheck.org.uk"');
+  });
+
+  test('a hostile Host header does not reach the document', async () => {
+    const text = (await get(`${srv.url}/api/reg.asmx?WSDL`, { Host: 'evil.com"><x' })).body;
+    expect(text).not.toContain('evil.com');
+    expect(text).toContain(`location="http://127.0.0.1:${srv.port}/api/reg.asmx"`);
+  });
+
+  test('PUBLIC_URL and SERVICE_NAMESPACE are honoured', async () => {
+    const other = await startServer({ PUBLIC_URL: 'https://reg.example.org/', SERVICE_NAMESPACE: 'urn:example:reg' });
+    try {
+      const text = await (await fetch(`${other.url}/api/reg.asmx?wsdl`)).text();
+      expect(text.match(/location="https:\/\/reg\.example\.org\/api\/reg\.asmx"/g)).toHaveLength(4);
+      expect(text).toContain('soapAction="urn:example:reg/Check"');
+      const res = await fetch(`${other.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`);
+      expect(await res.text()).toContain('xmlns="urn:example:reg"');
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+test('the help page lists every operation of the catalogue', async () => {
+  const res = await fetch(`${srv.url}/api/reg.asmx`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+  const page = await res.text();
+  for (const op of OPERATIONS) expect(page).toContain(`<h2 id="${op.name}">${op.name}</h2>`);
+});
+
+test('concurrent mixed SOAP 1.1, SOAP 1.2, GET and POST traffic: each answer in its own version', async () => {
+  const plan: Transport[] = Array.from({ length: 200 }, (_, i) => (['soap11', 'soap12', 'get', 'post'] as const)[i % 4]);
+  const answers = await Promise.all(plan.map((t, i) => call(srv.url, t, i % 3 ? 'Check' : 'UKMOT', { RegistrationNumber: 'RG11ABC', username: `u${i}` })));
+  answers.forEach((res, i) => {
+    expect(res.status).toBe(200);
+    const t = plan[i];
+    if (t === 'soap11') expect(res.body).toContain('xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"');
+    if (t === 'soap12') expect(res.body).toContain('xmlns:soap="http://www.w3.org/2003/05/soap-envelope"');
+    if (t === 'get' || t === 'post') expect(res.body).not.toContain('Envelope');
+    expect(res.body).toContain(i % 3 ? '<vehicleJson>' : '<Tests>');
+  });
+});
+
+test('the bundled sample holds at least 5 vehicles per operation and 3 MOT histories', () => {
+  for (const op of OPERATIONS) {
+    const n = SAMPLE.filter((r) => r.operation === op.name).length;
+    expect(n).toBeGreaterThanOrEqual(op.name === 'UKMOT' ? 3 : 5);
+  }
+});
+
+test('reglookup serve: loads the sample into a new database on first start and serves it', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-serve-'));
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.resolve(__dirname, '../../src/cli.ts'), 'serve'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${path.join(dir, 'db', 'reg.db')}`, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`no 'listening' line: ${out}`)), 20000);
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
+        if (m && out.includes('"message":"listening"')) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+    });
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/reg\.asmx$/);
+    const res = await fetch(`${url}/CheckChina?RegistrationNumber=${encodeURIComponent('京A12345')}&username=demo`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('<vehicleJson>');
+    expect(fs.existsSync(path.join(dir, 'db', 'reg.db'))).toBe(true);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('close', r));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a bad setting stops start-up with a message naming the variable', async () => {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.resolve(__dirname, '../../src/cli.ts'), 'serve'], {
+    env: { ...process.env, PORT: 'eighty' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise((r) => child.on('close', r));
+  expect(code).not.toBe(0);
+  expect(err).toContain("PORT must be a whole number, got 'eighty'");
+});
