@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `reglookup serve | import FILE | users ...`: the command line, and what `npm start` runs.
 
+import cluster from 'node:cluster';
 import { Command } from 'commander';
 import { createHttpServer, createService, loadSampleIfEmpty } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
@@ -27,11 +28,37 @@ function fatal(e: unknown): never {
   process.exit(1);
 }
 
-async function serve(): Promise<void> {
-  const cfg = config();
+/** WORKERS > 1: the primary prepares the store once, then forks workers that share the port. */
+async function supervise(cfg: Config): Promise<void> {
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
   const store = openStore(cfg.databaseUrl);
   if (cfg.loadSampleData) await loadSampleIfEmpty(store, logger);
+  await store.close();
+  let stopping = false;
+  for (let i = 0; i < cfg.workers; i++) cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    logger.error('worker exited; starting another', { pid: worker.process.pid, code, signal });
+    cluster.fork();
+  });
+  const stop = () => {
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+    setTimeout(() => process.exit(0), 6000).unref();
+    cluster.on('exit', () => {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+    });
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+async function serve(): Promise<void> {
+  const cfg = config();
+  if (cfg.workers > 1 && cluster.isPrimary) return supervise(cfg);
+  const logger = createLogger(cfg.logLevel, cfg.logFormat);
+  const store = openStore(cfg.databaseUrl);
+  if (cfg.loadSampleData && cluster.isPrimary) await loadSampleIfEmpty(store, logger);
   const service = await createService(cfg, store, logger);
   const server = createHttpServer(service, cfg);
   server.on('error', (e) => fatal(e));

@@ -28,6 +28,8 @@ export interface Config {
   readonly usernamePolicy: UsernamePolicy;
   readonly rateLimitPerMinute: number;
   readonly requestTimeoutMs: number;
+  /** Processes serving the port (node:cluster); 1 serves from the main process. */
+  readonly workers: number;
   readonly limits: Limits;
 }
 
@@ -87,6 +89,7 @@ export function loadConfig(env: Env = process.env): Config {
     usernamePolicy: oneOf(env, 'USERNAME_POLICY', 'any', ['any', 'registered']),
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000_000),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10_000, 1_000, 600_000),
+    workers: int(env, 'WORKERS', 1, 1, 64),
     limits: {
       maxBodyBytes: int(env, 'MAX_BODY_BYTES', 65_536, 1_024, 64 * 1024 * 1024),
       maxDepth: int(env, 'XML_MAX_DEPTH', 32, 4, 1_000),

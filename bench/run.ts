@@ -1,0 +1,432 @@
+// npm run bench: the service against its physical limit (a bare node:http server) and its ceiling
+// (a bare Express app), both replaying the service's own answers, measured in the same rounds.
+//
+//   npm run bench                  full run: 3 rounds x 5 s per scenario and target, fixed-rate tails,
+//                                  a 60 s memory soak, WORKERS=2 vs 1; writes bench/RESULTS.md
+//   npm run bench -- --short       about 20 s: one short round, printed only (CI)
+//   npm run bench -- --profile     CPU profile of the service under each scenario, top frames printed
+//
+// It asserts nothing about speed; it exits non-zero only if a request failed.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { importStream } from '../src/store/import';
+import { SqliteStore } from '../src/store/sqlite';
+
+const ROOT = path.resolve(__dirname, '..');
+const WORK = path.join(ROOT, 'bench', '.work');
+const TS = ['-r', 'ts-node/register/transpile-only'];
+const SCENARIOS = ['GET Check', 'POST Check', 'SOAP 1.1 Check', 'SOAP 1.2 Check', 'SOAP 1.1 UKMOT'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+const args = new Set(process.argv.slice(2));
+const SHORT = args.has('--short');
+const PROFILE = args.has('--profile');
+const VEHICLES = SHORT ? 20_000 : 100_000;
+const MOTS = SHORT ? 2_000 : 10_000;
+const SECONDS = SHORT ? 1 : Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = SHORT ? 1 : Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = 50;
+
+// ---------------------------------------------------------------- data
+
+function plate(i: number): string {
+  const L = 'ABCDEFGHJKLMNPRSTUVWXYZ';
+  const a = L[i % 23] + L[Math.floor(i / 23) % 23];
+  const d = String(Math.floor(i / 529) % 100).padStart(2, '0');
+  const b = L[Math.floor(i / 52900) % 23] + L[(i * 7) % 23] + L[(i * 13) % 23];
+  return `${a}${d} ${b}`;
+}
+
+function vehicle(i: number): Record<string, unknown> {
+  const makes = ['FORD', 'VAUXHALL', 'VOLKSWAGEN', 'TOYOTA', 'BMW', 'AUDI', 'NISSAN', 'PEUGEOT'];
+  const make = makes[i % makes.length];
+  const year = 2000 + (i % 25);
+  return {
+    ABICode: String(30000000 + i),
+    Description: `${make} MODEL ${i % 97} 1.${i % 9}L (bench)`,
+    RegistrationYear: String(year),
+    ManufactureYearFrom: year - 1,
+    ManufactureYearTo: year + 5,
+    CarMake: { CurrentTextValue: make },
+    CarModel: { CurrentTextValue: `MODEL ${i % 97}` },
+    BodyStyle: { CurrentValue: null, CurrentTextValue: 'Hatchback' },
+    EngineSize: { CurrentValue: 1000 + (i % 2000), CurrentTextValue: `${1000 + (i % 2000)}cc` },
+    NumberOfDoors: { CurrentValue: 5, CurrentTextValue: '5' },
+    Transmission: { CurrentValue: null, CurrentTextValue: i % 3 ? 'Manual' : 'Automatic' },
+    FuelType: { CurrentValue: null, CurrentTextValue: i % 2 ? 'Petrol' : 'Diesel' },
+    MakeDescription: { CurrentValue: null, CurrentTextValue: make },
+    ModelDescription: { CurrentValue: null, CurrentTextValue: `MODEL ${i % 97}` },
+    Immobiliser: { CurrentTextValue: 'Fitted' },
+    NumberOfSeats: { CurrentValue: 5, CurrentTextValue: '5' },
+    IndicativeValue: { CurrentTextValue: String(2000 + (i % 30000)) },
+    DriverSide: { CurrentTextValue: 'RHD' },
+    Colour: 'Grey',
+    VehicleIdentificationNumber: `BENCH${String(i).padStart(12, '0')}`,
+    ImageUrl: `http://localhost/image.aspx/@${Buffer.from(make).toString('base64')}`,
+  };
+}
+
+function* records(): Generator<string> {
+  for (let i = 0; i < VEHICLES; i++) yield JSON.stringify({ operation: 'Check', registration: plate(i), vehicle: vehicle(i) }) + '\n';
+  for (let i = 0; i < MOTS; i++) {
+    yield JSON.stringify({
+      operation: 'UKMOT',
+      registration: plate(i),
+      mot: {
+        make: 'FORD',
+        model: 'FOCUS',
+        taxDate: '2026-09-01',
+        tests: [0, 1, 2].map((k) => ({
+          TestDate: `202${5 - k}-08-20`,
+          ExpiryDate: `202${6 - k}-08-19`,
+          Result: k === 1 ? 'Fail' : 'Pass',
+          Odometer: String(60000 - k * 9000),
+          TestNumber: String(100000000000 + i * 3 + k),
+          FailureReasons: k === 1 ? ['Brake pipe corroded'] : [],
+          Advisories: ['Tyre worn close to limit'],
+        })),
+        extendedInformation: [['Colour', 'Grey'], ['Fuel type', 'Petrol']],
+      },
+    }) + '\n';
+  }
+}
+
+async function prepareStore(): Promise<{ db: string; regsFile: string }> {
+  fs.mkdirSync(WORK, { recursive: true });
+  const db = path.join(WORK, `bench-${VEHICLES}.db`);
+  const regsFile = path.join(WORK, `regs-${VEHICLES}.json`);
+  const store = new SqliteStore(db);
+  const have = await store.count();
+  if (have !== VEHICLES + MOTS) {
+    const t = Date.now();
+    const report = await importStream(store, Readable.from(records()));
+    if (!report.committed) throw new Error(`bench data invalid: ${JSON.stringify(report.errors[0])}`);
+    log(`generated ${report.imported} records in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  }
+  await store.close();
+  const regs = { Check: Array.from({ length: VEHICLES }, (_, i) => plate(i)), UKMOT: Array.from({ length: MOTS }, (_, i) => plate(i)) };
+  fs.writeFileSync(regsFile, JSON.stringify(regs));
+  return { db, regsFile };
+}
+
+// ---------------------------------------------------------------- processes
+
+function log(s: string): void {
+  process.stderr.write(`bench: ${s}\n`);
+}
+
+interface Running {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly startMs: number;
+}
+
+function waitFor(child: ChildProcess, re: RegExp, what: string): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${what} did not start: ${out.slice(-500)}`)), 30000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = re.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        child.stdout?.off('data', onData);
+        child.stdout?.resume();
+        resolve(m);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`${what} exited with ${code}: ${out.slice(-500)}`)));
+  });
+}
+
+/** One service process on a free port (WORKERS > 1 needs a fixed port: startServiceOnPort). */
+async function startService(db: string, extraArgs: string[] = []): Promise<Running> {
+  const t = process.hrtime.bigint();
+  const child = spawn(process.execPath, [...extraArgs, path.join(ROOT, 'dist', 'cli.js'), 'serve'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${db}`, SAMPLE_DATA: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', WORKERS: '1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const m = await waitFor(child, /"message":"listening"[^\n]*"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"|"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"[^\n]*"message":"listening"/, 'service');
+  const startMs = Number(process.hrtime.bigint() - t) / 1e6;
+  child.stdout?.resume();
+  return { child, url: m[1] ?? m[2], startMs };
+}
+
+async function startServiceOnPort(db: string, workers: number, port: number): Promise<Running> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'serve'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `sqlite:${db}`, SAMPLE_DATA: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', WORKERS: String(workers) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const t = Date.now();
+  let seen = 0;
+  child.stdout?.on('data', (d: Buffer) => (seen += (d.toString().match(/"message":"listening"/g) ?? []).length));
+  while (seen < workers) {
+    if (Date.now() - t > 30000) throw new Error('workers did not start');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, url: `http://127.0.0.1:${port}`, startMs: Date.now() - t };
+}
+
+async function startBaseline(kind: 'node' | 'express', answersFile: string): Promise<Running> {
+  const child = spawn(process.execPath, [...TS, path.join(ROOT, 'bench', 'targets.ts'), kind, answersFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const m = await waitFor(child, /listening (\d+)/, kind);
+  return { child, url: `http://127.0.0.1:${m[1]}`, startMs: 0 };
+}
+
+async function stop(r: Running): Promise<void> {
+  if (r.child.exitCode !== null) return;
+  r.child.kill('SIGTERM');
+  await new Promise((res) => r.child.on('exit', res));
+}
+
+/** Resident memory of a process and its children (cluster workers), in MB. */
+function rssMb(pid: number): number {
+  let total = 0;
+  const visit = (p: number) => {
+    try {
+      const status = fs.readFileSync(`/proc/${p}/status`, 'utf8');
+      total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+      const children = fs.readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim();
+      for (const c of children ? children.split(/\s+/) : []) visit(Number(c));
+    } catch {
+      /* gone */
+    }
+  };
+  visit(pid);
+  return total;
+}
+
+interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  errors: number;
+  non2xx: number;
+  total: number;
+  peakRss: number;
+  rssSamples: number[];
+}
+
+async function load(target: Running, scenario: Scenario, regsFile: string, seconds: number, rate?: number): Promise<LoadResult> {
+  const spec = { url: target.url, scenario, seconds, connections: rate ? 10 : CONNECTIONS, rate, regsFile };
+  const child = spawn(process.execPath, [...TS, path.join(ROOT, 'bench', 'load.ts'), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  const samples: number[] = [];
+  const sampler = setInterval(() => samples.push(rssMb(target.child.pid as number)), 250);
+  await new Promise((res) => child.on('exit', res));
+  clearInterval(sampler);
+  const r = JSON.parse(out.trim().split('\n').pop() as string);
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    p999: r.latency.p99_9 ?? r.latency.p999,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+    total: r.requests.total,
+    peakRss: Math.max(0, ...samples),
+    rssSamples: samples,
+  };
+}
+
+// ---------------------------------------------------------------- answers the baselines replay
+
+async function captureAnswers(service: Running, regsFile: string): Promise<string> {
+  const regs = JSON.parse(fs.readFileSync(regsFile, 'utf8')) as { Check: string[]; UKMOT: string[] };
+  const NS = 'http://regcheck.org.uk';
+  const env = (v: string, op: string, reg: string) =>
+    `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${v}"><soap:Body><${op} xmlns="${NS}"><RegistrationNumber>${reg}</RegistrationNumber><username>bench</username></${op}></soap:Body></soap:Envelope>`;
+  const reqs: Record<Scenario, [string, RequestInit]> = {
+    'GET Check': [`/api/reg.asmx/Check?RegistrationNumber=${encodeURIComponent(regs.Check[0])}&username=bench`, {}],
+    'POST Check': ['/api/reg.asmx/Check', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `RegistrationNumber=${encodeURIComponent(regs.Check[0])}&username=bench` }],
+    'SOAP 1.1 Check': ['/api/reg.asmx', { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}/Check"` }, body: env('http://schemas.xmlsoap.org/soap/envelope/', 'Check', regs.Check[0]) }],
+    'SOAP 1.2 Check': ['/api/reg.asmx', { method: 'POST', headers: { 'content-type': 'application/soap+xml; charset=utf-8' }, body: env('http://www.w3.org/2003/05/soap-envelope', 'Check', regs.Check[0]) }],
+    'SOAP 1.1 UKMOT': ['/api/reg.asmx', { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}/UKMOT"` }, body: env('http://schemas.xmlsoap.org/soap/envelope/', 'UKMOT', regs.UKMOT[0]) }],
+  };
+  const answers: Record<string, { status: number; contentType: string; body: string }> = {};
+  for (const s of SCENARIOS) {
+    const [p, init] = reqs[s];
+    const res = await fetch(service.url + p, init);
+    const body = await res.text();
+    if (res.status !== 200) throw new Error(`${s}: the service answered ${res.status}: ${body.slice(0, 200)}`);
+    answers[s] = { status: res.status, contentType: res.headers.get('content-type') ?? '', body };
+  }
+  const file = path.join(WORK, 'answers.json');
+  fs.writeFileSync(file, JSON.stringify(answers));
+  const sizes = SCENARIOS.map((s) => `${s} ${Buffer.byteLength(answers[s].body)} B`).join(', ');
+  log(`answer sizes: ${sizes}`);
+  return file;
+}
+
+// ---------------------------------------------------------------- CPU profile summary
+
+function summarizeProfile(file: string, top = 15): string {
+  const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+    nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let total = 0;
+  prof.samples.forEach((id, i) => {
+    const n = byId.get(id);
+    const dt = prof.timeDeltas[i] ?? 0;
+    total += dt;
+    if (!n) return;
+    const url = n.callFrame.url.replace(/^file:\/\//, '').replace(ROOT + '/', '');
+    const key = `${n.callFrame.functionName || '(anonymous)'} ${url ? `${url}:${n.callFrame.lineNumber + 1}` : ''}`.trim();
+    self.set(key, (self.get(key) ?? 0) + dt);
+  });
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([k, v]) => `| ${((100 * v) / total).toFixed(1)} % | \`${k}\` |`)
+    .join('\n');
+}
+
+// ---------------------------------------------------------------- main
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : 0;
+};
+const pct = (x: number) => `${Math.round(x * 100)} %`;
+
+async function main(): Promise<void> {
+  const t0 = Date.now();
+  const { db, regsFile } = await prepareStore();
+  let failed = 0;
+  const lines: string[] = [];
+  const out = (s = '') => {
+    lines.push(s);
+    process.stdout.write(s + '\n');
+  };
+
+  if (PROFILE) {
+    const dir = path.join(WORK, 'profiles');
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { recursive: true });
+    for (const s of SCENARIOS) {
+      const svc = await startService(db, ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', `${s.replace(/\W+/g, '-')}.cpuprofile`]);
+      const r = await load(svc, s, regsFile, Number(process.env.BENCH_SECONDS ?? 8));
+      await stop(svc);
+      failed += r.errors + r.non2xx;
+      out(`### ${s} (${Math.round(r.rps)} req/s under the profiler)\n\n| self | frame |\n|---|---|\n${summarizeProfile(path.join(dir, `${s.replace(/\W+/g, '-')}.cpuprofile`))}\n`);
+    }
+    process.exit(failed ? 1 : 0);
+  }
+
+  const service = await startService(db);
+  log(`service started in ${service.startMs.toFixed(0)} ms (process start to listening)`);
+  const answersFile = await captureAnswers(service, regsFile);
+  const node = await startBaseline('node', answersFile);
+  const exp = await startBaseline('express', answersFile);
+
+  type Row = { rps: number[]; vsNode: number[]; vsExpress: number[]; p50: number[]; p99: number[]; errors: number; peakRss: number; nodeRps: number[]; expressRps: number[] };
+  const rows = new Map<Scenario, Row>(SCENARIOS.map((s) => [s, { rps: [], vsNode: [], vsExpress: [], p50: [], p99: [], errors: 0, peakRss: 0, nodeRps: [], expressRps: [] }]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const s of SCENARIOS) {
+      const order = [node, exp, service];
+      for (let k = 0; k < round % 3; k++) order.push(order.shift() as Running);
+      const results = new Map<Running, LoadResult>();
+      for (const target of order) results.set(target, await load(target, s, regsFile, SECONDS));
+      const svc = results.get(service) as LoadResult;
+      const n = results.get(node) as LoadResult;
+      const e = results.get(exp) as LoadResult;
+      const row = rows.get(s) as Row;
+      row.rps.push(svc.rps);
+      row.nodeRps.push(n.rps);
+      row.expressRps.push(e.rps);
+      row.vsNode.push(svc.rps / n.rps);
+      row.vsExpress.push(svc.rps / e.rps);
+      row.p50.push(svc.p50);
+      row.p99.push(svc.p99);
+      row.errors += svc.errors + svc.non2xx;
+      row.peakRss = Math.max(row.peakRss, svc.peakRss);
+      failed += svc.errors + svc.non2xx + n.errors + n.non2xx + e.errors + e.non2xx;
+      log(`round ${round + 1} ${s}: service ${Math.round(svc.rps)}, express ${Math.round(e.rps)}, node ${Math.round(n.rps)} req/s`);
+    }
+  }
+
+  out(`## Throughput (${ROUNDS} round(s) x ${SECONDS} s, ${CONNECTIONS} connections, medians)`);
+  out();
+  out('| scenario | req/s | % of bare Node | % of bare Express | p50 ms | p99 ms | errors | peak RSS MB | bare Node req/s | bare Express req/s |');
+  out('|---|---|---|---|---|---|---|---|---|---|');
+  for (const s of SCENARIOS) {
+    const r = rows.get(s) as Row;
+    out(`| ${s} | ${Math.round(median(r.rps))} | ${pct(median(r.vsNode))} | ${pct(median(r.vsExpress))} | ${median(r.p50)} | ${median(r.p99)} | ${r.errors} | ${Math.round(r.peakRss)} | ${Math.round(median(r.nodeRps))} | ${Math.round(median(r.expressRps))} |`);
+  }
+  out();
+  out(`Start-up (process start to listening, WSDL loaded and store open): ${service.startMs.toFixed(0)} ms.`);
+
+  if (!SHORT) {
+    out();
+    out('## Fixed rate: 1,000 requests/s for 10 s');
+    out();
+    out('| scenario | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors |');
+    out('|---|---|---|---|---|---|');
+    for (const s of ['GET Check', 'SOAP 1.1 Check', 'SOAP 1.2 Check'] as const) {
+      const r = await load(service, s, regsFile, 10, 1000);
+      failed += r.errors + r.non2xx;
+      out(`| ${s} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.p999} | ${r.errors + r.non2xx} |`);
+    }
+
+    out();
+    out('## Memory over a 60 s SOAP 1.1 load');
+    out();
+    const soak = await load(service, 'SOAP 1.1 Check', regsFile, 60);
+    failed += soak.errors + soak.non2xx;
+    const per10 = soak.rssSamples.filter((_, i) => i % 40 === 39).map((x) => Math.round(x));
+    out(`RSS every 10 s (MB): ${per10.join(', ')}; peak ${Math.round(soak.peakRss)} MB; ${Math.round(soak.rps)} req/s; ${soak.errors + soak.non2xx} errors.`);
+  }
+  await stop(service);
+  await stop(node);
+  await stop(exp);
+
+  if (!SHORT) {
+    out();
+    out('## WORKERS=2 against WORKERS=1 (the load generator shares the two cores)');
+    out();
+    out('| scenario | WORKERS=1 req/s | WORKERS=2 req/s | ratio |');
+    out('|---|---|---|---|');
+    for (const s of ['GET Check', 'SOAP 1.1 Check'] as const) {
+      const rps: number[] = [];
+      for (const w of [1, 2]) {
+        const port = 20000 + Math.floor(Math.random() * 20000);
+        const svc = await startServiceOnPort(db, w, port);
+        const r = await load(svc, s, regsFile, SECONDS * 2);
+        failed += r.errors + r.non2xx;
+        rps.push(r.rps);
+        await stop(svc);
+      }
+      out(`| ${s} | ${Math.round(rps[0])} | ${Math.round(rps[1])} | ${(rps[1] / rps[0]).toFixed(2)} |`);
+    }
+    const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+    const header = [
+      '# Benchmark results',
+      '',
+      `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; store: SQLite with ${VEHICLES.toLocaleString('en')} vehicles and ${MOTS.toLocaleString('en')} MOT histories; one service process unless said.`,
+      'Reproduce with `npm run bench` (about 6 minutes). The baselines replay the service\'s own answer bytes.',
+      '',
+    ];
+    fs.writeFileSync(path.join(ROOT, 'bench', 'RESULTS.md'), [...header, ...lines].join('\n') + '\n');
+  }
+  log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; ${failed} failed request(s)`);
+  if (failed) {
+    process.stderr.write(`bench: ${failed} request(s) failed\n`);
+    process.exit(1);
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench: ${(e as Error).stack ?? e}\n`);
+  process.exit(1);
+});
