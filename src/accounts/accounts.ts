@@ -2,7 +2,7 @@
 // The rate limiter is in memory here (one process); a shared limiter can implement RateLimiter.
 
 import { LookupError, quote } from '../service/errors';
-import type { VehicleStore } from '../store/store';
+import type { Account, VehicleStore } from '../store/store';
 
 export type UsernamePolicy = 'any' | 'registered';
 
@@ -38,16 +38,35 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
+/** Account rows are read at most once a second per username: a lookup needs no store query for them. */
+const ACCOUNT_TTL_MS = 1000;
+const ACCOUNT_CACHE_MAX = 10_000;
+
 export class Accounts {
   private readonly limiter: RateLimiter | null;
+  private cached = new Map<string, Account | null>();
+  private cachedAt = 0;
 
   constructor(private readonly store: VehicleStore, private readonly config: AccountsConfig, limiter?: RateLimiter) {
     this.limiter = limiter ?? (config.ratePerMinute > 0 ? new MemoryRateLimiter(config.ratePerMinute) : null);
   }
 
+  private async account(username: string): Promise<Account | null> {
+    const now = Date.now();
+    if (now - this.cachedAt >= ACCOUNT_TTL_MS || this.cached.size >= ACCOUNT_CACHE_MAX) {
+      this.cached = new Map();
+      this.cachedAt = now;
+    }
+    const hit = this.cached.get(username);
+    if (hit !== undefined) return hit;
+    const account = await this.store.getAccount(username);
+    this.cached.set(username, account);
+    return account;
+  }
+
   /** Before the lookup: is this caller known (when that is required) and within its rate? */
   async admit(username: string): Promise<void> {
-    if (this.config.policy === 'registered' && !(await this.store.getAccount(username))) {
+    if (this.config.policy === 'registered' && !(await this.account(username))) {
       throw new LookupError('UNKNOWN_USERNAME', `Unknown username ${quote(username)}: ask the operator to register it`);
     }
     if (this.limiter) {
@@ -60,7 +79,7 @@ export class Accounts {
 
   /** After a successful lookup: take one credit from a limited account. */
   async charge(username: string): Promise<void> {
-    const account = await this.store.getAccount(username);
+    const account = await this.account(username);
     if (!account || account.credits === null) return;
     if (!(await this.store.takeCredit(username))) {
       throw new LookupError('OUT_OF_CREDIT', `Username ${quote(username)} has no lookup credit left`, 3600);
