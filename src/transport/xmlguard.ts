@@ -2,6 +2,13 @@
 // It refuses DTDs, entity declarations, processing instructions and undefined entities (nothing is
 // ever expanded), enforces depth, text, element and attribute limits in one linear scan, and
 // reports the envelope's shape (namespace, Body's operation element, mustUnderstand headers).
+//
+// It must be at least as strict as what node-soap runs next (sax in strict mode, then its own
+// object builder): whatever passes here but fails there comes back as node-soap's own fault or a
+// bare error line instead of ours. So it also refuses what that builder mishandles: names of
+// JavaScript object members (an id="__proto__" would pollute Object.prototype for every later
+// request), SOAP-encoding href references, and CDATA holding an XML document (which node-soap
+// parses again, unscreened).
 
 import type { Limits } from '../config';
 
@@ -25,7 +32,13 @@ export interface EnvelopeShape {
 }
 
 const NOT_XML_CHAR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
-const NAME = /[A-Za-z_\u00c0-\ufffd][\w.\-:\u00b7\u00c0-\ufffd]*/y;
+// XML 1.0 (fifth edition) name characters, BMP only (as sax reads them); a QName is an NCName with
+// at most one prefix.
+const NC_START = 'A-Za-z_\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD';
+const NC_BODY = `${NC_START}.\\-0-9\\u00B7\\u0300-\\u036F\\u203F-\\u2040`;
+const NAME = new RegExp(`[${NC_START}][${NC_BODY}]*(?::[${NC_START}][${NC_BODY}]*)?`, 'y');
+/** Own members of Object.prototype: as element, attribute or id names they reach node-soap's plain-object maps. */
+const RESERVED = new Set(Object.getOwnPropertyNames(Object.prototype));
 const WS = /[ \t\r\n]*/y;
 const ENTITY = /&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#x([0-9a-fA-F]{1,6}));/y;
 const XML_DECL = /^<\?xml[ \t\r\n]+version[ \t\r\n]*=[ \t\r\n]*(["'])1\.[0-9]\1(?:[ \t\r\n]+encoding[ \t\r\n]*=[ \t\r\n]*(["'])([A-Za-z][A-Za-z0-9._-]*)\2)?(?:[ \t\r\n]+standalone[ \t\r\n]*=[ \t\r\n]*(["'])(?:yes|no)\4)?[ \t\r\n]*\?>/;
@@ -42,22 +55,44 @@ function validChar(cp: number): boolean {
   return cp === 0x9 || cp === 0xa || cp === 0xd || (cp >= 0x20 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
 }
 
-/** Checks every '&' in a run of character data or an attribute value. */
-function checkEntities(s: string, from: number, to: number): void {
-  let amp = s.indexOf('&', from);
-  while (amp !== -1 && amp < to) {
+/** Checks every '&' in a run of character data or an attribute value (searching only that run, so the scan stays linear). */
+function checkEntities(xml: string, from: number, to: number): void {
+  const s = xml.slice(from, to);
+  let amp = s.indexOf('&');
+  while (amp !== -1) {
     ENTITY.lastIndex = amp;
     const m = ENTITY.exec(s);
-    if (!m || amp + m[0].length > to) {
-      const name = /^&([^;\s<&]{0,20})/.exec(s.slice(amp, Math.min(to, amp + 24)))?.[1] ?? '';
-      throw new XmlRejected(`undefined entity reference '&${name};' (only &amp; &lt; &gt; &quot; &apos; and character references are allowed; no DTD entities)`);
+    if (!m) {
+      const name = /^&([^;\s<&]{0,20})/.exec(s.slice(amp, amp + 24))?.[1] ?? '';
+      throw new XmlRejected(`undefined entity reference '&${shown(name)};' (only &amp; &lt; &gt; &quot; &apos; and character references are allowed; no DTD entities)`);
     }
     if (!m[1]) {
       const cp = m[2] !== undefined ? parseInt(m[2], 10) : parseInt(m[3], 16);
-      if (!validChar(cp)) throw new XmlRejected(`character reference ${m[0]} is not a character XML allows`);
+      if (!validChar(cp)) throw new XmlRejected(`character reference ${shown(m[0])} is not a character XML allows`);
     }
     amp = s.indexOf('&', amp + m[0].length);
   }
+}
+
+/** An attribute value as the parser will see it (entities were checked by checkEntities). */
+function decodeValue(v: string): string {
+  if (!v.includes('&')) return v;
+  return v.replace(/&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#x([0-9a-fA-F]{1,6}));/g, (_m, named: string | undefined, dec: string | undefined, hex: string | undefined) => {
+    if (named) return { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }[named] as string;
+    return String.fromCodePoint(dec !== undefined ? parseInt(dec, 10) : parseInt(hex as string, 16));
+  });
+}
+
+function checkName(qname: string, what: string, limits: GuardLimits): void {
+  if (qname.length > limits.maxTextChars) throw new XmlRejected(`an ${what} name is longer than ${limits.maxTextChars} characters`);
+  for (const part of qname.split(':')) {
+    if (RESERVED.has(part)) throw new XmlRejected(`the ${what} name '${shown(qname)}' is not accepted (it names a built-in object member)`);
+  }
+}
+
+/** A name as quoted in a reason: names may be as long as the text limit. */
+function shown(name: string): string {
+  return name.length > 40 ? `${name.slice(0, 40)}…` : name;
 }
 
 /** Scans a decoded request body; throws XmlRejected with a one-line reason. */
@@ -65,7 +100,7 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
   if (NOT_XML_CHAR.test(xml)) throw new XmlRejected('the body holds a character XML does not allow (such as NUL or another control character)');
   const len = xml.length;
   let i = xml.charCodeAt(0) === 0xfeff ? 1 : 0;
-  if (xml.startsWith('<?xml', i)) {
+  if (/^<\?xml[ \t\r\n]/.test(xml.slice(i, i + 6))) {
     const decl = XML_DECL.exec(xml.slice(i, i + 200));
     if (!decl) throw new XmlRejected('malformed XML declaration');
     if (decl[3] && !/^utf-?8$/i.test(decl[3])) throw new XmlRejected(`the XML declaration names encoding '${decl[3]}'; only UTF-8 is accepted`);
@@ -99,8 +134,9 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
       } else {
         const top = stack[stack.length - 1];
         top.text += end - i;
-        if (top.text > limits.maxTextChars) throw new XmlRejected(`the text of <${top.qname}> is longer than ${limits.maxTextChars} characters`);
+        if (top.text > limits.maxTextChars) throw new XmlRejected(`the text of <${shown(top.qname)}> is longer than ${limits.maxTextChars} characters`);
         checkEntities(xml, i, end);
+        if (xml.slice(i, end).includes(']]>')) throw new XmlRejected(`']]>' in the text of <${shown(top.qname)}> (write ]]&gt;)`);
       }
     }
     if (lt === -1) break;
@@ -109,9 +145,11 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
 
     if (next === 0x21 /* ! */) {
       if (xml.startsWith('<!--', i)) {
-        const close = xml.indexOf('-->', i + 4);
-        if (close === -1) throw new XmlRejected('the body ends inside a comment');
-        i = close + 3;
+        // XML allows no '--' inside a comment, so the first '--' must be the end.
+        const dashes = xml.indexOf('--', i + 4);
+        if (dashes === -1) throw new XmlRejected('the body ends inside a comment');
+        if (xml.charCodeAt(dashes + 2) !== 0x3e) throw new XmlRejected("'--' inside a comment");
+        i = dashes + 3;
         continue;
       }
       if (xml.startsWith('<![CDATA[', i)) {
@@ -120,7 +158,8 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
         if (close === -1) throw new XmlRejected('the body ends inside a CDATA section');
         const top = stack[stack.length - 1];
         top.text += close - (i + 9);
-        if (top.text > limits.maxTextChars) throw new XmlRejected(`the text of <${top.qname}> is longer than ${limits.maxTextChars} characters`);
+        if (top.text > limits.maxTextChars) throw new XmlRejected(`the text of <${shown(top.qname)}> is longer than ${limits.maxTextChars} characters`);
+        if (/<\?xml/i.test(xml.slice(i + 9, close))) throw new XmlRejected(`a CDATA section in <${shown(top.qname)}> holds an XML document; embedded XML is not accepted`);
         i = close + 3;
         continue;
       }
@@ -132,12 +171,13 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
     if (next === 0x2f /* / */) {
       NAME.lastIndex = i + 2;
       const m = NAME.exec(xml);
-      if (!m) throw new XmlRejected('malformed end tag');
+      if (!m) throw new XmlRejected(i + 2 >= len ? 'the body ends inside an end tag' : 'malformed end tag');
       WS.lastIndex = NAME.lastIndex;
       WS.exec(xml);
-      if (xml.charCodeAt(WS.lastIndex) !== 0x3e) throw new XmlRejected(`malformed end tag </${m[0]}`);
+      if (WS.lastIndex >= len) throw new XmlRejected(`the body ends inside the end tag </${shown(m[0])}`);
+      if (xml.charCodeAt(WS.lastIndex) !== 0x3e) throw new XmlRejected(`malformed end tag </${shown(m[0])}`);
       const top = stack.pop();
-      if (!top || top.qname !== m[0]) throw new XmlRejected(top ? `</${m[0]}> closes <${top.qname}>` : `</${m[0]}> has no start tag`);
+      if (!top || top.qname !== m[0]) throw new XmlRejected(top ? `</${shown(m[0])}> closes <${shown(top.qname)}>` : `</${shown(m[0])}> has no start tag`);
       i = WS.lastIndex + 1;
       continue;
     }
@@ -149,49 +189,57 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
     if (stack.length === 0 && rootSeen) throw new XmlRejected('more than one root element');
     if (++elements > limits.maxElements) throw new XmlRejected(`more than ${limits.maxElements} elements`);
     const qname = nm[0];
+    checkName(qname, 'element', limits);
     let p = NAME.lastIndex;
     let ns: Map<string, string> | null = null;
     const attrs: Array<[string, string]> = [];
+    const attrNames = new Set<string>();
     let selfClosing = false;
     for (;;) {
       WS.lastIndex = p;
       WS.exec(xml);
       const spaced = WS.lastIndex > p;
       p = WS.lastIndex;
-      if (p >= len) throw new XmlRejected(`the body ends inside the tag <${qname}>`);
+      if (p >= len) throw new XmlRejected(`the body ends inside the tag <${shown(qname)}>`);
       const c = xml.charCodeAt(p);
       if (c === 0x3e) {
         p++;
         break;
       }
       if (c === 0x2f) {
-        if (xml.charCodeAt(p + 1) !== 0x3e) throw new XmlRejected(`malformed tag <${qname}>`);
+        if (xml.charCodeAt(p + 1) !== 0x3e) throw new XmlRejected(`malformed tag <${shown(qname)}>`);
         selfClosing = true;
         p += 2;
         break;
       }
-      if (!spaced) throw new XmlRejected(`malformed attributes in <${qname}>`);
+      if (!spaced) throw new XmlRejected(`malformed attributes in <${shown(qname)}>`);
       NAME.lastIndex = p;
       const an = NAME.exec(xml);
-      if (!an) throw new XmlRejected(`malformed attribute in <${qname}>`);
+      if (!an) throw new XmlRejected(`malformed attribute in <${shown(qname)}>`);
       WS.lastIndex = NAME.lastIndex;
       WS.exec(xml);
-      if (xml.charCodeAt(WS.lastIndex) !== 0x3d) throw new XmlRejected(`attribute ${an[0]} in <${qname}> has no value`);
+      if (xml.charCodeAt(WS.lastIndex) !== 0x3d) throw new XmlRejected(`attribute ${shown(an[0])} in <${shown(qname)}> has no value`);
       WS.lastIndex++;
       WS.exec(xml);
       const q = xml.charCodeAt(WS.lastIndex);
-      if (q !== 0x22 && q !== 0x27) throw new XmlRejected(`attribute ${an[0]} in <${qname}> is not quoted`);
+      if (q !== 0x22 && q !== 0x27) throw new XmlRejected(`attribute ${shown(an[0])} in <${shown(qname)}> is not quoted`);
       const vStart = WS.lastIndex + 1;
       const vEnd = xml.indexOf(q === 0x22 ? '"' : "'", vStart);
-      if (vEnd === -1) throw new XmlRejected(`the body ends inside an attribute of <${qname}>`);
-      if (vEnd - vStart > limits.maxTextChars) throw new XmlRejected(`attribute ${an[0]} of <${qname}> is longer than ${limits.maxTextChars} characters`);
+      if (vEnd === -1) throw new XmlRejected(`the body ends inside an attribute of <${shown(qname)}>`);
+      if (vEnd - vStart > limits.maxTextChars) throw new XmlRejected(`attribute ${shown(an[0])} of <${shown(qname)}> is longer than ${limits.maxTextChars} characters`);
       const lt2 = xml.indexOf('<', vStart);
-      if (lt2 !== -1 && lt2 < vEnd) throw new XmlRejected(`'<' inside attribute ${an[0]} of <${qname}>`);
+      if (lt2 !== -1 && lt2 < vEnd) throw new XmlRejected(`'<' inside attribute ${shown(an[0])} of <${shown(qname)}>`);
       checkEntities(xml, vStart, vEnd);
-      if (attrs.length >= limits.maxAttributes) throw new XmlRejected(`<${qname}> has more than ${limits.maxAttributes} attributes`);
+      if (attrs.length >= limits.maxAttributes) throw new XmlRejected(`<${shown(qname)}> has more than ${limits.maxAttributes} attributes`);
       const name = an[0];
-      if (attrs.some(([n]) => n === name)) throw new XmlRejected(`attribute ${name} appears twice in <${qname}>`);
+      if (attrNames.has(name)) throw new XmlRejected(`attribute ${shown(name)} appears twice in <${shown(qname)}>`);
+      attrNames.add(name);
+      checkName(name, 'attribute', limits);
       const value = xml.slice(vStart, vEnd);
+      // SOAP-encoding multi-references: document/literal never uses them, and node-soap resolves
+      // them by merging objects, keyed by the caller's id.
+      if (name === 'href') throw new XmlRejected(`href references (SOAP encoding) are not accepted; send each value inline`);
+      if (name === 'id' && RESERVED.has(decodeValue(value))) throw new XmlRejected(`the id '${decodeValue(value).slice(0, 40)}' is not accepted`);
       attrs.push([name, value]);
       if (name === 'xmlns' || name.startsWith('xmlns:')) {
         ns ??= new Map();
@@ -206,7 +254,7 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
     stack.push(frame);
     if (stack.length > limits.maxDepth) throw new XmlRejected(`elements nested deeper than ${limits.maxDepth}`);
     const uri = resolve(prefix);
-    if (uri === undefined) throw new XmlRejected(`undeclared namespace prefix '${prefix}' on <${qname}>`);
+    if (uri === undefined) throw new XmlRejected(`undeclared namespace prefix '${shown(prefix)}' on <${shown(qname)}>`);
     frame.uri = uri;
 
     const depth = stack.length;
@@ -231,7 +279,7 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
     if (selfClosing) stack.pop();
     i = p;
   }
-  if (stack.length > 0) throw new XmlRejected(`the body ends inside <${stack[stack.length - 1].qname}>`);
+  if (stack.length > 0) throw new XmlRejected(`the body ends inside <${shown(stack[stack.length - 1].qname)}>`);
   if (!root) throw new XmlRejected('the body holds no XML element');
   return { root, operation, bodyElements, hasBody, mustUnderstand };
 }
