@@ -9,14 +9,59 @@ function tooLarge(limit: number): LookupError {
   return new LookupError('PAYLOAD_TOO_LARGE', `Request body is larger than ${limit} bytes`);
 }
 
+// Once a body is refused as too large, this much more of it is still read and dropped (or for this
+// long) before the 413 goes out. A client that is still sending when the server answers and closes
+// gets a reset connection instead of the answer; a body somewhat over the limit (the usual honest
+// mistake) thus still gets its 413, while a huge one is cut off.
+const DRAIN_BYTES = 256 * 1024;
+const DRAIN_MS = 1000;
+
+/** Reads and drops what is left of a refused body, within DRAIN_BYTES and DRAIN_MS. */
+function drain(req: IncomingMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (req.complete || req.destroyed) return resolve();
+    let left = DRAIN_BYTES;
+    const stop = () => {
+      clearTimeout(timer);
+      req.removeListener('data', onData);
+      req.removeListener('end', stop);
+      req.removeListener('error', stop);
+      req.removeListener('close', stop);
+      req.pause();
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      left -= chunk.length;
+      if (left < 0) stop();
+    };
+    const timer = setTimeout(stop, DRAIN_MS);
+    req.on('data', onData);
+    req.on('end', stop);
+    req.on('error', stop);
+    req.on('close', stop);
+    req.resume();
+  });
+}
+
+function declaredLength(req: IncomingMessage): number | null {
+  const declared = req.headers['content-length'];
+  return declared === undefined ? null : Number(declared);
+}
+
 /** Refuses up front what the headers already show to be too large or of an unknown coding. */
 export function checkBodyHeaders(req: IncomingMessage, limit: number): void {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
+  const declared = declaredLength(req);
+  if (declared !== null && declared > limit) throw tooLarge(limit);
   const coding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
   if (coding !== 'identity' && coding !== 'gzip' && coding !== 'deflate') {
     throw new LookupError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding '${coding.slice(0, 20)}' is not supported (use identity, gzip or deflate)`);
   }
+}
+
+/** Whether the request carries a body at all (a declared length above 0, or chunked). */
+export function hasBody(req: IncomingMessage): boolean {
+  const declared = declaredLength(req);
+  return (declared !== null && declared > 0) || req.headers['transfer-encoding'] !== undefined;
 }
 
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -24,7 +69,9 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     try {
       checkBodyHeaders(req, limit);
     } catch (e) {
-      reject(e);
+      const declared = declaredLength(req);
+      if ((e as LookupError).code === 'PAYLOAD_TOO_LARGE' && declared !== null && declared <= limit + DRAIN_BYTES) void drain(req).then(() => reject(e));
+      else reject(e);
       return;
     }
     const chunks: Buffer[] = [];
@@ -34,8 +81,12 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (done) return;
       done = true;
       req.removeListener('data', onData);
-      req.pause();
-      reject(e);
+      chunks.length = 0;
+      if (e.code === 'PAYLOAD_TOO_LARGE') void drain(req).then(() => reject(e));
+      else {
+        req.pause();
+        reject(e);
+      }
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;

@@ -8,7 +8,7 @@ import { findOperation, suggestOperation } from '../contract/operations';
 import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService, RawParams } from '../service/lookup';
 import type { Logger } from '../ops/logger';
-import { decodeUtf8, readBody } from './body';
+import { decodeUtf8, hasBody, readBody } from './body';
 import { note } from './context';
 import { sendPlainError } from './plain';
 import { parseMediaType } from './soap';
@@ -62,8 +62,27 @@ async function params(req: IncomingMessage, limits: Limits): Promise<RawParams> 
   return parseForm(decodeUtf8(await readBody(req, limits.maxBodyBytes)));
 }
 
+const OPERATION_PATH = /^\/api\/reg\.asmx\/[^/]+\/?$/i;
+
+/**
+ * MAX_BODY_BYTES holds on every route, not only where a body is used. httpRouter is mounted first,
+ * so this sees every request Express serves (POST /api/reg.asmx is served before Express and reads
+ * its own body). A body sent where none is taken is read within the limit and dropped, so that an
+ * oversized one is a 413 here too rather than megabytes quietly read and thrown away.
+ */
+function bodyLimit(limits: Limits): express.RequestHandler {
+  return (req, res, next) => {
+    if (!hasBody(req) || (req.method === 'POST' && OPERATION_PATH.test(req.path))) return next();
+    readBody(req, limits.maxBodyBytes).then(
+      () => next(),
+      (e: unknown) => sendPlainError(req, res, asLookupError(e)),
+    );
+  };
+}
+
 export function httpRouter(deps: HttpDeps): express.Router {
   const router = express.Router({ caseSensitive: false });
+  router.use(bodyLimit(deps.limits));
   router.all('/api/reg.asmx/:operation', (req: express.Request, res: express.Response) => {
     const name = req.params.operation as string;
     note(req, { transport: req.method === 'POST' ? 'post' : 'get' });
