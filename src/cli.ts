@@ -59,6 +59,13 @@ async function serve(): Promise<void> {
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
   const store = openStore(cfg.databaseUrl);
   if (cfg.loadSampleData && cluster.isPrimary) await loadSampleIfEmpty(store, logger);
+  process.on('unhandledRejection', (e) => logger.error('unhandled rejection', { error: String((e as Error)?.stack ?? e) }));
+  process.on('uncaughtException', (e) => {
+    logger.error('uncaught exception; exiting', { error: String(e?.stack ?? e) });
+    logger.on('finish', () => process.exit(1));
+    logger.end();
+    setTimeout(() => process.exit(1), 1000).unref();
+  });
   const service = await createService(cfg, store, logger);
   const server = createHttpServer(service, cfg);
   server.on('error', (e) => fatal(e));
