@@ -15,7 +15,9 @@ import { modelMatches, motNodes, parseMot, vehicleNodes, type XNode } from './re
 export type RawParams = Readonly<Record<string, unknown>>;
 
 const MAX_PARAM_CHARS = 256;
-const CONTROL_RE = /[\u0000-\u001f\u007f]/;
+// C0, DEL and C1 controls, and the line and paragraph separators: never part of a plate, a state,
+// a model or a username, and they would split or corrupt log lines and error messages.
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 function paramValue(op: Operation, raw: RawParams, name: string): string | undefined {
   let v = raw[name];
