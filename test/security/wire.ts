@@ -110,8 +110,9 @@ export interface RawRequest {
 }
 
 export function head(req: RawRequest, bodyLength: number): string {
-  const lines = [`${req.method ?? 'POST'} ${req.path ?? '/api/reg.asmx'} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close'];
   const headers = { ...(req.headers ?? {}) };
+  const lines = [`${req.method ?? 'POST'} ${req.path ?? '/api/reg.asmx'} HTTP/1.1`, 'Connection: close'];
+  if (!Object.keys(headers).some((h) => h.toLowerCase() === 'host')) lines.push('Host: 127.0.0.1');
   if (!req.noLength && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length')) headers['Content-Length'] = bodyLength;
   for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
   return lines.join('\r\n') + '\r\n\r\n';
