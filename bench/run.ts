@@ -5,6 +5,7 @@
 //                                  a 60 s memory soak, WORKERS=2 vs 1; writes bench/RESULTS.md
 //   npm run bench -- --short       about 20 s: one short round, printed only (CI)
 //   npm run bench -- --profile     CPU profile of the service under each scenario, top frames printed
+//   npm run bench -- --prepare     only generate the bench store (bench/.work/)
 //
 // It asserts nothing about speed; it exits non-zero only if a request failed.
 
@@ -25,6 +26,7 @@ type Scenario = (typeof SCENARIOS)[number];
 const args = new Set(process.argv.slice(2));
 const SHORT = args.has('--short');
 const PROFILE = args.has('--profile');
+const PREPARE_ONLY = args.has('--prepare');
 const VEHICLES = SHORT ? 20_000 : 100_000;
 const MOTS = SHORT ? 2_000 : 10_000;
 const SECONDS = SHORT ? 1 : Number(process.env.BENCH_SECONDS ?? 5);
@@ -303,6 +305,7 @@ const pct = (x: number) => `${Math.round(x * 100)} %`;
 async function main(): Promise<void> {
   const t0 = Date.now();
   const { db, regsFile } = await prepareStore();
+  if (PREPARE_ONLY) return;
   let failed = 0;
   const lines: string[] = [];
   const out = (s = '') => {
@@ -327,6 +330,8 @@ async function main(): Promise<void> {
   const service = await startService(db);
   log(`service started in ${service.startMs.toFixed(0)} ms (process start to listening)`);
   const answersFile = await captureAnswers(service, regsFile);
+  // Warm-up: let the JIT and the page cache settle before anything is measured.
+  for (const s of SCENARIOS) await load(service, s, regsFile, SHORT ? 1 : 3);
   const node = await startBaseline('node', answersFile);
   const exp = await startBaseline('express', answersFile);
 
