@@ -64,7 +64,8 @@ export function faultXml(version: SoapVersion, namespace: string, err: LookupErr
     return `<soap:Fault><faultcode>${faultCode(version, err)}</faultcode><faultstring>${message}</faultstring><detail>${detail}</detail></soap:Fault>`;
   }
   return (
-    `<soap:Fault><soap:Code><soap:Value>${faultCode(version, err)}</soap:Value></soap:Code>` +
+    `<soap:Fault><soap:Code><soap:Value>${faultCode(version, err)}</soap:Value>` +
+    `<soap:Subcode><soap:Value xmlns:rl="${escapeAttr(namespace)}">rl:${err.code}</soap:Value></soap:Subcode></soap:Code>` +
     `<soap:Reason><soap:Text xml:lang="en">${message}</soap:Text></soap:Reason><soap:Detail>${detail}</soap:Detail></soap:Fault>`
   );
 }

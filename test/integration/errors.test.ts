@@ -55,7 +55,7 @@ function expectError(t: Transport, res: Answer, code: ErrorCode): void {
       expect(res.body).toMatch(/<faultstring>[^<]{10,}<\/faultstring>/);
     } else {
       const value = spec.role === 'Client' ? 'Sender' : spec.role === 'Server' ? 'Receiver' : spec.role;
-      expect(res.body).toContain(`<soap:Code><soap:Value>soap:${value}</soap:Value></soap:Code>`);
+      expect(res.body).toContain(`<soap:Code><soap:Value>soap:${value}</soap:Value><soap:Subcode><soap:Value xmlns:rl="${NS}">rl:${code}</soap:Value></soap:Subcode></soap:Code>`);
       expect(res.body).toMatch(/<soap:Reason><soap:Text xml:lang="en">[^<]{10,}<\/soap:Text><\/soap:Reason>/);
       expect(res.body).toContain('<soap:Detail>');
     }
