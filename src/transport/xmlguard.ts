@@ -7,8 +7,8 @@
 // object builder): whatever passes here but fails there comes back as node-soap's own fault or a
 // bare error line instead of ours. So it also refuses what that builder mishandles: names of
 // JavaScript object members (an id="__proto__" would pollute Object.prototype for every later
-// request), SOAP-encoding href references, and CDATA holding an XML document (which node-soap
-// parses again, unscreened).
+// request), SOAP-encoding href references, CDATA holding an XML document (which node-soap parses
+// again, unscreened), mixed content, and elements named Body or Envelope out of their place.
 
 import type { Limits } from '../config';
 
@@ -49,7 +49,12 @@ interface Frame {
   local: string;
   uri: string;
   text: number;
+  /** Text that is not white space (as node-soap trims it), and child elements: never both. */
+  hasText: boolean;
+  hasChild: boolean;
 }
+
+const MIXED = (qname: string) => `<${shown(qname)}> holds both text and elements (mixed content); a parameter is text only`;
 
 function validChar(cp: number): boolean {
   return cp === 0x9 || cp === 0xa || cp === 0xd || (cp >= 0x20 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
@@ -135,8 +140,13 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
         const top = stack[stack.length - 1];
         top.text += end - i;
         if (top.text > limits.maxTextChars) throw new XmlRejected(`the text of <${shown(top.qname)}> is longer than ${limits.maxTextChars} characters`);
+        const run = xml.slice(i, end);
         checkEntities(xml, i, end);
-        if (xml.slice(i, end).includes(']]>')) throw new XmlRejected(`']]>' in the text of <${shown(top.qname)}> (write ]]&gt;)`);
+        if (run.includes(']]>')) throw new XmlRejected(`']]>' in the text of <${shown(top.qname)}> (write ]]&gt;)`);
+        if (run.trim() !== '') {
+          if (top.hasChild) throw new XmlRejected(MIXED(top.qname));
+          top.hasText = true;
+        }
       }
     }
     if (lt === -1) break;
@@ -159,7 +169,12 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
         const top = stack[stack.length - 1];
         top.text += close - (i + 9);
         if (top.text > limits.maxTextChars) throw new XmlRejected(`the text of <${shown(top.qname)}> is longer than ${limits.maxTextChars} characters`);
-        if (/<\?xml/i.test(xml.slice(i + 9, close))) throw new XmlRejected(`a CDATA section in <${shown(top.qname)}> holds an XML document; embedded XML is not accepted`);
+        const data = xml.slice(i + 9, close);
+        if (/<\?xml/i.test(data)) throw new XmlRejected(`a CDATA section in <${shown(top.qname)}> holds an XML document; embedded XML is not accepted`);
+        if (data.trim() !== '') {
+          if (top.hasChild) throw new XmlRejected(MIXED(top.qname));
+          top.hasText = true;
+        }
         i = close + 3;
         continue;
       }
@@ -250,7 +265,12 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
 
     const colon = qname.indexOf(':');
     const prefix = colon === -1 ? '' : qname.slice(0, colon);
-    const frame: Frame = { qname, ns, local: colon === -1 ? qname : qname.slice(colon + 1), uri: '', text: 0 };
+    const parent = stack[stack.length - 1];
+    if (parent) {
+      if (parent.hasText) throw new XmlRejected(MIXED(parent.qname));
+      parent.hasChild = true;
+    }
+    const frame: Frame = { qname, ns, local: colon === -1 ? qname : qname.slice(colon + 1), uri: '', text: 0, hasText: false, hasChild: false };
     stack.push(frame);
     if (stack.length > limits.maxDepth) throw new XmlRejected(`elements nested deeper than ${limits.maxDepth}`);
     const uri = resolve(prefix);
@@ -258,6 +278,11 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
     frame.uri = uri;
 
     const depth = stack.length;
+    // node-soap takes the first child of any element named Body, wherever it is, for the operation.
+    if (frame.local === 'Envelope' && depth !== 1) throw new XmlRejected(`<${shown(qname)}> inside the envelope`);
+    if (frame.local === 'Body' && !(depth === 2 && root && uri === root.ns && !hasBody)) {
+      throw new XmlRejected(`<${shown(qname)}> may appear only once, as the Envelope's own Body`);
+    }
     if (depth === 1) {
       rootSeen = true;
       root = { local: frame.local, ns: uri };

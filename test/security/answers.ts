@@ -22,7 +22,7 @@ export function fromFetch(res: Response, text: string): Seen {
 // database text: none may reach a caller, whatever they sent.
 const LEAKS: ReadonlyArray<[string, RegExp]> = [
   ['stack frame', /\bat (?:[\w$.<>[\] ]+ )?\(?(?:\/|node:|file:)[^\s)]*:\d+:\d+\)?/],
-  ['source path', /(?:\/work\/|\/home\/|\/usr\/|\/tmp\/|node_modules|[A-Za-z]:\\)/],
+  ['source path', /(?:\/work\/|\/home\/|\/usr\/|\/tmp\/|node_modules|\b[A-Za-z]:\\[\w.-]+\\)/],
   ['source file', /\b[\w-]+\.(?:ts|js):\d+/],
   ['engine error', /\b(?:TypeError|ReferenceError|RangeError|SyntaxError)\b|Cannot read propert|is not a function|is not iterable|Maximum call stack/],
   ['node-soap fault', /Invalid XML|Line: \d+\s*(?:&#xA;|\n)?\s*Column:|wssecurity|u:Timestamp/],

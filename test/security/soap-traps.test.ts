@@ -76,6 +76,23 @@ describe.each<Version>(['1.1', '1.2'])('SOAP %s', (version) => {
     expect(a.status).toBe(200);
   });
 
+  test('mixed content (text and elements in one parameter) is refused, not half-read', async () => {
+    for (const inner of ['<RegistrationNumber>A<Model>FOCUS</Model>A-00-AA</RegistrationNumber><username>demo</username>', '<RegistrationNumber><b/>RG11 ABC</RegistrationNumber><username>demo</username>']) {
+      const a = await post(version, env(version, inner));
+      expect(a.problem).toBeNull();
+      expect(a.text).toMatch(/holds both text and elements/);
+    }
+  });
+
+  test('an element named Body or Envelope out of its place is refused', async () => {
+    for (const body of [env(version, PARAMS, '<Body><x>1</x></Body>'), env(version, PARAMS, '<Envelope/>'), env(version, PARAMS).replace('<soap:Body>', '<soap:Body/><soap:Body>')]) {
+      const a = await post(version, body);
+      expect(a.problem).toBeNull();
+      expect(a.text).toMatch(/may appear only once, as the Envelope's own Body|inside the envelope/);
+      expect(leakIn(a.text)).toBeNull();
+    }
+  });
+
   test("XML that sax rejects is our fault, not node-soap's", async () => {
     for (const inner of [`<!-- a -- b -->${PARAMS}`, `<!-- a --->${PARAMS}`, `<a\u00d7b/>${PARAMS}`, `<a:b:c xmlns:a="urn:a"/>${PARAMS}`, PARAMS.replace('RG11 ABC', 'RG11 ]]> ABC')]) {
       const a = await post(version, env(version, inner));

@@ -66,7 +66,7 @@ export function exchange(port: number, chunks: ReadonlyArray<Buffer | string>, o
       clearTimeout(timer);
       socket.destroy();
       const head = parseHead(got);
-      let body = head ? got.subarray(head.bodyStart) : Buffer.alloc(0);
+      let body: Buffer = head ? got.subarray(head.bodyStart) : Buffer.alloc(0);
       if (head?.headers['transfer-encoding'] === 'chunked') body = dechunk(body) ?? body;
       if (head?.headers['content-length'] !== undefined) body = body.subarray(0, Number(head.headers['content-length']));
       resolve({ status: head?.status ?? 0, headers: head?.headers ?? {}, body, text: body.toString('utf8'), ended, ms: Date.now() - t0 });

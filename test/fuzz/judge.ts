@@ -1,0 +1,113 @@
+// Sends a fuzz request over a keep-alive connection and judges the answer: a result, a proper fault,
+// or a 4xx of our error table; never silence, a reset, a 5xx other than a SOAP fault, or a leak.
+
+import http from 'node:http';
+import { ERRORS, type ErrorCode } from '../../src/service/errors';
+import { leakIn, plainErrorProblem, soapFaultProblem, type Seen } from '../security/answers';
+import type { FuzzRequest } from './cases';
+
+export interface FuzzAnswer extends Seen {
+  /** Set when no HTTP answer arrived: the socket error or 'timeout'. */
+  readonly failure?: string;
+  readonly ms: number;
+}
+
+/** One keep-alive connection at a time, as a client would; sockets the server closes are replaced. */
+export class FuzzClient {
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+  constructor(private readonly port: number, private readonly timeoutMs = 5000) {}
+
+  send(r: FuzzRequest): Promise<FuzzAnswer> {
+    return new Promise((resolve) => {
+      const t0 = Date.now();
+      let settled = false;
+      const done = (a: Omit<FuzzAnswer, 'ms'>) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ ...a, ms: Date.now() - t0 });
+      };
+      const req = http.request(
+        { host: '127.0.0.1', port: this.port, method: r.method, path: r.path, agent: this.agent, headers: { ...r.headers, 'Content-Length': String(r.body.length) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const headers: Record<string, string> = {};
+            for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+            done({ status: res.statusCode ?? 0, headers, text: Buffer.concat(chunks).toString('utf8') });
+          });
+          res.on('error', (e) => done({ status: 0, headers: {}, text: '', failure: `response ${String((e as NodeJS.ErrnoException).code ?? e)}` }));
+        },
+      );
+      const timer = setTimeout(() => {
+        req.destroy();
+        done({ status: 0, headers: {}, text: '', failure: `no answer within ${this.timeoutMs} ms` });
+      }, this.timeoutMs);
+      req.on('error', (e) => done({ status: 0, headers: {}, text: '', failure: `request ${String((e as NodeJS.ErrnoException).code ?? e.message)}` }));
+      req.end(r.body);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+function soapVersionOf(contentType: string | undefined): '1.1' | '1.2' | null {
+  const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  return type === 'text/xml' ? '1.1' : type === 'application/soap+xml' ? '1.2' : null;
+}
+
+const RESULT_ROOT = /^<\?xml version="1\.0" encoding="utf-8"\?>\r\n<(Vehicle|UKMOTData) xmlns:xsi=/;
+
+/** Why this answer is not acceptable for this request, or null when it is. */
+export async function judge(r: FuzzRequest, a: FuzzAnswer): Promise<string | null> {
+  if (a.failure) {
+    // A body refused as too large may be cut off rather than drained; the answer was sent first.
+    if (r.body.length > 65_536 + 256 * 1024) return null;
+    return a.failure;
+  }
+  const leak = leakIn(a.text);
+  if (leak) return `leak (${leak}) in status ${a.status}: ${a.text.slice(0, 300)}`;
+  // As the front handler routes: POST to the SOAP path, in any case, with or without trailing slashes.
+  const onSoapPath = r.method === 'POST' && r.path.split('?')[0].replace(/\/+$/, '').toLowerCase() === '/api/reg.asmx';
+  const version = soapVersionOf(r.headers['Content-Type']);
+
+  if (a.status >= 500) {
+    if (!onSoapPath || !version) return `status ${a.status} outside a SOAP fault: ${a.text.slice(0, 300)}`;
+    const problem = await soapFaultProblem(a, version);
+    if (problem) return `status ${a.status}: ${problem}`;
+    const code = /<ErrorCode [^>]*>([A-Z_]+)</.exec(a.text)?.[1] as ErrorCode;
+    if (code === 'INTERNAL_ERROR') return `INTERNAL_ERROR fault: ${a.text.slice(0, 300)}`;
+    return null;
+  }
+  if (a.status >= 400) {
+    if (onSoapPath && version && a.status === 413) return soapFaultProblem(a, version);
+    // Node's HTTP parser answers a request head over its 16 KiB limit itself, before any handler.
+    if (a.status === 431 && r.path.length > 16 * 1024 - 256) return null;
+    if (r.method === 'HEAD') {
+      const code = a.headers['x-error-code'] as ErrorCode | undefined;
+      if (a.text !== '') return 'a body in the answer to HEAD';
+      return code && code in ERRORS && ERRORS[code].status === a.status ? null : `HEAD answered ${a.status} with X-Error-Code ${code}`;
+    }
+    const problem = plainErrorProblem(a);
+    if (problem) return `status ${a.status}: ${problem}`;
+    return null;
+  }
+  if (a.status === 200) {
+    if (r.method === 'HEAD') return null;
+    if (onSoapPath) {
+      if (!version) return 'a SOAP result for a request that was not SOAP';
+      const op = /<soap:Body><(\w+)Response xmlns="http:\/\/regcheck\.org\.uk"/.exec(a.text)?.[1];
+      if (!op || !a.text.includes(`<${op}Result>`) || !a.text.endsWith('</soap:Body></soap:Envelope>')) return `200 without a SOAP result: ${a.text.slice(0, 300)}`;
+      if (soapVersionOf(a.headers['content-type']) !== version) return `SOAP ${version} request answered as ${a.headers['content-type']}`;
+      return null;
+    }
+    if (RESULT_ROOT.test(a.text)) return null;
+    if (/^text\/html/.test(a.headers['content-type'] ?? '') && a.text.startsWith('<!DOCTYPE html>')) return null;
+    return `200 without a result: ${a.text.slice(0, 300)}`;
+  }
+  return `unexpected status ${a.status}: ${a.text.slice(0, 300)}`;
+}
