@@ -128,6 +128,16 @@ describe.each(VERSIONS)('SOAP %s', (version) => {
     expect(canaryHits).toBe(before);
   });
 
+  test('a schema location is not fetched: the lookup is simply served', async () => {
+    const before = canaryHits;
+    const xsi = `xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="${NS} ${canaryUrl}/reg.xsd"`;
+    const body = envelopeAround(version, params()).replace(`<Check xmlns="${NS}">`, `<Check xmlns="${NS}" ${xsi}>`);
+    const a = await soapSend(version, body);
+    expect(a.status).toBe(200);
+    expect(a.text).toContain('<CheckResult>');
+    expect(canaryHits).toBe(before);
+  });
+
   test('processing instructions other than the XML declaration are refused', async () => {
     await expectRefused(version, envelopeAround(version, `<?xml-stylesheet href="${canaryUrl}/x.xsl"?>${params()}`), { reason: /processing instructions/ });
     await expectRefused(version, `<?xml-stylesheet type="text/xsl" href="x.xsl"?>${envelopeAround(version, params(), '')}`, { reason: /processing instructions/ });
