@@ -62,7 +62,7 @@ async function params(req: IncomingMessage, limits: Limits): Promise<RawParams> 
   return parseForm(decodeUtf8(await readBody(req, limits.maxBodyBytes)));
 }
 
-const OPERATION_PATH = /^\/api\/reg\.asmx\/[^/]+\/?$/i;
+const OPERATION_PATH = /^\/api\/reg\.asmx\/([^/]+)\/?$/i;
 
 /**
  * MAX_BODY_BYTES holds on every route, not only where a body is used. httpRouter is mounted first,
@@ -72,7 +72,10 @@ const OPERATION_PATH = /^\/api\/reg\.asmx\/[^/]+\/?$/i;
  */
 function bodyLimit(limits: Limits): express.RequestHandler {
   return (req, res, next) => {
-    if (!hasBody(req) || (req.method === 'POST' && OPERATION_PATH.test(req.path))) return next();
+    if (!hasBody(req)) return next();
+    // POST /api/reg.asmx/{Operation} reads its own form body; every other request's body is read here.
+    const op = req.method === 'POST' ? OPERATION_PATH.exec(req.path)?.[1] : undefined;
+    if (op !== undefined && findOperation(op)) return next();
     readBody(req, limits.maxBodyBytes).then(
       () => next(),
       (e: unknown) => sendPlainError(req, res, asLookupError(e)),

@@ -145,6 +145,7 @@ describe('the body limit before and while reading', () => {
     ['GET', '/api/reg.asmx/Check?RegistrationNumber=RG11+ABC&username=demo'],
     ['POST', '/api/reg.asmx/Check'],
     ['POST', '/healthz'],
+    ['POST', '/api/reg.asmx/NoSuchOperation'],
     ['PUT', '/api/reg.asmx/Check'],
     ['POST', '/no/such/path'],
   ])('%s %s with a body over the limit is 413 (the limit holds on every route)', async (method, path) => {
