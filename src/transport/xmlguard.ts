@@ -265,10 +265,10 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
 
     const colon = qname.indexOf(':');
     const prefix = colon === -1 ? '' : qname.slice(0, colon);
-    const parent = stack[stack.length - 1];
-    if (parent) {
-      if (parent.hasText) throw new XmlRejected(MIXED(parent.qname));
-      parent.hasChild = true;
+    const container = stack[stack.length - 1];
+    if (container) {
+      if (container.hasText) throw new XmlRejected(MIXED(container.qname));
+      container.hasChild = true;
     }
     const frame: Frame = { qname, ns, local: colon === -1 ? qname : qname.slice(colon + 1), uri: '', text: 0, hasText: false, hasChild: false };
     stack.push(frame);
@@ -280,7 +280,7 @@ export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
     const depth = stack.length;
     // node-soap takes the first child of any element named Body, wherever it is, for the operation.
     if (frame.local === 'Envelope' && depth !== 1) throw new XmlRejected(`<${shown(qname)}> inside the envelope`);
-    if (frame.local === 'Body' && !(depth === 2 && root && uri === root.ns && !hasBody)) {
+    if (frame.local === 'Body' && depth > 1 && !(depth === 2 && root && uri === root.ns && !hasBody)) {
       throw new XmlRejected(`<${shown(qname)}> may appear only once, as the Envelope's own Body`);
     }
     if (depth === 1) {
