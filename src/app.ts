@@ -105,5 +105,12 @@ export async function loadSampleIfEmpty(store: VehicleStore, logger: Logger): Pr
 export function createHttpServer(service: Service, config: Config): http.Server {
   const server = http.createServer({ requestTimeout: config.requestTimeoutMs, headersTimeout: Math.min(config.requestTimeoutMs, 60_000), connectionsCheckingInterval: 1000 } as http.ServerOptions, service.handler);
   server.keepAliveTimeout = 5000;
+  // Expect: 100-continue (.NET and curl send it for larger bodies): invite the body only when its
+  // declared length is within the limit; otherwise the 413 goes out before the client uploads it.
+  server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const declared = Number(req.headers['content-length']);
+    if (!(declared > config.limits.maxBodyBytes)) res.writeContinue();
+    service.handler(req, res);
+  });
   return server;
 }

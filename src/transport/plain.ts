@@ -17,6 +17,7 @@ export function sendPlainError(req: IncomingMessage, res: ServerResponse, err: L
     'Content-Type': 'text/plain; charset=utf-8',
     'Content-Length': Buffer.byteLength(body),
     'X-Error-Code': err.code,
+    'X-Content-Type-Options': 'nosniff',
   };
   if (err.retryAfter) headers['Retry-After'] = err.retryAfter;
   if (err.code === 'PAYLOAD_TOO_LARGE') headers.Connection = 'close';

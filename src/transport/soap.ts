@@ -193,9 +193,30 @@ export function isSoapMediaType(contentType: string | undefined): SoapVersion | 
   return type === 'text/xml' ? '1.1' : type === 'application/soap+xml' ? '1.2' : null;
 }
 
+/**
+ * node-soap answers its own failures (a parse error, an exception in its object builder) with its
+ * own text or fault. The guard stops every known trigger; this is the net behind it: a 5xx that is
+ * not one of our faults is logged and replaced by an INTERNAL_ERROR fault.
+ */
+function netUnderNodeSoap(req: IncomingMessage, res: ServerResponse, version: SoapVersion, deps: SoapDeps, marker: string): void {
+  const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
+  res.end = ((chunk?: unknown) => {
+    res.end = end as typeof res.end;
+    const text = chunk === undefined || typeof chunk === 'function' ? '' : String(chunk);
+    if (res.statusCode >= 500 && !res.headersSent && !text.includes(marker)) {
+      deps.logger.error('node-soap failed on a screened request', { body: text.slice(0, 2000) });
+      note(req, { errorCode: 'INTERNAL_ERROR' });
+      sendFault(res, version, deps.namespace, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
+      return res;
+    }
+    return end(chunk);
+  }) as typeof res.end;
+}
+
 /** The handler for POST /api/reg.asmx. */
 export async function createSoapHandler(wsdl: string, deps: SoapDeps): Promise<Listener> {
   const listeners: Record<SoapVersion, Listener> = { '1.1': await listen('1.1', wsdl, deps), '1.2': await listen('1.2', wsdl, deps) };
+  const marker = `<ErrorCode xmlns="${escapeAttr(deps.namespace)}">`;
 
   return (req, res) => {
     const media = parseMediaType(req.headers['content-type']);
@@ -234,6 +255,7 @@ export async function createSoapHandler(wsdl: string, deps: SoapDeps): Promise<L
           req.url = SOAP_PATH;
           req.headers['content-type'] = CONTENT_TYPE[version];
           (req as IncomingMessage & { body?: string }).body = xml;
+          netUnderNodeSoap(req, res, version, deps, marker);
           listeners[version](req, res);
         } catch (e) {
           fail(e);

@@ -132,3 +132,54 @@ test('a bad setting stops start-up with a message naming the variable', async ()
   expect(code).not.toBe(0);
   expect(err).toContain("PORT must be a whole number, got 'eighty'");
 });
+
+test('Expect: 100-continue with an oversized Content-Length gets its 413 without the body being invited', async () => {
+  const net = await import('node:net');
+  const answer = await new Promise<string>((resolve, reject) => {
+    const sock = net.connect(srv.port, '127.0.0.1', () => {
+      sock.write(
+        'POST /api/reg.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n',
+      );
+    });
+    let got = '';
+    sock.on('data', (d) => {
+      got += d.toString();
+      if (got.includes('</soap:Envelope>')) {
+        sock.destroy();
+        resolve(got);
+      }
+    });
+    sock.on('error', reject);
+    setTimeout(() => resolve(got), 3000);
+  });
+  expect(answer).not.toContain('100 Continue');
+  expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+  expect(answer).toContain('PAYLOAD_TOO_LARGE');
+});
+
+test('Expect: 100-continue within the limit is invited, then answered', async () => {
+  const net = await import('node:net');
+  const body = 'RegistrationNumber=RG11ABC&username=demo';
+  const answer = await new Promise<string>((resolve, reject) => {
+    const sock = net.connect(srv.port, '127.0.0.1', () => {
+      sock.write(`POST /api/reg.asmx/Check HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`);
+    });
+    let got = '';
+    let sent = false;
+    sock.on('data', (d) => {
+      got += d.toString();
+      if (!sent && got.includes('100 Continue\r\n\r\n')) {
+        sent = true;
+        sock.write(body);
+      }
+      if (got.includes('</Vehicle>')) {
+        sock.destroy();
+        resolve(got);
+      }
+    });
+    sock.on('error', reject);
+    setTimeout(() => resolve(got), 3000);
+  });
+  expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK/);
+  expect(answer).toContain('<vehicleJson>');
+});
