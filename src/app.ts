@@ -18,7 +18,7 @@ import { importFile } from './store/import';
 import type { VehicleStore } from './store/store';
 import { contextOf, setContext } from './transport/context';
 import { helpRouter } from './transport/help';
-import { httpRouter } from './transport/http';
+import { httpHandler } from './transport/http';
 import { sendPlainError } from './transport/plain';
 import { createSoapHandler } from './transport/soap';
 
@@ -47,7 +47,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
-  app.use(httpRouter(deps));
+  app.use(httpHandler(deps));
   app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl }));
   app.get('/healthz', async (_req, res) => {
     const records = await store.count();

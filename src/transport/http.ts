@@ -83,11 +83,22 @@ function bodyLimit(limits: Limits): express.RequestHandler {
   };
 }
 
-export function httpRouter(deps: HttpDeps): express.Router {
-  const router = express.Router({ caseSensitive: false });
-  router.use(bodyLimit(deps.limits));
-  router.all('/api/reg.asmx/:operation', (req: express.Request, res: express.Response) => {
-    const name = req.params.operation as string;
+function decodeName(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new LookupError('MALFORMED_REQUEST', 'The operation name is not valid percent-encoded UTF-8');
+  }
+}
+
+/**
+ * GET/POST /api/reg.asmx/{Operation}, as one middleware at the head of the Express app: it matches
+ * its own path (no router layers on the lookup route) and passes everything else on, after the
+ * body limit.
+ */
+export function httpHandler(deps: HttpDeps): express.RequestHandler {
+  const limitBody = bodyLimit(deps.limits);
+  const lookup = (req: express.Request, res: express.Response, name: string) => {
     note(req, { transport: req.method === 'POST' ? 'post' : 'get' });
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') {
       sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET or POST`), { Allow: 'GET, HEAD, POST' });
@@ -112,7 +123,19 @@ export function httpRouter(deps: HttpDeps): express.Router {
         if (err.code === 'INTERNAL_ERROR') deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
         sendPlainError(req, res, err);
       });
-  });
-  return router;
+  };
+  return (req, res, next) => {
+    const m = OPERATION_PATH.exec(req.path);
+    if (!m) return limitBody(req, res, next);
+    let name: string;
+    try {
+      name = decodeName(m[1]);
+    } catch (e) {
+      sendPlainError(req, res, asLookupError(e));
+      return;
+    }
+    // A POST to a real operation reads its own form body; any other body is read within the limit first.
+    if (!hasBody(req) || (req.method === 'POST' && findOperation(name))) return lookup(req, res, name);
+    limitBody(req, res, () => lookup(req, res, name));
+  };
 }
-
