@@ -36,10 +36,11 @@ export class SqliteStore implements VehicleStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
-    // Lookups are random reads across the whole table: map the file and keep a large page cache
-    // so that a read is a memory access rather than a read() call.
-    this.db.pragma('mmap_size = 1073741824');
-    this.db.pragma('cache_size = -65536');
+    // Lookups are random reads across the whole table. Measured on 100k vehicles: memory-mapping the
+    // file is no faster than read() through the OS page cache, and mapped pages count in the
+    // process's RSS (+100 MB), so the file is not mapped; SQLite keeps a 16 MB page cache.
+    this.db.pragma('mmap_size = 0');
+    this.db.pragma('cache_size = -16384');
     this.db.exec(SCHEMA);
     this.getStmt = this.db.prepare('SELECT payload FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.putStmt = this.db.prepare(
