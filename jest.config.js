@@ -7,4 +7,5 @@ module.exports = {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json', isolatedModules: true }],
   },
   testTimeout: 30000,
+  reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
 };
