@@ -5,6 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseReport, type Report } from './calls';
 
 export const BUILD_ROOT = path.resolve(__dirname, '.build');
 export const CLIENTS = path.resolve(__dirname, 'clients');
@@ -114,6 +115,16 @@ export function run(cmd: string, args: readonly string[], opts: { cwd?: string; 
       }
     });
   });
+}
+
+/**
+ * Runs a stack's client program and reads back its one-line JSON report. With `failOnStderr`, any
+ * output on stderr (the toolkit warned while calling the service) fails it, under that heading.
+ */
+export async function runClient(cmd: string, args: readonly string[], opts: { failOnStderr?: string } = {}): Promise<Report> {
+  const { stdout, stderr } = await run(cmd, args);
+  if (opts.failOnStderr !== undefined && stderr.trim()) throw new Error(`${opts.failOnStderr}:\n${stderr}`);
+  return parseReport(stdout);
 }
 
 /** Lines of a generator's output that report a warning or an error. */

@@ -4,17 +4,17 @@
 
 import fs from 'node:fs';
 import * as soap from 'soap';
-import { startServer, type TestServer } from '../helpers/server';
-import { CALLS, describeCalls, type FailureSeen, type MotSeen, type Report, type Transport, type VehicleSeen } from './calls';
-import { describeToolkit, Reports, type Toolkit } from './harness';
-import { testTableAgrees, WorksWith } from './works-with';
+import { CALLS, type FailureSeen, type MotSeen, type Report, type VehicleSeen } from './calls';
+import type { Toolkit } from './harness';
+import { describeStack } from './stack';
+import { WorksWith } from './works-with';
 
 const TOOLKIT: Toolkit = { id: 'node', title: 'Node (npm soap client)', packages: [] };
 
-const PORTS: ReadonlyArray<readonly [Transport, string]> = [
-  ['SOAP 1.1', 'RegSoap'],
-  ['SOAP 1.2', 'RegSoap12'],
-];
+const PORTS = [
+  { transport: 'SOAP 1.1', port: 'RegSoap', label: 'port RegSoap' },
+  { transport: 'SOAP 1.2', port: 'RegSoap12', label: 'port RegSoap12' },
+] as const;
 
 const works = new WorksWith({
   id: '8-node',
@@ -67,7 +67,8 @@ function failure(e: unknown): FailureSeen {
   };
 }
 
-async function report(client: Obj, port: string): Promise<Report> {
+/** The six calls through the client, in the report shape of the other stacks' client programs. */
+async function callService(client: Obj, port: string): Promise<Report> {
   const call = (op: string, args: Record<string, string>): Promise<Obj> =>
     new Promise((resolve, reject) => client.Reg[port][op](args, (err: unknown, result: Obj) => (err ? reject(err) : resolve(result))));
   const attempt = async <T>(fn: () => Promise<T>): Promise<T | FailureSeen> => fn().catch(failure);
@@ -82,28 +83,12 @@ async function report(client: Obj, port: string): Promise<Report> {
   };
 }
 
-describeToolkit(TOOLKIT, () => {
-  let server: TestServer;
-  const reports = new Reports<Transport>();
-
-  beforeAll(async () => {
-    server = await startServer();
-    for (const [transport, port] of PORTS) {
-      await reports.collect(transport, async () => {
-        const client = await soap.createClientAsync(`${server.url}/api/reg.asmx?WSDL`, { forceSoap12Headers: transport === 'SOAP 1.2' });
-        return report(client as unknown as Obj, port);
-      });
-    }
-  });
-
-  afterAll(async () => {
-    works.save();
-    await server?.close();
-  });
-
-  for (const [transport, port] of PORTS) {
-    describe(`${transport} (port ${port})`, () => describeCalls(transport, () => reports.get<Report>(transport), works));
-  }
-
-  testTableAgrees(works);
+describeStack({
+  toolkit: TOOLKIT,
+  works,
+  transports: PORTS,
+  report: async ({ transport, port }, { wsdl }) => {
+    const client = await soap.createClientAsync(wsdl, { forceSoap12Headers: transport === 'SOAP 1.2' });
+    return callService(client as unknown as Obj, port);
+  },
 });

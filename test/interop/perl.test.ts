@@ -2,17 +2,17 @@
 // SOAP 1.1 and, with SOAP::Lite->soapversion('1.2') set before the stub is built, SOAP 1.2.
 
 import path from 'node:path';
-import { startServer, type TestServer } from '../helpers/server';
-import { callArgs, describeCalls, parseReport, type Report, type Transport } from './calls';
-import { BUILD_TIMEOUT_MS, CLIENTS, debianVersion, describeToolkit, Reports, run, type Toolkit } from './harness';
-import { testTableAgrees, WorksWith } from './works-with';
+import { callArgs } from './calls';
+import { CLIENTS, debianVersion, runClient, type Toolkit } from './harness';
+import { describeStack } from './stack';
+import { WorksWith } from './works-with';
 
 const TOOLKIT: Toolkit = { id: 'perl', title: 'Perl (SOAP::Lite)', packages: ['libsoap-lite-perl'], commands: ['perl'], check: ['perl', '-MSOAP::Lite', '-MJSON::PP', '-e', '1'] };
 
-const VERSIONS: ReadonlyArray<readonly [Transport, string]> = [
-  ['SOAP 1.1', '1.1'],
-  ['SOAP 1.2', '1.2'],
-];
+const VERSIONS = [
+  { transport: 'SOAP 1.1', version: '1.1', label: 'soapversion 1.1' },
+  { transport: 'SOAP 1.2', version: '1.2', label: 'soapversion 1.2' },
+] as const;
 
 const works = new WorksWith({
   id: '7-perl',
@@ -22,32 +22,10 @@ const works = new WorksWith({
   notes: "Set an `on_fault` handler. For SOAP 1.2 call `SOAP::Lite->soapversion('1.2')` before `service()` and read faults from `$som->fault->{Reason}{Text}`.",
 });
 
-describeToolkit(TOOLKIT, () => {
-  let server: TestServer;
-  const reports = new Reports<Transport>();
-
-  beforeAll(async () => {
-    server = await startServer();
-    const wsdl = `${server.url}/api/reg.asmx?WSDL`;
-    await Promise.all(
-      VERSIONS.map(([transport, version]) =>
-        reports.collect(transport, async () => {
-          const { stdout, stderr } = await run('perl', ['-w', path.join(CLIENTS, 'perl', 'client.pl'), version, wsdl, ...callArgs()]);
-          if (stderr.trim()) throw new Error(`perl warned while calling the service:\n${stderr}`);
-          return parseReport(stdout);
-        }),
-      ),
-    );
-  }, BUILD_TIMEOUT_MS);
-
-  afterAll(async () => {
-    works.save();
-    await server?.close();
-  });
-
-  for (const [transport, version] of VERSIONS) {
-    describe(`${transport} (soapversion ${version})`, () => describeCalls(transport, () => reports.get<Report>(transport), works));
-  }
-
-  testTableAgrees(works);
+describeStack({
+  toolkit: TOOLKIT,
+  works,
+  transports: VERSIONS,
+  report: ({ version }, { wsdl }) =>
+    runClient('perl', ['-w', path.join(CLIENTS, 'perl', 'client.pl'), version, wsdl, ...callArgs()], { failOnStderr: 'perl warned while calling the service' }),
 });

@@ -3,10 +3,10 @@
 
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { startServer, type TestServer } from '../helpers/server';
-import { callArgs, describeCalls, parseReport, type Report, type Transport } from './calls';
-import { BUILD_TIMEOUT_MS, CLIENTS, debianVersion, describeToolkit, Reports, run, type Toolkit } from './harness';
-import { testTableAgrees, WorksWith } from './works-with';
+import { callArgs } from './calls';
+import { CLIENTS, debianVersion, runClient, type Toolkit } from './harness';
+import { describeStack } from './stack';
+import { WorksWith } from './works-with';
 
 const TOOLKIT: Toolkit = {
   id: 'php',
@@ -16,10 +16,10 @@ const TOOLKIT: Toolkit = {
   check: ['php', '-r', 'exit(class_exists("SoapClient") ? 0 : 1);'],
 };
 
-const VERSIONS: ReadonlyArray<readonly [Transport, string]> = [
-  ['SOAP 1.1', '1.1'],
-  ['SOAP 1.2', '1.2'],
-];
+const VERSIONS = [
+  { transport: 'SOAP 1.1', version: '1.1', label: 'soap_version SOAP_1_1' },
+  { transport: 'SOAP 1.2', version: '1.2', label: 'soap_version SOAP_1_2' },
+] as const;
 
 /** php-soap is a metapackage; the version worth showing is that of php<major.minor>-soap. */
 function phpSoapVersion(): string {
@@ -36,32 +36,12 @@ const works = new WorksWith({
   notes: "`soap_version` SOAP_1_1 or SOAP_1_2; use `features => SOAP_SINGLE_ELEMENT_ARRAYS` so lists of one stay arrays.",
 });
 
-describeToolkit(TOOLKIT, () => {
-  let server: TestServer;
-  const reports = new Reports<Transport>();
-
-  beforeAll(async () => {
-    server = await startServer();
-    const wsdl = `${server.url}/api/reg.asmx?WSDL`;
-    await Promise.all(
-      VERSIONS.map(([transport, version]) =>
-        reports.collect(transport, async () => {
-          const { stdout, stderr } = await run('php', ['-d', 'error_reporting=-1', '-d', 'display_errors=stderr', path.join(CLIENTS, 'php', 'client.php'), version, wsdl, ...callArgs()]);
-          if (stderr.trim()) throw new Error(`PHP reported while calling the service:\n${stderr}`);
-          return parseReport(stdout);
-        }),
-      ),
-    );
-  }, BUILD_TIMEOUT_MS);
-
-  afterAll(async () => {
-    works.save();
-    await server?.close();
-  });
-
-  for (const [transport, version] of VERSIONS) {
-    describe(`${transport} (soap_version SOAP_${version.replace('.', '_')})`, () => describeCalls(transport, () => reports.get<Report>(transport), works));
-  }
-
-  testTableAgrees(works);
+describeStack({
+  toolkit: TOOLKIT,
+  works,
+  transports: VERSIONS,
+  report: ({ version }, { wsdl }) =>
+    runClient('php', ['-d', 'error_reporting=-1', '-d', 'display_errors=stderr', path.join(CLIENTS, 'php', 'client.php'), version, wsdl, ...callArgs()], {
+      failOnStderr: 'PHP reported while calling the service',
+    }),
 });

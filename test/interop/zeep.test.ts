@@ -2,19 +2,21 @@
 // calls the service over each of the WSDL's four ports: SOAP 1.1, SOAP 1.2, HTTP GET, HTTP POST.
 
 import path from 'node:path';
-import { startServer, type TestServer } from '../helpers/server';
-import { callArgs, describeCalls, parseReport, type Report, type Transport } from './calls';
-import { BUILD_TIMEOUT_MS, CLIENTS, debianVersion, describeToolkit, PYTHON, Reports, run, type Toolkit } from './harness';
-import { testTableAgrees, WorksWith } from './works-with';
+import { callArgs } from './calls';
+import { CLIENTS, debianVersion, PYTHON, runClient, type Toolkit } from './harness';
+import { describeStack } from './stack';
+import { WorksWith } from './works-with';
 
 const TOOLKIT: Toolkit = { id: 'zeep', title: 'Python (zeep)', packages: ['python3-zeep'], files: [PYTHON], check: [PYTHON, '-c', 'import zeep'] };
 
-const PORTS: ReadonlyArray<readonly [Transport, string]> = [
-  ['SOAP 1.1', 'RegSoap'],
-  ['SOAP 1.2', 'RegSoap12'],
-  ['HTTP GET', 'RegHttpGet'],
-  ['HTTP POST', 'RegHttpPost'],
-];
+const PORTS = (
+  [
+    ['SOAP 1.1', 'RegSoap'],
+    ['SOAP 1.2', 'RegSoap12'],
+    ['HTTP GET', 'RegHttpGet'],
+    ['HTTP POST', 'RegHttpPost'],
+  ] as const
+).map(([transport, port]) => ({ transport, port, label: `port ${port}` }));
 
 const works = new WorksWith({
   id: '3-zeep',
@@ -24,28 +26,9 @@ const works = new WorksWith({
   notes: "Choose the port with `client.bind('Reg', port)`. Over HTTP POST pass optional parameters explicitly (an omitted one is sent as the text `None`).",
 });
 
-describeToolkit(TOOLKIT, () => {
-  let server: TestServer;
-  const reports = new Reports<Transport>();
-
-  beforeAll(async () => {
-    server = await startServer();
-    const wsdl = `${server.url}/api/reg.asmx?WSDL`;
-    await Promise.all(
-      PORTS.map(([transport, port]) =>
-        reports.collect(transport, async () => parseReport((await run(PYTHON, [path.join(CLIENTS, 'python', 'zeep_client.py'), port, wsdl, ...callArgs()])).stdout)),
-      ),
-    );
-  }, BUILD_TIMEOUT_MS);
-
-  afterAll(async () => {
-    works.save();
-    await server?.close();
-  });
-
-  for (const [transport, port] of PORTS) {
-    describe(`${transport} (port ${port})`, () => describeCalls(transport, () => reports.get<Report>(transport), works));
-  }
-
-  testTableAgrees(works);
+describeStack({
+  toolkit: TOOLKIT,
+  works,
+  transports: PORTS,
+  report: ({ port }, { wsdl }) => runClient(PYTHON, [path.join(CLIENTS, 'python', 'zeep_client.py'), port, wsdl, ...callArgs()]),
 });

@@ -1,47 +1,30 @@
 """Calls the service through a zeep client built from the live WSDL, over one of its ports
 (RegSoap, RegSoap12, RegHttpGet, RegHttpPost), and prints what a Python caller sees as JSON.
+The calls and the report are interop_report.py's, shared with suds_client.py.
 
 Usage: zeep_client.py PORT WSDL_URL CHECK_REG USA_REG USA_STATE MOT_REG MISSING_REG EMPTY_REG QUOTED_REG
 """
-import json
+import os
 import sys
 
 import zeep
 import zeep.exceptions
 
-
-def value(v):
-    """The text of a simpleContent element (zeep puts it in _value_1), as a string or None."""
-    if v is None:
-        return None
-    inner = getattr(v, '_value_1', v)
-    return None if inner is None else str(inner)
+# Run as `python3 zeep_client.py`: find the shared module next to this file, and leave no
+# __pycache__ in the source tree.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import interop_report  # noqa: E402
 
 
-def vehicle(v):
-    d = v.vehicleData
-    return {
-        'vehicleJson': v.vehicleJson,
-        'description': value(d.Description) if d is not None else None,
-        'year': value(d.RegistrationYear) if d is not None else None,
-        'make': value(d.CarMake.CurrentTextValue) if d is not None and d.CarMake is not None else None,
-        'engineSize': value(d.EngineSize.CurrentValue) if d is not None and d.EngineSize is not None else None,
-    }
-
-
-def strings(a):
-    return [] if a is None else list(a.string)
-
-
-def mot(m):
-    tests = [] if m.Tests is None else m.Tests.UKTest
-    rows = [] if m.ExtendedInformation is None else m.ExtendedInformation.ArrayOfString
-    return {
-        'taxDate': m.taxDate,
-        'tests': [{'testDate': t.TestDate, 'result': t.Result, 'odometer': t.Odometer,
-                   'failureReasons': strings(t.FailureReasons), 'advisories': strings(t.Advisories)} for t in tests],
-        'extended': [strings(r) for r in rows],
-    }
+def connect(port, wsdl):
+    svc = zeep.Client(wsdl).bind('Reg', port)
+    # zeep form-encodes an omitted part of an HTTP POST message as the text "None" (README), so
+    # the optional UKMOT Model is given as empty there; the other ports omit it.
+    optional = {'Model': ''} if port == 'RegHttpPost' else {}
+    return (lambda reg: svc.Check(RegistrationNumber=reg, username='demo'),
+            lambda reg, state: svc.CheckUSA(RegistrationNumber=reg, State=state, username='demo'),
+            lambda reg: svc.UKMOT(RegistrationNumber=reg, username='demo', **optional))
 
 
 def failure(e):
@@ -56,28 +39,6 @@ def failure(e):
     return {'exception': '%s: %s' % (type(e).__name__, e)}
 
 
-def run(call):
-    try:
-        return call()
-    except Exception as e:  # what the caller sees is the point of the test, so report every kind
-        return failure(e)
-
-
-def main(port, wsdl, check, usa, state, mot_reg, missing, empty, quoted):
-    svc = zeep.Client(wsdl).bind('Reg', port)
-    # zeep form-encodes an omitted part of an HTTP POST message as the text "None" (README), so
-    # the optional UKMOT Model is given as empty there; the other ports omit it.
-    optional = {'Model': ''} if port == 'RegHttpPost' else {}
-    out = {
-        'check': run(lambda: vehicle(svc.Check(RegistrationNumber=check, username='demo'))),
-        'usa': run(lambda: vehicle(svc.CheckUSA(RegistrationNumber=usa, State=state, username='demo'))),
-        'mot': run(lambda: mot(svc.UKMOT(RegistrationNumber=mot_reg, username='demo', **optional))),
-        'missing': run(lambda: {'unexpected': vehicle(svc.Check(RegistrationNumber=missing, username='demo'))}),
-        'empty': run(lambda: vehicle(svc.Check(RegistrationNumber=empty, username='demo'))),
-        'quoted': run(lambda: vehicle(svc.Check(RegistrationNumber=quoted, username='demo'))),
-    }
-    sys.stdout.write(json.dumps(out))
-
-
 if __name__ == '__main__':
-    main(*sys.argv[1:10])
+    # zeep keeps the text of a simpleContent element with attributes in _value_1.
+    interop_report.main(connect, failure, text_attr='_value_1')
