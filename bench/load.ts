@@ -68,7 +68,7 @@ const instance = autocannon(
     ...(spec.rate ? { overallRate: spec.rate } : {}),
     requests: [
       {
-        setupRequest: (req: Record<string, unknown>) => {
+        setupRequest: (req: autocannon.Request) => {
           const r = make();
           return { ...req, method: r.method, path: r.path, headers: { ...r.headers, 'x-bench-scenario': spec.scenario }, body: r.body };
         },
