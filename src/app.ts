@@ -11,7 +11,7 @@ import express from 'express';
 import { Accounts } from './accounts/accounts';
 import type { Config } from './config';
 import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
-import { createLogger, type Logger } from './ops/logger';
+import { createLogger, logAccess, type Logger } from './ops/logger';
 import { LookupError } from './service/errors';
 import { LookupService } from './service/lookup';
 import { importFile } from './store/import';
@@ -75,7 +75,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
     res.on('finish', () => {
       const ctx = contextOf(req);
       if (!ctx) return;
-      log.info('request', {
+      logAccess(log, {
         id,
         method: req.method,
         path: (req.url ?? '').split('?')[0].slice(0, 200),

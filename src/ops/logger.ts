@@ -17,12 +17,17 @@ class BatchedWriter extends Writable {
   }
 
   override _write(chunk: string | Buffer, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
-    this.pending.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+    this.append(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+    cb();
+  }
+
+  /** Adds text to the next write, without the stream machinery (the access log's path). */
+  append(text: string): void {
+    this.pending.push(text);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => this.flush());
     }
-    cb();
   }
 
   override _final(cb: (e?: Error | null) => void): void {
@@ -39,10 +44,49 @@ class BatchedWriter extends Writable {
   }
 }
 
+// One buffered writer per process, shared by every logger and the access log.
+let stdoutWriter: BatchedWriter | null = null;
+function stdout(): BatchedWriter {
+  if (!stdoutWriter) {
+    const w = new BatchedWriter(process.stdout);
+    process.once('exit', () => w.flush());
+    stdoutWriter = w;
+  }
+  return stdoutWriter;
+}
+
+const accessSinks = new WeakMap<Logger, { out: BatchedWriter; format: 'json' | 'text' }>();
+
+export interface AccessRecord {
+  readonly id: string;
+  readonly method: string | undefined;
+  readonly path: string;
+  readonly transport: string | undefined;
+  readonly operation: string | undefined;
+  readonly status: number;
+  readonly error: string | undefined;
+  readonly ms: number;
+}
+
+/**
+ * The one line per request, at level info, in the same stream and JSON shape as the logger's own
+ * lines, but without winston's format pipeline, which measured at about a quarter of a GET's time.
+ */
+export function logAccess(logger: Logger, r: AccessRecord): void {
+  if (logger.silent || !logger.isInfoEnabled()) return;
+  const sink = accessSinks.get(logger);
+  if (!sink) {
+    logger.info('request', { ...r });
+    return;
+  }
+  const timestamp = new Date().toISOString();
+  if (sink.format === 'json') sink.out.append(JSON.stringify({ level: 'info', message: 'request', ...r, timestamp }) + '\n');
+  else sink.out.append(`info: request ${JSON.stringify({ ...r, timestamp })}\n`);
+}
+
 export function createLogger(level: string, format: 'json' | 'text'): Logger {
-  const out = new BatchedWriter(process.stdout);
-  process.once('exit', () => out.flush());
-  return winston.createLogger({
+  const out = stdout();
+  const logger = winston.createLogger({
     level: level === 'silent' ? 'error' : level,
     silent: level === 'silent',
     format:
@@ -51,4 +95,6 @@ export function createLogger(level: string, format: 'json' | 'text'): Logger {
         : winston.format.combine(winston.format.timestamp(), winston.format.simple()),
     transports: [new winston.transports.Stream({ stream: out })],
   });
+  accessSinks.set(logger, { out, format });
+  return logger;
 }
