@@ -107,7 +107,7 @@ function screen(version: SoapVersion, xml: string, req: IncomingMessage, media: 
     if (e instanceof XmlRejected) throw new LookupError('MALFORMED_REQUEST', `Malformed request: ${e.message}`);
     throw e;
   }
-  if (shape.root.local !== 'Envelope') throw new LookupError('MALFORMED_REQUEST', `The root element is <${shape.root.local}>, not a SOAP Envelope`);
+  if (shape.root.local !== 'Envelope') throw new LookupError('MALFORMED_REQUEST', `The root element is ${quote(shape.root.local)}, not a SOAP Envelope`);
   if (shape.root.ns !== ENVELOPE_NS[version]) {
     const other: SoapVersion = version === '1.1' ? '1.2' : '1.1';
     const msg =
@@ -118,7 +118,7 @@ function screen(version: SoapVersion, xml: string, req: IncomingMessage, media: 
   }
   if (shape.mustUnderstand.length > 0) {
     const h = shape.mustUnderstand[0];
-    throw new LookupError('MUST_UNDERSTAND', `Header {${h.ns}}${h.local} is marked mustUnderstand, and this service processes no SOAP headers`);
+    throw new LookupError('MUST_UNDERSTAND', `Header ${quote(`{${h.ns}}${h.local}`, 120)} is marked mustUnderstand, and this service processes no SOAP headers`);
   }
   if (!shape.hasBody) throw new LookupError('MALFORMED_REQUEST', 'The envelope has no Body');
   if (!shape.operation) throw new LookupError('MALFORMED_REQUEST', `The Body is empty; it must hold one operation element such as <Check xmlns="${deps.namespace}">`);
@@ -127,7 +127,7 @@ function screen(version: SoapVersion, xml: string, req: IncomingMessage, media: 
   const op = findOperation(local);
   if (!op) throw new LookupError('UNKNOWN_OPERATION', `Unknown operation ${quote(local)}`);
   if (ns !== deps.namespace) {
-    throw new LookupError('UNKNOWN_OPERATION', `Operation element ${local} is in namespace ${quote(ns, 80)}; this service's namespace is '${deps.namespace}'`);
+    throw new LookupError('UNKNOWN_OPERATION', `Operation element ${quote(local)} is in namespace ${quote(ns, 80)}; this service's namespace is '${deps.namespace}'`);
   }
   const actions: string[] = [];
   const header = req.headers.soapaction;
