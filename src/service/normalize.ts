@@ -84,7 +84,3 @@ export function normalizeState(country: StateCountry, raw: string): Checked {
   const examples = TABLES[country].slice(0, 2).map(([a, n]) => `${a} or ${n}`).join(', ');
   return { ok: false, reason: `is not a known subdivision (use the postal abbreviation or the full name, e.g. ${examples})` };
 }
-
-export function stateAbbreviations(country: StateCountry): string[] {
-  return TABLES[country].map(([abbr]) => abbr);
-}

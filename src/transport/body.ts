@@ -1,9 +1,10 @@
 // Reads a request body within a byte limit, for every route. A declared Content-Length over the
 // limit is refused before a byte is read; a compressed body is inflated with the same limit.
+// Also what both transports need of the Content-Type header: its media type, and UTF-8 only.
 
 import type { IncomingMessage } from 'node:http';
 import zlib from 'node:zlib';
-import { LookupError } from '../service/errors';
+import { LookupError, quote } from '../service/errors';
 
 function tooLarge(limit: number): LookupError {
   return new LookupError('PAYLOAD_TOO_LARGE', `Request body is larger than ${limit} bytes`);
@@ -122,5 +123,30 @@ export function decodeUtf8(buf: Buffer): string {
     return utf8.decode(buf);
   } catch {
     throw new LookupError('MALFORMED_REQUEST', 'The body is not valid UTF-8');
+  }
+}
+
+/** A Content-Type header: the media type in lower case and its parameters. */
+export interface MediaType {
+  readonly type: string;
+  readonly params: ReadonlyMap<string, string>;
+}
+
+export function parseMediaType(header: string | undefined): MediaType {
+  const [type, ...rest] = (header ?? '').split(';');
+  const params = new Map<string, string>();
+  for (const p of rest) {
+    const eq = p.indexOf('=');
+    if (eq === -1) continue;
+    params.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1'));
+  }
+  return { type: type.trim().toLowerCase(), params };
+}
+
+/** Refuses a declared charset other than UTF-8 (the only one either transport reads). */
+export function checkCharset(media: MediaType): void {
+  const charset = media.params.get('charset');
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    throw new LookupError('MALFORMED_REQUEST', `charset ${quote(charset, 20)} is not supported; send UTF-8`);
   }
 }

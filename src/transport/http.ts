@@ -8,10 +8,9 @@ import { findOperation, suggestOperation } from '../contract/operations';
 import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService, RawParams } from '../service/lookup';
 import type { Logger } from '../ops/logger';
-import { decodeUtf8, hasBody, readBody } from './body';
+import { checkCharset, decodeUtf8, hasBody, parseMediaType, readBody } from './body';
 import { note } from './context';
 import { sendPlainError } from './plain';
-import { parseMediaType } from './soap';
 import { httpResultXml } from './xml';
 
 export interface HttpDeps {
@@ -57,8 +56,7 @@ async function params(req: IncomingMessage, limits: Limits): Promise<RawParams> 
   if (media.type !== 'application/x-www-form-urlencoded') {
     throw new LookupError('UNSUPPORTED_MEDIA_TYPE', `HTTP POST takes Content-Type application/x-www-form-urlencoded, not ${quote(media.type || '(none)', 60)}`);
   }
-  const charset = media.params.get('charset');
-  if (charset !== undefined && !/^utf-?8$/i.test(charset)) throw new LookupError('MALFORMED_REQUEST', `charset ${quote(charset, 20)} is not supported; send UTF-8`);
+  checkCharset(media);
   return parseForm(decodeUtf8(await readBody(req, limits.maxBodyBytes)));
 }
 

@@ -12,7 +12,7 @@ import { SOAP_PATH } from '../contract/wsdl';
 import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService } from '../service/lookup';
 import type { Logger } from '../ops/logger';
-import { decodeUtf8, readBody } from './body';
+import { checkCharset, decodeUtf8, parseMediaType, readBody, type MediaType } from './body';
 import { note } from './context';
 import { sendPlainError } from './plain';
 import { escapeAttr, escapeText, soapResponseXml } from './xml';
@@ -34,22 +34,6 @@ export interface SoapDeps {
   readonly logger: Logger;
 }
 
-interface MediaType {
-  readonly type: string;
-  readonly params: ReadonlyMap<string, string>;
-}
-
-export function parseMediaType(header: string | undefined): MediaType {
-  const [type, ...rest] = (header ?? '').split(';');
-  const params = new Map<string, string>();
-  for (const p of rest) {
-    const eq = p.indexOf('=');
-    if (eq === -1) continue;
-    params.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1'));
-  }
-  return { type: type.trim().toLowerCase(), params };
-}
-
 function faultCode(version: SoapVersion, err: LookupError): string {
   const role = err.spec.role;
   if (version === '1.1') return `soap:${role}`;
@@ -57,7 +41,7 @@ function faultCode(version: SoapVersion, err: LookupError): string {
 }
 
 /** <soap:Fault> with the code, a readable message and <detail><ErrorCode> in the service namespace. */
-export function faultXml(version: SoapVersion, namespace: string, err: LookupError): string {
+function faultXml(version: SoapVersion, namespace: string, err: LookupError): string {
   const detail = `<ErrorCode xmlns="${escapeAttr(namespace)}">${err.code}</ErrorCode>`;
   const message = escapeText(err.message);
   if (version === '1.1') {
@@ -188,9 +172,8 @@ function listen(version: SoapVersion, wsdl: string, deps: SoapDeps): Promise<Lis
   });
 }
 
-export function isSoapMediaType(contentType: string | undefined): SoapVersion | null {
-  const type = parseMediaType(contentType).type;
-  return type === 'text/xml' ? '1.1' : type === 'application/soap+xml' ? '1.2' : null;
+function soapVersionOf(media: MediaType): SoapVersion | null {
+  return media.type === 'text/xml' ? '1.1' : media.type === 'application/soap+xml' ? '1.2' : null;
 }
 
 /**
@@ -220,7 +203,7 @@ export async function createSoapHandler(wsdl: string, deps: SoapDeps): Promise<L
 
   return (req, res) => {
     const media = parseMediaType(req.headers['content-type']);
-    const version = isSoapMediaType(req.headers['content-type']);
+    const version = soapVersionOf(media);
     if (!version) {
       note(req, { transport: 'other' });
       sendPlainError(
@@ -240,9 +223,10 @@ export async function createSoapHandler(wsdl: string, deps: SoapDeps): Promise<L
       note(req, { errorCode: err.code });
       sendFault(res, version, deps.namespace, err);
     };
-    const charset = media.params.get('charset');
-    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-      fail(new LookupError('MALFORMED_REQUEST', `charset ${quote(charset, 20)} is not supported; send UTF-8`));
+    try {
+      checkCharset(media);
+    } catch (e) {
+      fail(e);
       return;
     }
     readBody(req, deps.limits.maxBodyBytes).then(
