@@ -56,6 +56,10 @@ export class SqliteStore implements VehicleStore {
     return row ? row.payload : null;
   }
 
+  async isEmpty(): Promise<boolean> {
+    return this.db.prepare('SELECT 1 FROM records LIMIT 1').get() === undefined;
+  }
+
   async count(): Promise<number> {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n;
   }

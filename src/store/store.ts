@@ -31,7 +31,10 @@ export interface ImportBatch {
 export interface VehicleStore {
   /** The payload JSON text, or null when no record has that key. */
   get(key: RecordKey): Promise<string | null>;
+  /** Counts every record: a full pass over the key index, for tools and tests, not the request path. */
   count(): Promise<number>;
+  /** Whether any record is held: one index probe, at any size. */
+  isEmpty(): Promise<boolean>;
   beginImport(): Promise<ImportBatch>;
 
   getAccount(username: string): Promise<Account | null>;

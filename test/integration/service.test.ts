@@ -183,3 +183,9 @@ test('Expect: 100-continue within the limit is invited, then answered', async ()
   expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK/);
   expect(answer).toContain('<vehicleJson>');
 });
+
+test('/healthz answers from one store probe', async () => {
+  const res = await fetch(`${srv.url}/healthz`);
+  expect(res.status).toBe(200);
+  expect(await res.json()).toEqual({ status: 'ok', empty: false });
+});

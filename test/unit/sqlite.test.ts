@@ -27,6 +27,7 @@ test('a lookup is an index search, not a scan', async () => {
 
 test('records with the same key replace each other; keys differ by operation and state', async () => {
   const store = new SqliteStore(':memory:');
+  expect(await store.isEmpty()).toBe(true);
   const batch = await store.beginImport();
   await batch.put({ operation: 'CheckUSA', registration: 'A1', state: 'CA', payload: '{"n":1}' });
   await batch.put({ operation: 'CheckUSA', registration: 'A1', state: 'NY', payload: '{"n":2}' });
@@ -34,6 +35,7 @@ test('records with the same key replace each other; keys differ by operation and
   await batch.put({ operation: 'CheckUSA', registration: 'A1', state: 'CA', payload: '{"n":4}' });
   await batch.commit();
   expect(await store.count()).toBe(3);
+  expect(await store.isEmpty()).toBe(false);
   expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'CA' })).toBe('{"n":4}');
   expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'TX' })).toBeNull();
   await store.close();
