@@ -2,7 +2,8 @@
 //   front handler (request id, access log)
 //     POST /api/reg.asmx            -> SOAP transport (body limit, XML guard, node-soap)
 //     everything else               -> Express: GET/POST /api/reg.asmx/{Op}, WSDL and help, health
-// and every transport calls the one LookupService, which asks the accounts and the store.
+// and every transport calls the one LookupService, which asks the accounts and the store. Answers
+// are prepared when records are written (transport/prepared.ts); start-up makes sure they are current.
 
 import http from 'node:http';
 import path from 'node:path';
@@ -19,6 +20,7 @@ import type { VehicleStore } from './store/store';
 import { contextOf, setContext } from './transport/context';
 import { helpRouter } from './transport/help';
 import { httpHandler } from './transport/http';
+import { PREPARED_FORMS } from './transport/prepared';
 import { sendPlainError } from './transport/plain';
 import { createSoapHandler } from './transport/soap';
 
@@ -37,6 +39,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
   const log = logger ?? createLogger(config.logLevel, config.logFormat);
   const wsdl = loadWsdl(config.namespace);
   await assertContract(wsdl, config.namespace);
+  await ensurePrepared(store, log);
 
   const accounts = new Accounts(store, { policy: config.usernamePolicy, ratePerMinute: config.rateLimitPerMinute });
   const service = new LookupService(store, accounts);
@@ -95,10 +98,21 @@ export async function createService(config: Config, store: VehicleStore, logger?
   return { handler, store, logger: log };
 }
 
+/**
+ * Lookups read answers prepared when records were written; a store whose answers were prepared by
+ * another version of the service (or by none) has them all made anew before anything is served.
+ */
+export async function ensurePrepared(store: VehicleStore, logger: Logger): Promise<void> {
+  if ((await store.preparedVersion()) === PREPARED_FORMS.version) return;
+  const t = Date.now();
+  const n = await store.prepareAll(PREPARED_FORMS);
+  if (n > 0) logger.info('prepared the stored answers for this version', { records: n, ms: Date.now() - t });
+}
+
 /** Loads the bundled sample data into an empty store. */
 export async function loadSampleIfEmpty(store: VehicleStore, logger: Logger): Promise<void> {
   if (!(await store.isEmpty())) return;
-  const report = await importFile(store, SAMPLE_FILE);
+  const report = await importFile(store, SAMPLE_FILE, PREPARED_FORMS);
   if (!report.committed) throw new Error(`bundled sample data is invalid: ${JSON.stringify(report.errors.slice(0, 3))}`);
   logger.info('loaded sample data', { records: report.imported });
 }

@@ -3,12 +3,13 @@
 
 import cluster from 'node:cluster';
 import { Command } from 'commander';
-import { createHttpServer, createService, loadSampleIfEmpty } from './app';
+import { createHttpServer, createService, ensurePrepared, loadSampleIfEmpty } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
 import { ContractError } from './contract/wsdl';
 import { createLogger } from './ops/logger';
 import { importFile } from './store/import';
 import { openStore } from './store/open';
+import { PREPARED_FORMS } from './transport/prepared';
 
 function config(): Config {
   try {
@@ -33,6 +34,8 @@ async function supervise(cfg: Config): Promise<void> {
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
   const store = openStore(cfg.databaseUrl);
   if (cfg.loadSampleData) await loadSampleIfEmpty(store, logger);
+  // Once here, so that the workers find the stored answers current instead of racing to prepare them.
+  await ensurePrepared(store, logger);
   await store.close();
   let stopping = false;
   for (let i = 0; i < cfg.workers; i++) cluster.fork();
@@ -88,7 +91,7 @@ async function runImport(file: string): Promise<void> {
   const cfg = config();
   const store = openStore(cfg.databaseUrl);
   try {
-    const report = await importFile(store, file);
+    const report = await importFile(store, file, PREPARED_FORMS);
     if (!report.committed) {
       for (const e of report.errors) process.stderr.write(`${file}:${e.line}: ${e.reason}\n`);
       if (report.invalid > report.errors.length) process.stderr.write(`... and ${report.invalid - report.errors.length} more invalid lines\n`);

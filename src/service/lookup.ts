@@ -1,5 +1,7 @@
 // The service object every transport calls: (operation, raw parameters) -> result tree, or a
 // LookupError. It never sees XML or HTTP; transports decode into RawParams and encode the result.
+// A transport may name a prepared form of the answer it writes (made when the record was stored);
+// the service hands that back as it found it, and the result tree only when there is none.
 
 import type { Operation } from '../contract/operations';
 import type { Accounts } from '../accounts/accounts';
@@ -7,6 +9,9 @@ import type { VehicleStore } from '../store/store';
 import { LookupError, quote } from './errors';
 import { normalizeRegistration, normalizeState } from './normalize';
 import { modelMatches, motNodes, parseMot, vehicleNodes, type XNode } from './records';
+
+/** A lookup's answer: the form the transport asked for, as stored, or the result's children to write. */
+export type LookupResult = { readonly prepared: string } | { readonly nodes: XNode[] };
 
 /**
  * Parameters as a transport decoded them: a string, repeated values as an array, or (from SOAP)
@@ -50,7 +55,8 @@ function paramValue(op: Operation, raw: RawParams, name: string): string | undef
 export class LookupService {
   constructor(private readonly store: VehicleStore, private readonly accounts: Accounts) {}
 
-  async lookup(op: Operation, raw: RawParams): Promise<XNode[]> {
+  /** form: the prepared form the caller can use (a number the store keeps forms under), if any. */
+  async lookup(op: Operation, raw: RawParams, form?: number): Promise<LookupResult> {
     const values = new Map<string, string | undefined>();
     for (const name of op.params) values.set(name, paramValue(op, raw, name));
     const regText = values.get('RegistrationNumber') as string;
@@ -67,7 +73,17 @@ export class LookupService {
     }
 
     await this.accounts.admit(username);
-    const payload = await this.store.get({ operation: op.name, registration: reg.value, state });
+    const key = { operation: op.name, registration: reg.value, state };
+    const model = values.get('Model');
+    // UKMOT's Model filter reads the record itself; otherwise a prepared answer is all that is needed.
+    if (form !== undefined && model === undefined) {
+      const prepared = await this.store.getPrepared(key, form);
+      if (prepared !== null) {
+        await this.accounts.charge(username);
+        return { prepared };
+      }
+    }
+    const payload = await this.store.get(key);
     const where = state ? `${op.country}, ${state}` : op.country;
     if (payload === null) {
       throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} (${where})`);
@@ -75,7 +91,6 @@ export class LookupService {
     let nodes: XNode[];
     if (op.result === 'UKMOTData') {
       const mot = parseMot(payload);
-      const model = values.get('Model');
       if (model !== undefined && !modelMatches(mot, model)) {
         throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`);
       }
@@ -84,6 +99,6 @@ export class LookupService {
       nodes = vehicleNodes(payload);
     }
     await this.accounts.charge(username);
-    return nodes;
+    return { nodes };
   }
 }

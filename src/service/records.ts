@@ -2,6 +2,8 @@
 // result's element tree (spec sections 2.1-2.4). The tree is protocol-neutral: transport/xml.ts
 // writes it as a SOAP body or as an HTTP-form document.
 
+import type { ResultKind } from '../contract/operations';
+
 /** An element of a result. `absent` marks a value the record lacks (xsi:nil in SOAP). */
 export interface XNode {
   readonly name: string;
@@ -238,6 +240,11 @@ export function motNodes(mot: MotHistory): XNode[] {
   nodes.push({ name: 'ExtendedInformation', children: ext.map((row) => ({ ...listNode('ArrayOfString', row) })) });
   nodes.push({ name: 'ExtendedInformationJson', text: JSON.stringify(ext) });
   return nodes;
+}
+
+/** The children of an operation's result element, from the stored payload. */
+export function resultNodes(kind: ResultKind, payload: string): XNode[] {
+  return kind === 'UKMOTData' ? motNodes(parseMot(payload)) : vehicleNodes(payload);
 }
 
 /** UKMOT's optional Model: matches the record's make, its model, or both together, ignoring case and spaces. */

@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { findOperation } from '../contract/operations';
 import { normalizeRegistration, normalizeState } from '../service/normalize';
 import { motProblem, vehicleProblem } from '../service/records';
-import type { StoredRecord, VehicleStore } from './store';
+import type { PreparedForms, StoredRecord, VehicleStore } from './store';
 
 const MAX_LINE_CHARS = 1024 * 1024;
 /** How many bad lines are reported before the rest are only counted. */
@@ -73,9 +73,13 @@ export function parseLine(text: string): Parsed {
   return { ok: true, record: { operation: op.name, registration: reg.value, state, payload } };
 }
 
-/** Imports a stream of NDJSON; all or nothing. */
-export async function importStream(store: VehicleStore, input: Readable): Promise<ImportReport> {
+/**
+ * Imports a stream of NDJSON; all or nothing. With `forms`, each record's prepared forms are made
+ * as it is written; if the store held records prepared under another version, all are made anew.
+ */
+export async function importStream(store: VehicleStore, input: Readable, forms?: PreparedForms): Promise<ImportReport> {
   const lines = readline.createInterface({ input, crlfDelay: Infinity });
+  const current = forms !== undefined && ((await store.isEmpty()) || (await store.preparedVersion()) === forms.version);
   const batch = await store.beginImport();
   const errors: LineError[] = [];
   const byOperation: Record<string, number> = {};
@@ -93,7 +97,8 @@ export async function importStream(store: VehicleStore, input: Readable): Promis
         continue;
       }
       if (invalid > 0) continue; // nothing will be committed; keep checking the rest
-      await batch.put(parsed.record);
+      const r = parsed.record;
+      await batch.put(forms ? { ...r, prepared: forms.make(r.operation, r.payload) } : r);
       imported++;
       byOperation[parsed.record.operation] = (byOperation[parsed.record.operation] ?? 0) + 1;
     }
@@ -105,10 +110,11 @@ export async function importStream(store: VehicleStore, input: Readable): Promis
     await batch.rollback();
     return { lines: n, imported: 0, byOperation: {}, errors, invalid, committed: false };
   }
-  await batch.commit();
+  await batch.commit(current ? forms.version : undefined);
+  if (forms && !current) await store.prepareAll(forms);
   return { lines: n, imported, byOperation, errors, invalid, committed: true };
 }
 
-export async function importFile(store: VehicleStore, file: string): Promise<ImportReport> {
-  return importStream(store, fs.createReadStream(file, { encoding: 'utf8' }));
+export async function importFile(store: VehicleStore, file: string, forms?: PreparedForms): Promise<ImportReport> {
+  return importStream(store, fs.createReadStream(file, { encoding: 'utf8' }), forms);
 }

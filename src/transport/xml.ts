@@ -47,18 +47,26 @@ function indented(nodes: readonly XNode[], depth: number, out: string[]): void {
   }
 }
 
-/** `<{Op}Response><{Op}Result>...` for node-soap to place in the envelope's Body. */
-export function soapResponseXml(operation: string, namespace: string, result: readonly XNode[]): string {
-  const out = [`<${operation}Response xmlns="${escapeAttr(namespace)}" xmlns:xsi="${XSI_NS}"><${operation}Result>`];
+/** A result's children as they sit inside a SOAP body's result element. */
+export function soapResultInner(result: readonly XNode[]): string {
+  const out: string[] = [];
   compact(result, out);
-  out.push(`</${operation}Result></${operation}Response>`);
   return out.join('');
 }
 
-/** The HTTP GET/POST answer: the result element itself as the document root, no envelope. */
-export function httpResultXml(root: string, namespace: string, result: readonly XNode[]): string {
-  const out = [`<?xml version="1.0" encoding="utf-8"?>\r\n<${root} xmlns:xsi="${XSI_NS}" xmlns:xsd="${XSD_NS}" xmlns="${escapeAttr(namespace)}">`];
+/** A result's children as they sit inside the root element of an HTTP GET/POST answer. */
+export function httpResultInner(result: readonly XNode[]): string {
+  const out: string[] = [];
   indented(result, 1, out);
-  out.push(`\r\n</${root}>`);
   return out.join('');
+}
+
+/** `<{Op}Response><{Op}Result>...` for node-soap to place in the envelope's Body; inner from soapResultInner. */
+export function soapResponseXml(operation: string, namespace: string, inner: string): string {
+  return `<${operation}Response xmlns="${escapeAttr(namespace)}" xmlns:xsi="${XSI_NS}"><${operation}Result>${inner}</${operation}Result></${operation}Response>`;
+}
+
+/** The HTTP GET/POST answer: the result element itself as the document root, no envelope; inner from httpResultInner. */
+export function httpResultXml(root: string, namespace: string, inner: string): string {
+  return `<?xml version="1.0" encoding="utf-8"?>\r\n<${root} xmlns:xsi="${XSI_NS}" xmlns:xsd="${XSD_NS}" xmlns="${escapeAttr(namespace)}">${inner}\r\n</${root}>`;
 }
