@@ -6,6 +6,8 @@
 //   npm run bench -- --short       about 20 s: one short round, printed only (CI)
 //   npm run bench -- --profile     CPU profile of the service under each scenario, top frames printed
 //   npm run bench -- --prepare     only generate the bench store (bench/.work/)
+//   npm run bench -- --quick       the throughput rounds only, printed, RESULTS.md untouched (for
+//                                  trying a change; BENCH_SCENARIOS="GET Check,SOAP 1.1 Check" narrows it)
 //
 // It asserts nothing about speed; it exits non-zero only if a request failed.
 
@@ -16,17 +18,26 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { importStream } from '../src/store/import';
 import { SqliteStore } from '../src/store/sqlite';
+import { PREPARED_FORMS } from '../src/transport/prepared';
 
 const ROOT = path.resolve(__dirname, '..');
 const WORK = path.join(ROOT, 'bench', '.work');
 const TS = ['-r', 'ts-node/register/transpile-only'];
-const SCENARIOS = ['GET Check', 'POST Check', 'SOAP 1.1 Check', 'SOAP 1.2 Check', 'SOAP 1.1 UKMOT'] as const;
-type Scenario = (typeof SCENARIOS)[number];
+const ALL_SCENARIOS = ['GET Check', 'POST Check', 'SOAP 1.1 Check', 'SOAP 1.2 Check', 'SOAP 1.1 UKMOT'] as const;
+type Scenario = (typeof ALL_SCENARIOS)[number];
 
 const args = new Set(process.argv.slice(2));
 const SHORT = args.has('--short');
 const PROFILE = args.has('--profile');
 const PREPARE_ONLY = args.has('--prepare');
+const QUICK = args.has('--quick');
+const SCENARIOS: readonly Scenario[] = (() => {
+  const wanted = process.env.BENCH_SCENARIOS?.split(',').map((x) => x.trim()).filter(Boolean);
+  if (!wanted) return ALL_SCENARIOS;
+  const unknown = wanted.filter((w) => !(ALL_SCENARIOS as readonly string[]).includes(w));
+  if (unknown.length) throw new Error(`BENCH_SCENARIOS: unknown scenario(s) ${unknown.join(', ')}; known: ${ALL_SCENARIOS.join(', ')}`);
+  return ALL_SCENARIOS.filter((s) => wanted.includes(s));
+})();
 const VEHICLES = SHORT ? 20_000 : 100_000;
 const MOTS = SHORT ? 2_000 : 10_000;
 const SECONDS = SHORT ? 1 : Number(process.env.BENCH_SECONDS ?? 5);
@@ -105,9 +116,15 @@ async function prepareStore(): Promise<{ db: string; regsFile: string }> {
   const have = await store.count();
   if (have !== VEHICLES + MOTS) {
     const t = Date.now();
-    const report = await importStream(store, Readable.from(records()));
+    const report = await importStream(store, Readable.from(records()), PREPARED_FORMS);
     if (!report.committed) throw new Error(`bench data invalid: ${JSON.stringify(report.errors[0])}`);
     log(`generated ${report.imported} records in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  }
+  // A store from an earlier version gets its answers prepared here, not inside the measured start-up.
+  if ((await store.preparedVersion()) !== PREPARED_FORMS.version) {
+    const t = Date.now();
+    const n = await store.prepareAll(PREPARED_FORMS);
+    log(`prepared the answers of ${n} records in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   }
   await store.close();
   const regs = { Check: Array.from({ length: VEHICLES }, (_, i) => plate(i)), UKMOT: Array.from({ length: MOTS }, (_, i) => plate(i)) };
@@ -203,8 +220,30 @@ function rssMb(pid: number): number {
   return total;
 }
 
+/** CPU seconds (user + system) a process and its children (cluster workers) have used so far. */
+function cpuSeconds(pid: number): number {
+  let total = 0;
+  const visit = (p: number) => {
+    try {
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+      const children = fs.readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim();
+      for (const c of children ? children.split(/\s+/) : []) visit(Number(c));
+    } catch {
+      /* gone */
+    }
+  };
+  visit(pid);
+  return total;
+}
+const CLOCK_TICKS = 100;
+
 interface LoadResult {
   rps: number;
+  /** CPU time the target spent per request, in microseconds: steadier than req/s on a shared machine. */
+  cpuUs: number;
   p50: number;
   p99: number;
   p999: number;
@@ -222,11 +261,14 @@ async function load(target: Running, scenario: Scenario, regsFile: string, secon
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   const samples: number[] = [];
   const sampler = setInterval(() => samples.push(rssMb(target.child.pid as number)), 250);
+  const cpu0 = cpuSeconds(target.child.pid as number);
   await new Promise((res) => child.on('exit', res));
+  const cpu = cpuSeconds(target.child.pid as number) - cpu0;
   clearInterval(sampler);
   const r = JSON.parse(out.trim().split('\n').pop() as string);
   return {
     rps: r.requests.average,
+    cpuUs: r.requests.total ? (cpu * 1e6) / r.requests.total : 0,
     p50: r.latency.p50,
     p99: r.latency.p99,
     p999: r.latency.p99_9 ?? r.latency.p999,
@@ -253,7 +295,7 @@ async function captureAnswers(service: Running, regsFile: string): Promise<strin
     'SOAP 1.1 UKMOT': ['/api/reg.asmx', { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}/UKMOT"` }, body: env('http://schemas.xmlsoap.org/soap/envelope/', 'UKMOT', regs.UKMOT[0]) }],
   };
   const answers: Record<string, { status: number; contentType: string; body: string }> = {};
-  for (const s of SCENARIOS) {
+  for (const s of ALL_SCENARIOS) {
     const [p, init] = reqs[s];
     const res = await fetch(service.url + p, init);
     const body = await res.text();
@@ -262,7 +304,7 @@ async function captureAnswers(service: Running, regsFile: string): Promise<strin
   }
   const file = path.join(WORK, 'answers.json');
   fs.writeFileSync(file, JSON.stringify(answers));
-  const sizes = SCENARIOS.map((s) => `${s} ${Buffer.byteLength(answers[s].body)} B`).join(', ');
+  const sizes = ALL_SCENARIOS.map((s) => `${s} ${Buffer.byteLength(answers[s].body)} B`).join(', ');
   log(`answer sizes: ${sizes}`);
   return file;
 }
@@ -335,8 +377,8 @@ async function main(): Promise<void> {
   const node = await startBaseline('node', answersFile);
   const exp = await startBaseline('express', answersFile);
 
-  type Row = { rps: number[]; vsNode: number[]; vsExpress: number[]; p50: number[]; p99: number[]; errors: number; peakRss: number; nodeRps: number[]; expressRps: number[] };
-  const rows = new Map<Scenario, Row>(SCENARIOS.map((s) => [s, { rps: [], vsNode: [], vsExpress: [], p50: [], p99: [], errors: 0, peakRss: 0, nodeRps: [], expressRps: [] }]));
+  type Row = { rps: number[]; vsNode: number[]; vsExpress: number[]; p50: number[]; p99: number[]; errors: number; peakRss: number; nodeRps: number[]; expressRps: number[]; cpuUs: number[]; expressCpuUs: number[] };
+  const rows = new Map<Scenario, Row>(SCENARIOS.map((s) => [s, { rps: [], vsNode: [], vsExpress: [], p50: [], p99: [], errors: 0, peakRss: 0, nodeRps: [], expressRps: [], cpuUs: [], expressCpuUs: [] }]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const s of SCENARIOS) {
       const order = [node, exp, service];
@@ -350,6 +392,8 @@ async function main(): Promise<void> {
       row.rps.push(svc.rps);
       row.nodeRps.push(n.rps);
       row.expressRps.push(e.rps);
+      row.cpuUs.push(svc.cpuUs);
+      row.expressCpuUs.push(e.cpuUs);
       row.vsNode.push(svc.rps / n.rps);
       row.vsExpress.push(svc.rps / e.rps);
       row.p50.push(svc.p50);
@@ -357,22 +401,22 @@ async function main(): Promise<void> {
       row.errors += svc.errors + svc.non2xx;
       row.peakRss = Math.max(row.peakRss, svc.peakRss);
       failed += svc.errors + svc.non2xx + n.errors + n.non2xx + e.errors + e.non2xx;
-      log(`round ${round + 1} ${s}: service ${Math.round(svc.rps)}, express ${Math.round(e.rps)}, node ${Math.round(n.rps)} req/s`);
+      log(`round ${round + 1} ${s}: service ${Math.round(svc.rps)}, express ${Math.round(e.rps)}, node ${Math.round(n.rps)} req/s; CPU per request: service ${svc.cpuUs.toFixed(0)}, express ${e.cpuUs.toFixed(0)}, node ${n.cpuUs.toFixed(0)} us`);
     }
   }
 
   out(`## Throughput (${ROUNDS} round(s) x ${SECONDS} s, ${CONNECTIONS} connections, medians)`);
   out();
-  out('| scenario | req/s | % of bare Node | % of bare Express | p50 ms | p99 ms | errors | peak RSS MB | bare Node req/s | bare Express req/s |');
-  out('|---|---|---|---|---|---|---|---|---|---|');
+  out('| scenario | req/s | % of bare Node | % of bare Express | p50 ms | p99 ms | errors | peak RSS MB | bare Node req/s | bare Express req/s | CPU us/request | bare Express CPU us/request |');
+  out('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const s of SCENARIOS) {
     const r = rows.get(s) as Row;
-    out(`| ${s} | ${Math.round(median(r.rps))} | ${pct(median(r.vsNode))} | ${pct(median(r.vsExpress))} | ${median(r.p50)} | ${median(r.p99)} | ${r.errors} | ${Math.round(r.peakRss)} | ${Math.round(median(r.nodeRps))} | ${Math.round(median(r.expressRps))} |`);
+    out(`| ${s} | ${Math.round(median(r.rps))} | ${pct(median(r.vsNode))} | ${pct(median(r.vsExpress))} | ${median(r.p50)} | ${median(r.p99)} | ${r.errors} | ${Math.round(r.peakRss)} | ${Math.round(median(r.nodeRps))} | ${Math.round(median(r.expressRps))} | ${Math.round(median(r.cpuUs))} | ${Math.round(median(r.expressCpuUs))} |`);
   }
   out();
   out(`Start-up (process start to listening, WSDL loaded and store open): ${service.startMs.toFixed(0)} ms.`);
 
-  if (!SHORT) {
+  if (!SHORT && !QUICK) {
     out();
     out('## Fixed rate: 1,000 requests/s for 10 s');
     out();
@@ -396,7 +440,7 @@ async function main(): Promise<void> {
   await stop(node);
   await stop(exp);
 
-  if (!SHORT) {
+  if (!SHORT && !QUICK) {
     out();
     out('## WORKERS=2 against WORKERS=1 (the load generator shares the two cores)');
     out();
