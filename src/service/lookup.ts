@@ -1,17 +1,22 @@
 // The service object every transport calls: (operation, raw parameters) -> result tree, or a
 // LookupError. It never sees XML or HTTP; transports decode into RawParams and encode the result.
-// A transport may name a prepared form of the answer it writes (made when the record was stored);
-// the service hands that back as it found it, and the result tree only when there is none.
+// The result is the stored record: its payload (resultNodes turns it into the result's elements)
+// and, when the record has them, its answers prepared when it was written, handed on unread.
 
-import type { Operation } from '../contract/operations';
+import type { Operation, ResultKind } from '../contract/operations';
 import type { Accounts } from '../accounts/accounts';
 import type { VehicleStore } from '../store/store';
 import { LookupError, quote } from './errors';
 import { normalizeRegistration, normalizeState } from './normalize';
-import { modelMatches, motNodes, parseMot, vehicleNodes, type XNode } from './records';
+import { modelMatches, parseMot } from './records';
 
-/** A lookup's answer: the form the transport asked for, as stored, or the result's children to write. */
-export type LookupResult = { readonly prepared: string } | { readonly nodes: XNode[] };
+/** A lookup's answer: the found record, for the transport to write (see resultNodes). */
+export interface LookupResult {
+  readonly kind: ResultKind;
+  readonly payload: string;
+  /** Answers made when the record was written, opaque here; null when it has none. */
+  readonly prepared: string | null;
+}
 
 /**
  * Parameters as a transport decoded them: a string, repeated values as an array, or (from SOAP)
@@ -55,8 +60,7 @@ function paramValue(op: Operation, raw: RawParams, name: string): string | undef
 export class LookupService {
   constructor(private readonly store: VehicleStore, private readonly accounts: Accounts) {}
 
-  /** form: the prepared form the caller can use (a number the store keeps forms under), if any. */
-  async lookup(op: Operation, raw: RawParams, form?: number): Promise<LookupResult> {
+  async lookup(op: Operation, raw: RawParams): Promise<LookupResult> {
     const values = new Map<string, string | undefined>();
     for (const name of op.params) values.set(name, paramValue(op, raw, name));
     const regText = values.get('RegistrationNumber') as string;
@@ -73,32 +77,16 @@ export class LookupService {
     }
 
     await this.accounts.admit(username);
-    const key = { operation: op.name, registration: reg.value, state };
-    const model = values.get('Model');
-    // UKMOT's Model filter reads the record itself; otherwise a prepared answer is all that is needed.
-    if (form !== undefined && model === undefined) {
-      const prepared = await this.store.getPrepared(key, form);
-      if (prepared !== null) {
-        await this.accounts.charge(username);
-        return { prepared };
-      }
-    }
-    const payload = await this.store.get(key);
+    const found = await this.store.get({ operation: op.name, registration: reg.value, state });
     const where = state ? `${op.country}, ${state}` : op.country;
-    if (payload === null) {
+    if (found === null) {
       throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} (${where})`);
     }
-    let nodes: XNode[];
-    if (op.result === 'UKMOTData') {
-      const mot = parseMot(payload);
-      if (model !== undefined && !modelMatches(mot, model)) {
-        throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`);
-      }
-      nodes = motNodes(mot);
-    } else {
-      nodes = vehicleNodes(payload);
+    const model = values.get('Model');
+    if (op.result === 'UKMOTData' && model !== undefined && !modelMatches(parseMot(found.payload), model)) {
+      throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`);
     }
     await this.accounts.charge(username);
-    return { nodes };
+    return { kind: op.result, payload: found.payload, prepared: found.prepared };
   }
 }

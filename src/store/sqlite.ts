@@ -1,14 +1,14 @@
 // The embedded store: one SQLite file through better-sqlite3. A unique index on the lookup key makes
-// a lookup two short b-tree probes at any size. (Not WITHOUT ROWID: a vehicle's JSON is over the
+// a lookup two short b-tree probes at any size. (Not WITHOUT ROWID: a record's row is over the
 // ~1 KB such a table keeps in its leaf pages, and every row would spill into an overflow page.)
-// Prepared forms of a record's answer live in their own rowid table, keyed by record id and form
-// number, so that reading one is the same two probes: the key index (which holds the record id)
-// and the prepared row.
+// A record's prepared answers sit in its own row beside its payload, so a lookup reads one row;
+// with 8 KB pages two such rows (~4 KB each) share a page instead of each taking a 4 KB page and
+// an overflow page.
 
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { MAX_PREPARED_FORMS, type Account, type ImportBatch, type PreparedForms, type RecordKey, type StoredRecord, type VehicleStore } from './store';
+import type { Account, FoundRecord, ImportBatch, PreparedForms, RecordKey, StoredRecord, VehicleStore } from './store';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS records (
@@ -16,13 +16,10 @@ CREATE TABLE IF NOT EXISTS records (
   operation    TEXT NOT NULL,
   registration TEXT NOT NULL,
   state        TEXT NOT NULL DEFAULT '',
-  payload      TEXT NOT NULL
+  payload      TEXT NOT NULL,
+  prepared     TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS records_key ON records (operation, registration, state);
-CREATE TABLE IF NOT EXISTS prepared (
-  id   INTEGER PRIMARY KEY,  -- record id * ${MAX_PREPARED_FORMS} + form number
-  body TEXT NOT NULL
-);
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -35,11 +32,8 @@ CREATE TABLE IF NOT EXISTS accounts (
 
 export class SqliteStore implements VehicleStore {
   private readonly db: Database.Database;
-  private readonly getStmt: Database.Statement<[string, string, string], { payload: string }>;
-  private readonly putStmt: Database.Statement<[string, string, string, string], { id: number }>;
-  private readonly getPreparedStmt: Database.Statement<[number, string, string, string], { body: string }>;
-  private readonly dropPreparedStmt: Database.Statement<[number, number]>;
-  private readonly putPreparedStmt: Database.Statement<[number, string]>;
+  private readonly getStmt: Database.Statement<[string, string, string], FoundRecord>;
+  private readonly putStmt: Database.Statement<[string, string, string, string, string | null]>;
   private readonly accountStmt: Database.Statement<[string], Account>;
   private readonly creditStmt: Database.Statement<[string]>;
   private importing = false;
@@ -47,6 +41,8 @@ export class SqliteStore implements VehicleStore {
   constructor(file: string) {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     this.db = new Database(file);
+    // Only takes effect on a new file (before WAL mode and the first table).
+    this.db.pragma('page_size = 8192');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
@@ -56,29 +52,20 @@ export class SqliteStore implements VehicleStore {
     this.db.pragma('mmap_size = 0');
     this.db.pragma('cache_size = -16384');
     this.db.exec(SCHEMA);
-    this.getStmt = this.db.prepare('SELECT payload FROM records WHERE operation = ? AND registration = ? AND state = ?');
+    // A store written before answers were prepared: the column is added; its records have none yet.
+    const columns = this.db.prepare('PRAGMA table_info(records)').all() as { name: string }[];
+    if (!columns.some((c) => c.name === 'prepared')) this.db.exec('ALTER TABLE records ADD COLUMN prepared TEXT');
+    this.getStmt = this.db.prepare('SELECT payload, prepared FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.putStmt = this.db.prepare(
-      'INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?) ' +
-        'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload RETURNING id',
+      'INSERT INTO records (operation, registration, state, payload, prepared) VALUES (?, ?, ?, ?, ?) ' +
+        'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload, prepared = excluded.prepared',
     );
-    this.getPreparedStmt = this.db.prepare(
-      `SELECT p.body AS body FROM records r JOIN prepared p ON p.id = r.id * ${MAX_PREPARED_FORMS} + ? ` +
-        'WHERE r.operation = ? AND r.registration = ? AND r.state = ?',
-    );
-    this.dropPreparedStmt = this.db.prepare('DELETE FROM prepared WHERE id BETWEEN ? AND ?');
-    this.putPreparedStmt = this.db.prepare('INSERT INTO prepared (id, body) VALUES (?, ?)');
     this.accountStmt = this.db.prepare('SELECT username, credits FROM accounts WHERE username = ?');
     this.creditStmt = this.db.prepare('UPDATE accounts SET credits = credits - 1 WHERE username = ? AND credits > 0');
   }
 
-  async get(key: RecordKey): Promise<string | null> {
-    const row = this.getStmt.get(key.operation, key.registration, key.state);
-    return row ? row.payload : null;
-  }
-
-  async getPrepared(key: RecordKey, form: number): Promise<string | null> {
-    const row = this.getPreparedStmt.get(form, key.operation, key.registration, key.state);
-    return row ? row.body : null;
+  async get(key: RecordKey): Promise<FoundRecord | null> {
+    return this.getStmt.get(key.operation, key.registration, key.state) ?? null;
   }
 
   async preparedVersion(): Promise<string | null> {
@@ -90,24 +77,16 @@ export class SqliteStore implements VehicleStore {
     this.db.prepare("INSERT INTO meta (key, value) VALUES ('prepared_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(version);
   }
 
-  /** Replaces a record's prepared forms (none given: it has none, and is answered from its payload). */
-  private putPrepared(id: number, forms: readonly string[] | undefined): void {
-    this.dropPreparedStmt.run(id * MAX_PREPARED_FORMS, id * MAX_PREPARED_FORMS + MAX_PREPARED_FORMS - 1);
-    if (!forms) return;
-    if (forms.length > MAX_PREPARED_FORMS) throw new Error(`at most ${MAX_PREPARED_FORMS} prepared forms per record`);
-    forms.forEach((body, form) => this.putPreparedStmt.run(id * MAX_PREPARED_FORMS + form, body));
-  }
-
   async prepareAll(forms: PreparedForms): Promise<number> {
     if (this.importing) throw new Error('an import is running on this store');
     const page = this.db.prepare('SELECT id, operation, payload FROM records WHERE id > ? ORDER BY id LIMIT 1000');
+    const update = this.db.prepare('UPDATE records SET prepared = ? WHERE id = ?');
     let done = 0;
     this.db.transaction(() => {
-      this.db.exec('DELETE FROM prepared');
       for (let last = -1; ; ) {
         const rows = page.all(last) as { id: number; operation: string; payload: string }[];
         if (rows.length === 0) break;
-        for (const r of rows) this.putPrepared(r.id, forms.make(r.operation, r.payload));
+        for (const r of rows) update.run(forms.make(r.operation, r.payload), r.id);
         done += rows.length;
         last = rows[rows.length - 1].id;
       }
@@ -137,8 +116,7 @@ export class SqliteStore implements VehicleStore {
     };
     return {
       put: async (r: StoredRecord) => {
-        const { id } = this.putStmt.get(r.operation, r.registration, r.state, r.payload) as { id: number };
-        this.putPrepared(id, r.prepared);
+        this.putStmt.run(r.operation, r.registration, r.state, r.payload, r.prepared ?? null);
       },
       commit: async (preparedVersion?: string) => {
         if (open && preparedVersion !== undefined) this.setPreparedVersion(preparedVersion);

@@ -13,23 +13,26 @@ export interface RecordKey {
 export interface StoredRecord extends RecordKey {
   /** JSON text: the vehicle object, or the MOT object for UKMOT. */
   readonly payload: string;
-  /** The record's prepared forms, by form number (see PreparedForms); none when absent. */
-  readonly prepared?: readonly string[];
+  /** The record's answers, made when it was written (see PreparedForms); absent when not made. */
+  readonly prepared?: string | null;
+}
+
+/** What a lookup reads: the payload, and the prepared answers when the record has them. */
+export interface FoundRecord {
+  readonly payload: string;
+  readonly prepared: string | null;
 }
 
 /**
- * Forms of a record's result made once, when the record is written, so that a lookup only reads
- * them (transport/prepared.ts makes them; to the store they are opaque text). A record may lack
- * them; a lookup then builds its answer from the payload.
+ * A record's answers made once, when the record is written, so that a lookup reads its answer
+ * instead of building it (transport/prepared.ts makes them; to the store they are opaque text).
  */
 export interface PreparedForms {
-  /** How the forms are made: forms stored under another version are stale and made anew. */
+  /** How the answers are made: answers stored under another version are stale and made anew. */
   readonly version: string;
-  /** The forms of one record, by form number (at most MAX_PREPARED_FORMS). */
-  make(operation: string, payload: string): readonly string[];
+  /** A record's answers, or null to leave it to be answered by building them per lookup. */
+  make(operation: string, payload: string): string | null;
 }
-
-export const MAX_PREPARED_FORMS = 8;
 
 export interface Account {
   readonly username: string;
@@ -41,7 +44,7 @@ export interface Account {
 export interface ImportBatch {
   put(record: StoredRecord): Promise<void>;
   /**
-   * Commits. preparedVersion: every record now in the store has its forms made under that version
+   * Commits. preparedVersion: every record now in the store has its answers made under that version
    * (the caller knows it: the store was empty or already at that version, and every put carried them).
    */
   commit(preparedVersion?: string): Promise<void>;
@@ -49,13 +52,11 @@ export interface ImportBatch {
 }
 
 export interface VehicleStore {
-  /** The payload JSON text, or null when no record has that key. */
-  get(key: RecordKey): Promise<string | null>;
-  /** One prepared form of a record, or null when there is no such record or it lacks that form. */
-  getPrepared(key: RecordKey, form: number): Promise<string | null>;
-  /** The version every stored prepared form was made under, or null when that is not known. */
+  /** The record with that key, or null when there is none. */
+  get(key: RecordKey): Promise<FoundRecord | null>;
+  /** The version every stored record's prepared answers were made under, or null when that is not known. */
   preparedVersion(): Promise<string | null>;
-  /** Makes every record's forms anew, in one transaction, and records their version; returns the records done. */
+  /** Makes every record's answers anew, in one transaction, and records their version; returns the records done. */
   prepareAll(forms: PreparedForms): Promise<number>;
   /** Counts every record: a full pass over the key index, for tools and tests, not the request path. */
   count(): Promise<number>;

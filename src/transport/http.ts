@@ -11,8 +11,8 @@ import type { Logger } from '../ops/logger';
 import { checkCharset, decodeUtf8, hasBody, parseMediaType, readBody } from './body';
 import { note } from './context';
 import { sendPlainError } from './plain';
-import { FORM_HTTP } from './prepared';
-import { httpResultInner, httpResultXml } from './xml';
+import { resultInner } from './prepared';
+import { httpResultXml } from './xml';
 
 export interface HttpDeps {
   readonly service: LookupService;
@@ -111,9 +111,9 @@ export function httpHandler(deps: HttpDeps): express.RequestHandler {
     }
     note(req, { operation: op.name });
     params(req, deps.limits)
-      .then((raw) => deps.service.lookup(op, raw, FORM_HTTP))
+      .then((raw) => deps.service.lookup(op, raw))
       .then((result) => {
-        const body = httpResultXml(op.result, deps.namespace, 'prepared' in result ? result.prepared : httpResultInner(result.nodes));
+        const body = httpResultXml(op.result, deps.namespace, resultInner(result, 'http'));
         res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
         res.end(req.method === 'HEAD' ? undefined : body);
       })

@@ -15,8 +15,8 @@ import type { Logger } from '../ops/logger';
 import { checkCharset, decodeUtf8, parseMediaType, readBody, type MediaType } from './body';
 import { note } from './context';
 import { sendPlainError } from './plain';
-import { FORM_SOAP } from './prepared';
-import { escapeAttr, escapeText, soapResponseXml, soapResultInner } from './xml';
+import { resultInner } from './prepared';
+import { escapeAttr, escapeText, soapResponseXml } from './xml';
 import { scanEnvelope, XmlRejected } from './xmlguard';
 
 export const SOAP11_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -137,8 +137,8 @@ function soapServices(version: SoapVersion, deps: SoapDeps): soap.IServices {
   const methods: Record<string, soap.ISoapServiceMethod> = {};
   for (const op of OPERATIONS) {
     methods[op.name] = (args: unknown, _cb: unknown, _headers: unknown, req: IncomingMessage, res: ServerResponse) =>
-      deps.service.lookup(op, (args ?? {}) as Record<string, unknown>, FORM_SOAP).then(
-        (result) => ({ _xml: soapResponseXml(op.name, deps.namespace, 'prepared' in result ? result.prepared : soapResultInner(result.nodes)) }),
+      deps.service.lookup(op, (args ?? {}) as Record<string, unknown>).then(
+        (result) => ({ _xml: soapResponseXml(op.name, deps.namespace, resultInner(result, 'soap')) }),
         (e: unknown) => {
           const err = asLookupError(e);
           note(req, { errorCode: err.code });

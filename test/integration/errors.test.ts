@@ -3,14 +3,14 @@
 
 import { ERRORS, type ErrorCode } from '../../src/service/errors';
 import { SqliteStore } from '../../src/store/sqlite';
-import type { RecordKey } from '../../src/store/store';
+import type { FoundRecord, RecordKey } from '../../src/store/store';
 import { call, TRANSPORTS, type Answer, type Transport } from '../helpers/call';
 import { envelope, NS, SOAP11, SOAP12, soapHeaders } from '../helpers/soap';
 import { startServer, type TestServer } from '../helpers/server';
 import { leakIn } from '../security/answers';
 
 class BrokenStore extends SqliteStore {
-  override async get(_key: RecordKey): Promise<string | null> {
+  override async get(_key: RecordKey): Promise<FoundRecord | null> {
     throw new Error('SQLITE_CORRUPT: database disk image is malformed at /var/lib/reglookup/secret.db (SELECT payload FROM records)');
   }
 }

@@ -60,8 +60,8 @@ describe('import: a file', () => {
     );
     expect(report).toMatchObject({ committed: true, imported: 3, invalid: 0, byOperation: { Check: 2, UKMOT: 1 } });
     expect(await store.count()).toBe(2);
-    const payload = await store.get({ operation: 'Check', registration: 'AB12CDE', state: '' });
-    expect(JSON.parse(payload as string).Description).toBe('REPLACED');
+    const found = await store.get({ operation: 'Check', registration: 'AB12CDE', state: '' });
+    expect(JSON.parse(found!.payload).Description).toBe('REPLACED');
   });
 
   test('one invalid line anywhere imports nothing, and every bad line is reported by number', async () => {
@@ -79,7 +79,7 @@ describe('import: a file', () => {
     expect(report.errors.map((e) => e.line)).toEqual([3, 4]);
     expect(await store.count()).toBe(1);
     expect(await store.get({ operation: 'Check', registration: 'NEW1', state: '' })).toBeNull();
-    expect(JSON.parse((await store.get({ operation: 'Check', registration: 'KEEP1', state: '' })) as string).Description).toBe('TEST CAR');
+    expect(JSON.parse((await store.get({ operation: 'Check', registration: 'KEEP1', state: '' }))!.payload).Description).toBe('TEST CAR');
   });
 });
 

@@ -9,11 +9,12 @@ import { Readable } from 'node:stream';
 import { Accounts } from '../../src/accounts/accounts';
 import { SAMPLE_FILE } from '../../src/app';
 import { findOperation, OPERATIONS } from '../../src/contract/operations';
-import { LookupService, type LookupResult } from '../../src/service/lookup';
+import { LookupService } from '../../src/service/lookup';
+import { resultNodes } from '../../src/service/records';
 import { importFile, importStream } from '../../src/store/import';
 import { SqliteStore } from '../../src/store/sqlite';
 import type { PreparedForms } from '../../src/store/store';
-import { FORM_HTTP, FORM_SOAP, PREPARED_FORMS } from '../../src/transport/prepared';
+import { PREPARED_FORMS, resultInner } from '../../src/transport/prepared';
 import { httpResultInner, soapResultInner } from '../../src/transport/xml';
 import { SAMPLE } from '../helpers/sample';
 import { startServer } from '../helpers/server';
@@ -56,28 +57,36 @@ describe('prepared answers', () => {
     const ops = new Set<string>();
     for (const r of SAMPLE) {
       const op = findOperation(r.operation)!;
-      for (const [form, render] of [
-        [FORM_SOAP, soapResultInner],
-        [FORM_HTTP, httpResultInner],
-      ] as const) {
-        const a: LookupResult = await fast.lookup(op, paramsOf(r), form);
-        const b: LookupResult = await slow.lookup(op, paramsOf(r), form);
-        expect('prepared' in a).toBe(true);
-        expect('nodes' in b).toBe(true);
-        if ('prepared' in a && 'nodes' in b) expect(a.prepared).toBe(render(b.nodes));
-      }
+      const a = await fast.lookup(op, paramsOf(r));
+      const b = await slow.lookup(op, paramsOf(r));
+      expect(a.prepared).not.toBeNull();
+      expect(b.prepared).toBeNull();
+      const nodes = resultNodes(op.result, b.payload);
+      expect(resultInner(a, 'soap')).toBe(soapResultInner(nodes));
+      expect(resultInner(a, 'http')).toBe(httpResultInner(nodes));
+      expect(resultInner(b, 'soap')).toBe(soapResultInner(nodes));
       ops.add(op.name);
     }
     // The sample holds a record for every operation, so every kind of answer was compared.
     expect([...ops].sort()).toEqual(OPERATIONS.map((o) => o.name).sort());
   });
 
-  test("UKMOT's Model filter reads the record, and still refuses a model that does not match", async () => {
+  test('text that needs escaping is escaped in the prepared answer too', async () => {
+    const r = SAMPLE.find((s) => s.operation === 'Check' && /[&<>]/.test(JSON.stringify(s.vehicle)))!;
+    const a = await service(prepared).lookup(findOperation('Check')!, paramsOf(r));
+    expect(a.prepared).not.toBeNull();
+    const soap = resultInner(a, 'soap');
+    expect(soap).toMatch(/&amp;|&lt;|&gt;/);
+    expect(soap).not.toMatch(/[\u0000\u0001]/);
+    expect(soap.startsWith(`<vehicleJson>${a.payload.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</vehicleJson>`)).toBe(true);
+  });
+
+  test("UKMOT's Model filter still refuses a model that does not match", async () => {
     const r = SAMPLE.find((s) => s.operation === 'UKMOT')!;
     const op = findOperation('UKMOT')!;
-    const ok = await service(prepared).lookup(op, { ...paramsOf(r), Model: String(r.mot?.make ?? '') }, FORM_SOAP);
-    expect('nodes' in ok).toBe(true);
-    await expect(service(prepared).lookup(op, { ...paramsOf(r), Model: 'NO SUCH MODEL' }, FORM_SOAP)).rejects.toMatchObject({ code: 'VEHICLE_NOT_FOUND' });
+    const ok = await service(prepared).lookup(op, { ...paramsOf(r), Model: String(r.mot?.make ?? '') });
+    expect(ok.prepared).not.toBeNull();
+    await expect(service(prepared).lookup(op, { ...paramsOf(r), Model: 'NO SUCH MODEL' })).rejects.toMatchObject({ code: 'VEHICLE_NOT_FOUND' });
   });
 });
 
@@ -88,65 +97,71 @@ describe('prepared answers in the store', () => {
   });
   afterEach(() => store.close());
 
-  test('each form is kept under its number; replacing a record drops forms it no longer has', async () => {
+  test('a record keeps the answers written with it; replacing it without answers drops them', async () => {
     let batch = await store.beginImport();
-    await batch.put({ ...key('Check', 'A1'), payload: '{"n":1}', prepared: ['soap-1', 'http-1'] });
-    await batch.put({ ...key('Check', 'A2'), payload: '{"n":2}', prepared: ['soap-2', 'http-2'] });
+    await batch.put({ ...key('Check', 'A1'), payload: '{"n":1}', prepared: 'answers-1' });
+    await batch.put({ ...key('Check', 'A2'), payload: '{"n":2}', prepared: 'answers-2' });
     await batch.commit('v1');
-    expect(await store.getPrepared(key('Check', 'A1'), 0)).toBe('soap-1');
-    expect(await store.getPrepared(key('Check', 'A1'), 1)).toBe('http-1');
-    expect(await store.getPrepared(key('Check', 'A1'), 2)).toBeNull();
-    expect(await store.getPrepared(key('Check', 'A3'), 0)).toBeNull();
+    expect(await store.get(key('Check', 'A1'))).toEqual({ payload: '{"n":1}', prepared: 'answers-1' });
+    expect(await store.get(key('Check', 'A3'))).toBeNull();
     expect(await store.preparedVersion()).toBe('v1');
 
     batch = await store.beginImport();
     await batch.put({ ...key('Check', 'A1'), payload: '{"n":3}' });
     await batch.commit();
-    expect(await store.get(key('Check', 'A1'))).toBe('{"n":3}');
-    expect(await store.getPrepared(key('Check', 'A1'), 0)).toBeNull();
-    expect(await store.getPrepared(key('Check', 'A2'), 0)).toBe('soap-2');
+    expect(await store.get(key('Check', 'A1'))).toEqual({ payload: '{"n":3}', prepared: null });
+    expect(await store.get(key('Check', 'A2'))).toEqual({ payload: '{"n":2}', prepared: 'answers-2' });
   });
 
-  test('prepareAll makes every record\'s forms anew under the new version', async () => {
+  test("prepareAll makes every record's answers anew under the new version", async () => {
     const batch = await store.beginImport();
-    for (let i = 0; i < 2500; i++) await batch.put({ ...key('Check', `R${i}`), payload: `{"i":${i}}`, prepared: ['old'] });
+    for (let i = 0; i < 2500; i++) await batch.put({ ...key('Check', `R${i}`), payload: `{"i":${i}}`, prepared: 'old' });
     await batch.commit('v1');
-    const forms: PreparedForms = { version: 'v2', make: (op, payload) => [`${op}:${payload}`, 'second'] };
+    const forms: PreparedForms = { version: 'v2', make: (op, payload) => (payload === '{"i":7}' ? null : `${op}:${payload}`) };
     expect(await store.prepareAll(forms)).toBe(2500);
     expect(await store.preparedVersion()).toBe('v2');
-    expect(await store.getPrepared(key('Check', 'R0'), 0)).toBe('Check:{"i":0}');
-    expect(await store.getPrepared(key('Check', 'R2499'), 0)).toBe('Check:{"i":2499}');
-    expect(await store.getPrepared(key('Check', 'R1234'), 1)).toBe('second');
+    expect((await store.get(key('Check', 'R0')))?.prepared).toBe('Check:{"i":0}');
+    expect((await store.get(key('Check', 'R2499')))?.prepared).toBe('Check:{"i":2499}');
+    expect((await store.get(key('Check', 'R7')))?.prepared).toBeNull();
   });
 
   test('an import into a store prepared under another version prepares all of it again', async () => {
     const batch = await store.beginImport();
-    await batch.put({ ...key('Check', 'OLD1'), payload: '{"Description":"OLD"}', prepared: ['stale', 'stale'] });
+    await batch.put({ ...key('Check', 'OLD1'), payload: '{"Description":"OLD"}', prepared: 'stale\u0001stale' });
     await batch.commit('an earlier version');
     const line = JSON.stringify({ operation: 'Check', registration: 'NEW1', vehicle: { Description: 'NEW' } });
     expect((await importStream(store, Readable.from([line + '\n']), PREPARED_FORMS)).committed).toBe(true);
     expect(await store.preparedVersion()).toBe(PREPARED_FORMS.version);
-    expect(await store.getPrepared(key('Check', 'OLD1'), FORM_SOAP)).toContain('<Description>OLD</Description>');
-    expect(await store.getPrepared(key('Check', 'NEW1'), FORM_HTTP)).toContain('<Description>NEW</Description>');
+    const old = (await store.get(key('Check', 'OLD1')))!;
+    expect(resultInner({ kind: 'Vehicle', ...old }, 'soap')).toContain('<Description>OLD</Description>');
+    expect(old.prepared).not.toContain('stale');
+    const fresh = (await store.get(key('Check', 'NEW1')))!;
+    expect(fresh.prepared).not.toBeNull();
+    expect(resultInner({ kind: 'Vehicle', ...fresh }, 'http')).toContain('<Description>NEW</Description>');
   });
+});
 
-  test('reading a prepared form is two index probes, not a scan', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-prepared-'));
-    const file = path.join(dir, 'plan.db');
-    await new SqliteStore(file).close();
-    const db = new Database(file, { readonly: true });
-    try {
-      const plan = (
-        db
-          .prepare('EXPLAIN QUERY PLAN SELECT p.body FROM records r JOIN prepared p ON p.id = r.id * 8 + ? WHERE r.operation = ? AND r.registration = ? AND r.state = ?')
-          .all(0, 'Check', 'A1', '') as { detail: string }[]
-      ).map((p) => p.detail);
-      expect(plan).toEqual(['SEARCH r USING COVERING INDEX records_key (operation=? AND registration=? AND state=?)', 'SEARCH p USING INTEGER PRIMARY KEY (rowid=?)']);
-    } finally {
-      db.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+test('a store written before answers were prepared is opened, and prepared at start-up', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-old-'));
+  const file = path.join(dir, 'old.db');
+  const db = new Database(file);
+  db.exec(`CREATE TABLE records (id INTEGER PRIMARY KEY, operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL DEFAULT '', payload TEXT NOT NULL);
+    CREATE UNIQUE INDEX records_key ON records (operation, registration, state);`);
+  db.prepare('INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?)').run('Check', 'OLDSTORE1', '', JSON.stringify({ Description: 'FROM AN OLD STORE' }));
+  db.close();
+  const store = new SqliteStore(file);
+  expect(await store.get(key('Check', 'OLDSTORE1'))).toEqual({ payload: '{"Description":"FROM AN OLD STORE"}', prepared: null });
+  const server = await startServer({ DATABASE_URL: `sqlite:${file}` }, { sample: false, store });
+  try {
+    const res = await fetch(`${server.url}/api/reg.asmx/Check?RegistrationNumber=OLDSTORE1&username=u`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('<Description>FROM AN OLD STORE</Description>');
+    expect(await store.preparedVersion()).toBe(PREPARED_FORMS.version);
+    expect((await store.get(key('Check', 'OLDSTORE1')))?.prepared).not.toBeNull();
+  } finally {
+    await server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('answers prepared by another version are made anew at start-up, never served', async () => {
@@ -155,7 +170,7 @@ test('answers prepared by another version are made anew at start-up, never serve
   const store = new SqliteStore(file);
   const batch = await store.beginImport();
   const vehicle = { Description: 'FRESH & CURRENT', RegistrationYear: 2020 };
-  await batch.put({ ...key('Check', 'STALE1'), payload: JSON.stringify(vehicle), prepared: ['<vehicleJson>STALE</vehicleJson>', '<vehicleJson>STALE</vehicleJson>'] });
+  await batch.put({ ...key('Check', 'STALE1'), payload: JSON.stringify(vehicle), prepared: '<vehicleJson>STALE</vehicleJson>\u0001<vehicleJson>STALE</vehicleJson>' });
   await batch.commit('an earlier version');
   const server = await startServer({ DATABASE_URL: `sqlite:${file}` }, { sample: false, store });
   try {

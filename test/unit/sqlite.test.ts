@@ -14,7 +14,7 @@ test('a lookup is an index search, not a scan', async () => {
   const db = new Database(file, { readonly: true });
   try {
     const plan = db
-      .prepare('EXPLAIN QUERY PLAN SELECT payload FROM records WHERE operation = ? AND registration = ? AND state = ?')
+      .prepare('EXPLAIN QUERY PLAN SELECT payload, prepared FROM records WHERE operation = ? AND registration = ? AND state = ?')
       .all('Check', 'AB12CDE', '') as { detail: string }[];
     const detail = plan.map((p) => p.detail).join('; ');
     expect(detail).toMatch(/SEARCH records USING INDEX records_key \(operation=\? AND registration=\? AND state=\?\)/);
@@ -36,7 +36,7 @@ test('records with the same key replace each other; keys differ by operation and
   await batch.commit();
   expect(await store.count()).toBe(3);
   expect(await store.isEmpty()).toBe(false);
-  expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'CA' })).toBe('{"n":4}');
+  expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'CA' })).toEqual({ payload: '{"n":4}', prepared: null });
   expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'TX' })).toBeNull();
   await store.close();
 });
