@@ -16,4 +16,4 @@ COPY data/sample.ndjson ./data/sample.ndjson
 RUN mkdir -p /var/lib/reglookup && chown node:node /var/lib/reglookup
 USER node
 EXPOSE 8080
-CMD ["node", "dist/cli.js", "serve"]
+CMD ["node", "--max-semi-space-size=8", "dist/cli.js", "serve"]

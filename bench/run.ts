@@ -43,6 +43,13 @@ const MOTS = SHORT ? 2_000 : 10_000;
 const SECONDS = SHORT ? 1 : Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = SHORT ? 1 : Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = 50;
+// The service runs with the Node flags `npm start` gives it, read from package.json so the two agree.
+const START_FLAGS: string[] = (() => {
+  const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const m = /^node((?: --?[\w-]+(?:=\S+)?)*) dist\/cli\.js serve$/.exec(start);
+  if (!m) throw new Error(`bench: cannot read the node flags from the start script '${start}'`);
+  return m[1].trim().split(/\s+/).filter(Boolean);
+})();
 
 // ---------------------------------------------------------------- data
 
@@ -166,7 +173,7 @@ function waitFor(child: ChildProcess, re: RegExp, what: string): Promise<RegExpE
 /** One service process on a free port (WORKERS > 1 needs a fixed port: startServiceOnPort). */
 async function startService(db: string, extraArgs: string[] = []): Promise<Running> {
   const t = process.hrtime.bigint();
-  const child = spawn(process.execPath, [...extraArgs, path.join(ROOT, 'dist', 'cli.js'), 'serve'], {
+  const child = spawn(process.execPath, [...START_FLAGS, ...extraArgs, path.join(ROOT, 'dist', 'cli.js'), 'serve'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${db}`, SAMPLE_DATA: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', WORKERS: '1' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -177,7 +184,7 @@ async function startService(db: string, extraArgs: string[] = []): Promise<Runni
 }
 
 async function startServiceOnPort(db: string, workers: number, port: number): Promise<Running> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'serve'], {
+  const child = spawn(process.execPath, [...START_FLAGS, path.join(ROOT, 'dist', 'cli.js'), 'serve'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `sqlite:${db}`, SAMPLE_DATA: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', WORKERS: String(workers) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

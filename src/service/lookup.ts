@@ -50,7 +50,7 @@ function paramValue(op: Operation, raw: RawParams, name: string): string | undef
     const what = v === undefined || v === null ? 'Missing required parameter' : 'Empty required parameter';
     throw new LookupError('MISSING_PARAMETER', `${what} '${name}' for ${op.name}${hint}`);
   }
-  if ([...text].length > MAX_PARAM_CHARS) {
+  if (text.length > MAX_PARAM_CHARS && [...text].length > MAX_PARAM_CHARS) {
     throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' is longer than ${MAX_PARAM_CHARS} characters`);
   }
   if (CONTROL_RE.test(text)) throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' contains control characters`);

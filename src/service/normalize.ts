@@ -22,7 +22,8 @@ export type Checked = { ok: true; value: string } | { ok: false; reason: string 
 /** Registration as typed -> the key it is stored under. */
 export function normalizeRegistration(raw: string): Checked {
   if (CONTROL_RE.test(raw)) return { ok: false, reason: 'contains control characters' };
-  if ([...raw].length > MAX_REGISTRATION_CHARS) {
+  // Code points are never more than UTF-16 units: count them only when the cheap length is over.
+  if (raw.length > MAX_REGISTRATION_CHARS && [...raw].length > MAX_REGISTRATION_CHARS) {
     return { ok: false, reason: `is longer than ${MAX_REGISTRATION_CHARS} characters` };
   }
   const value = raw.normalize('NFKC').toUpperCase().replace(CYRILLIC_RE, (c) => CYRILLIC_TO_LATIN[c]).replace(SEPARATORS_RE, '');

@@ -113,8 +113,9 @@ export function httpHandler(deps: HttpDeps): express.RequestHandler {
     params(req, deps.limits)
       .then((raw) => deps.service.lookup(op, raw))
       .then((result) => {
-        const body = httpResultXml(op.result, deps.namespace, resultInner(result, 'http'));
-        res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+        // Encoded once: the length and the bytes sent come from the same buffer.
+        const body = Buffer.from(httpResultXml(op.result, deps.namespace, resultInner(result, 'http')), 'utf8');
+        res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8', 'Content-Length': body.length });
         res.end(req.method === 'HEAD' ? undefined : body);
       })
       .catch((e: unknown) => {
