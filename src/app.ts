@@ -100,11 +100,17 @@ export async function createService(config: Config, store: VehicleStore, logger?
 
 /**
  * Lookups read answers prepared when records were written; a store whose answers were prepared by
- * another version of the service (or by none) has them all made anew before anything is served.
+ * another version of the service (or by none) has them all made anew before anything is served,
+ * and records without any get theirs.
  */
 export async function ensurePrepared(store: VehicleStore, logger: Logger): Promise<void> {
-  if ((await store.preparedVersion()) === PREPARED_FORMS.version) return;
   const t = Date.now();
+  if ((await store.preparedVersion()) === PREPARED_FORMS.version) {
+    // Records written since without answers (by an older release's import, say) get theirs now.
+    const n = await store.prepareMissing(PREPARED_FORMS);
+    if (n > 0) logger.info('prepared the answers of records that had none', { records: n, ms: Date.now() - t });
+    return;
+  }
   const n = await store.prepareAll(PREPARED_FORMS);
   if (n > 0) logger.info('prepared the stored answers for this version', { records: n, ms: Date.now() - t });
 }

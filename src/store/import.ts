@@ -111,7 +111,8 @@ export async function importStream(store: VehicleStore, input: Readable, forms?:
     return { lines: n, imported: 0, byOperation: {}, errors, invalid, committed: false };
   }
   await batch.commit(current ? forms.version : undefined);
-  if (forms && !current) await store.prepareAll(forms);
+  // Records whose answers a trigger dropped (see sqlite.ts) or that had none get them here.
+  if (forms) await (current ? store.prepareMissing(forms) : store.prepareAll(forms));
   return { lines: n, imported, byOperation, errors, invalid, committed: true };
 }
 

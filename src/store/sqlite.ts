@@ -30,6 +30,20 @@ CREATE TABLE IF NOT EXISTS accounts (
 ) WITHOUT ROWID;
 `;
 
+const TRIGGERS = `
+-- Prepared answers never outlive the payload they were made from, whoever writes the row (an older
+-- release's import knows nothing of them): a payload changed without new answers drops the old ones,
+-- and the record is answered by building until it is prepared again (prepareMissing, which start-up
+-- and every import run, finds such records through the partial index).
+CREATE INDEX IF NOT EXISTS records_unprepared ON records (id) WHERE prepared IS NULL;
+CREATE TRIGGER IF NOT EXISTS records_prepared_follows_payload
+AFTER UPDATE OF payload ON records
+WHEN NEW.payload IS NOT OLD.payload AND NEW.prepared IS OLD.prepared AND NEW.prepared IS NOT NULL
+BEGIN
+  UPDATE records SET prepared = NULL WHERE id = NEW.id;
+END;
+`;
+
 export class SqliteStore implements VehicleStore {
   private readonly db: Database.Database;
   private readonly getStmt: Database.Statement<[string, string, string], FoundRecord>;
@@ -56,6 +70,7 @@ export class SqliteStore implements VehicleStore {
     // A store written before answers were prepared: the column is added; its records have none yet.
     const columns = this.db.prepare('PRAGMA table_info(records)').all() as { name: string }[];
     if (!columns.some((c) => c.name === 'prepared')) this.db.exec('ALTER TABLE records ADD COLUMN prepared TEXT');
+    this.db.exec(TRIGGERS);
     this.getStmt = this.db.prepare('SELECT payload, prepared FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.putStmt = this.db.prepare(
       'INSERT INTO records (operation, registration, state, payload, prepared) VALUES (?, ?, ?, ?, ?) ' +
@@ -79,8 +94,16 @@ export class SqliteStore implements VehicleStore {
   }
 
   async prepareAll(forms: PreparedForms): Promise<number> {
+    return this.prepare(forms, 'SELECT id, operation, payload FROM records WHERE id > ? ORDER BY id LIMIT 1000', true);
+  }
+
+  async prepareMissing(forms: PreparedForms): Promise<number> {
+    return this.prepare(forms, 'SELECT id, operation, payload FROM records WHERE prepared IS NULL AND id > ? ORDER BY id LIMIT 1000', false);
+  }
+
+  private prepare(forms: PreparedForms, select: string, allOfThem: boolean): number {
     if (this.importing) throw new Error('an import is running on this store');
-    const page = this.db.prepare('SELECT id, operation, payload FROM records WHERE id > ? ORDER BY id LIMIT 1000');
+    const page = this.db.prepare(select);
     const update = this.db.prepare('UPDATE records SET prepared = ? WHERE id = ?');
     let done = 0;
     this.db.transaction(() => {
@@ -91,7 +114,7 @@ export class SqliteStore implements VehicleStore {
         done += rows.length;
         last = rows[rows.length - 1].id;
       }
-      this.setPreparedVersion(forms.version);
+      if (allOfThem) this.setPreparedVersion(forms.version);
     })();
     return done;
   }

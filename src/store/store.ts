@@ -58,6 +58,11 @@ export interface VehicleStore {
   preparedVersion(): Promise<string | null>;
   /** Makes every record's answers anew, in one transaction, and records their version; returns the records done. */
   prepareAll(forms: PreparedForms): Promise<number>;
+  /**
+   * Makes the answers of the records that have none (written without them, or by a writer that
+   * changed the payload and not the answers), where the stored version is already forms.version.
+   */
+  prepareMissing(forms: PreparedForms): Promise<number>;
   /** Counts every record: a full pass over the key index, for tools and tests, not the request path. */
   count(): Promise<number>;
   /** Whether any record is held: one index probe, at any size. */

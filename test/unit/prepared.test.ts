@@ -141,6 +141,45 @@ describe('prepared answers in the store', () => {
   });
 });
 
+test("a payload changed by a writer that knows nothing of prepared answers drops them; start-up makes them again", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-foreign-'));
+  const file = path.join(dir, 'foreign.db');
+  const store = new SqliteStore(file);
+  const line = JSON.stringify({ operation: 'Check', registration: 'FOREIGN1', vehicle: { Description: 'FIRST' } });
+  expect((await importStream(store, Readable.from([line + '\n']), PREPARED_FORMS)).committed).toBe(true);
+  expect((await store.get(key('Check', 'FOREIGN1')))?.prepared).toContain('FIRST');
+  // What the previous release's import does: an upsert of the payload alone.
+  const db = new Database(file);
+  db.prepare('INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?) ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload')
+    .run('Check', 'FOREIGN1', '', JSON.stringify({ Description: 'SECOND' }));
+  db.close();
+  expect(await store.get(key('Check', 'FOREIGN1'))).toEqual({ payload: '{"Description":"SECOND"}', prepared: null });
+  const server = await startServer({ DATABASE_URL: `sqlite:${file}` }, { sample: false, store });
+  try {
+    const res = await fetch(`${server.url}/api/reg.asmx/Check?RegistrationNumber=FOREIGN1&username=u`);
+    const text = await res.text();
+    expect(text).toContain('<Description>SECOND</Description>');
+    expect(text).not.toContain('FIRST');
+    expect((await store.get(key('Check', 'FOREIGN1')))?.prepared).toContain('SECOND');
+  } finally {
+    await server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('re-importing a record whose answers come out the same (a change only vehicleJson shows) keeps them prepared', async () => {
+  const store = new SqliteStore(':memory:');
+  const rec = (colour: string) => JSON.stringify({ operation: 'Check', registration: 'SAME1', vehicle: { Description: 'CAR', Colour: colour } }) + '\n';
+  expect((await importStream(store, Readable.from([rec('Red')]), PREPARED_FORMS)).committed).toBe(true);
+  const first = (await store.get(key('Check', 'SAME1')))!;
+  expect((await importStream(store, Readable.from([rec('Blue')]), PREPARED_FORMS)).committed).toBe(true);
+  const second = (await store.get(key('Check', 'SAME1')))!;
+  expect(second.prepared).not.toBeNull();
+  expect(second.prepared).toBe(first.prepared);
+  expect(resultInner({ kind: 'Vehicle', ...second }, 'soap')).toContain('"Colour":"Blue"');
+  await store.close();
+});
+
 test('a store written before answers were prepared is opened, and prepared at start-up', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-old-'));
   const file = path.join(dir, 'old.db');
