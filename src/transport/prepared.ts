@@ -4,9 +4,10 @@
 // namespace or the SOAP version: those are declared on the elements written around them.
 //
 // Stored as one text: the SOAP form, U+0001, the HTTP form. The payload itself (vehicleJson) is not
-// repeated in them: a U+0000 stands where its escaped text goes, so that the prepared answers add
+// repeated in them: a U+0002 stands where its escaped text goes, so that the prepared answers add
 // about 2.5 KB to a 1 KB vehicle instead of 5 KB. Neither character can occur in an answer: XML 1.0
-// cannot carry them, and import refuses them.
+// cannot carry them, and import refuses them. (Not U+0000: SQLite's own text functions and some
+// of its tools stop at a NUL.)
 
 import { createHash } from 'node:crypto';
 import { findOperation } from '../contract/operations';
@@ -17,7 +18,7 @@ import { escapeText, httpResultInner, soapResultInner } from './xml';
 
 export type Form = 'soap' | 'http';
 
-const HOLE = '\u0000';
+const HOLE = '\u0002';
 const SEPARATOR = '\u0001';
 
 function render(form: Form, nodes: readonly XNode[]): string {
@@ -32,7 +33,7 @@ function make(operation: string, payload: string): string | null {
   const holed = nodes.map((n) => (n.text === payload ? (holes++, { ...n, text: HOLE }) : n));
   const soap = render('soap', holed);
   const http = render('http', holed);
-  // A value holding U+0000 or U+0001 would be misread; import refuses them, and such a record would
+  // A value holding U+0001 or U+0002 would be misread; import refuses them, and such a record would
   // simply be answered by building.
   if (soap.includes(SEPARATOR) || soap.split(HOLE).length - 1 !== holes) return null;
   return soap + SEPARATOR + http;
