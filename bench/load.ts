@@ -14,10 +14,13 @@ interface LoadSpec {
   /** Requests per second across all connections; absent means as fast as possible. */
   readonly rate?: number;
   readonly regsFile: string;
+  /** Draw registrations from only this many of the store's (a hot working set); absent means all. */
+  readonly hot?: number;
 }
 
 const spec = JSON.parse(process.argv[2]) as LoadSpec;
-const regs = JSON.parse(fs.readFileSync(spec.regsFile, 'utf8')) as { Check: string[]; UKMOT: string[] };
+const all = JSON.parse(fs.readFileSync(spec.regsFile, 'utf8')) as { Check: string[]; UKMOT: string[] };
+const regs = spec.hot ? { Check: all.Check.slice(0, spec.hot), UKMOT: all.UKMOT.slice(0, spec.hot) } : all;
 const NS = 'http://regcheck.org.uk';
 const pick = (list: string[]) => list[Math.floor(Math.random() * list.length)];
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');

@@ -7,7 +7,8 @@
 //   npm run bench -- --profile     CPU profile of the service under each scenario, top frames printed
 //   npm run bench -- --prepare     only generate the bench store (bench/.work/)
 //   npm run bench -- --quick       the throughput rounds only, printed, RESULTS.md untouched (for
-//                                  trying a change; BENCH_SCENARIOS="GET Check,SOAP 1.1 Check" narrows it)
+//                                  trying a change; BENCH_SCENARIOS="GET Check,SOAP 1.1 Check" narrows it,
+//                                  BENCH_HOT=1000 draws registrations from only the first 1,000)
 //
 // It asserts nothing about speed; it exits non-zero only if a request failed.
 
@@ -31,6 +32,8 @@ const SHORT = args.has('--short');
 const PROFILE = args.has('--profile');
 const PREPARE_ONLY = args.has('--prepare');
 const QUICK = args.has('--quick');
+// BENCH_HOT=N: draw registrations from only N of them, to see the service with its store reads cached.
+const HOT = process.env.BENCH_HOT ? Number(process.env.BENCH_HOT) : undefined;
 const SCENARIOS: readonly Scenario[] = (() => {
   const wanted = process.env.BENCH_SCENARIOS?.split(',').map((x) => x.trim()).filter(Boolean);
   if (!wanted) return ALL_SCENARIOS;
@@ -262,7 +265,7 @@ interface LoadResult {
 }
 
 async function load(target: Running, scenario: Scenario, regsFile: string, seconds: number, rate?: number): Promise<LoadResult> {
-  const spec = { url: target.url, scenario, seconds, connections: rate ? 10 : CONNECTIONS, rate, regsFile };
+  const spec = { url: target.url, scenario, seconds, connections: rate ? 10 : CONNECTIONS, rate, regsFile, hot: HOT };
   const child = spawn(process.execPath, [...TS, path.join(ROOT, 'bench', 'load.ts'), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));

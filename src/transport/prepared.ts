@@ -1,13 +1,14 @@
 // Each record's answer, made once when the record is written (at import, or at start-up when the
-// way answers are written has changed) rather than on every lookup: the result's children as a SOAP
-// body holds them and as an HTTP GET/POST answer holds them. Neither depends on the service
-// namespace or the SOAP version: those are declared on the elements written around them.
+// way answers are written has changed) rather than on every lookup: the result's children as an
+// HTTP GET/POST answer holds them. The SOAP body holds the same elements without the line breaks
+// and indentation, and with xsi:nil="true" where HTTP writes type="null"; since text is escaped
+// (no '<' or '>' in it), that is two replacements, so only the HTTP form is stored. Neither form
+// depends on the service namespace or the SOAP version: those are declared around them.
 //
-// Stored as one text: the SOAP form, U+0001, the HTTP form. The payload itself (vehicleJson) is not
-// repeated in them: a U+0002 stands where its escaped text goes, so that the prepared answers add
-// about 2.5 KB to a 1 KB vehicle instead of 5 KB. Neither character can occur in an answer: XML 1.0
-// cannot carry them, and import refuses them. (Not U+0000: SQLite's own text functions and some
-// of its tools stop at a NUL.)
+// The payload itself (vehicleJson) is not repeated in it: a U+0002 stands where its escaped text
+// goes. So the prepared answer adds about 1.6 KB to a 1 KB vehicle. U+0002 cannot occur in an
+// answer: XML 1.0 cannot carry it, and import refuses it. (Not U+0000: SQLite's own text functions
+// and some of its tools stop at a NUL.)
 
 import { createHash } from 'node:crypto';
 import { findOperation } from '../contract/operations';
@@ -19,10 +20,12 @@ import { escapeText, httpResultInner, soapResultInner } from './xml';
 export type Form = 'soap' | 'http';
 
 const HOLE = '\u0002';
-const SEPARATOR = '\u0001';
+const PAD_RE = /\r\n *(?=<)/g;
+const NULL_RE = / type="null" \/>/g;
 
-function render(form: Form, nodes: readonly XNode[]): string {
-  return form === 'soap' ? soapResultInner(nodes) : httpResultInner(nodes);
+/** The SOAP form of an HTTP-form fragment (see the top of this file). */
+function compactOf(http: string): string {
+  return http.replace(PAD_RE, '').replace(NULL_RE, ' xsi:nil="true" />');
 }
 
 function make(operation: string, payload: string): string | null {
@@ -30,13 +33,12 @@ function make(operation: string, payload: string): string | null {
   if (!op) return null;
   const nodes = resultNodes(op.result, payload);
   let holes = 0;
-  const holed = nodes.map((n) => (n.text === payload ? (holes++, { ...n, text: HOLE }) : n));
-  const soap = render('soap', holed);
-  const http = render('http', holed);
-  // A value holding U+0001 or U+0002 would be misread; import refuses them, and such a record would
-  // simply be answered by building.
-  if (soap.includes(SEPARATOR) || soap.split(HOLE).length - 1 !== holes) return null;
-  return soap + SEPARATOR + http;
+  const holed: XNode[] = nodes.map((n) => (n.text === payload ? (holes++, { ...n, text: HOLE }) : n));
+  const http = httpResultInner(holed);
+  // Checked here, once per record, rather than trusted: the SOAP form must come out of the stored
+  // one exactly, and the holes must be only the payload's. Otherwise the record is built per lookup.
+  if (http.split(HOLE).length - 1 !== holes || compactOf(http) !== soapResultInner(holed)) return null;
+  return http;
 }
 
 function fill(form: string, payload: string): string {
@@ -55,18 +57,16 @@ function fill(form: string, payload: string): string {
 /** The children of a lookup's result element, as the given transport writes them. */
 export function resultInner(result: LookupResult, form: Form): string {
   const prepared = result.prepared;
-  if (prepared !== null) {
-    const cut = prepared.indexOf(SEPARATOR);
-    if (cut !== -1) return fill(form === 'soap' ? prepared.slice(0, cut) : prepared.slice(cut + 1), result.payload);
-  }
-  return render(form, resultNodes(result.kind, result.payload));
+  if (prepared !== null) return fill(form === 'soap' ? compactOf(prepared) : prepared, result.payload);
+  const nodes = resultNodes(result.kind, result.payload);
+  return form === 'soap' ? soapResultInner(nodes) : httpResultInner(nodes);
 }
 
 // The version is a digest of what these probes become: between them they meet every rule of how an
 // answer is written (escaping, absent and empty values, numbers given as text, lists with nulls),
 // so any change in the writing makes the stored forms stale without anyone having to remember to
 // say so. FORMAT is for a change the probes would not show.
-const FORMAT = 1;
+const FORMAT = 2;
 const PROBES: ReadonlyArray<readonly [string, string]> = [
   [
     'Check',

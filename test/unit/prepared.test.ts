@@ -180,6 +180,20 @@ test('re-importing a record whose answers come out the same (a change only vehic
   await store.close();
 });
 
+test('a value that would not survive the SOAP form being derived from the stored one is answered by building', async () => {
+  const store = new SqliteStore(':memory:');
+  // A line break and spaces just before a closing tag look like indentation to the derivation.
+  const vehicle = { Description: 'ends with a break\r\n  ', CarModel: 'fine' };
+  const line = JSON.stringify({ operation: 'Check', registration: 'EDGE1', vehicle }) + '\n';
+  expect((await importStream(store, Readable.from([line]), PREPARED_FORMS)).committed).toBe(true);
+  const found = (await store.get(key('Check', 'EDGE1')))!;
+  expect(found.prepared).toBeNull();
+  const result = await service(store).lookup(findOperation('Check')!, { RegistrationNumber: 'EDGE1', username: 'u' });
+  expect(resultInner(result, 'soap')).toContain('<Description>ends with a break\r\n  </Description>');
+  expect(resultInner(result, 'http')).toContain('<Description>ends with a break\r\n  </Description>');
+  await store.close();
+});
+
 test('a store written before answers were prepared is opened, and prepared at start-up', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-old-'));
   const file = path.join(dir, 'old.db');
