@@ -51,6 +51,9 @@ export class SqliteStore implements VehicleStore {
   private readonly accountStmt: Database.Statement<[string], Account>;
   private readonly creditStmt: Database.Statement<[string]>;
   private importing = false;
+  private readonly beginStmt: Database.Statement<[]>;
+  private readonly commitStmt: Database.Statement<[]>;
+  private sharing = false;
 
   constructor(file: string) {
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -78,13 +81,35 @@ export class SqliteStore implements VehicleStore {
     );
     this.accountStmt = this.db.prepare('SELECT username, credits FROM accounts WHERE username = ?');
     this.creditStmt = this.db.prepare('UPDATE accounts SET credits = credits - 1 WHERE username = ? AND credits > 0');
+    this.beginStmt = this.db.prepare('BEGIN');
+    this.commitStmt = this.db.prepare('COMMIT');
+  }
+
+  /**
+   * Lookups made in one turn of the event loop share one read transaction: each transaction of its
+   * own costs SQLite two fcntl() lock calls and an fstat(), which on a busy virtual machine are a
+   * large part of a lookup. The snapshot lives for that turn only; anything else ends it first.
+   */
+  private shareRead(): void {
+    if (this.sharing || this.db.inTransaction) return;
+    this.beginStmt.run();
+    this.sharing = true;
+    setImmediate(() => this.endSharedRead());
+  }
+
+  private endSharedRead(): void {
+    if (!this.sharing) return;
+    this.sharing = false;
+    if (this.db.inTransaction) this.commitStmt.run();
   }
 
   async get(key: RecordKey): Promise<FoundRecord | null> {
+    this.shareRead();
     return this.getStmt.get(key.operation, key.registration, key.state) ?? null;
   }
 
   async preparedVersion(): Promise<string | null> {
+    this.endSharedRead();
     const row = this.db.prepare("SELECT value FROM meta WHERE key = 'prepared_version'").get() as { value: string } | undefined;
     return row ? row.value : null;
   }
@@ -94,10 +119,12 @@ export class SqliteStore implements VehicleStore {
   }
 
   async prepareAll(forms: PreparedForms): Promise<number> {
+    this.endSharedRead();
     return this.prepare(forms, 'SELECT id, operation, payload FROM records WHERE id > ? ORDER BY id LIMIT 1000', true);
   }
 
   async prepareMissing(forms: PreparedForms): Promise<number> {
+    this.endSharedRead();
     return this.prepare(forms, 'SELECT id, operation, payload FROM records WHERE prepared IS NULL AND id > ? ORDER BY id LIMIT 1000', false);
   }
 
@@ -120,14 +147,17 @@ export class SqliteStore implements VehicleStore {
   }
 
   async isEmpty(): Promise<boolean> {
+    this.endSharedRead();
     return this.db.prepare('SELECT 1 FROM records LIMIT 1').get() === undefined;
   }
 
   async count(): Promise<number> {
+    this.endSharedRead();
     return (this.db.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n;
   }
 
   async beginImport(): Promise<ImportBatch> {
+    this.endSharedRead();
     if (this.importing) throw new Error('an import is already running on this store');
     this.importing = true;
     this.db.exec('BEGIN IMMEDIATE');
@@ -151,28 +181,34 @@ export class SqliteStore implements VehicleStore {
   }
 
   async getAccount(username: string): Promise<Account | null> {
+    this.endSharedRead();
     return this.accountStmt.get(username) ?? null;
   }
 
   async putAccount(account: Account): Promise<void> {
+    this.endSharedRead();
     this.db
       .prepare('INSERT INTO accounts (username, credits) VALUES (?, ?) ON CONFLICT (username) DO UPDATE SET credits = excluded.credits')
       .run(account.username, account.credits);
   }
 
   async removeAccount(username: string): Promise<boolean> {
+    this.endSharedRead();
     return this.db.prepare('DELETE FROM accounts WHERE username = ?').run(username).changes > 0;
   }
 
   async listAccounts(): Promise<Account[]> {
+    this.endSharedRead();
     return this.db.prepare('SELECT username, credits FROM accounts ORDER BY username').all() as Account[];
   }
 
   async takeCredit(username: string): Promise<boolean> {
+    this.endSharedRead();
     return this.creditStmt.run(username).changes > 0;
   }
 
   async close(): Promise<void> {
+    this.endSharedRead();
     if (this.db.open) this.db.close();
   }
 }

@@ -153,6 +153,8 @@ test("a payload changed by a writer that knows nothing of prepared answers drops
   db.prepare('INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?) ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload')
     .run('Check', 'FOREIGN1', '', JSON.stringify({ Description: 'SECOND' }));
   db.close();
+  // Lookups in one turn of the event loop share a snapshot (sqlite.ts); the next turn sees the write.
+  await new Promise((resolve) => setImmediate(resolve));
   expect(await store.get(key('Check', 'FOREIGN1'))).toEqual({ payload: '{"Description":"SECOND"}', prepared: null });
   const server = await startServer({ DATABASE_URL: `sqlite:${file}` }, { sample: false, store });
   try {

@@ -40,3 +40,50 @@ test('records with the same key replace each other; keys differ by operation and
   expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'TX' })).toBeNull();
   await store.close();
 });
+
+describe('lookups in one turn of the event loop share one read transaction', () => {
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+  let dir: string;
+  let file: string;
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-share-'));
+    file = path.join(dir, 'share.db');
+    const store = new SqliteStore(file);
+    const batch = await store.beginImport();
+    await batch.put({ operation: 'Check', registration: 'S1', state: '', payload: '{"v":1}' });
+    await batch.commit();
+    await store.close();
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test("another process's write is seen from the next turn on, and nothing is held open after it", async () => {
+    const store = new SqliteStore(file);
+    expect((await store.get({ operation: 'Check', registration: 'S1', state: '' }))?.payload).toBe('{"v":1}');
+    const other = new Database(file);
+    other.pragma('busy_timeout = 2000');
+    other.prepare("UPDATE records SET payload = '{\"v\":2}' WHERE registration = 'S1'").run();
+    await nextTurn();
+    expect((await store.get({ operation: 'Check', registration: 'S1', state: '' }))?.payload).toBe('{"v":2}');
+    await nextTurn();
+    // With no read left open, a checkpoint can take the whole log back into the file.
+    const ckpt = other.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+    expect(ckpt[0].busy).toBe(0);
+    other.close();
+    await store.close();
+  });
+
+  test('a write in the same turn as a lookup (a credit, an import) goes through', async () => {
+    const store = new SqliteStore(file);
+    await store.putAccount({ username: 'c', credits: 2 });
+    await nextTurn();
+    expect(await store.get({ operation: 'Check', registration: 'S1', state: '' })).not.toBeNull();
+    expect(await store.takeCredit('c')).toBe(true);
+    expect(await store.get({ operation: 'Check', registration: 'S1', state: '' })).not.toBeNull();
+    const batch = await store.beginImport();
+    await batch.put({ operation: 'Check', registration: 'S2', state: '', payload: '{"v":3}' });
+    await batch.commit();
+    expect((await store.get({ operation: 'Check', registration: 'S2', state: '' }))?.payload).toBe('{"v":3}');
+    expect((await store.getAccount('c'))?.credits).toBe(1);
+    await store.close();
+  });
+});
