@@ -16,7 +16,7 @@ import { createLogger, logAccess, type Logger } from './ops/logger';
 import { LookupError } from './service/errors';
 import { LookupService } from './service/lookup';
 import { importFile } from './store/import';
-import type { VehicleStore } from './store/store';
+import { updatePrepared, type VehicleStore } from './store/store';
 import { contextOf, setContext } from './transport/context';
 import { helpRouter } from './transport/help';
 import { httpHandler } from './transport/http';
@@ -105,14 +105,11 @@ export async function createService(config: Config, store: VehicleStore, logger?
  */
 export async function ensurePrepared(store: VehicleStore, logger: Logger): Promise<void> {
   const t = Date.now();
-  if ((await store.preparedVersion()) === PREPARED_FORMS.version) {
-    // Records written since without answers (by an older release's import, say) get theirs now.
-    const n = await store.prepareMissing(PREPARED_FORMS);
-    if (n > 0) logger.info('prepared the answers of records that had none', { records: n, ms: Date.now() - t });
-    return;
-  }
-  const n = await store.prepareAll(PREPARED_FORMS);
-  if (n > 0) logger.info('prepared the stored answers for this version', { records: n, ms: Date.now() - t });
+  const { records, all } = await updatePrepared(store, PREPARED_FORMS);
+  if (records === 0) return;
+  // all: made under another version (an upgrade); otherwise records written without them (by an
+  // older release's import, say).
+  logger.info(all ? 'prepared the stored answers for this version' : 'prepared the answers of records that had none', { records, ms: Date.now() - t });
 }
 
 /** Loads the bundled sample data into an empty store. */

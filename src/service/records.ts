@@ -134,7 +134,7 @@ function composite(name: string, v: Json | undefined): XNode {
 }
 
 /** The children of a Vehicle result: vehicleJson, then vehicleData in spec order. */
-export function vehicleNodes(payload: string): XNode[] {
+function vehicleNodes(payload: string): XNode[] {
   const v = JSON.parse(payload) as JsonObject;
   const data: XNode[] = [];
   for (const [name, kind] of VEHICLE_FIELDS) {
@@ -217,7 +217,7 @@ function listNode(name: string, items: Json[] | undefined | null): XNode {
 }
 
 /** The children of a UKMOTData result, in spec order. */
-export function motNodes(mot: MotHistory): XNode[] {
+function motNodes(mot: MotHistory): XNode[] {
   const tests = mot.tests ?? [];
   const ext = mot.extendedInformation ?? [];
   const nodes: XNode[] = [

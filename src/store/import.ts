@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { findOperation } from '../contract/operations';
 import { normalizeRegistration, normalizeState } from '../service/normalize';
 import { motProblem, vehicleProblem } from '../service/records';
-import type { PreparedForms, StoredRecord, VehicleStore } from './store';
+import { updatePrepared, type PreparedForms, type StoredRecord, type VehicleStore } from './store';
 
 const MAX_LINE_CHARS = 1024 * 1024;
 /** How many bad lines are reported before the rest are only counted. */
@@ -111,8 +111,9 @@ export async function importStream(store: VehicleStore, input: Readable, forms?:
     return { lines: n, imported: 0, byOperation: {}, errors, invalid, committed: false };
   }
   await batch.commit(current ? forms.version : undefined);
-  // Records whose answers a trigger dropped (see sqlite.ts) or that had none get them here.
-  if (forms) await (current ? store.prepareMissing(forms) : store.prepareAll(forms));
+  // Records whose answers a trigger dropped (see sqlite.ts) or that had none get them here; all of
+  // them, if the store's were made under another version.
+  if (forms) await updatePrepared(store, forms);
   return { lines: n, imported, byOperation, errors, invalid, committed: true };
 }
 

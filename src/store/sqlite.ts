@@ -88,7 +88,8 @@ export class SqliteStore implements VehicleStore {
   /**
    * Lookups made in one turn of the event loop share one read transaction: each transaction of its
    * own costs SQLite two fcntl() lock calls and an fstat(), which on a busy virtual machine are a
-   * large part of a lookup. The snapshot lives for that turn only; anything else ends it first.
+   * large part of a lookup. The snapshot lives for that turn only. Other reads may share it; every
+   * write (and close) ends it first, so that a write is never held in it or refused as stale.
    */
   private shareRead(): void {
     if (this.sharing || this.db.inTransaction) return;
@@ -109,7 +110,6 @@ export class SqliteStore implements VehicleStore {
   }
 
   async preparedVersion(): Promise<string | null> {
-    this.endSharedRead();
     const row = this.db.prepare("SELECT value FROM meta WHERE key = 'prepared_version'").get() as { value: string } | undefined;
     return row ? row.value : null;
   }
@@ -119,17 +119,16 @@ export class SqliteStore implements VehicleStore {
   }
 
   async prepareAll(forms: PreparedForms): Promise<number> {
-    this.endSharedRead();
-    return this.prepare(forms, 'SELECT id, operation, payload FROM records WHERE id > ? ORDER BY id LIMIT 1000', true);
+    return this.prepareRows(forms, 'SELECT id, operation, payload FROM records WHERE id > ? ORDER BY id LIMIT 1000', true);
   }
 
   async prepareMissing(forms: PreparedForms): Promise<number> {
-    this.endSharedRead();
-    return this.prepare(forms, 'SELECT id, operation, payload FROM records WHERE prepared IS NULL AND id > ? ORDER BY id LIMIT 1000', false);
+    return this.prepareRows(forms, 'SELECT id, operation, payload FROM records WHERE prepared IS NULL AND id > ? ORDER BY id LIMIT 1000', false);
   }
 
-  private prepare(forms: PreparedForms, select: string, allOfThem: boolean): number {
+  private prepareRows(forms: PreparedForms, select: string, allOfThem: boolean): number {
     if (this.importing) throw new Error('an import is running on this store');
+    this.endSharedRead();
     const page = this.db.prepare(select);
     const update = this.db.prepare('UPDATE records SET prepared = ? WHERE id = ?');
     let done = 0;
@@ -147,12 +146,10 @@ export class SqliteStore implements VehicleStore {
   }
 
   async isEmpty(): Promise<boolean> {
-    this.endSharedRead();
     return this.db.prepare('SELECT 1 FROM records LIMIT 1').get() === undefined;
   }
 
   async count(): Promise<number> {
-    this.endSharedRead();
     return (this.db.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n;
   }
 
@@ -181,7 +178,6 @@ export class SqliteStore implements VehicleStore {
   }
 
   async getAccount(username: string): Promise<Account | null> {
-    this.endSharedRead();
     return this.accountStmt.get(username) ?? null;
   }
 
@@ -198,7 +194,6 @@ export class SqliteStore implements VehicleStore {
   }
 
   async listAccounts(): Promise<Account[]> {
-    this.endSharedRead();
     return this.db.prepare('SELECT username, credits FROM accounts ORDER BY username').all() as Account[];
   }
 

@@ -78,3 +78,12 @@ export interface VehicleStore {
 
   close(): Promise<void>;
 }
+
+/**
+ * Brings a store's prepared answers up to `forms`: every record's made anew when they were made
+ * under another version (or none is recorded), otherwise those of the records that have none.
+ */
+export async function updatePrepared(store: VehicleStore, forms: PreparedForms): Promise<{ records: number; all: boolean }> {
+  if ((await store.preparedVersion()) === forms.version) return { records: await store.prepareMissing(forms), all: false };
+  return { records: await store.prepareAll(forms), all: true };
+}
