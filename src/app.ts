@@ -1,5 +1,6 @@
 // Assembles the service. The order in which a request meets things is read here, once:
-//   front handler (request id, access log)
+//   front handler (request id, access log), then, with the other requests of the same event-loop
+//   turn, in that turn's check phase (transport/turn.ts):
 //     POST /api/reg.asmx            -> SOAP transport (body limit, XML guard, node-soap)
 //     everything else               -> Express: GET/POST /api/reg.asmx/{Op}, WSDL and help, health
 // and every transport calls the one LookupService, which asks the accounts and the store. Answers
@@ -23,6 +24,7 @@ import { httpHandler } from './transport/http';
 import { PREPARED_FORMS } from './transport/prepared';
 import { sendPlainError } from './transport/plain';
 import { createSoapHandler } from './transport/soap';
+import { servedTogether } from './transport/turn';
 
 export const SAMPLE_FILE = path.resolve(__dirname, '..', 'data', 'sample.ndjson');
 
@@ -90,11 +92,18 @@ export async function createService(config: Config, store: VehicleStore, logger?
         ms: Number(process.hrtime.bigint() - ctx.start) / 1e6,
       });
     });
+    serveThisTurn(req, res);
+  };
+  const dispatch = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const q = (req.url ?? '').indexOf('?');
     const pathname = (q === -1 ? req.url ?? '' : (req.url as string).slice(0, q)).replace(/\/+$/, '').toLowerCase();
     if (req.method === 'POST' && pathname === SOAP_PATH) soap(req, res);
     else app(req, res);
   };
+  const serveThisTurn = servedTogether(dispatch, (req, res, e) => {
+    log.error('unhandled error', { error: String((e as Error)?.stack ?? e) });
+    if (!res.headersSent && !res.destroyed) sendPlainError(req, res, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
+  });
   return { handler, store, logger: log };
 }
 
