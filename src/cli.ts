@@ -7,6 +7,7 @@ import { createHttpServer, createService, ensurePrepared, loadSampleIfEmpty } fr
 import { ConfigError, loadConfig, type Config } from './config';
 import { ContractError } from './contract/wsdl';
 import { createLogger } from './ops/logger';
+import { tuneHeap } from './ops/memory';
 import { importFile } from './store/import';
 import { openStore } from './store/open';
 import { PREPARED_FORMS } from './transport/prepared';
@@ -59,6 +60,7 @@ async function supervise(cfg: Config): Promise<void> {
 async function serve(): Promise<void> {
   const cfg = config();
   if (cfg.workers > 1 && cluster.isPrimary) return supervise(cfg);
+  tuneHeap();
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
   const store = openStore(cfg.databaseUrl);
   if (cfg.loadSampleData && cluster.isPrimary) await loadSampleIfEmpty(store, logger);
