@@ -6,7 +6,10 @@ import { servedTogether } from '../../src/transport/turn';
 type Pair = [http.IncomingMessage, http.ServerResponse];
 
 function pair(name: string): Pair {
-  const res = { destroyed: false, destroy: jest.fn(() => (res.destroyed = true)) };
+  const res: { destroyed: boolean; destroy: jest.Mock } = { destroyed: false, destroy: jest.fn() };
+  res.destroy.mockImplementation(() => {
+    res.destroyed = true;
+  });
   return [{ url: name } as unknown as http.IncomingMessage, res as unknown as http.ServerResponse];
 }
 
