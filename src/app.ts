@@ -43,6 +43,12 @@ export async function createService(config: Config, store: VehicleStore, logger?
   await assertContract(wsdl, config.namespace);
   await ensurePrepared(store, log);
 
+  // A failure no transport answered: logged with its stack, answered with one plain line (or, once
+  // the answer has begun, by closing the connection: sendPlainError).
+  const internalError = (req: http.IncomingMessage, res: http.ServerResponse, e: unknown) => {
+    log.error('unhandled error', { error: String((e as Error)?.stack ?? e) });
+    sendPlainError(req, res, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
+  };
   const accounts = new Accounts(store, { policy: config.usernamePolicy, ratePerMinute: config.rateLimitPerMinute });
   const service = new LookupService(store, accounts);
   const deps = { service, namespace: config.namespace, limits: config.limits, logger: log };
@@ -67,10 +73,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
   app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
     const status = (err as { status?: number })?.status;
     if (status && status >= 400 && status < 500) sendPlainError(req, res, new LookupError('MALFORMED_REQUEST', 'The request could not be read'));
-    else {
-      log.error('unhandled error', { error: String((err as Error)?.stack ?? err) });
-      sendPlainError(req, res, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
-    }
+    else internalError(req, res, err);
   });
 
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -100,10 +103,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
     if (req.method === 'POST' && pathname === SOAP_PATH) soap(req, res);
     else app(req, res);
   };
-  const serveThisTurn = servedTogether(dispatch, (req, res, e) => {
-    log.error('unhandled error', { error: String((e as Error)?.stack ?? e) });
-    if (!res.headersSent && !res.destroyed) sendPlainError(req, res, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
-  });
+  const serveThisTurn = servedTogether(dispatch, internalError);
   return { handler, store, logger: log };
 }
 
