@@ -100,16 +100,42 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.on('end', () => {
       if (done) return;
       done = true;
-      const raw = Buffer.concat(chunks, size);
-      const coding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
-      if (coding === 'identity') return resolve(raw);
       try {
-        resolve(coding === 'gzip' ? zlib.gunzipSync(raw, { maxOutputLength: limit }) : zlib.inflateSync(raw, { maxOutputLength: limit }));
+        resolve(decoded(req, Buffer.concat(chunks, size), limit));
       } catch (e) {
-        reject((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? tooLarge(limit) : new LookupError('MALFORMED_REQUEST', `The ${coding} body could not be decompressed`));
+        reject(e);
       }
     });
   });
+}
+
+/** The body as sent, inflated within the limit when it came compressed. */
+function decoded(req: IncomingMessage, raw: Buffer, limit: number): Buffer {
+  const coding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
+  if (coding === 'identity') return raw;
+  try {
+    return coding === 'gzip' ? zlib.gunzipSync(raw, { maxOutputLength: limit }) : zlib.inflateSync(raw, { maxOutputLength: limit });
+  } catch (e) {
+    throw (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? tooLarge(limit) : new LookupError('MALFORMED_REQUEST', `The ${coding} body could not be decompressed`);
+  }
+}
+
+/**
+ * The body, taken at once when all of it has already arrived and been buffered (a form or an
+ * envelope sent in the same packets as its headers, the usual case once requests are served a turn
+ * after they are read): no events and no promise. null when it is still arriving, is being read
+ * already, or is to be refused, which readBody does (a refusal may first drain what is left).
+ * Throws, like readBody rejects, for a body that cannot be decoded.
+ */
+export function bodyIfArrived(req: IncomingMessage, limit: number): Buffer | null {
+  if (!req.complete || req.readableFlowing === true || req.readableEnded || req.readableLength > limit) return null;
+  try {
+    checkBodyHeaders(req, limit);
+  } catch {
+    return null;
+  }
+  const raw = (req.read() as Buffer | null) ?? Buffer.alloc(0);
+  return decoded(req, raw, limit);
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });

@@ -8,7 +8,7 @@ import { findOperation, suggestOperation } from '../contract/operations';
 import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService, RawParams } from '../service/lookup';
 import type { Logger } from '../ops/logger';
-import { checkCharset, decodeUtf8, hasBody, parseMediaType, readBody } from './body';
+import { bodyIfArrived, checkCharset, decodeUtf8, hasBody, parseMediaType, readBody } from './body';
 import { note } from './context';
 import { sendPlainError } from './plain';
 import { resultInner } from './prepared';
@@ -51,14 +51,17 @@ export function queryString(url: string | undefined): string {
   return q === -1 ? '' : (url as string).slice(q + 1);
 }
 
-async function params(req: IncomingMessage, limits: Limits): Promise<RawParams> {
+/** The request's parameters: at once from the query string or an already arrived body, else once the body is read. */
+function params(req: IncomingMessage, limits: Limits): RawParams | Promise<RawParams> {
   if (req.method === 'GET' || req.method === 'HEAD') return parseForm(queryString(req.url));
   const media = parseMediaType(req.headers['content-type']);
   if (media.type !== 'application/x-www-form-urlencoded') {
     throw new LookupError('UNSUPPORTED_MEDIA_TYPE', `HTTP POST takes Content-Type application/x-www-form-urlencoded, not ${quote(media.type || '(none)', 60)}`);
   }
   checkCharset(media);
-  return parseForm(decodeUtf8(await readBody(req, limits.maxBodyBytes)));
+  const body = bodyIfArrived(req, limits.maxBodyBytes);
+  if (body !== null) return parseForm(decodeUtf8(body));
+  return readBody(req, limits.maxBodyBytes).then((b) => parseForm(decodeUtf8(b)));
 }
 
 const OPERATION_PATH = /^\/api\/reg\.asmx\/([^/]+)\/?$/i;
@@ -110,7 +113,7 @@ export function httpHandler(deps: HttpDeps): express.RequestHandler {
       return;
     }
     note(req, { operation: op.name });
-    params(req, deps.limits)
+    new Promise<RawParams>((resolve) => resolve(params(req, deps.limits)))
       .then((raw) => deps.service.lookup(op, raw))
       .then((result) => {
         // Encoded once: the length and the bytes sent come from the same buffer.

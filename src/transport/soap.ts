@@ -12,7 +12,7 @@ import { SOAP_PATH } from '../contract/wsdl';
 import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService } from '../service/lookup';
 import type { Logger } from '../ops/logger';
-import { checkCharset, decodeUtf8, parseMediaType, readBody, type MediaType } from './body';
+import { bodyIfArrived, checkCharset, decodeUtf8, parseMediaType, readBody, type MediaType } from './body';
 import { note } from './context';
 import { sendPlainError } from './plain';
 import { resultInner } from './prepared';
@@ -230,23 +230,29 @@ export async function createSoapHandler(wsdl: string, deps: SoapDeps): Promise<L
       fail(e);
       return;
     }
-    readBody(req, deps.limits.maxBodyBytes).then(
-      (buf) => {
-        try {
-          if (buf.length === 0) throw new LookupError('MALFORMED_REQUEST', 'The request body is empty; send a SOAP envelope');
-          const xml = decodeUtf8(buf);
-          const op = screen(version, xml, req, media, deps);
-          note(req, { operation: op.name });
-          req.url = SOAP_PATH;
-          req.headers['content-type'] = CONTENT_TYPE[version];
-          (req as IncomingMessage & { body?: string }).body = xml;
-          netUnderNodeSoap(req, res, version, deps, marker);
-          listeners[version](req, res);
-        } catch (e) {
-          fail(e);
-        }
-      },
-      fail,
-    );
+    const serve = (buf: Buffer) => {
+      try {
+        if (buf.length === 0) throw new LookupError('MALFORMED_REQUEST', 'The request body is empty; send a SOAP envelope');
+        const xml = decodeUtf8(buf);
+        const op = screen(version, xml, req, media, deps);
+        note(req, { operation: op.name });
+        req.url = SOAP_PATH;
+        req.headers['content-type'] = CONTENT_TYPE[version];
+        (req as IncomingMessage & { body?: string }).body = xml;
+        netUnderNodeSoap(req, res, version, deps, marker);
+        listeners[version](req, res);
+      } catch (e) {
+        fail(e);
+      }
+    };
+    let arrived: Buffer | null;
+    try {
+      arrived = bodyIfArrived(req, deps.limits.maxBodyBytes);
+    } catch (e) {
+      fail(e);
+      return;
+    }
+    if (arrived !== null) serve(arrived);
+    else readBody(req, deps.limits.maxBodyBytes).then(serve, fail);
   };
 }
