@@ -76,25 +76,30 @@ export async function createService(config: Config, store: VehicleStore, logger?
     else internalError(req, res, err);
   });
 
+  // One listener shared by every response (no closure made per request); the request is res.req.
+  function logFinished(this: http.ServerResponse) {
+    const req = this.req;
+    const ctx = contextOf(req);
+    if (!ctx) return;
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    logAccess(log, {
+      id: ctx.id,
+      method: req.method,
+      path: (q === -1 ? url : url.slice(0, q)).slice(0, 200),
+      transport: ctx.transport,
+      operation: ctx.operation,
+      status: this.statusCode,
+      error: ctx.errorCode,
+      ms: performance.now() - ctx.start,
+    });
+  }
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
-    setContext(req, { id, start: process.hrtime.bigint() });
+    setContext(req, { id, start: performance.now() });
     res.setHeader('X-Request-Id', id);
-    res.on('finish', () => {
-      const ctx = contextOf(req);
-      if (!ctx) return;
-      logAccess(log, {
-        id,
-        method: req.method,
-        path: (req.url ?? '').split('?')[0].slice(0, 200),
-        transport: ctx.transport,
-        operation: ctx.operation,
-        status: res.statusCode,
-        error: ctx.errorCode,
-        ms: Number(process.hrtime.bigint() - ctx.start) / 1e6,
-      });
-    });
+    res.on('finish', logFinished);
     serveThisTurn(req, res);
   };
   const dispatch = (req: http.IncomingMessage, res: http.ServerResponse) => {

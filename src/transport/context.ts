@@ -4,23 +4,27 @@ import type { IncomingMessage } from 'node:http';
 
 export interface RequestContext {
   readonly id: string;
-  readonly start: bigint;
+  /** performance.now() when the request reached the front handler. */
+  readonly start: number;
   transport?: 'soap11' | 'soap12' | 'get' | 'post' | 'wsdl' | 'help' | 'other';
   operation?: string;
   errorCode?: string;
 }
 
-const contexts = new WeakMap<IncomingMessage, RequestContext>();
+// Kept on the request itself under a private symbol rather than in a WeakMap: every request has
+// one, and a WeakMap holding one entry per request in flight adds to every young-generation GC.
+const CONTEXT = Symbol('reglookup.requestContext');
+type WithContext = IncomingMessage & { [CONTEXT]?: RequestContext };
 
 export function setContext(req: IncomingMessage, ctx: RequestContext): void {
-  contexts.set(req, ctx);
+  (req as WithContext)[CONTEXT] = ctx;
 }
 
 export function contextOf(req: IncomingMessage): RequestContext | undefined {
-  return contexts.get(req);
+  return (req as WithContext)[CONTEXT];
 }
 
 export function note(req: IncomingMessage, fields: Partial<Omit<RequestContext, 'id' | 'start'>>): void {
-  const ctx = contexts.get(req);
+  const ctx = (req as WithContext)[CONTEXT];
   if (ctx) Object.assign(ctx, fields);
 }
