@@ -138,6 +138,15 @@ export function bodyIfArrived(req: IncomingMessage, limit: number): Buffer | nul
   return decoded(req, raw, limit);
 }
 
+/**
+ * Reads a request that has arrived whole and carries no body to its end now. Node's server
+ * otherwise finds it unread when the answer is finished and hooks its 'end' to clean up later:
+ * a listener added and removed per request.
+ */
+export function endIfArrived(req: IncomingMessage): void {
+  if (req.complete && req.readableLength === 0 && !req.readableEnded && req.readableFlowing !== true) req.read();
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** Bytes -> text, refusing anything that is not UTF-8 (UTF-16 included, by its BOM or its NULs). */

@@ -8,7 +8,7 @@ import { findOperation, suggestOperation } from '../contract/operations';
 import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService, RawParams } from '../service/lookup';
 import type { Logger } from '../ops/logger';
-import { bodyIfArrived, checkCharset, decodeUtf8, hasBody, parseMediaType, readBody } from './body';
+import { bodyIfArrived, checkCharset, endIfArrived, decodeUtf8, hasBody, parseMediaType, readBody } from './body';
 import { note } from './context';
 import { sendPlainError } from './plain';
 import { resultInner } from './prepared';
@@ -53,7 +53,10 @@ export function queryString(url: string | undefined): string {
 
 /** The request's parameters: at once from the query string or an already arrived body, else once the body is read. */
 function params(req: IncomingMessage, limits: Limits): RawParams | Promise<RawParams> {
-  if (req.method === 'GET' || req.method === 'HEAD') return parseForm(queryString(req.url));
+  if (req.method === 'GET' || req.method === 'HEAD') {
+    endIfArrived(req);
+    return parseForm(queryString(req.url));
+  }
   const media = parseMediaType(req.headers['content-type']);
   if (media.type !== 'application/x-www-form-urlencoded') {
     throw new LookupError('UNSUPPORTED_MEDIA_TYPE', `HTTP POST takes Content-Type application/x-www-form-urlencoded, not ${quote(media.type || '(none)', 60)}`);

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import zlib from 'node:zlib';
-import { bodyIfArrived, readBody } from '../../src/transport/body';
+import { bodyIfArrived, endIfArrived, readBody } from '../../src/transport/body';
 
 const LIMIT = 1024;
 
@@ -108,5 +108,50 @@ describe('bodyIfArrived', () => {
       await send(port, [head(0)]);
       expect((seen[0].now as Buffer).length).toBe(0);
     });
+  });
+});
+
+describe('endIfArrived', () => {
+  test('reads a request without a body to its end before the answer, so nothing is left to hook', async () => {
+    const ended: boolean[] = [];
+    const server = http.createServer((req, res) => {
+      setImmediate(() => {
+        endIfArrived(req);
+        // 'end' follows on the next tick, before any promise continuation writes the answer.
+        process.nextTick(() => {
+          ended.push(req.readableEnded);
+          res.end('ok');
+        });
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as net.AddressInfo).port;
+      await send(port, ['GET /x HTTP/1.1\r\nHost: t\r\n\r\n']);
+      expect(ended).toEqual([true]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  test('leaves a request whose body is still arriving to be read', async () => {
+    const bodies: string[] = [];
+    const server = http.createServer((req, res) => {
+      endIfArrived(req);
+      readBody(req, LIMIT).then((b) => {
+        bodies.push(b.toString());
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as net.AddressInfo).port;
+      await send(port, [head(7) + 'a=', '1&b=2'], 50);
+      expect(bodies).toEqual(['a=1&b=2']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 });
