@@ -1,7 +1,7 @@
 // npm run bench: the service against its physical limit (a bare node:http server) and its ceiling
 // (a bare Express app), both replaying the service's own answers, measured in the same rounds.
 //
-//   npm run bench                  full run: 3 rounds x 5 s per scenario and target, fixed-rate tails,
+//   npm run bench                  full run: 3 rounds x 5 s per scenario and target, fixed-rate tails (with the baselines' beside them),
 //                                  a 60 s memory soak, WORKERS=2 vs 1; writes bench/RESULTS.md
 //   npm run bench -- --short       about 20 s: one short round, printed only (CI)
 //   npm run bench -- --profile     CPU profile of the service under each scenario, top frames printed

@@ -8,7 +8,7 @@ import { findOperation, suggestOperation } from '../contract/operations';
 import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService, RawParams } from '../service/lookup';
 import type { Logger } from '../ops/logger';
-import { bodyIfArrived, checkCharset, endIfArrived, decodeUtf8, hasBody, parseMediaType, readBody } from './body';
+import { bodyIfArrived, checkCharset, decodeUtf8, endIfArrived, hasBody, parseMediaType, readBody } from './body';
 import { note } from './context';
 import { sendPlainError } from './plain';
 import { resultInner } from './prepared';
