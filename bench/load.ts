@@ -1,9 +1,11 @@
 // The load generator, in its own process so that it runs on the other core:
 //   node -r ts-node/register/transpile-only bench/load.ts '{"url":...,"scenario":...,...}'
-// drives one target with autocannon, drawing a random registration for every request, and prints
-// autocannon's result as one JSON line.
+// drives one target, drawing a random registration for every request, and prints the result as one
+// JSON line (autocannon's, or the same fields of it). As fast as it will go: autocannon, closed loop.
+// At a fixed rate: its own open-loop sender (fixedRate below).
 
 import fs from 'node:fs';
+import http from 'node:http';
 import autocannon from 'autocannon';
 
 interface LoadSpec {
@@ -63,27 +65,108 @@ const SCENARIOS: Record<string, () => Req> = {
 const make = SCENARIOS[spec.scenario];
 if (!make) throw new Error(`unknown scenario ${spec.scenario}`);
 
-const instance = autocannon(
-  {
-    url: spec.url,
-    connections: spec.connections,
-    duration: spec.seconds,
-    ...(spec.rate ? { overallRate: spec.rate } : {}),
-    requests: [
-      {
-        setupRequest: (req: autocannon.Request) => {
-          const r = make();
-          return { ...req, method: r.method, path: r.path, headers: { ...r.headers, 'x-bench-scenario': spec.scenario }, body: r.body };
-        },
+/**
+ * A fixed rate, open loop: request i is due at start + i/rate and is sent then (within the timer's
+ * millisecond), whatever became of the ones before it, over a pool of keep-alive connections. Its
+ * latency runs from when it was sent to its answer's last byte, including any wait for a free
+ * connection, so a stall shows in full in every request it delays. (autocannon's own
+ * rate option is not this: each connection sends back-to-back until it has made its share of the
+ * second and then waits for the next second, so "1,000 requests/s" is a burst at full speed followed
+ * by idling; and its coordinated-omission correction, given an expected interval rounded up to 1 ms,
+ * adds made-up samples to every answer slower than that.)
+ */
+function fixedRate(rate: number): void {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: spec.connections });
+  const target = new URL(spec.url);
+  const interval = 1000 / rate;
+  const latencies: number[] = [];
+  let errors = 0;
+  let timeouts = 0;
+  let non2xx = 0;
+  let sent = 0;
+  let settled = 0;
+  let timedOut = false;
+  const start = performance.now();
+  const end = start + spec.seconds * 1000;
+  const send = () => {
+    const sentAt = performance.now();
+    const r = make();
+    sent++;
+    const req = http.request(
+      { host: target.hostname, port: target.port, agent, method: r.method, path: r.path, headers: { ...r.headers, 'x-bench-scenario': spec.scenario, ...(r.body ? { 'content-length': Buffer.byteLength(r.body) } : {}) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          settled++;
+          if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode > 299) non2xx++;
+          else latencies.push(performance.now() - sentAt);
+        });
       },
-    ],
-  },
-  (err, result) => {
-    if (err) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
-    process.stdout.write(JSON.stringify(result) + '\n');
-  },
-);
-process.on('SIGTERM', () => instance.stop());
+    );
+    let late = false;
+    req.setTimeout(10_000, () => {
+      late = timedOut = true;
+      timeouts++;
+      req.destroy();
+    });
+    req.on('error', () => {
+      if (!late) errors++;
+      settled++;
+    });
+    req.end(r.body);
+  };
+  let next = start;
+  const tick = () => {
+    const now = performance.now();
+    for (; next <= now && next < end; next += interval) send();
+    if (next < end) setTimeout(tick, Math.max(0, next - performance.now()));
+    else waitForAll();
+  };
+  const waitForAll = () => {
+    if (settled < sent && performance.now() < end + 15_000) return void setTimeout(waitForAll, 20);
+    latencies.sort((a, b) => a - b);
+    const q = (f: number) => (latencies.length ? Math.round(10 * latencies[Math.min(latencies.length - 1, Math.ceil(f * latencies.length) - 1)]) / 10 : 0);
+    const elapsed = (performance.now() - start) / 1000;
+    agent.destroy();
+    // The fields of autocannon's result that bench/run.ts reads.
+    process.stdout.write(
+      JSON.stringify({
+        requests: { average: Math.round((10 * settled) / spec.seconds) / 10, total: settled },
+        latency: { p50: q(0.5), p99: q(0.99), p99_9: q(0.999), max: q(1) },
+        errors: errors + (sent - settled),
+        timeouts,
+        non2xx,
+        elapsed,
+        timedOut,
+      }) + '\n',
+    );
+  };
+  tick();
+}
+
+if (spec.rate) fixedRate(spec.rate);
+else {
+  const instance = autocannon(
+    {
+      url: spec.url,
+      connections: spec.connections,
+      duration: spec.seconds,
+      requests: [
+        {
+          setupRequest: (req: autocannon.Request) => {
+            const r = make();
+            return { ...req, method: r.method, path: r.path, headers: { ...r.headers, 'x-bench-scenario': spec.scenario }, body: r.body };
+          },
+        },
+      ],
+    },
+    (err, result) => {
+      if (err) {
+        process.stderr.write(`${err.message}\n`);
+        process.exit(1);
+      }
+      process.stdout.write(JSON.stringify(result) + '\n');
+    },
+  );
+  process.on('SIGTERM', () => instance.stop());
+}

@@ -1,7 +1,7 @@
 // npm run bench: the service against its physical limit (a bare node:http server) and its ceiling
 // (a bare Express app), both replaying the service's own answers, measured in the same rounds.
 //
-//   npm run bench                  full run: 3 rounds x 5 s per scenario and target, fixed-rate tails (with the baselines' beside them),
+//   npm run bench                  full run: 5 rounds x 4 s per scenario and target, fixed-rate tails (with the baselines' beside them),
 //                                  a 60 s memory soak, WORKERS=2 vs 1; writes bench/RESULTS.md
 //   npm run bench -- --short       about 20 s: one short round, printed only (CI)
 //   npm run bench -- --profile     CPU profile of the service under each scenario, top frames printed
@@ -44,8 +44,8 @@ const SCENARIOS: readonly Scenario[] = (() => {
 })();
 const VEHICLES = SHORT ? 20_000 : 100_000;
 const MOTS = SHORT ? 2_000 : 10_000;
-const SECONDS = SHORT ? 1 : Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = SHORT ? 1 : Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = SHORT ? 1 : Number(process.env.BENCH_SECONDS ?? 4);
+const ROUNDS = SHORT ? 1 : Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = 50;
 // The service runs with the Node flags `npm start` gives it, read from package.json so the two agree.
 const START_FLAGS: string[] = (() => {
@@ -451,8 +451,9 @@ async function main(): Promise<void> {
     out();
     out('## Fixed rate: 1,000 requests/s for 10 s');
     out();
-    out('Latencies as the load generator saw them (whole milliseconds), and beside them the service\'s own p99 from its access log');
-    out('(request read to answer written) and the two baselines\' p99 at the same rate in the same run: what the machine itself adds.');
+    out('Open loop: a request is sent every millisecond whatever became of the ones before it, over up to 10 keep-alive connections;');
+    out('latency runs from sending to the answer\'s last byte (bench/load.ts). Beside it, the service\'s own p99 from its access log');
+    out('(request read to answer written), and the two baselines\' p99 at the same rate in the same run: what the machine itself adds.');
     out();
     out('| scenario | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors | service\'s own p99 ms | bare Node p99 ms | bare Express p99 ms |');
     out('|---|---|---|---|---|---|---|---|---|');
