@@ -503,7 +503,7 @@ async function main(): Promise<void> {
       '# Benchmark results',
       '',
       `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; store: SQLite with ${VEHICLES.toLocaleString('en')} vehicles and ${MOTS.toLocaleString('en')} MOT histories; one service process unless said.`,
-      'Reproduce with `npm run bench` (about 8 minutes). The baselines replay the service\'s own answer bytes.',
+      'Reproduce with `npm run bench` (about 9 minutes). The baselines replay the service\'s own answer bytes.',
       '',
     ];
     fs.writeFileSync(path.join(ROOT, 'bench', 'RESULTS.md'), [...header, ...lines].join('\n') + '\n');
