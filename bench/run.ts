@@ -447,6 +447,14 @@ async function main(): Promise<void> {
   out();
   out(`Start-up (process start to listening, WSDL loaded and store open): ${service.startMs.toFixed(0)} ms.`);
 
+  if (SHORT) {
+    // The open-loop sender of the full run's fixed-rate rows, run briefly so that CI exercises it too.
+    const r = await load(service, 'GET Check', regsFile, 2, 500);
+    failed += r.errors + r.non2xx;
+    out();
+    out(`Fixed rate, 500 requests/s for 2 s (GET Check): ${Math.round(r.rps)} req/s answered, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors + r.non2xx} errors.`);
+  }
+
   if (!SHORT && !QUICK) {
     out();
     out('## Fixed rate: 1,000 requests/s for 10 s');
