@@ -3,7 +3,7 @@
 //
 //   npm run bench                  full run: 5 rounds x 4 s per scenario and target, fixed-rate tails (with the baselines' beside them),
 //                                  a 60 s memory soak, WORKERS=2 vs 1; writes bench/RESULTS.md
-//   npm run bench -- --short       about 20 s: one short round, printed only (CI)
+//   npm run bench -- --short       about 35 s: one short round and 2 s at a fixed rate, printed only (CI)
 //   npm run bench -- --profile     CPU profile of the service under each scenario, top frames printed
 //   npm run bench -- --prepare     only generate the bench store (bench/.work/)
 //   npm run bench -- --quick       the throughput rounds only, printed, RESULTS.md untouched (for
