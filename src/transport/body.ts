@@ -49,14 +49,17 @@ function declaredLength(req: IncomingMessage): number | null {
   return declared === undefined ? null : Number(declared);
 }
 
-/** Refuses up front what the headers already show to be too large or of an unknown coding. */
-export function checkBodyHeaders(req: IncomingMessage, limit: number): void {
+type Coding = 'identity' | 'gzip' | 'deflate';
+
+/** Refuses up front what the headers already show to be too large or of an unknown coding; returns the coding. */
+export function checkBodyHeaders(req: IncomingMessage, limit: number): Coding {
   const declared = declaredLength(req);
   if (declared !== null && declared > limit) throw tooLarge(limit);
   const coding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
   if (coding !== 'identity' && coding !== 'gzip' && coding !== 'deflate') {
     throw new LookupError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding '${coding.slice(0, 20)}' is not supported (use identity, gzip or deflate)`);
   }
+  return coding;
 }
 
 /** Whether the request carries a body at all (a declared length above 0, or chunked). */
@@ -67,8 +70,9 @@ export function hasBody(req: IncomingMessage): boolean {
 
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    let coding: Coding;
     try {
-      checkBodyHeaders(req, limit);
+      coding = checkBodyHeaders(req, limit);
     } catch (e) {
       const declared = declaredLength(req);
       if ((e as LookupError).code === 'PAYLOAD_TOO_LARGE' && declared !== null && declared <= limit + DRAIN_BYTES) void drain(req).then(() => reject(e));
@@ -101,7 +105,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (done) return;
       done = true;
       try {
-        resolve(decoded(req, Buffer.concat(chunks, size), limit));
+        resolve(decoded(Buffer.concat(chunks, size), coding, limit));
       } catch (e) {
         reject(e);
       }
@@ -110,8 +114,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 /** The body as sent, inflated within the limit when it came compressed. */
-function decoded(req: IncomingMessage, raw: Buffer, limit: number): Buffer {
-  const coding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
+function decoded(raw: Buffer, coding: Coding, limit: number): Buffer {
   if (coding === 'identity') return raw;
   try {
     return coding === 'gzip' ? zlib.gunzipSync(raw, { maxOutputLength: limit }) : zlib.inflateSync(raw, { maxOutputLength: limit });
@@ -129,13 +132,13 @@ function decoded(req: IncomingMessage, raw: Buffer, limit: number): Buffer {
  */
 export function bodyIfArrived(req: IncomingMessage, limit: number): Buffer | null {
   if (!req.complete || req.readableFlowing === true || req.readableEnded || req.readableLength > limit) return null;
+  let coding: Coding;
   try {
-    checkBodyHeaders(req, limit);
+    coding = checkBodyHeaders(req, limit);
   } catch {
     return null;
   }
-  const raw = (req.read() as Buffer | null) ?? Buffer.alloc(0);
-  return decoded(req, raw, limit);
+  return decoded((req.read() as Buffer | null) ?? Buffer.alloc(0), coding, limit);
 }
 
 /**

@@ -8,10 +8,24 @@ import { bodyIfArrived, endIfArrived, readBody } from '../../src/transport/body'
 
 const LIMIT = 1024;
 
+/** Runs fn against a server on a free local port, then closes it. */
+async function serving(handler: http.RequestListener, fn: (port: number) => Promise<void>): Promise<void> {
+  const server = http.createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    await fn((server.address() as net.AddressInfo).port);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+}
+
+type Seen = { now: Buffer | null | Error; read: Buffer | Error };
+
 /** A server that, a turn after each request arrives, records what bodyIfArrived and then readBody make of it. */
-async function withServer(fn: (port: number, seen: Array<{ now: Buffer | null | Error; read: Buffer | Error }>) => Promise<void>): Promise<void> {
-  const seen: Array<{ now: Buffer | null | Error; read: Buffer | Error }> = [];
-  const server = http.createServer((req, res) => {
+async function withServer(fn: (port: number, seen: Seen[]) => Promise<void>): Promise<void> {
+  const seen: Seen[] = [];
+  const handler: http.RequestListener = (req, res) => {
     setImmediate(() => {
       let now: Buffer | null | Error;
       try {
@@ -26,14 +40,8 @@ async function withServer(fn: (port: number, seen: Array<{ now: Buffer | null | 
       if (now !== null) done(now);
       else readBody(req, LIMIT).then(done, done);
     });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  try {
-    await fn((server.address() as net.AddressInfo).port, seen);
-  } finally {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  }
+  };
+  await serving(handler, (port) => fn(port, seen));
 }
 
 /** Sends raw bytes in the given pieces, pausing between them, and waits for the answer. */
@@ -114,7 +122,7 @@ describe('bodyIfArrived', () => {
 describe('endIfArrived', () => {
   test('reads a request without a body to its end before the answer, so nothing is left to hook', async () => {
     const ended: boolean[] = [];
-    const server = http.createServer((req, res) => {
+    const handler: http.RequestListener = (req, res) => {
       setImmediate(() => {
         endIfArrived(req);
         // 'end' follows on the next tick, before any promise continuation writes the answer.
@@ -123,35 +131,25 @@ describe('endIfArrived', () => {
           res.end('ok');
         });
       });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    try {
-      const port = (server.address() as net.AddressInfo).port;
+    };
+    await serving(handler, async (port) => {
       await send(port, ['GET /x HTTP/1.1\r\nHost: t\r\n\r\n']);
-      expect(ended).toEqual([true]);
-    } finally {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    }
+    });
+    expect(ended).toEqual([true]);
   });
 
   test('leaves a request whose body is still arriving to be read', async () => {
     const bodies: string[] = [];
-    const server = http.createServer((req, res) => {
+    const handler: http.RequestListener = (req, res) => {
       endIfArrived(req);
       readBody(req, LIMIT).then((b) => {
         bodies.push(b.toString());
         res.end('ok');
       });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    try {
-      const port = (server.address() as net.AddressInfo).port;
+    };
+    await serving(handler, async (port) => {
       await send(port, [head(7) + 'a=', '1&b=2'], 50);
-      expect(bodies).toEqual(['a=1&b=2']);
-    } finally {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    }
+    });
+    expect(bodies).toEqual(['a=1&b=2']);
   });
 });
