@@ -1,6 +1,7 @@
 // Environment -> typed, validated configuration. The only module that reads process.env; a bad
 // value stops start-up with a message naming the variable.
 
+import net from 'node:net';
 import type { UsernamePolicy } from './accounts/accounts';
 
 export const DEFAULT_NAMESPACE = 'http://regcheck.org.uk';
@@ -30,6 +31,10 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** Processes serving the port (node:cluster); 1 serves from the main process. */
   readonly workers: number;
+  /** Proxies whose X-Forwarded-* headers are believed (TRUST_PROXY, CIDRs); empty: none. */
+  readonly trustProxy: TrustedProxies;
+  /** Redis shared by workers and instances (REDIS_URL), or null for none. */
+  readonly redisUrl: string | null;
   readonly limits: Limits;
 }
 
@@ -61,6 +66,48 @@ function bool(env: Env, name: string, dflt: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got '${raw}'`);
 }
 
+/** A set of addresses given as CIDRs or single addresses (IPv4 and IPv6). */
+export interface TrustedProxies {
+  /** The CIDRs as given, for logs and the README. */
+  readonly list: readonly string[];
+  has(address: string): boolean;
+}
+
+function cidrs(env: Env, name: string): TrustedProxies {
+  const raw = env[name];
+  const list = raw === undefined || raw.trim() === '' ? [] : raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const block = new net.BlockList();
+  for (const item of list) {
+    const m = /^([^/]+?)(?:\/(\d{1,3}))?$/.exec(item);
+    const family = m ? net.isIP(m[1]) : 0;
+    const bits = m?.[2] === undefined ? (family === 6 ? 128 : 32) : Number(m[2]);
+    if (!m || family === 0 || bits > (family === 6 ? 128 : 32)) throw new ConfigError(`${name} must be a comma-separated list of IP addresses or CIDRs (e.g. 10.0.0.0/8,::1), got '${item}'`);
+    block.addSubnet(m[1], bits, family === 6 ? 'ipv6' : 'ipv4');
+  }
+  return {
+    list,
+    has(address: string): boolean {
+      const v4mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+      const a = v4mapped ? v4mapped[1] : address;
+      const family = net.isIP(a);
+      return family !== 0 && block.check(a, family === 6 ? 'ipv6' : 'ipv4');
+    },
+  };
+}
+
+function redis(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a redis:// or rediss:// URL, got '${raw}'`);
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new ConfigError(`${name} must be a redis:// or rediss:// URL`);
+  return raw;
+}
+
 function url(env: Env, name: string): string | null {
   const raw = env[name];
   if (raw === undefined || raw === '') return null;
@@ -90,6 +137,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000_000),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10_000, 1_000, 600_000),
     workers: int(env, 'WORKERS', 1, 1, 64),
+    trustProxy: cidrs(env, 'TRUST_PROXY'),
+    redisUrl: redis(env, 'REDIS_URL'),
     limits: {
       maxBodyBytes: int(env, 'MAX_BODY_BYTES', 65_536, 1_024, 64 * 1024 * 1024),
       maxDepth: int(env, 'XML_MAX_DEPTH', 32, 4, 1_000),
