@@ -30,7 +30,7 @@ const STYLE = [
   'h2{font-size:1.45rem;margin:1.5rem 0 .5rem}',
   'h3{font-size:1.15rem;margin:1.75rem 0 .5rem}',
   'p{margin:.5rem 0}',
-  'a{color:#0b4fa0}',
+  'a{color:#0b4fa0;overflow-wrap:anywhere}',
   'a:focus-visible,input:focus-visible,button:focus-visible,pre:focus-visible{outline:3px solid #b35c00;outline-offset:2px}',
   'code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9rem}',
   'code{overflow-wrap:anywhere}',
@@ -73,9 +73,14 @@ function code(s: string): string {
   return `<code>${html(s)}</code>`;
 }
 
-function describe(op: Operation): string {
+function parameters(op: Operation): string {
   const params = op.params.map((p) => code(p) + (op.required.includes(p) ? '' : ' (optional)')).join(', ');
-  return `${html(op.country)}. Parameters: ${params}. Returns ${code(op.result)}.`;
+  return `Parameters: ${params}. Returns ${code(op.result)}.`;
+}
+
+/** The service page's line for an operation: country or kind, parameters, result. */
+function describe(op: Operation): string {
+  return `${html(op.country)}. ${parameters(op)}`;
 }
 
 function backLink(links: PageLinks): string {
@@ -97,12 +102,13 @@ export function servicePage(model: ContractModel, operations: readonly Operation
   return page(model, `${model.serviceName} Web Service`, model.serviceDocumentation ? `<p>${html(model.serviceDocumentation)}</p>` : '', main);
 }
 
-function what(op: Operation): string {
+/** What the operation does; `doc` is its wsdl:documentation ("UK vehicle", "USA"). */
+function what(op: Operation, doc: string | undefined): string {
   if (op.result === 'UKMOTData') {
-    return `Looks up a UK registration's MOT test history and returns it as ${code('UKMOTData')}: the tests, each with its failure reasons and advisories, the tax date, and extended information.`;
+    return `Looks up the MOT tests of a UK registration and returns them as ${code('UKMOTData')}: each test with its failure reasons and advisories, the tax date, and extended information.`;
   }
   const state = op.state ? ` and ${code(op.state.param)}` : '';
-  return `Looks up a vehicle (${html(op.country)}) by its registration${state} and returns it as a ${code('Vehicle')}: ${code('vehicleJson')}, the record as JSON text, and ${code('vehicleData')}, its fields.`;
+  return `${html(doc || op.country)}: looks up a vehicle by its registration${state} and returns it as a ${code('Vehicle')}: ${code('vehicleJson')}, the record as JSON text, and ${code('vehicleData')}, its fields.`;
 }
 
 function testForm(op: Operation, links: PageLinks): string {
@@ -140,8 +146,7 @@ export function operationPage(model: ContractModel, op: Operation, samples: read
   const doc = model.documentation.get(op.name);
   const main =
     `<h2>${html(op.name)}</h2>\n` +
-    (doc ? `<p>${html(doc)}</p>\n` : '') +
-    `<p>${what(op)}</p>\n<p>${describe(op)}</p>\n` +
+    `<p>${what(op, doc)}</p>\n<p>${parameters(op)}</p>\n` +
     testForm(op, links) +
     samples.map(sampleSection).join('');
   return page(model, `${model.serviceName} Web Service: ${op.name}`, backLink(links), main);

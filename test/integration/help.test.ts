@@ -57,7 +57,8 @@ describe('an operation page', () => {
     const { status, text } = await get(`/api/reg.asmx?op=${op}`);
     expect(status).toBe(200);
     expect(text).toContain(`<h2>${op}</h2>`);
-    expect(text).toMatch(op === 'UKMOT' ? /MOT test history/ : /Looks up a vehicle \(USA\)/);
+    const doc = new RegExp(`<wsdl:operation name="${op}">\\s*<wsdl:documentation[^>]*>([^<]+)<`).exec(WSDL_TEXT)![1];
+    expect(text).toContain(op === 'UKMOT' ? 'MOT tests of a UK registration' : `${doc}: looks up a vehicle by its registration and <code>State</code>`);
     const form = /<form method="post" action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/.exec(text);
     expect(form![1]).toBe(`/api/reg.asmx/${op}`);
     const element = new RegExp(`<s:element name="${op}">[\\s\\S]*?</s:element>`).exec(WSDL_TEXT)![0];
@@ -71,7 +72,7 @@ describe('an operation page', () => {
     const { text } = await get('/api/reg.asmx?op=CheckUSA');
     const names = [...text.matchAll(/<input id="[^"]+" name="([^"]+)"/g)].map((m) => m[1]);
     const values = demoValues('CheckUSA');
-    const body = new URLSearchParams(names.map((n) => [n, values[n] ?? ''])).toString();
+    const body = new URLSearchParams(names.map((n): [string, string] => [n, values[n] ?? ''])).toString();
     const res = await fetch(`${srv.url}/api/reg.asmx/CheckUSA`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/<Vehicle [^>]*>[\s\S]*<vehicleJson>[\s\S]*<\/Vehicle>$/);
