@@ -58,9 +58,9 @@ function faultXml(version: SoapVersion, namespace: string, err: LookupError): st
 }
 
 /**
- * A whole SOAP message around one Body element. Faults are written with it; the help pages' samples
- * too (a result's envelope is node-soap's, which declares the WSDL's prefixes besides soap: and is
- * otherwise the same, as test/integration/help.test.ts holds).
+ * A whole SOAP message around one Body element. Faults are written with it, and the help pages'
+ * samples. A result's envelope is node-soap's: it also declares the WSDL's prefixes (tm:, tns:) and
+ * otherwise holds the same elements, which test/integration/help.test.ts checks.
  */
 export function soapEnvelope(version: SoapVersion, body: string): string {
   return `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${ENVELOPE_NS[version]}"><soap:Body>${body}</soap:Body></soap:Envelope>`;
