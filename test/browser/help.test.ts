@@ -116,11 +116,11 @@ describeWithChromium('the help pages in Chromium', () => {
     for (const t of mot.tests) expect(shown).toContain(`<TestNumber>${t.TestNumber}</TestNumber>`);
   });
 
-  test('axe-core finds no accessibility violations on the service page and on an operation page', async () => {
+  test('axe-core finds no accessibility violations on the service page, an operation page and the unknown-operation page', async () => {
     const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
     try {
       const page = await context.newPage();
-      for (const url of ['/api/reg.asmx', '/api/reg.asmx?op=CheckUSA']) {
+      for (const url of ['/api/reg.asmx', '/api/reg.asmx?op=CheckUSA', '/api/reg.asmx?op=checkusa']) {
         await page.goto(srv.url + url);
         const r = await axe(page);
         expect(r.violations).toEqual([]);
