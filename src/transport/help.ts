@@ -1,16 +1,21 @@
-// GET /api/reg.asmx: the WSDL (?WSDL, any case) with the caller's address in every port, or an
-// ASMX-style help page listing the operations from the catalogue, each with a test form.
-// Nothing from the request is written into the page unescaped.
+// GET /api/reg.asmx, as ASMX answers it: the WSDL (?WSDL, any case) with the caller's address in
+// every port; the DISCO document (?disco); a page per operation (?op=NAME: a test form and sample
+// messages; a 404 page for a name the catalogue lacks); otherwise the service page listing the
+// operations. The pages are written by pages.ts, the samples by samples.ts. Of the request only
+// the host (checked by baseUrl) is written into them, escaped.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
-import { OPERATIONS, findOperation, type Operation } from '../contract/operations';
+import { OPERATIONS, findOperation, suggestOperation, type Operation } from '../contract/operations';
+import { readContract, type ContractModel } from '../contract/schema';
 import { SOAP_PATH, wsdlFor } from '../contract/wsdl';
-import { LookupError } from '../service/errors';
+import { asLookupError, LookupError } from '../service/errors';
 import { note } from './context';
+import { discoDocument } from './disco';
 import { parseForm, queryString } from './http';
+import { HELP_CSP, operationPage, servicePage, unknownOperationPage, type PageLinks } from './pages';
 import { sendPlainError } from './plain';
-import { escapeAttr } from './xml';
+import { operationSamples } from './samples';
 
 export interface HelpDeps {
   readonly wsdl: string;
@@ -21,9 +26,8 @@ export interface HelpDeps {
 const HOST_RE = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 const MAX_CACHED = 32;
 
-function html(s: string): string {
-  return escapeAttr(s).replace(/'/g, '&#39;');
-}
+/** Where the JSON API's OpenAPI document is served (issue #11), relative to the base URL. */
+const OPENAPI_PATH = '/api/json.aspx/openapi.json';
 
 /** The base URL a caller used (scheme and host), or PUBLIC_URL when set. */
 export function baseUrl(req: IncomingMessage, publicUrl: string | null): string {
@@ -34,32 +38,35 @@ export function baseUrl(req: IncomingMessage, publicUrl: string | null): string 
   return `http://${addr.includes(':') ? `[${addr}]` : addr}:${req.socket.localPort ?? 80}`;
 }
 
-function operationSection(op: Operation, namespace: string): string {
-  const inputs = op.params
-    .map((p) => `<tr><td><label for="${html(op.name)}-${p}">${p}</label></td><td><input id="${html(op.name)}-${p}" name="${p}" type="text"></td></tr>`)
-    .join('');
-  const example = op.params.map((p) => `${p}=${p === 'username' ? 'demo' : '...'}`).join('&amp;');
-  return (
-    `<h2 id="${html(op.name)}">${html(op.name)}</h2><p>${html(op.country)}; returns ${op.result}.</p>` +
-    `<form method="GET" action="${SOAP_PATH}/${html(op.name)}"><table>${inputs}</table><button type="submit">Invoke (HTTP GET)</button></form>` +
-    `<p><code>GET ${SOAP_PATH}/${html(op.name)}?${example}</code><br><code>SOAPAction: "${html(namespace)}/${html(op.name)}"</code></p>`
-  );
-}
+const HTML = 'text/html; charset=utf-8';
 
-function helpPage(namespace: string, only?: Operation): string {
-  const ops = only ? [only] : OPERATIONS;
-  const index = only ? '' : `<ul>${OPERATIONS.map((o) => `<li><a href="?op=${html(o.name)}">${html(o.name)}</a> (${html(o.country)})</li>`).join('')}</ul>`;
-  return (
-    `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>reglookup: ${SOAP_PATH}</title></head><body>` +
-    `<h1>Vehicle registration lookup</h1><p>Namespace <code>${html(namespace)}</code>. ` +
-    `Service description: <a href="${SOAP_PATH}?WSDL">${SOAP_PATH}?WSDL</a>. Every operation answers SOAP 1.1, SOAP 1.2, HTTP GET and HTTP POST.</p>` +
-    `${index}${ops.map((o) => operationSection(o, namespace)).join('')}</body></html>`
-  );
+function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: string): void {
+  const headers: Record<string, string | number> = { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'X-Content-Type-Options': 'nosniff' };
+  if (type === HTML) headers['Content-Security-Policy'] = HELP_CSP;
+  res.writeHead(status, headers);
+  res.end(req.method === 'HEAD' ? undefined : body);
 }
 
 export function helpRouter(deps: HelpDeps): express.Router {
   const router = express.Router({ caseSensitive: false });
   const served = new Map<string, string>();
+  // Read once, on the first page asked for; the WSDL was checked against the catalogue at start-up.
+  let read: Promise<ContractModel> | undefined;
+  const withModel = (ok: (m: ContractModel) => void, fail: (e: unknown) => void): void => {
+    read ??= readContract(deps.wsdl);
+    read.then(ok, fail);
+  };
+  const linksFor = (req: IncomingMessage): PageLinks => {
+    const base = baseUrl(req, deps.publicUrl);
+    const address = base + SOAP_PATH;
+    let path = SOAP_PATH;
+    try {
+      path = new URL(address).pathname;
+    } catch {
+      // PUBLIC_URL is checked at start-up and baseUrl() writes only checked hosts; keep the plain path regardless.
+    }
+    return { address, path, wsdl: `${address}?WSDL`, disco: `${address}?disco`, openapi: base + OPENAPI_PATH };
+  };
 
   router.all(SOAP_PATH, (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -81,22 +88,35 @@ export function helpRouter(deps: HelpDeps): express.Router {
       res.end(req.method === 'HEAD' ? undefined : text);
       return;
     }
-    note(req, { transport: 'help' });
-    let only: Operation | undefined;
-    try {
-      const op = parseForm(qs).op;
-      if (typeof op === 'string') only = findOperation(op);
-    } catch {
-      only = undefined;
+    if (/^disco(?:[=&]|$)/i.test(qs)) {
+      note(req, { transport: 'help' });
+      withModel(
+        (m) => send(req, res, 200, 'text/xml; charset=utf-8', discoDocument(m, deps.namespace, linksFor(req).address)),
+        (e: unknown) => sendPlainError(req, res, asLookupError(e)),
+      );
+      return;
     }
-    const page = helpPage(deps.namespace, only);
-    res.writeHead(200, {
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Length': Buffer.byteLength(page),
-      'Content-Security-Policy': "default-src 'none'; form-action 'self'; style-src 'unsafe-inline'",
-      'X-Content-Type-Options': 'nosniff',
-    });
-    res.end(req.method === 'HEAD' ? undefined : page);
+    note(req, { transport: 'help' });
+    // ?op= absent or empty: the service page; naming an operation: its page; anything else: 404.
+    let asked: unknown;
+    try {
+      asked = parseForm(qs).op;
+    } catch {
+      asked = undefined;
+    }
+    withModel(
+      (m) => {
+        const links = linksFor(req);
+        if (asked === undefined || asked === '') {
+          send(req, res, 200, HTML, servicePage(m, OPERATIONS, deps.namespace, links));
+          return;
+        }
+        const op: Operation | undefined = typeof asked === 'string' ? findOperation(asked) : undefined;
+        if (op) send(req, res, 200, HTML, operationPage(m, op, operationSamples(m, op, deps.namespace, links.address), links));
+        else send(req, res, 404, HTML, unknownOperationPage(m, typeof asked === 'string' ? suggestOperation(asked) : undefined, links));
+      },
+      (e: unknown) => sendPlainError(req, res, asLookupError(e)),
+    );
   });
   return router;
 }

@@ -24,7 +24,9 @@ export const SOAP12_NS = 'http://www.w3.org/2003/05/soap-envelope';
 export type SoapVersion = '1.1' | '1.2';
 
 const ENVELOPE_NS: Record<SoapVersion, string> = { '1.1': SOAP11_NS, '1.2': SOAP12_NS };
-const CONTENT_TYPE: Record<SoapVersion, string> = { '1.1': 'text/xml; charset=utf-8', '1.2': 'application/soap+xml; charset=utf-8' };
+/** The Content-Type of a SOAP message, request or answer, of each version. */
+export const SOAP_CONTENT_TYPE: Readonly<Record<SoapVersion, string>> = { '1.1': 'text/xml; charset=utf-8', '1.2': 'application/soap+xml; charset=utf-8' };
+const CONTENT_TYPE = SOAP_CONTENT_TYPE;
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -55,11 +57,17 @@ function faultXml(version: SoapVersion, namespace: string, err: LookupError): st
   );
 }
 
+/**
+ * A whole SOAP message around one Body element. Faults are written with it, and the help pages'
+ * samples. A result's envelope is node-soap's: it also declares the WSDL's prefixes (tm:, tns:) and
+ * otherwise holds the same elements, which test/integration/help.test.ts checks.
+ */
+export function soapEnvelope(version: SoapVersion, body: string): string {
+  return `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${ENVELOPE_NS[version]}"><soap:Body>${body}</soap:Body></soap:Envelope>`;
+}
+
 function faultDocument(version: SoapVersion, namespace: string, err: LookupError): string {
-  return (
-    `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${ENVELOPE_NS[version]}">` +
-    `<soap:Body>${faultXml(version, namespace, err)}</soap:Body></soap:Envelope>`
-  );
+  return soapEnvelope(version, faultXml(version, namespace, err));
 }
 
 function sendFault(res: ServerResponse, version: SoapVersion, namespace: string, err: LookupError): void {
