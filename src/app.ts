@@ -24,7 +24,7 @@ import { contextOf, setContext } from './transport/context';
 import { creditsRouter } from './transport/credits';
 import { helpRouter } from './transport/help';
 import { httpHandler } from './transport/http';
-import { imageRouter } from './transport/image';
+import { imageHandler } from './transport/image';
 import { jsonHandler } from './transport/json';
 import { PREPARED_FORMS } from './transport/prepared';
 import { sendPlainError } from './transport/plain';
@@ -66,7 +66,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
   app.use(httpHandler(deps));
   app.use(jsonHandler({ service, logger: log, corsOrigins: config.corsOrigins, publicUrl: config.publicUrl }));
   app.use(creditsRouter(new CreditsService(store, config.usernamePolicy), log));
-  app.use(imageRouter());
+  app.use(imageHandler());
   app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl }));
   app.get('/healthz', async (_req, res) => {
     // One index probe: a health check runs often and must not cost a pass over millions of rows.

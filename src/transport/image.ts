@@ -21,6 +21,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The text the segment (after '@') encodes, or a LookupError saying why it is refused. */
 export function imageText(segment: string): string {
+  // Bounded before decoding: percent-encoding at most triples it.
+  if (segment.length > 3 * MAX_SEGMENT) throw new LookupError('INVALID_PARAMETER', `The image name is longer than ${MAX_SEGMENT} characters`);
   let b64: string;
   try {
     b64 = decodeURIComponent(segment);
@@ -63,17 +65,22 @@ export function imageSvg(text: string): string {
   );
 }
 
-export function imageRouter(): express.Router {
-  const router = express.Router({ caseSensitive: false, strict: false });
-  router.all(`${IMAGE_PATH}/:name`, (req, res) => {
+const PREFIX = `${IMAGE_PATH.toLowerCase()}/`;
+
+/** GET /image.aspx/@...: the rest of the path is the name (base64 may hold '/'). */
+export function imageHandler(): express.RequestHandler {
+  return (req, res, next) => {
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const pathname = q === -1 ? url : url.slice(0, q);
+    if (!pathname.toLowerCase().startsWith(PREFIX)) return next();
     note(req, { transport: 'other' });
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET`), { Allow: 'GET, HEAD' });
       return;
     }
-    // The raw segment, before Express decodes it, so that decoding errors are ours to answer.
-    const raw = (req.url ?? '').split('?')[0].replace(/\/+$/, '');
-    const segment = raw.slice(raw.lastIndexOf('/') + 1);
+    // The raw name, before anything decodes it, so that decoding errors are ours to answer.
+    const segment = pathname.slice(PREFIX.length);
     if (!segment.startsWith('@')) {
       sendPlainError(req, res, new LookupError('INVALID_PARAMETER', `The image name must be @ and the base64 of "Make Model"`));
       return;
@@ -94,6 +101,5 @@ export function imageRouter(): express.Router {
       'Cache-Control': 'public, max-age=86400',
     });
     res.end(req.method === 'HEAD' ? undefined : body);
-  });
-  return router;
+  };
 }
