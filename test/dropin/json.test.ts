@@ -119,6 +119,13 @@ describe('errors: the error table status and {"code","message"}', () => {
     expectJsonError(await get(server.url, '/api/json.aspx/Check/RG11ABC?username=other', { headers: { Authorization: basic('demo') } }), 400, 'INVALID_PARAMETER');
   });
 
+  test('credentials that are not Basic count as none (401); Basic that is not UTF-8 is MALFORMED_REQUEST', async () => {
+    const bearer = await get(server.url, '/api/json.aspx/Check/RG11ABC', { headers: { Authorization: 'Bearer demo' } });
+    expectJsonError(bearer, 401, 'MISSING_PARAMETER');
+    const notUtf8 = `Basic ${Buffer.from([0x64, 0xff, 0x3a, 0x78]).toString('base64')}`;
+    expectJsonError(await get(server.url, '/api/json.aspx/Check/RG11ABC', { headers: { Authorization: notUtf8 } }), 400, 'MALFORMED_REQUEST');
+  });
+
   test('an unknown operation, one in the wrong case, or a path too long is 404 UNKNOWN_OPERATION', async () => {
     expectJsonError(await get(server.url, '/api/json.aspx/CheckMars/X?username=demo'), 404, 'UNKNOWN_OPERATION');
     expect(expectJsonError(await get(server.url, '/api/json.aspx/checkusa/7ABC123/CA?username=demo'), 404, 'UNKNOWN_OPERATION').message).toContain("did you mean 'CheckUSA'");
