@@ -2,7 +2,8 @@
 //   front handler (request id, access log), then, with the other requests of the same event-loop
 //   turn, in that turn's check phase (transport/turn.ts):
 //     POST /api/reg.asmx            -> SOAP transport (body limit, XML guard, node-soap)
-//     everything else               -> Express: GET/POST /api/reg.asmx/{Op}, WSDL and help, health
+//     everything else               -> Express: GET/POST /api/reg.asmx/{Op}, the JSON API at
+//                                      /api/json.aspx, /ajax/getcredits.aspx, /image.aspx, WSDL and help, health
 // and every transport calls the one LookupService, which asks the accounts and the store. Answers
 // are prepared when records are written (transport/prepared.ts); start-up makes sure they are current.
 
@@ -15,12 +16,16 @@ import type { Config } from './config';
 import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
 import { createLogger, logAccess, type Logger } from './ops/logger';
 import { LookupError } from './service/errors';
+import { CreditsService } from './service/credits';
 import { LookupService } from './service/lookup';
 import { importFile } from './store/import';
 import { updatePrepared, type VehicleStore } from './store/store';
 import { contextOf, setContext } from './transport/context';
+import { creditsRouter } from './transport/credits';
 import { helpRouter } from './transport/help';
 import { httpHandler } from './transport/http';
+import { imageHandler } from './transport/image';
+import { jsonHandler } from './transport/json';
 import { PREPARED_FORMS } from './transport/prepared';
 import { sendPlainError } from './transport/plain';
 import { createSoapHandler } from './transport/soap';
@@ -50,7 +55,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
     sendPlainError(req, res, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
   };
   const accounts = new Accounts(store, { policy: config.usernamePolicy, ratePerMinute: config.rateLimitPerMinute });
-  const service = new LookupService(store, accounts);
+  const service = new LookupService(store, accounts, { sandbox: config.sandbox });
   const deps = { service, namespace: config.namespace, limits: config.limits, logger: log };
   const soap = await createSoapHandler(wsdl, deps);
 
@@ -59,6 +64,9 @@ export async function createService(config: Config, store: VehicleStore, logger?
   app.disable('etag');
   app.set('query parser', false);
   app.use(httpHandler(deps));
+  app.use(jsonHandler({ service, logger: log, corsOrigins: config.corsOrigins, publicUrl: config.publicUrl }));
+  app.use(creditsRouter(new CreditsService(store, config.usernamePolicy), log));
+  app.use(imageHandler());
   app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl }));
   app.get('/healthz', async (_req, res) => {
     // One index probe: a health check runs often and must not cost a pass over millions of rows.
@@ -89,6 +97,8 @@ export async function createService(config: Config, store: VehicleStore, logger?
       path: (q === -1 ? url : url.slice(0, q)).slice(0, 200),
       transport: ctx.transport,
       operation: ctx.operation,
+      username: ctx.username,
+      sandbox: ctx.sandbox,
       status: this.statusCode,
       error: ctx.errorCode,
       ms: performance.now() - ctx.start,

@@ -35,6 +35,10 @@ export interface Config {
   readonly trustProxy: TrustedProxies;
   /** Redis shared by workers and instances (REDIS_URL), or null for none. */
   readonly redisUrl: string | null;
+  /** SANDBOX=on: the sandbox registrations answer on every operation and transport. */
+  readonly sandbox: boolean;
+  /** Origins allowed to call the JSON API from a browser (CORS_ORIGINS); '*' for any; empty: none. */
+  readonly corsOrigins: readonly string[];
   readonly limits: Limits;
 }
 
@@ -108,6 +112,26 @@ function redis(env: Env, name: string): string | null {
   return raw;
 }
 
+/** `*`, or a comma-separated list of origins (scheme://host[:port], no path). */
+function origins(env: Env, name: string): readonly string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  const list = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (list.length === 1 && list[0] === '*') return list;
+  for (const item of list) {
+    let u: URL | null = null;
+    try {
+      u = new URL(item);
+    } catch {
+      u = null;
+    }
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== item) {
+      throw new ConfigError(`${name} must be * or a comma-separated list of origins such as https://app.example.com (scheme, host and port only), got '${item}'`);
+    }
+  }
+  return list;
+}
+
 function url(env: Env, name: string): string | null {
   const raw = env[name];
   if (raw === undefined || raw === '') return null;
@@ -139,6 +163,8 @@ export function loadConfig(env: Env = process.env): Config {
     workers: int(env, 'WORKERS', 1, 1, 64),
     trustProxy: cidrs(env, 'TRUST_PROXY'),
     redisUrl: redis(env, 'REDIS_URL'),
+    sandbox: bool(env, 'SANDBOX', false),
+    corsOrigins: origins(env, 'CORS_ORIGINS'),
     limits: {
       maxBodyBytes: int(env, 'MAX_BODY_BYTES', 65_536, 1_024, 64 * 1024 * 1024),
       maxDepth: int(env, 'XML_MAX_DEPTH', 32, 4, 1_000),

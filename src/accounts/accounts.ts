@@ -67,7 +67,7 @@ export class Accounts {
   /** Before the lookup: is this caller known (when that is required) and within its rate? */
   async admit(username: string): Promise<void> {
     if (this.config.policy === 'registered' && !(await this.account(username))) {
-      throw new LookupError('UNKNOWN_USERNAME', `Unknown username ${quote(username)}: ask the operator to register it`);
+      throw new LookupError('UNKNOWN_USERNAME', `Your username is incorrect: ${quote(username)} is not registered; ask the operator to register it`);
     }
     if (this.limiter) {
       const wait = this.limiter.hit(username);
@@ -82,7 +82,7 @@ export class Accounts {
     const account = await this.account(username);
     if (!account || account.credits === null) return;
     if (!(await this.store.takeCredit(username))) {
-      throw new LookupError('OUT_OF_CREDIT', `Username ${quote(username)} has no lookup credit left`, 3600);
+      throw new LookupError('OUT_OF_CREDIT', `Out of credit: username ${quote(username)} has no lookup credit left`, 3600);
     }
   }
 }

@@ -63,6 +63,10 @@ export interface AccessRecord {
   readonly path: string;
   readonly transport: string | undefined;
   readonly operation: string | undefined;
+  /** The caller's username, once a transport decoded it. */
+  readonly username?: string;
+  /** true when a sandbox registration answered (SANDBOX=on); absent otherwise. */
+  readonly sandbox?: boolean;
   readonly status: number;
   readonly error: string | undefined;
   readonly ms: number;

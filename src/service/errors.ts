@@ -24,13 +24,14 @@ export const ERRORS = {
   VERSION_MISMATCH: { status: 500, role: 'VersionMismatch', summary: 'A SOAP 1.2 envelope sent as text/xml, or a SOAP 1.1 envelope sent as application/soap+xml.' },
   MUST_UNDERSTAND: { status: 500, role: 'MustUnderstand', summary: 'A SOAP header marked mustUnderstand that this service does not process.' },
   INTERNAL_ERROR: { status: 500, role: 'Server', summary: 'Something failed on our side; the log has the detail.' },
+  SERVICE_UNAVAILABLE: { status: 503, role: 'Server', summary: 'The service cannot answer for now (maintenance); retry after the Retry-After seconds.' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;
 
 export class LookupError extends Error {
   readonly code: ErrorCode;
-  /** Seconds, for RATE_LIMITED and OUT_OF_CREDIT. */
+  /** Seconds, for RATE_LIMITED, OUT_OF_CREDIT and SERVICE_UNAVAILABLE. */
   readonly retryAfter?: number;
 
   constructor(code: ErrorCode, message: string, retryAfter?: number) {

@@ -11,6 +11,8 @@ export interface RequestContext {
   /** The caller's username, once a transport has decoded it (for the access log). */
   username?: string;
   errorCode?: string;
+  /** Set when the answer came from a sandbox registration (SANDBOX=on), for the access log. */
+  sandbox?: boolean;
 }
 
 // Kept on the request itself under a private symbol rather than in a WeakMap: every request has

@@ -13,7 +13,7 @@ import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService } from '../service/lookup';
 import type { Logger } from '../ops/logger';
 import { bodyIfArrived, checkCharset, decodeUtf8, parseMediaType, readBody, type MediaType } from './body';
-import { note } from './context';
+import { contextOf, note } from './context';
 import { sendPlainError } from './plain';
 import { resultInner } from './prepared';
 import { escapeAttr, escapeText, soapResponseXml } from './xml';
@@ -145,12 +145,12 @@ function soapServices(version: SoapVersion, deps: SoapDeps): soap.IServices {
   const methods: Record<string, soap.ISoapServiceMethod> = {};
   for (const op of OPERATIONS) {
     methods[op.name] = (args: unknown, _cb: unknown, _headers: unknown, req: IncomingMessage, res: ServerResponse) =>
-      deps.service.lookup(op, (args ?? {}) as Record<string, unknown>).then(
+      deps.service.lookup(op, (args ?? {}) as Record<string, unknown>, contextOf(req)).then(
         (result) => ({ _xml: soapResponseXml(op.name, deps.namespace, resultInner(result, 'soap')) }),
         (e: unknown) => {
           const err = asLookupError(e);
           note(req, { errorCode: err.code });
-          if (err.code === 'INTERNAL_ERROR') deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
+          if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox) deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
           if (err.retryAfter) res.setHeader('Retry-After', err.retryAfter);
           throw { Fault: { faultcode: faultCode(version, err), _xml: faultXml(version, deps.namespace, err), statusCode: err.spec.status === 413 ? 413 : 500 } };
         },
