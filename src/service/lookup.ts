@@ -4,7 +4,7 @@
 // and, when the record has them, its answers prepared when it was written, handed on unread.
 
 import type { Operation, ResultKind } from '../contract/operations';
-import type { Accounts } from '../accounts/accounts';
+import type { Accounts, Caller } from '../accounts/accounts';
 import type { VehicleStore } from '../store/store';
 import { LookupError, quote } from './errors';
 import { normalizeRegistration, normalizeState } from './normalize';
@@ -24,10 +24,12 @@ export interface LookupResult {
  */
 export type RawParams = Readonly<Record<string, unknown>>;
 
-const MAX_PARAM_CHARS = 256;
+export type { Caller } from '../accounts/accounts';
+
+export const MAX_PARAM_CHARS = 256;
 // C0, DEL and C1 controls, and the line and paragraph separators: never part of a plate, a state,
 // a model or a username, and they would split or corrupt log lines and error messages.
-const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+export const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 function paramValue(op: Operation, raw: RawParams, name: string): string | undefined {
   let v = raw[name];
@@ -60,7 +62,8 @@ function paramValue(op: Operation, raw: RawParams, name: string): string | undef
 export class LookupService {
   constructor(private readonly store: VehicleStore, private readonly accounts: Accounts) {}
 
-  async lookup(op: Operation, raw: RawParams): Promise<LookupResult> {
+  /** The caller (its address) comes from the transport: transport/forwarded.ts callerOf(req, trust). */
+  async lookup(op: Operation, raw: RawParams, caller: Caller): Promise<LookupResult> {
     const values = new Map<string, string | undefined>();
     for (const name of op.params) values.set(name, paramValue(op, raw, name));
     const regText = values.get('RegistrationNumber') as string;
@@ -76,17 +79,22 @@ export class LookupService {
       state = st.value;
     }
 
-    await this.accounts.admit(username);
+    // Refusals come before the lookup and cost nothing; the credit and the day's count are taken
+    // after it, only when it found its record (accounts/accounts.ts).
+    const admitted = await this.accounts.admit(username, caller);
     const found = await this.store.get({ operation: op.name, registration: reg.value, state });
     const where = state ? `${op.country}, ${state}` : op.country;
     if (found === null) {
+      this.accounts.record(admitted, op.name, false);
       throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} (${where})`);
     }
     const model = values.get('Model');
     if (op.result === 'UKMOTData' && model !== undefined && !modelMatches(parseMot(found.payload), model)) {
+      this.accounts.record(admitted, op.name, false);
       throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`);
     }
-    await this.accounts.charge(username);
+    await this.accounts.charge(admitted);
+    this.accounts.record(admitted, op.name, true);
     return { kind: op.result, payload: found.payload, prepared: found.prepared };
   }
 }
