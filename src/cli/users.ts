@@ -98,10 +98,8 @@ function jsonAccount(a: AccountSummary): Record<string, unknown> {
 type Action<A extends unknown[]> = (...args: A) => Promise<void>;
 
 /** Runs a subcommand: input errors and store errors alike are one line on stderr and exit 1. */
-function run<A extends unknown[]>(fn: Action<A>): (...args: A) => void {
-  return (...args: A) => {
-    fn(...args).catch(fatal);
-  };
+function run<A extends unknown[]>(fn: Action<A>): (...args: A) => Promise<void> {
+  return (...args: A) => fn(...args).catch(fatal);
 }
 
 function noSuch(name: string): never {
