@@ -59,6 +59,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
     { burst: config.rateLimitBurst, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, onError: config.rateLimitOnRedisError },
     log,
   );
+  await limiter.ready();
   const usage = new UsageRecorder(store, config.usageDays, log);
   const accounts = new Accounts(store, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
   const service = new LookupService(store, accounts);

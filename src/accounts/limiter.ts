@@ -14,6 +14,7 @@ import { BurstyRateLimiter, RateLimiterCluster, RateLimiterClusterMaster, RateLi
 import type { Logger } from '../ops/logger';
 
 export const BURST_WINDOW_S = 60;
+const CONNECT_WAIT_MS = 3000;
 
 export interface LimiterConfig {
   readonly burst: number;
@@ -71,6 +72,7 @@ export class FlexibleRateLimiter implements RateLimiter {
   private readonly outage: Outage;
   private readonly byRate = new Map<number, Consumer>();
   private burstLimiter: RateLimiterMemory | RateLimiterRedis | RateLimiterCluster | null = null;
+  private readonly connected: Promise<void>;
 
   constructor(private readonly config: LimiterConfig, logger: Logger) {
     this.backend = config.redisUrl ? 'redis' : cluster.isWorker ? 'cluster' : 'memory';
@@ -86,7 +88,29 @@ export class FlexibleRateLimiter implements RateLimiter {
       redis.on('error', (e: unknown) => this.outage.failed(e));
       redis.on('ready', () => this.outage.ok());
       this.redis = redis;
+      this.connected = new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          redis.off('ready', done);
+          redis.off('error', done);
+          resolve();
+        };
+        const timer = setTimeout(done, CONNECT_WAIT_MS);
+        redis.once('ready', done);
+        redis.once('error', done);
+      });
+    } else {
+      this.connected = Promise.resolve();
     }
+  }
+
+  /**
+   * Resolves once Redis is connected, or has failed to connect (the outage is then logged and
+   * RATE_LIMIT_ON_REDIS_ERROR applies), or after CONNECT_WAIT_MS: so that the first lookups after
+   * start-up are not taken for an outage while the connection is still being made.
+   */
+  ready(): Promise<void> {
+    return this.connected;
   }
 
   private make(prefix: string, points: number, duration: number): RateLimiterMemory | RateLimiterRedis | RateLimiterCluster {
