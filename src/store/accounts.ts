@@ -59,7 +59,10 @@ export interface UsageCount {
 }
 
 export interface AccountStore {
-  /** The account, or null. May read a snapshot up to one event-loop turn old. */
+  /**
+   * The account, or null. May be a read a moment old (SQLite: the snapshot of the current event-loop
+   * turn); the service caches it for up to a second anyway, and never decides a charge from it.
+   */
   getAccount(username: string): Promise<Account | null>;
 
   /** Creates the account with the given fields and defaults for the rest; false (and no change) when it exists. Atomic. */
@@ -86,10 +89,10 @@ export interface AccountStore {
    */
   addCredits(username: string, delta: number): Promise<CreditResult>;
 
-  /** Enables or disables; false when there is no such account. */
+  /** Enables or disables (a charge after this refuses with 'disabled'); false when there is no such account. */
   setEnabled(username: string, enabled: boolean): Promise<boolean>;
 
-  /** Removes the account and its usage records; false when there was none. */
+  /** Removes the account and its usage records, in one transaction; false when there was none. */
   removeAccount(username: string): Promise<boolean>;
 
   /** Every account, ordered by username, with the lookups charged on `day`. */
@@ -107,7 +110,11 @@ export interface AccountStore {
    */
   charge(username: string, day: string): Promise<ChargeResult>;
 
-  /** Adds the counts to the stored ones (creating rows as needed), all in one transaction. */
+  /**
+   * Adds the counts to the stored ones (creating rows as needed), all in one transaction: several
+   * processes adding to the same row at once lose no count (an upsert that adds, not a read then a
+   * write).
+   */
   addUsage(counts: readonly UsageCount[]): Promise<void>;
 
   /** The username's usage from `fromDay` (inclusive) on, newest day first, then by operation. */
