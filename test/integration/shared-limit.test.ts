@@ -11,6 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { SqliteStore } from '../../src/store/sqlite';
 
 jest.setTimeout(120_000);
 
@@ -114,10 +115,16 @@ async function deleteKeys(prefix: string): Promise<void> {
   redis.disconnect();
 }
 
-test('WORKERS=2 without Redis: both workers together admit what one process would', async () => {
+test('WORKERS=2 without Redis: both workers together admit what one process would, and spend credits exactly', async () => {
+  const store = new SqliteStore(path.join(dir, 'workers.db'));
+  await store.putAccount({ username: 'fifty', credits: 50, rate: 0 });
+  await store.close();
   const srv = await serve({ ...RATE, WORKERS: '2' }, 'workers');
   try {
     expect(await admitted([srv.url], 'shared-w', 80)).toBe(ONE_PROCESS_ADMITS);
+    const answers = await Promise.all(Array.from({ length: 200 }, () => lookup(srv.url, 'fifty')));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(50);
+    expect(answers.filter((a) => a.code === 'OUT_OF_CREDIT')).toHaveLength(150);
   } finally {
     await srv.stop();
   }
