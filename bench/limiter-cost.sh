@@ -29,7 +29,7 @@ for round in $(seq 1 "$ROUNDS"); do
     c0=$(cpu $pid)
     node_modules/.bin/autocannon -c 20 -d "$SECS" -j "http://127.0.0.1:$PORT/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=bench" 2>/dev/null > "$TMP/out.json"
     c1=$(cpu $pid)
-    node -e "const r=require('$TMP/out.json'); const n=r.requests.total; console.log('round $round | WORKERS=$w | RATE_LIMIT=$rl | ' + ('$where' === 'redis' ? 'Redis' : $w > 1 ? 'primary (IPC)' : 'memory') + ' | ' + Math.round(r.requests.average) + ' req/s | non-2xx ' + r.non2xx + ' | CPU us/request ' + Math.round(($c1 - $c0) / $TCK * 1e6 / n))"
+    node -e "const r=require('$TMP/out.json'); const n=r.requests.total; console.log('round $round | WORKERS=$w | RATE_LIMIT=$rl | ' + ($rl === 0 ? 'off' : '$where' === 'redis' ? 'Redis' : $w > 1 ? 'primary (IPC)' : 'memory') + ' | ' + Math.round(r.requests.average) + ' req/s | non-2xx ' + r.non2xx + ' | CPU us/request ' + Math.round(($c1 - $c0) / $TCK * 1e6 / n))"
     kill $pid; wait $pid 2>/dev/null
   done
 done
