@@ -71,6 +71,7 @@ export class FlexibleRateLimiter implements RateLimiter {
   private readonly redis: Redis | null = null;
   private readonly outage: Outage;
   private readonly byRate = new Map<number, Consumer>();
+  private readonly byWindow = new Map<string, Consumer>();
   private burstLimiter: RateLimiterMemory | RateLimiterRedis | RateLimiterCluster | null = null;
   private readonly connected: Promise<void>;
 
@@ -124,7 +125,14 @@ export class FlexibleRateLimiter implements RateLimiter {
     let limiter = this.byRate.get(rate);
     if (limiter) return limiter;
     const [points, duration] = rate >= 1 ? [Math.floor(rate), 1] : [1, Math.max(1, Math.round(1 / rate))];
-    const main = this.make(`rate:${points}/${duration}`, points, duration);
+    // Rates that round to the same window (2 and 2.5) share one limiter, as they share Redis keys.
+    const window = `${points}/${duration}`;
+    limiter = this.byWindow.get(window);
+    if (limiter) {
+      this.byRate.set(rate, limiter);
+      return limiter;
+    }
+    const main = this.make(`rate:${window}`, points, duration);
     if (this.config.burst > 0) {
       this.burstLimiter ??= this.make(`burst:${this.config.burst}/${BURST_WINDOW_S}`, this.config.burst, BURST_WINDOW_S);
       limiter = new BurstyRateLimiter(main, this.burstLimiter);
@@ -132,6 +140,7 @@ export class FlexibleRateLimiter implements RateLimiter {
       limiter = main;
     }
     this.byRate.set(rate, limiter);
+    this.byWindow.set(window, limiter);
     return limiter;
   }
 
