@@ -12,6 +12,8 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { Accounts } from './accounts/accounts';
+import { FlexibleRateLimiter } from './accounts/limiter';
+import { UsageRecorder } from './accounts/usage';
 import type { Config } from './config';
 import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
 import { createLogger, logAccess, type Logger } from './ops/logger';
@@ -37,6 +39,10 @@ export interface Service {
   readonly handler: (req: http.IncomingMessage, res: http.ServerResponse) => void;
   readonly store: VehicleStore;
   readonly logger: Logger;
+  /** Writes the usage counted so far and lets go of Redis; call after the server stops taking requests, before closing the store. */
+  close(): Promise<void>;
+  /** Writes the usage counted so far (it is otherwise written every few seconds). */
+  flushUsage(): Promise<void>;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -54,9 +60,15 @@ export async function createService(config: Config, store: VehicleStore, logger?
     log.error('unhandled error', { error: String((e as Error)?.stack ?? e) });
     sendPlainError(req, res, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
   };
-  const accounts = new Accounts(store, { policy: config.usernamePolicy, ratePerMinute: config.rateLimitPerMinute });
+  const limiter = new FlexibleRateLimiter(
+    { burst: config.rateLimitBurst, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, onError: config.rateLimitOnRedisError },
+    log,
+  );
+  await limiter.ready();
+  const usage = new UsageRecorder(store, config.usageDays, log);
+  const accounts = new Accounts(store, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
   const service = new LookupService(store, accounts, { sandbox: config.sandbox });
-  const deps = { service, namespace: config.namespace, limits: config.limits, logger: log };
+  const deps = { service, namespace: config.namespace, limits: config.limits, logger: log, trustProxy: config.trustProxy };
   const soap = await createSoapHandler(wsdl, deps);
 
   const app = express();
@@ -64,7 +76,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
   app.disable('etag');
   app.set('query parser', false);
   app.use(httpHandler(deps));
-  app.use(jsonHandler({ service, logger: log, corsOrigins: config.corsOrigins, publicUrl: config.publicUrl }));
+  app.use(jsonHandler({ service, logger: log, corsOrigins: config.corsOrigins, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
   app.use(creditsRouter(new CreditsService(store, config.usernamePolicy), log));
   app.use(imageHandler());
   app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl }));
@@ -119,7 +131,11 @@ export async function createService(config: Config, store: VehicleStore, logger?
     else app(req, res);
   };
   const serveThisTurn = servedTogether(dispatch, internalError);
-  return { handler, store, logger: log };
+  const close = async () => {
+    await usage.close();
+    await limiter.close();
+  };
+  return { handler, store, logger: log, close, flushUsage: () => usage.flush() };
 }
 
 /**

@@ -1,8 +1,8 @@
 // Environment -> typed, validated configuration. The only module that reads process.env; a bad
 // value stops start-up with a message naming the variable.
 
-import net from 'node:net';
 import type { UsernamePolicy } from './accounts/accounts';
+import { AddressListError, addressSet, splitList, type AddressSet } from './net/cidr';
 
 export const DEFAULT_NAMESPACE = 'http://regcheck.org.uk';
 
@@ -27,7 +27,16 @@ export interface Config {
   readonly logFormat: 'json' | 'text';
   readonly loadSampleData: boolean;
   readonly usernamePolicy: UsernamePolicy;
-  readonly rateLimitPerMinute: number;
+  /** Lookups per second per username (RATE_LIMIT); 0: no limit unless an account sets its own rate. */
+  readonly rateLimit: number;
+  /** Lookups a username may make above its rate, from a pool refilled each minute (RATE_LIMIT_BURST). */
+  readonly rateLimitBurst: number;
+  /** What the rate limit does while Redis cannot be reached. */
+  readonly rateLimitOnRedisError: 'allow' | 'deny';
+  /** Prefix of every Redis key this service writes (REDIS_PREFIX), so instances and tests can be kept apart. */
+  readonly redisPrefix: string;
+  /** Days of usage records kept (USAGE_DAYS). */
+  readonly usageDays: number;
   readonly requestTimeoutMs: number;
   /** Processes serving the port (node:cluster); 1 serves from the main process. */
   readonly workers: number;
@@ -70,33 +79,34 @@ function bool(env: Env, name: string, dflt: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got '${raw}'`);
 }
 
-/** A set of addresses given as CIDRs or single addresses (IPv4 and IPv6). */
-export interface TrustedProxies {
-  /** The CIDRs as given, for logs and the README. */
-  readonly list: readonly string[];
-  has(address: string): boolean;
-}
+/** The proxies whose X-Forwarded-For is believed. */
+export type TrustedProxies = AddressSet;
 
 function cidrs(env: Env, name: string): TrustedProxies {
   const raw = env[name];
-  const list = raw === undefined || raw.trim() === '' ? [] : raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  const block = new net.BlockList();
-  for (const item of list) {
-    const m = /^([^/]+?)(?:\/(\d{1,3}))?$/.exec(item);
-    const family = m ? net.isIP(m[1]) : 0;
-    const bits = m?.[2] === undefined ? (family === 6 ? 128 : 32) : Number(m[2]);
-    if (!m || family === 0 || bits > (family === 6 ? 128 : 32)) throw new ConfigError(`${name} must be a comma-separated list of IP addresses or CIDRs (e.g. 10.0.0.0/8,::1), got '${item}'`);
-    block.addSubnet(m[1], bits, family === 6 ? 'ipv6' : 'ipv4');
+  try {
+    return addressSet(raw === undefined ? [] : splitList(raw));
+  } catch (e) {
+    if (e instanceof AddressListError) throw new ConfigError(`${name} must be a comma-separated list of IP addresses or CIDRs (e.g. 10.0.0.0/8,::1): ${e.message}`);
+    throw e;
   }
-  return {
-    list,
-    has(address: string): boolean {
-      const v4mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-      const a = v4mapped ? v4mapped[1] : address;
-      const family = net.isIP(a);
-      return family !== 0 && block.check(a, family === 6 ? 'ipv6' : 'ipv4');
-    },
-  };
+}
+
+/** A decimal number (RATE_LIMIT=0.5 is one lookup every two seconds). */
+function decimal(env: Env, name: string, dflt: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new ConfigError(`${name} must be a number such as 10 or 0.5, got '${raw}'`);
+  const n = Number(raw.trim());
+  if (n !== 0 && (n < min || n > max)) throw new ConfigError(`${name} must be 0 or between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function prefix(env: Env, name: string, dflt: string): string {
+  const raw = env[name];
+  if (raw === undefined) return dflt;
+  if (raw.length > 100 || /[\s\u0000-\u001f\u007f]/.test(raw)) throw new ConfigError(`${name} must be at most 100 characters without spaces or control characters`);
+  return raw;
 }
 
 function redis(env: Env, name: string): string | null {
@@ -148,6 +158,11 @@ function url(env: Env, name: string): string | null {
 export function loadConfig(env: Env = process.env): Config {
   const namespace = env.SERVICE_NAMESPACE || DEFAULT_NAMESPACE;
   if (/["<>&\s]/.test(namespace)) throw new ConfigError(`SERVICE_NAMESPACE must be a URI without quotes, spaces or markup`);
+  // Replaced, not aliased: a per-minute window and a per-second rate with a burst admit different
+  // traffic, and a silent reinterpretation would change a deployment's limit without saying so.
+  if (env.RATE_LIMIT_PER_MINUTE !== undefined && env.RATE_LIMIT_PER_MINUTE !== '') {
+    throw new ConfigError('RATE_LIMIT_PER_MINUTE is no longer read: use RATE_LIMIT (lookups per second, e.g. RATE_LIMIT_PER_MINUTE=60 is RATE_LIMIT=1) and RATE_LIMIT_BURST');
+  }
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '0.0.0.0',
@@ -158,7 +173,11 @@ export function loadConfig(env: Env = process.env): Config {
     logFormat: oneOf(env, 'LOG_FORMAT', 'json', ['json', 'text']),
     loadSampleData: bool(env, 'SAMPLE_DATA', true),
     usernamePolicy: oneOf(env, 'USERNAME_POLICY', 'any', ['any', 'registered']),
-    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000_000),
+    rateLimit: decimal(env, 'RATE_LIMIT', 10, 0.001, 1_000_000),
+    rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 20, 0, 1_000_000),
+    rateLimitOnRedisError: oneOf(env, 'RATE_LIMIT_ON_REDIS_ERROR', 'allow', ['allow', 'deny']),
+    redisPrefix: prefix(env, 'REDIS_PREFIX', 'reglookup:'),
+    usageDays: int(env, 'USAGE_DAYS', 400, 1, 36_500),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10_000, 1_000, 600_000),
     workers: int(env, 'WORKERS', 1, 1, 64),
     trustProxy: cidrs(env, 'TRUST_PROXY'),

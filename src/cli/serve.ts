@@ -5,6 +5,7 @@ import cluster from 'node:cluster';
 import type { Command } from 'commander';
 import { createHttpServer, createService, ensurePrepared, loadSampleIfEmpty } from '../app';
 import type { Config } from '../config';
+import { hostSharedLimits } from '../accounts/limiter';
 import { createLogger } from '../ops/logger';
 import { tuneHeap } from '../ops/memory';
 import { openStore } from '../store/open';
@@ -18,6 +19,8 @@ async function supervise(cfg: Config): Promise<void> {
   // Once here, so that the workers find the stored answers current instead of racing to prepare them.
   await ensurePrepared(store, logger);
   await store.close();
+  // Without Redis the workers share one rate limit, kept here and asked over the cluster's IPC.
+  if (!cfg.redisUrl) hostSharedLimits();
   let stopping = false;
   for (let i = 0; i < cfg.workers; i++) cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
@@ -61,7 +64,7 @@ async function serve(): Promise<void> {
   });
   const stop = () => {
     logger.info('shutting down');
-    server.close(() => void store.close().then(() => process.exit(0)));
+    server.close(() => void service.close().then(() => store.close()).then(() => process.exit(0)));
     server.closeIdleConnections();
     setTimeout(() => process.exit(0), 5000).unref();
   };

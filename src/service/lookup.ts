@@ -4,7 +4,7 @@
 // and, when the record has them, its answers prepared when it was written, handed on unread.
 
 import type { Operation, ResultKind } from '../contract/operations';
-import type { Accounts } from '../accounts/accounts';
+import type { Accounts, Caller } from '../accounts/accounts';
 import type { VehicleStore } from '../store/store';
 import { LookupError, quote } from './errors';
 import { normalizeRegistration, normalizeState } from './normalize';
@@ -42,10 +42,12 @@ export interface LookupOptions {
 /** Who asks for a parameter: an operation, or another call taking parameters (the credits endpoint). */
 export type ParamsOwner = Pick<Operation, 'name' | 'required'>;
 
-const MAX_PARAM_CHARS = 256;
+export type { Caller } from '../accounts/accounts';
+
+export const MAX_PARAM_CHARS = 256;
 // C0, DEL and C1 controls, and the line and paragraph separators: never part of a plate, a state,
 // a model or a username, and they would split or corrupt log lines and error messages.
-const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+export const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** A parameter's value, trimmed; undefined for an optional one not given. Throws for what is not allowed. */
 export function paramValue(op: ParamsOwner, raw: RawParams, name: string): string | undefined {
@@ -84,7 +86,8 @@ export class LookupService {
     this.sandbox = options.sandbox === true;
   }
 
-  async lookup(op: Operation, raw: RawParams, notes?: CallNotes): Promise<LookupResult> {
+  /** The caller (its address) comes from the transport: transport/forwarded.ts callerOf(req, trust). */
+  async lookup(op: Operation, raw: RawParams, caller: Caller, notes?: CallNotes): Promise<LookupResult> {
     const values = new Map<string, string | undefined>();
     for (const name of op.params) values.set(name, paramValue(op, raw, name));
     const regText = values.get('RegistrationNumber') as string;
@@ -107,17 +110,22 @@ export class LookupService {
       return { kind: op.result, payload, prepared: null };
     }
 
-    await this.accounts.admit(username);
+    // Refusals come before the lookup and cost nothing; the credit and the day's count are taken
+    // after it, only when it found its record (accounts/accounts.ts).
+    const admitted = await this.accounts.admit(username, caller);
     const found = await this.store.get({ operation: op.name, registration: reg.value, state });
     const where = state ? `${op.country}, ${state}` : op.country;
     if (found === null) {
+      this.accounts.record(admitted, op.name, false);
       throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} (${where})`);
     }
     const model = values.get('Model');
     if (op.result === 'UKMOTData' && model !== undefined && !modelMatches(parseMot(found.payload), model)) {
+      this.accounts.record(admitted, op.name, false);
       throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`);
     }
-    await this.accounts.charge(username);
+    await this.accounts.charge(admitted);
+    this.accounts.record(admitted, op.name, true);
     return { kind: op.result, payload: found.payload, prepared: found.prepared };
   }
 }

@@ -8,7 +8,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { Account, FoundRecord, ImportBatch, PreparedForms, RecordKey, StoredRecord, VehicleStore } from './store';
+import type { Account, AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
+import { SqliteAccounts } from './sqlite-accounts';
+import type { FoundRecord, ImportBatch, PreparedForms, RecordKey, StoredRecord, VehicleStore } from './store';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS records (
@@ -23,10 +25,6 @@ CREATE UNIQUE INDEX IF NOT EXISTS records_key ON records (operation, registratio
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS accounts (
-  username TEXT PRIMARY KEY,
-  credits  INTEGER
 ) WITHOUT ROWID;
 `;
 
@@ -48,8 +46,7 @@ export class SqliteStore implements VehicleStore {
   private readonly db: Database.Database;
   private readonly getStmt: Database.Statement<[string, string, string], FoundRecord>;
   private readonly putStmt: Database.Statement<[string, string, string, string, string | null]>;
-  private readonly accountStmt: Database.Statement<[string], Account>;
-  private readonly creditStmt: Database.Statement<[string]>;
+  private readonly accounts: SqliteAccounts;
   private importing = false;
   private readonly beginStmt: Database.Statement<[]>;
   private readonly commitStmt: Database.Statement<[]>;
@@ -79,8 +76,7 @@ export class SqliteStore implements VehicleStore {
       'INSERT INTO records (operation, registration, state, payload, prepared) VALUES (?, ?, ?, ?, ?) ' +
         'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload, prepared = excluded.prepared',
     );
-    this.accountStmt = this.db.prepare('SELECT username, credits FROM accounts WHERE username = ?');
-    this.creditStmt = this.db.prepare('UPDATE accounts SET credits = credits - 1 WHERE username = ? AND credits > 0');
+    this.accounts = new SqliteAccounts(this.db, () => this.endSharedRead());
     this.beginStmt = this.db.prepare('BEGIN');
     this.commitStmt = this.db.prepare('COMMIT');
   }
@@ -177,30 +173,19 @@ export class SqliteStore implements VehicleStore {
     };
   }
 
-  async getAccount(username: string): Promise<Account | null> {
-    return this.accountStmt.get(username) ?? null;
-  }
-
-  async putAccount(account: Account): Promise<void> {
-    this.endSharedRead();
-    this.db
-      .prepare('INSERT INTO accounts (username, credits) VALUES (?, ?) ON CONFLICT (username) DO UPDATE SET credits = excluded.credits')
-      .run(account.username, account.credits);
-  }
-
-  async removeAccount(username: string): Promise<boolean> {
-    this.endSharedRead();
-    return this.db.prepare('DELETE FROM accounts WHERE username = ?').run(username).changes > 0;
-  }
-
-  async listAccounts(): Promise<Account[]> {
-    return this.db.prepare('SELECT username, credits FROM accounts ORDER BY username').all() as Account[];
-  }
-
-  async takeCredit(username: string): Promise<boolean> {
-    this.endSharedRead();
-    return this.creditStmt.run(username).changes > 0;
-  }
+  // Accounts, daily counts and usage: sqlite-accounts.ts, on this database handle.
+  getAccount(username: string): Promise<Account | null> { return this.accounts.getAccount(username); }
+  addAccount(account: AccountInput): Promise<boolean> { return this.accounts.addAccount(account); }
+  putAccount(account: AccountInput): Promise<void> { return this.accounts.putAccount(account); }
+  updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> { return this.accounts.updateAccount(username, changes, day); }
+  addCredits(username: string, delta: number): Promise<CreditResult> { return this.accounts.addCredits(username, delta); }
+  setEnabled(username: string, enabled: boolean): Promise<boolean> { return this.accounts.setEnabled(username, enabled); }
+  removeAccount(username: string): Promise<boolean> { return this.accounts.removeAccount(username); }
+  listAccounts(day: string): Promise<AccountSummary[]> { return this.accounts.listAccounts(day); }
+  charge(username: string, day: string): Promise<ChargeResult> { return this.accounts.charge(username, day); }
+  addUsage(counts: readonly UsageCount[]): Promise<void> { return this.accounts.addUsage(counts); }
+  usage(username: string, fromDay: string): Promise<UsageCount[]> { return this.accounts.usage(username, fromDay); }
+  pruneUsage(beforeDay: string): Promise<number> { return this.accounts.pruneUsage(beforeDay); }
 
   async close(): Promise<void> {
     this.endSharedRead();

@@ -1,5 +1,10 @@
 // The storage boundary. The service asks a VehicleStore for records by key; SQLite is the embedded
-// default and a PostgreSQL store implements the same interface for scale-out.
+// default and a PostgreSQL store implements the same interface for scale-out. The accounts part
+// (callers, credits, daily counts, usage) is its own interface, AccountStore, in accounts.ts.
+
+import type { AccountStore } from './accounts';
+
+export type { Account } from './accounts';
 
 export interface RecordKey {
   /** Catalogue operation name (UKMOT for test histories). */
@@ -34,12 +39,6 @@ export interface PreparedForms {
   make(operation: string, payload: string): string | null;
 }
 
-export interface Account {
-  readonly username: string;
-  /** Lookups left; null means unlimited. */
-  readonly credits: number | null;
-}
-
 /** One open write transaction of an import: everything or nothing. */
 export interface ImportBatch {
   put(record: StoredRecord): Promise<void>;
@@ -51,7 +50,7 @@ export interface ImportBatch {
   rollback(): Promise<void>;
 }
 
-export interface VehicleStore {
+export interface VehicleStore extends AccountStore {
   /** The record with that key, or null when there is none. */
   get(key: RecordKey): Promise<FoundRecord | null>;
   /** The version every stored record's prepared answers were made under, or null when that is not known. */
@@ -68,13 +67,6 @@ export interface VehicleStore {
   /** Whether any record is held: one index probe, at any size. */
   isEmpty(): Promise<boolean>;
   beginImport(): Promise<ImportBatch>;
-
-  getAccount(username: string): Promise<Account | null>;
-  putAccount(account: Account): Promise<void>;
-  removeAccount(username: string): Promise<boolean>;
-  listAccounts(): Promise<Account[]>;
-  /** Takes one credit if the account has a limited balance above zero; false when it has none left. */
-  takeCredit(username: string): Promise<boolean>;
 
   close(): Promise<void>;
 }

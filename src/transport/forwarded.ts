@@ -3,6 +3,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { TrustedProxies } from '../config';
+import type { Caller } from '../service/lookup';
 
 /**
  * The client's address: the socket's, or, when the socket is a trusted proxy, the right-most
@@ -18,7 +19,21 @@ export function clientAddress(req: IncomingMessage, trust: TrustedProxies): stri
     .map((h) => h.trim())
     .filter((h) => h !== '');
   for (let i = hops.length - 1; i >= 0; i--) {
-    if (!trust.has(hops[i])) return hops[i];
+    const hop = withoutPort(hops[i]);
+    if (!trust.has(hop)) return hop;
   }
-  return hops[0] ?? socket;
+  return hops.length > 0 ? withoutPort(hops[0]) : socket;
+}
+
+/** Some proxies write a hop with its port (1.2.3.4:5678, [2001:db8::1]:5678): the address alone. */
+function withoutPort(hop: string): string {
+  const v6 = /^\[([^\]]+)\](?::\d+)?$/.exec(hop);
+  if (v6) return v6[1];
+  const v4 = /^(\d+\.\d+\.\d+\.\d+):\d+$/.exec(hop);
+  return v4 ? v4[1] : hop;
+}
+
+/** The caller a transport hands to LookupService.lookup. */
+export function callerOf(req: IncomingMessage, trust: TrustedProxies): Caller {
+  return { address: clientAddress(req, trust) };
 }

@@ -3,13 +3,14 @@
 
 import type { IncomingMessage } from 'node:http';
 import express from 'express';
-import type { Limits } from '../config';
+import type { Limits, TrustedProxies } from '../config';
 import { findOperation, suggestOperation } from '../contract/operations';
 import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService, RawParams } from '../service/lookup';
 import type { Logger } from '../ops/logger';
 import { bodyIfArrived, checkCharset, decodeUtf8, endIfArrived, hasBody, parseMediaType, readBody } from './body';
 import { contextOf, note } from './context';
+import { callerOf } from './forwarded';
 import { sendPlainError } from './plain';
 import { resultInner } from './prepared';
 import { httpResultXml } from './xml';
@@ -19,6 +20,8 @@ export interface HttpDeps {
   readonly namespace: string;
   readonly limits: Limits;
   readonly logger: Logger;
+  /** Proxies whose X-Forwarded-For names the caller's address (TRUST_PROXY). */
+  readonly trustProxy: TrustedProxies;
 }
 
 const MAX_PAIRS = 64;
@@ -124,7 +127,7 @@ export function httpHandler(deps: HttpDeps): express.RequestHandler {
     }
     note(req, { operation: op.name });
     new Promise<RawParams>((resolve) => resolve(params(req, deps.limits, op.paramsIgnoringCase)))
-      .then((raw) => deps.service.lookup(op, raw, contextOf(req)))
+      .then((raw) => deps.service.lookup(op, raw, callerOf(req, deps.trustProxy), contextOf(req)))
       .then((result) => {
         // Encoded once: the length and the bytes sent come from the same buffer.
         const body = Buffer.from(httpResultXml(op.result, deps.namespace, resultInner(result, 'http')), 'utf8');

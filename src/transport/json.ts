@@ -10,7 +10,9 @@ import express from 'express';
 import { findOperation, namesIgnoringCase, suggestOperation } from '../contract/operations';
 import { JSON_PATH, jsonPathTemplate, OPENAPI_PATH, openApiDocument } from '../contract/openapi';
 import { asLookupError, ERRORS, LookupError, quote } from '../service/errors';
+import type { TrustedProxies } from '../config';
 import type { LookupResult, LookupService } from '../service/lookup';
+import { callerOf } from './forwarded';
 import { resultNodes, type XNode } from '../service/records';
 import type { Logger } from '../ops/logger';
 import { contextOf, note } from './context';
@@ -23,6 +25,7 @@ export interface JsonDeps {
   /** CORS_ORIGINS: allowed origins, ['*'] for any, [] for none. */
   readonly corsOrigins: readonly string[];
   readonly publicUrl: string | null;
+  readonly trustProxy: TrustedProxies;
 }
 
 /** Query parameters the JSON API reads (the others come from the path); names match ignoring case. */
@@ -151,7 +154,7 @@ export function jsonHandler(deps: JsonDeps): express.RequestHandler {
       return;
     }
     raw.username = username;
-    deps.service.lookup(op, raw, contextOf(req)).then(
+    deps.service.lookup(op, raw, callerOf(req, deps.trustProxy), contextOf(req)).then(
       (result) => send(req, res, 200, resultJson(result), cors),
       (e: unknown) => {
         const err = asLookupError(e);

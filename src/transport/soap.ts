@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import * as soap from 'soap';
-import type { Limits } from '../config';
+import type { Limits, TrustedProxies } from '../config';
 import { findOperation, OPERATIONS, type Operation } from '../contract/operations';
 import { SOAP_PATH } from '../contract/wsdl';
 import { asLookupError, LookupError, quote } from '../service/errors';
@@ -14,6 +14,7 @@ import type { LookupService } from '../service/lookup';
 import type { Logger } from '../ops/logger';
 import { bodyIfArrived, checkCharset, decodeUtf8, parseMediaType, readBody, type MediaType } from './body';
 import { contextOf, note } from './context';
+import { callerOf } from './forwarded';
 import { sendPlainError } from './plain';
 import { resultInner } from './prepared';
 import { escapeAttr, escapeText, soapResponseXml } from './xml';
@@ -35,6 +36,8 @@ export interface SoapDeps {
   readonly namespace: string;
   readonly limits: Limits;
   readonly logger: Logger;
+  /** Proxies whose X-Forwarded-For names the caller's address (TRUST_PROXY). */
+  readonly trustProxy: TrustedProxies;
 }
 
 function faultCode(version: SoapVersion, err: LookupError): string {
@@ -145,7 +148,7 @@ function soapServices(version: SoapVersion, deps: SoapDeps): soap.IServices {
   const methods: Record<string, soap.ISoapServiceMethod> = {};
   for (const op of OPERATIONS) {
     methods[op.name] = (args: unknown, _cb: unknown, _headers: unknown, req: IncomingMessage, res: ServerResponse) =>
-      deps.service.lookup(op, (args ?? {}) as Record<string, unknown>, contextOf(req)).then(
+      deps.service.lookup(op, (args ?? {}) as Record<string, unknown>, callerOf(req, deps.trustProxy), contextOf(req)).then(
         (result) => ({ _xml: soapResponseXml(op.name, deps.namespace, resultInner(result, 'soap')) }),
         (e: unknown) => {
           const err = asLookupError(e);

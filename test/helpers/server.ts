@@ -15,11 +15,17 @@ export interface TestServer {
   readonly server: http.Server;
   readonly store: VehicleStore;
   readonly config: Config;
+  /** Writes the usage records counted so far. */
+  flushUsage(): Promise<void>;
   close(): Promise<void>;
 }
 
+/**
+ * The rate limit is off unless a test sets RATE_LIMIT: most tests send thousands of lookups as one
+ * username, which the default limit would refuse.
+ */
 export async function startServer(env: Record<string, string> = {}, opts: { sample?: boolean; store?: VehicleStore } = {}): Promise<TestServer> {
-  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...env });
+  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', RATE_LIMIT: '0', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...env });
   const logger = createLogger(config.logLevel, config.logFormat);
   const store = opts.store ?? openStore(config.databaseUrl);
   if (opts.sample !== false) await loadSampleIfEmpty(store, logger);
@@ -33,9 +39,11 @@ export async function startServer(env: Record<string, string> = {}, opts: { samp
     server,
     store,
     config,
+    flushUsage: () => service.flushUsage(),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await service.close();
       await store.close();
     },
   };

@@ -24,7 +24,7 @@ beforeAll(async () => {
   open = await startServer();
   registered = await startServer({ USERNAME_POLICY: 'registered' });
   await registered.store.putAccount({ username: 'alice', credits: null });
-  limited = await startServer({ RATE_LIMIT_PER_MINUTE: '1' });
+  limited = await startServer({ RATE_LIMIT: '0.01', RATE_LIMIT_BURST: '0' });
   broken = await startServer({}, { store: new BrokenStore(':memory:'), sample: false });
   sandbox = await startServer({ SANDBOX: 'on' });
 });
@@ -107,7 +107,24 @@ const TRIGGERS: Record<ErrorCode, Partial<Record<Transport, () => Promise<Answer
       await registered.store.putAccount({ username: 'bob', credits: 1 });
       const first = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'bob' });
       expect(first.status).toBe(200);
-      return call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'bob' });
+      const second = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'bob' });
+      // Credits never come back by themselves: nothing to wait for.
+      expect(second.headers.get('retry-after')).toBeNull();
+      expect(second.body).toMatch(/Out of credit/);
+      return second;
+    },
+  },
+  DAILY_LIMIT_REACHED: {
+    all: async (t) => {
+      const user = `daily-${t}`;
+      await registered.store.putAccount({ username: user, dailyLimit: 1 });
+      const first = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: user });
+      expect(first.status).toBe(200);
+      const second = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: user });
+      const wait = Number(second.headers.get('retry-after'));
+      expect(wait).toBeGreaterThanOrEqual(1);
+      expect(wait).toBeLessThanOrEqual(86400);
+      return second;
     },
   },
   RATE_LIMITED: {
@@ -118,7 +135,7 @@ const TRIGGERS: Record<ErrorCode, Partial<Record<Transport, () => Promise<Answer
       const second = await call(limited.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: user });
       const wait = Number(second.headers.get('retry-after'));
       expect(wait).toBeGreaterThanOrEqual(1);
-      expect(wait).toBeLessThanOrEqual(60);
+      expect(wait).toBeLessThanOrEqual(100); // RATE_LIMIT=0.01: one lookup per 100 s
       return second;
     },
   },

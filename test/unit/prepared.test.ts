@@ -19,10 +19,11 @@ import { httpResultInner, soapResultInner } from '../../src/transport/xml';
 import { SAMPLE } from '../helpers/sample';
 import { startServer } from '../helpers/server';
 
+const LOCAL = { address: '127.0.0.1' };
 const key = (operation: string, registration: string, state = '') => ({ operation, registration, state });
 
 function service(store: SqliteStore): LookupService {
-  return new LookupService(store, new Accounts(store, { policy: 'any', ratePerMinute: 0 }));
+  return new LookupService(store, new Accounts(store, { policy: 'any', rateLimit: 0 }));
 }
 
 function paramsOf(r: (typeof SAMPLE)[number]): Record<string, string> {
@@ -57,8 +58,8 @@ describe('prepared answers', () => {
     const ops = new Set<string>();
     for (const r of SAMPLE) {
       const op = findOperation(r.operation)!;
-      const a = await fast.lookup(op, paramsOf(r));
-      const b = await slow.lookup(op, paramsOf(r));
+      const a = await fast.lookup(op, paramsOf(r), LOCAL);
+      const b = await slow.lookup(op, paramsOf(r), LOCAL);
       expect(a.prepared).not.toBeNull();
       expect(b.prepared).toBeNull();
       const nodes = resultNodes(op.result, b.payload);
@@ -73,7 +74,7 @@ describe('prepared answers', () => {
 
   test('text that needs escaping is escaped in the prepared answer too', async () => {
     const r = SAMPLE.find((s) => s.operation === 'Check' && /[&<>]/.test(JSON.stringify(s.vehicle)))!;
-    const a = await service(prepared).lookup(findOperation('Check')!, paramsOf(r));
+    const a = await service(prepared).lookup(findOperation('Check')!, paramsOf(r), LOCAL);
     expect(a.prepared).not.toBeNull();
     const soap = resultInner(a, 'soap');
     expect(soap).toMatch(/&amp;|&lt;|&gt;/);
@@ -84,9 +85,9 @@ describe('prepared answers', () => {
   test("UKMOT's Model filter still refuses a model that does not match", async () => {
     const r = SAMPLE.find((s) => s.operation === 'UKMOT')!;
     const op = findOperation('UKMOT')!;
-    const ok = await service(prepared).lookup(op, { ...paramsOf(r), Model: String(r.mot?.make ?? '') });
+    const ok = await service(prepared).lookup(op, { ...paramsOf(r), Model: String(r.mot?.make ?? '') }, LOCAL);
     expect(ok.prepared).not.toBeNull();
-    await expect(service(prepared).lookup(op, { ...paramsOf(r), Model: 'NO SUCH MODEL' })).rejects.toMatchObject({ code: 'VEHICLE_NOT_FOUND' });
+    await expect(service(prepared).lookup(op, { ...paramsOf(r), Model: 'NO SUCH MODEL' }, LOCAL)).rejects.toMatchObject({ code: 'VEHICLE_NOT_FOUND' });
   });
 });
 
@@ -190,7 +191,7 @@ test('a value that would not survive the SOAP form being derived from the stored
   expect((await importStream(store, Readable.from([line]), PREPARED_FORMS)).committed).toBe(true);
   const found = (await store.get(key('Check', 'EDGE1')))!;
   expect(found.prepared).toBeNull();
-  const result = await service(store).lookup(findOperation('Check')!, { RegistrationNumber: 'EDGE1', username: 'u' });
+  const result = await service(store).lookup(findOperation('Check')!, { RegistrationNumber: 'EDGE1', username: 'u' }, LOCAL);
   expect(resultInner(result, 'soap')).toContain('<Description>ends with a break\r\n  </Description>');
   expect(resultInner(result, 'http')).toContain('<Description>ends with a break\r\n  </Description>');
   await store.close();

@@ -77,7 +77,7 @@ describe('lookups in one turn of the event loop share one read transaction', () 
     await store.putAccount({ username: 'c', credits: 2 });
     await nextTurn();
     expect(await store.get({ operation: 'Check', registration: 'S1', state: '' })).not.toBeNull();
-    expect(await store.takeCredit('c')).toBe(true);
+    expect(await store.charge('c', '2026-01-01')).toMatchObject({ ok: true, credits: 1 });
     expect(await store.get({ operation: 'Check', registration: 'S1', state: '' })).not.toBeNull();
     const batch = await store.beginImport();
     await batch.put({ operation: 'Check', registration: 'S2', state: '', payload: '{"v":3}' });
