@@ -18,7 +18,7 @@ beforeAll(async () => {
   server = await startServer();
   registered = await startServer({ USERNAME_POLICY: 'registered' });
   await registered.store.putAccount({ username: 'alice', credits: null });
-  limited = await startServer({ RATE_LIMIT_PER_MINUTE: '1' });
+  limited = await startServer({ RATE_LIMIT: '0.001', RATE_LIMIT_BURST: '0' });
   cors = await startServer({ CORS_ORIGINS: 'https://app.example.com,http://localhost:3000' });
   anyOrigin = await startServer({ CORS_ORIGINS: '*' });
 });
