@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { Readable } from 'node:stream';
-import { importStream, parseLine } from '../../src/store/import';
+import { importStream, parseLine } from '../../src/data/import';
 import { SqliteStore } from '../../src/store/sqlite';
 
 const car = { Description: 'TEST CAR', RegistrationYear: 2019, CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' }, FuelType: 'Petrol', ImageUrl: 'x' };
@@ -13,7 +13,7 @@ const ndjson = (...lines: string[]) => Readable.from([lines.join('\n') + '\n']);
 describe('import: one line', () => {
   test('a vehicle record is keyed by operation, normalised registration and state', () => {
     const r = parseLine(line({ operation: 'CheckUSA', registration: '7abc 123', state: 'california', vehicle: car }));
-    expect(r).toEqual({ ok: true, record: { operation: 'CheckUSA', registration: '7ABC123', state: 'CA', payload: JSON.stringify(car) } });
+    expect(r).toEqual({ ok: true, delete: false, record: { operation: 'CheckUSA', registration: '7ABC123', state: 'CA', payload: JSON.stringify(car) } });
   });
 
   test.each([
