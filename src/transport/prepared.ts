@@ -37,7 +37,12 @@ function make(operation: string, payload: string): string | null {
   const http = httpResultInner(holed);
   // Checked here, once per record, rather than trusted: the SOAP form must come out of the stored
   // one exactly, and the holes must be only the payload's. Otherwise the record is built per lookup.
-  if (http.split(HOLE).length - 1 !== holes || compactOf(http) !== soapResultInner(holed)) return null;
+  // The two writers differ only in padding and in how an absent value is marked, and text is
+  // escaped (no '<' or '>'), so compactOf can only go wrong on a text that ends in a line break and
+  // spaces: without a CR anywhere in the payload (JSON.stringify writes one as \r) the SOAP form
+  // need not be written to be compared, which was a fifth of an import's time.
+  if (http.split(HOLE).length - 1 !== holes) return null;
+  if (payload.includes('\\r') && compactOf(http) !== soapResultInner(holed)) return null;
   return http;
 }
 
