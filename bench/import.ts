@@ -23,6 +23,7 @@ const SHORT = process.argv.includes('--short');
 const RECORDS = SHORT ? 20_000 : Number(process.env.BENCH_IMPORT_RECORDS ?? 1_000_000);
 const SMALL = SHORT ? 2_000 : 10_000;
 const LOOKUPS = SHORT ? 5_000 : 50_000;
+const WORKERS = Number(process.env.BENCH_IMPORT_WORKERS ?? Math.min(os.availableParallelism(), 4));
 const GENERATOR = 1; // bump when the generated records change, so a cached file is made again
 
 function log(s: string): void {
@@ -193,7 +194,7 @@ const { PREPARED_FORMS } = require(${JSON.stringify(path.join(DIST, 'transport',
   const [file, db] = process.argv.slice(1);
   const t = performance.now();
   const store = new SqliteStore(db);
-  const report = await importFile(store, file, { forms: PREPARED_FORMS });
+  const report = await importFile(store, file, { forms: PREPARED_FORMS, workers: Number(process.argv[3]) });
   const committedMs = performance.now() - t;
   await store.close();
   console.log(JSON.stringify({ ms: performance.now() - t, committedMs, imported: report.imported, committed: report.committed, errors: report.errors.slice(0, 3), maxRssBytes: process.resourceUsage().maxRSS * 1024 }));
@@ -262,7 +263,7 @@ function main(): void {
   const bare1 = child(BARE, [file]);
   log(`import of ${RECORDS} records into a fresh store`);
   const db = freshDb(`import-${RECORDS}.db`);
-  const imp = child(IMPORT, [file, db]);
+  const imp = child(IMPORT, [file, db, String(WORKERS)]);
   if (!imp.committed || imp.imported !== RECORDS) throw new Error(`import did not complete: ${JSON.stringify(imp)}`);
   log('bare pass again');
   const bare2 = child(BARE, [file]);
@@ -270,7 +271,7 @@ function main(): void {
 
   log(`import of ${SMALL} records, and lookups at both sizes`);
   const smallDb = freshDb(`import-${SMALL}.db`);
-  const impSmall = child(IMPORT, [small, smallDb]);
+  const impSmall = child(IMPORT, [small, smallDb, String(WORKERS)]);
   if (!impSmall.committed) throw new Error(`small import did not complete: ${JSON.stringify(impSmall)}`);
   // Alternated, twice, so that neither size has the machine to itself.
   const smallRuns = [lookups(smallDb, SMALL, 'small')];

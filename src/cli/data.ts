@@ -2,6 +2,7 @@
 // in and out of the store (the use-cases are in data/; this is their command line).
 
 import fs from 'node:fs';
+import os from 'node:os';
 import type { Command } from 'commander';
 import { backupStore, BackupError } from '../data/backup';
 import { exportRecords } from '../data/export';
@@ -11,6 +12,7 @@ import { fatal, withStore } from './common';
 import { meter, type Meter } from './progress';
 
 interface ImportFlags {
+  workers: string;
   replace?: boolean;
   replaceAll?: boolean;
   quiet?: boolean;
@@ -31,6 +33,8 @@ function summary(report: ImportReport): string {
 
 async function runImport(file: string, flags: ImportFlags): Promise<void> {
   if (flags.replace && flags.replaceAll) throw new Error('give --replace or --replace-all, not both');
+  const workers = Number(flags.workers);
+  if (!Number.isInteger(workers) || workers < 0 || workers > 64) throw new Error(`--workers must be an integer from 0 to 64, not '${flags.workers}'`);
   const size = fs.statSync(file).size;
   await withStore(async (store) => {
     const bar = meter('import', size, 'bytes', !!flags.quiet);
@@ -39,6 +43,7 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
       report = await importFile(store, file, {
         forms: PREPARED_FORMS,
         replace: flags.replaceAll ? 'all' : flags.replace ? 'named' : undefined,
+        workers,
         onBytes: (b) => bar.update(b),
       });
     } finally {
@@ -101,6 +106,7 @@ export function registerData(program: Command): void {
     .argument('<file>', 'NDJSON file, one record (or deletion) per line')
     .option('--replace', "replace every operation the file names: each then holds exactly the file's records")
     .option('--replace-all', 'replace the whole store with the file')
+    .option('--workers <n>', 'threads that parse and prepare answers beside the one writing (0: all on one thread)', String(Math.min(os.availableParallelism(), 4)))
     .option('-q, --quiet', 'no progress and no summary (errors are still printed)')
     .description('import vehicles and MOT histories; all or nothing, in one transaction')
     .action((file: string, flags: ImportFlags) => runImport(file, flags).catch(fatal));

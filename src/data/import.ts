@@ -7,18 +7,15 @@
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { findOperation } from '../contract/operations';
-import { normalizeRegistration, normalizeState } from '../service/normalize';
-import { motProblem, unknownKeyProblem, vehicleProblem } from '../service/records';
-import { updatePrepared, type PreparedForms, type RecordKey, type Replace, type StoredRecord, type VehicleStore } from '../store/store';
+import { updatePrepared, type PreparedForms, type Replace, type VehicleStore } from '../store/store';
 import { KeySet } from './keyset';
+import type { LineOutcome } from './parse';
+import { chunkRunner, type ChunkRunner } from './workers';
 
-const MAX_LINE_CHARS = 1024 * 1024;
+export { parseLine } from './parse';
+
 /** How many bad lines are reported before the rest are only counted. */
 const MAX_REPORTED = 50;
-
-const RECORD_KEYS: readonly string[] = ['operation', 'registration', 'state', 'vehicle', 'mot', 'delete'];
-const DELETE_KEYS: readonly string[] = ['operation', 'registration', 'state', 'delete'];
 
 export interface LineError {
   readonly line: number;
@@ -51,58 +48,10 @@ export interface ImportOptions {
   readonly replace?: 'all' | 'named';
   /** The bundled sample is being loaded (the store will say it holds only the sample). */
   readonly sample?: boolean;
+  /** Worker threads that parse and prepare (data/workers.ts); 0 (the default) does it on this thread. */
+  readonly workers?: number;
   /** Called as the input is read, with the bytes read so far. */
   readonly onBytes?: (bytes: number) => void;
-}
-
-type Parsed = { ok: true; record: StoredRecord; delete: false } | { ok: true; record: RecordKey; delete: true } | { ok: false; reason: string };
-
-/** One NDJSON line -> a record to store, a key to delete, or why it cannot be imported. */
-export function parseLine(text: string): Parsed {
-  if (text.length > MAX_LINE_CHARS) return { ok: false, reason: `line is longer than ${MAX_LINE_CHARS} characters` };
-  let obj: unknown;
-  try {
-    obj = JSON.parse(text);
-  } catch (e) {
-    return { ok: false, reason: `not valid JSON (${(e as Error).message})` };
-  }
-  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: false, reason: 'a record must be a JSON object' };
-  const r = obj as Record<string, unknown>;
-  const isDelete = r.delete !== undefined;
-  if (isDelete && r.delete !== true) return { ok: false, reason: '"delete" must be true (or absent)' };
-  const unknown = unknownKeyProblem('the record', r, isDelete ? DELETE_KEYS : RECORD_KEYS);
-  if (unknown) return { ok: false, reason: isDelete && RECORD_KEYS.includes(Object.keys(r).find((k) => !DELETE_KEYS.includes(k)) ?? '') ? `a deletion holds only operation, registration, state and "delete":true` : unknown };
-  if (typeof r.operation !== 'string') return { ok: false, reason: '"operation" is missing (e.g. "Check", "CheckUSA", "UKMOT")' };
-  const op = findOperation(r.operation);
-  if (!op) return { ok: false, reason: `unknown operation "${r.operation.slice(0, 40)}"` };
-  if (typeof r.registration !== 'string') return { ok: false, reason: '"registration" must be a string' };
-  const reg = normalizeRegistration(r.registration);
-  if (!reg.ok) return { ok: false, reason: `"registration" ${reg.reason}` };
-
-  let state = '';
-  if (op.state) {
-    if (typeof r.state !== 'string') return { ok: false, reason: `"state" is required for ${op.name}` };
-    const st = normalizeState(op.state.country, r.state);
-    if (!st.ok) return { ok: false, reason: `"state" ${st.reason}` };
-    state = st.value;
-  } else if (r.state !== undefined) {
-    return { ok: false, reason: `"state" is only for CheckUSA, CheckCanada and CheckAustralia, not ${op.name}` };
-  }
-  if (isDelete) return { ok: true, delete: true, record: { operation: op.name, registration: reg.value, state } };
-
-  let payload: string;
-  if (op.result === 'UKMOTData') {
-    if (r.vehicle !== undefined) return { ok: false, reason: 'a UKMOT record holds "mot", not "vehicle"' };
-    const p = motProblem(r.mot);
-    if (p) return { ok: false, reason: p };
-    payload = JSON.stringify(r.mot);
-  } else {
-    if (r.mot !== undefined) return { ok: false, reason: `a ${op.name} record holds "vehicle", not "mot"` };
-    const p = vehicleProblem(r.vehicle);
-    if (p) return { ok: false, reason: p };
-    payload = JSON.stringify(r.vehicle);
-  }
-  return { ok: true, delete: false, record: { operation: op.name, registration: reg.value, state, payload } };
 }
 
 /**
@@ -171,41 +120,44 @@ export async function importStream(store: VehicleStore, input: Readable, options
   const errors: LineError[] = [];
   const byOperation: Record<string, number> = {};
   const seen = new KeySet();
+  const runner = chunkRunner(options.workers ?? 0, forms);
   let n = 0;
   let imported = 0;
   let deleted = 0;
   let repeated = 0;
   let invalid = 0;
   try {
-    for await (const line of readLines(input, options.onBytes)) {
-      n++;
-      if (line.trim() === '') continue;
-      const parsed = parseLine(line);
-      if (!parsed.ok) {
-        invalid++;
-        if (errors.length < MAX_REPORTED) errors.push({ line: n, reason: parsed.reason });
-        continue;
+    for await (const outcomes of parsedChunks(readLines(input, options.onBytes), runner)) {
+      for (const parsed of outcomes) {
+        n++;
+        if (parsed === null) continue;
+        if (!parsed.ok) {
+          invalid++;
+          if (errors.length < MAX_REPORTED) errors.push({ line: n, reason: parsed.reason });
+          continue;
+        }
+        if (invalid > 0) continue; // nothing will be committed; keep checking the rest
+        const r = parsed.record;
+        if (named && replace !== 'all' && !named.includes(r.operation)) {
+          await batch.replaceOperation(r.operation);
+          named.push(r.operation);
+        }
+        if (seen.addSeen(`${r.operation}\u0001${r.registration}\u0001${r.state}`)) repeated++;
+        if (parsed.delete) {
+          await batch.delete(r);
+          deleted++;
+          continue;
+        }
+        await batch.put(parsed.record);
+        imported++;
+        byOperation[r.operation] = (byOperation[r.operation] ?? 0) + 1;
       }
-      if (invalid > 0) continue; // nothing will be committed; keep checking the rest
-      const r = parsed.record;
-      if (named && replace !== 'all' && !named.includes(r.operation)) {
-        await batch.replaceOperation(r.operation);
-        named.push(r.operation);
-      }
-      if (seen.addSeen(`${r.operation}\u0001${r.registration}\u0001${r.state}`)) repeated++;
-      if (parsed.delete) {
-        await batch.delete(r);
-        deleted++;
-        continue;
-      }
-      const rec = parsed.record;
-      await batch.put(forms ? { operation: rec.operation, registration: rec.registration, state: rec.state, payload: rec.payload, prepared: forms.make(rec.operation, rec.payload) } : rec);
-      imported++;
-      byOperation[rec.operation] = (byOperation[rec.operation] ?? 0) + 1;
     }
   } catch (e) {
     await batch.rollback();
     throw e;
+  } finally {
+    await runner.close();
   }
   if (invalid > 0) {
     await batch.rollback();
@@ -218,6 +170,26 @@ export async function importStream(store: VehicleStore, input: Readable, options
   if (forms) await updatePrepared(store, forms);
   return { lines: n, imported, deleted, repeated, byOperation, errors, invalid, committed: true, replaced: replace, sampleRemoved };
 }
+
+/** Lines in runs of CHUNK_LINES, parsed by the runner, a few runs ahead of the writer, in order. */
+const CHUNK_LINES = 500;
+
+async function* parsedChunks(lines: AsyncIterable<string>, runner: ChunkRunner): AsyncGenerator<LineOutcome[]> {
+  const ahead: Promise<LineOutcome[]>[] = [];
+  let chunk: string[] = [];
+  for await (const line of lines) {
+    chunk.push(line);
+    if (chunk.length < CHUNK_LINES) continue;
+    ahead.push(runner.run(chunk));
+    chunk = [];
+    if (ahead.length >= MAX_AHEAD) yield await (ahead.shift() as Promise<LineOutcome[]>);
+  }
+  if (chunk.length > 0) ahead.push(runner.run(chunk));
+  while (ahead.length > 0) yield await (ahead.shift() as Promise<LineOutcome[]>);
+}
+
+/** Runs in flight at most: enough to keep the threads busy while the writer writes, and no more (memory). */
+const MAX_AHEAD = 4;
 
 export async function importFile(store: VehicleStore, file: string, options: ImportOptions = {}): Promise<ImportReport> {
   return importStream(store, fs.createReadStream(file, { highWaterMark: 1 << 20 }), options);

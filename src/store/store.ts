@@ -32,6 +32,8 @@ export interface PreparedForms {
   readonly version: string;
   /** A record's answers, or null to leave it to be answered by building them per lookup. */
   make(operation: string, payload: string): string | null;
+  /** The module and export these forms can be loaded from again, for a worker thread (a function cannot be sent to one). */
+  readonly source?: { readonly module: string; readonly name: string };
 }
 
 export interface Account {

@@ -112,4 +112,4 @@ const version = createHash('sha256')
   .digest('hex')
   .slice(0, 16);
 
-export const PREPARED_FORMS: PreparedForms = { version, make };
+export const PREPARED_FORMS: PreparedForms = { version, make, source: { module: __filename, name: 'PREPARED_FORMS' } };
