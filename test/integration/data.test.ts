@@ -218,7 +218,13 @@ describe('export', () => {
   test('export, import --replace-all into an empty store, export again: the same bytes', async () => {
     const a = new SqliteStore(path.join(dir, 'export-a.db'));
     expect((await importFile(a, SAMPLE_FILE, { forms: PREPARED_FORMS })).committed).toBe(true);
-    await run(a, {}, check('ÜNÏCÖDE 1', 'Ünïcödé & <tags> "quotes"'), usa('9XYZ999', 'TX CAR'));
+    // Over two worker threads, as `reglookup import` runs here, and over several runs of lines: a
+    // key repeated in a later run must still win.
+    const many = Array.from({ length: 1500 }, (_, i) => check(`MANY${i}`, `MANY ${i}`));
+    many[1400] = check('MANY10', 'MANY 10, LATER');
+    const report0 = await run(a, { workers: 2 }, check('ÜNÏCÖDE 1', 'Ünïcödé & <tags> "quotes"'), usa('9XYZ999', 'TX CAR'), ...many);
+    expect(report0).toMatchObject({ committed: true, repeated: 1 });
+    expect(await description(a, 'Check', 'MANY10')).toBe('MANY 10, LATER');
     const first = path.join(dir, 'first.ndjson');
     const n = await exportRecords(a, fs.createWriteStream(first));
     await new Promise((r) => setTimeout(r, 50));
@@ -226,7 +232,7 @@ describe('export', () => {
     await a.close();
 
     const b = new SqliteStore(path.join(dir, 'export-b.db'));
-    const report = await importFile(b, first, { forms: PREPARED_FORMS, replace: 'all' });
+    const report = await importFile(b, first, { forms: PREPARED_FORMS, replace: 'all', workers: 2 });
     expect(report).toMatchObject({ committed: true, imported: n, repeated: 0 });
     const chunks: Buffer[] = [];
     const out = new PassThrough();
