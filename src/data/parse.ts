@@ -13,7 +13,7 @@ const MAX_LINE_CHARS = 1024 * 1024;
 const RECORD_KEYS: readonly string[] = ['operation', 'registration', 'state', 'vehicle', 'mot', 'delete'];
 const DELETE_KEYS: readonly string[] = ['operation', 'registration', 'state', 'delete'];
 
-export type Parsed = { ok: true; record: StoredRecord; delete: false } | { ok: true; record: RecordKey; delete: true } | { ok: false; reason: string };
+export type Parsed = { ok: true; record: StoredRecord; delete: false; value?: unknown } | { ok: true; record: RecordKey; delete: true } | { ok: false; reason: string };
 
 /** One NDJSON line -> a record to store, a key to delete, or why it cannot be imported. */
 export function parseLine(text: string): Parsed {
@@ -49,18 +49,21 @@ export function parseLine(text: string): Parsed {
   if (isDelete) return { ok: true, delete: true, record: { operation: op.name, registration: reg.value, state } };
 
   let payload: string;
+  let value: unknown;
   if (op.result === 'UKMOTData') {
     if (r.vehicle !== undefined) return { ok: false, reason: 'a UKMOT record holds "mot", not "vehicle"' };
     const p = motProblem(r.mot);
     if (p) return { ok: false, reason: p };
     payload = JSON.stringify(r.mot);
+    value = r.mot;
   } else {
     if (r.mot !== undefined) return { ok: false, reason: `a ${op.name} record holds "vehicle", not "mot"` };
     const p = vehicleProblem(r.vehicle);
     if (p) return { ok: false, reason: p };
     payload = JSON.stringify(r.vehicle);
+    value = r.vehicle;
   }
-  return { ok: true, delete: false, record: { operation: op.name, registration: reg.value, state, payload } };
+  return { ok: true, delete: false, record: { operation: op.name, registration: reg.value, state, payload }, value };
 }
 
 
@@ -68,7 +71,7 @@ export function parseLine(text: string): Parsed {
 export type LineOutcome = Parsed | null;
 
 /** Parses (and prepares the answers of) a run of lines: the unit of work a worker thread takes. */
-export function parseChunk(lines: readonly string[], make?: (operation: string, payload: string) => string | null): LineOutcome[] {
+export function parseChunk(lines: readonly string[], make?: (operation: string, payload: string, value?: unknown) => string | null): LineOutcome[] {
   const out: LineOutcome[] = new Array(lines.length);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
@@ -79,8 +82,9 @@ export function parseChunk(lines: readonly string[], make?: (operation: string, 
     const p = parseLine(line);
     if (p.ok && !p.delete && make) {
       const r = p.record;
-      out[i] = { ok: true, delete: false, record: { operation: r.operation, registration: r.registration, state: r.state, payload: r.payload, prepared: make(r.operation, r.payload) } };
-    } else out[i] = p;
+      // The parsed object stays here: only the record crosses back from a worker thread.
+      out[i] = { ok: true, delete: false, record: { operation: r.operation, registration: r.registration, state: r.state, payload: r.payload, prepared: make(r.operation, r.payload, p.value) } };
+    } else out[i] = p.ok && !p.delete ? { ok: true, delete: false, record: p.record } : p;
   }
   return out;
 }

@@ -152,8 +152,8 @@ function composite(name: string, v: Json | undefined): XNode {
 }
 
 /** The children of a Vehicle result: vehicleJson, then vehicleData in spec order. */
-function vehicleNodes(payload: string): XNode[] {
-  const v = JSON.parse(payload) as JsonObject;
+function vehicleNodes(payload: string, value?: unknown): XNode[] {
+  const v = (value ?? JSON.parse(payload)) as JsonObject;
   const data: XNode[] = [];
   for (const [name, kind] of VEHICLE_FIELDS) {
     const value = v[name];
@@ -264,9 +264,12 @@ function motNodes(mot: MotHistory): XNode[] {
   return nodes;
 }
 
-/** The children of an operation's result element, from the stored payload. */
-export function resultNodes(kind: ResultKind, payload: string): XNode[] {
-  return kind === 'UKMOTData' ? motNodes(parseMot(payload)) : vehicleNodes(payload);
+/**
+ * The children of an operation's result element, from the stored payload; `value`, when given, is
+ * JSON.parse(payload) already made (an import has it from the line), so it is not parsed twice.
+ */
+export function resultNodes(kind: ResultKind, payload: string, value?: unknown): XNode[] {
+  return kind === 'UKMOTData' ? motNodes((value as MotHistory | undefined) ?? parseMot(payload)) : vehicleNodes(payload, value);
 }
 
 /** UKMOT's optional Model: matches the record's make, its model, or both together, ignoring case and spaces. */

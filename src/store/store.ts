@@ -30,8 +30,11 @@ export interface FoundRecord {
 export interface PreparedForms {
   /** How the answers are made: answers stored under another version are stale and made anew. */
   readonly version: string;
-  /** A record's answers, or null to leave it to be answered by building them per lookup. */
-  make(operation: string, payload: string): string | null;
+  /**
+   * A record's answers, or null to leave it to be answered by building them per lookup. `value`,
+   * when given, is JSON.parse(payload) already made by the caller (an import has it), to save a parse.
+   */
+  make(operation: string, payload: string, value?: unknown): string | null;
   /** The module and export these forms can be loaded from again, for a worker thread (a function cannot be sent to one). */
   readonly source?: { readonly module: string; readonly name: string };
 }

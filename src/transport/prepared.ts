@@ -28,10 +28,10 @@ function compactOf(http: string): string {
   return http.replace(PAD_RE, '').replace(NULL_RE, ' xsi:nil="true" />');
 }
 
-function make(operation: string, payload: string): string | null {
+function make(operation: string, payload: string, value?: unknown): string | null {
   const op = findOperation(operation);
   if (!op) return null;
-  const nodes = resultNodes(op.result, payload);
+  const nodes = resultNodes(op.result, payload, value);
   let holes = 0;
   const holed: XNode[] = nodes.map((n) => (n.text === payload ? (holes++, { ...n, text: HOLE }) : n));
   const http = httpResultInner(holed);

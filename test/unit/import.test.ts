@@ -13,7 +13,7 @@ const ndjson = (...lines: string[]) => Readable.from([lines.join('\n') + '\n']);
 describe('import: one line', () => {
   test('a vehicle record is keyed by operation, normalised registration and state', () => {
     const r = parseLine(line({ operation: 'CheckUSA', registration: '7abc 123', state: 'california', vehicle: car }));
-    expect(r).toEqual({ ok: true, delete: false, record: { operation: 'CheckUSA', registration: '7ABC123', state: 'CA', payload: JSON.stringify(car) } });
+    expect(r).toMatchObject({ ok: true, delete: false, record: { operation: 'CheckUSA', registration: '7ABC123', state: 'CA', payload: JSON.stringify(car) } });
   });
 
   test.each([
@@ -149,5 +149,5 @@ describe('reglookup import --replace-all, export, backup (the commands)', () => 
     const count = execFileSync(process.execPath, ['-e', `const D=require('better-sqlite3');console.log(new D(${JSON.stringify(backup)}).prepare('select count(*) n from records').get().n)`], { encoding: 'utf8' });
     expect(count.trim()).toBe('2');
     expect(run('backup', backup).status).not.toBe(0);
-  });
+  }, 120_000); // five command-line runs, each compiling the sources on a shared machine
 });
