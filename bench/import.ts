@@ -23,7 +23,7 @@ const SHORT = process.argv.includes('--short');
 const RECORDS = SHORT ? 20_000 : Number(process.env.BENCH_IMPORT_RECORDS ?? 1_000_000);
 const SMALL = SHORT ? 2_000 : 10_000;
 const LOOKUPS = SHORT ? 5_000 : 50_000;
-const WORKERS = Number(process.env.BENCH_IMPORT_WORKERS ?? Math.min(os.availableParallelism(), 4));
+const WORKERS = Number(process.env.BENCH_IMPORT_WORKERS ?? Math.max(1, Math.min(os.availableParallelism() - 1, 4)));
 const GENERATOR = 1; // bump when the generated records change, so a cached file is made again
 
 function log(s: string): void {

@@ -106,7 +106,7 @@ export function registerData(program: Command): void {
     .argument('<file>', 'NDJSON file, one record (or deletion) per line')
     .option('--replace', "replace every operation the file names: each then holds exactly the file's records")
     .option('--replace-all', 'replace the whole store with the file')
-    .option('--workers <n>', 'threads that parse and prepare answers beside the one writing (0: all on one thread)', String(Math.min(os.availableParallelism(), 4)))
+    .option('--workers <n>', 'threads that parse and prepare answers beside the one writing (default: one fewer than the cores, 1 to 4; 0: all on one thread)', String(Math.max(1, Math.min(os.availableParallelism() - 1, 4))))
     .option('-q, --quiet', 'no progress and no summary (errors are still printed)')
     .description('import vehicles and MOT histories; all or nothing, in one transaction')
     .action((file: string, flags: ImportFlags) => runImport(file, flags).catch(fatal));

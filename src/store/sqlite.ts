@@ -45,7 +45,7 @@ END;
 `;
 
 /** Page cache of an import's connection while the batch is open (KiB, as SQLite's negative cache_size). */
-const IMPORT_CACHE_KIB = -65536;
+const IMPORT_CACHE_KIB = -32768;
 const BACKUP_PAGES_PER_STEP = 4096;
 
 export class SqliteStore implements VehicleStore {
