@@ -63,6 +63,7 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
 async function runExport(file: string | undefined, flags: { quiet?: boolean }): Promise<void> {
   await withStore(async (store) => {
     const out = file ? fs.createWriteStream(file) : process.stdout;
+    if (file) out.on('error', fatal);
     // `reglookup export | head`: the reader leaving is not a failure.
     if (!file) process.stdout.on('error', (e: NodeJS.ErrnoException) => (e.code === 'EPIPE' ? process.exit(0) : fatal(e)));
     const total = flags.quiet ? 0 : await store.count();

@@ -111,12 +111,10 @@ export async function importStream(store: VehicleStore, input: Readable, options
   const named: string[] | null = options.replace === 'named' ? [] : null;
   // The first import of real data into a store holding only the bundled sample takes its place.
   let sampleRemoved = 0;
-  if (!options.sample && (await store.holdsOnlySample())) {
-    sampleRemoved = await store.count();
-    replace = 'all';
-  }
-  const current = forms !== undefined && (replace === 'all' || (await store.isEmpty()) || (await store.preparedVersion()) === forms.version);
-  const batch = await store.beginImport({ replace: replace ?? undefined, sample: options.sample });
+  if (!options.sample && (await store.holdsOnlySample())) sampleRemoved = await store.count();
+  const replaceAll = replace === 'all' || sampleRemoved > 0;
+  const current = forms !== undefined && (replaceAll || (await store.isEmpty()) || (await store.preparedVersion()) === forms.version);
+  const batch = await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample });
   const errors: LineError[] = [];
   const byOperation: Record<string, number> = {};
   const seen = new KeySet();
@@ -138,8 +136,8 @@ export async function importStream(store: VehicleStore, input: Readable, options
         }
         if (invalid > 0) continue; // nothing will be committed; keep checking the rest
         const r = parsed.record;
-        if (named && replace !== 'all' && !named.includes(r.operation)) {
-          await batch.replaceOperation(r.operation);
+        if (named && !named.includes(r.operation)) {
+          if (!replaceAll) await batch.replaceOperation(r.operation);
           named.push(r.operation);
         }
         if (seen.addSeen(`${r.operation}\u0001${r.registration}\u0001${r.state}`)) repeated++;
@@ -164,7 +162,7 @@ export async function importStream(store: VehicleStore, input: Readable, options
     return { lines: n, imported: 0, deleted: 0, repeated: 0, byOperation: {}, errors, invalid, committed: false, replaced: null, sampleRemoved: 0 };
   }
   await batch.commit(current ? { preparedVersion: forms.version } : undefined);
-  if (named && replace !== 'all') replace = named;
+  if (named) replace = named;
   // Records whose answers a trigger dropped (see store/sqlite.ts) or that had none get them here;
   // all of them, if the store's were made under another version.
   if (forms) await updatePrepared(store, forms);
