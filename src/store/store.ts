@@ -126,7 +126,8 @@ export interface VehicleStore {
   /**
    * Every record, in key order (operation, registration, state, compared by Unicode code point,
    * i.e. SQLite's BINARY or PostgreSQL's COLLATE "C"), from one consistent snapshot, a page at a
-   * time: memory does not grow with the store. Writers are not blocked while it runs.
+   * time: memory does not grow with the store. Writers are not blocked while it runs. Each record
+   * carries its key and payload, not its prepared answers (export has no use for them).
    */
   records(): AsyncIterable<StoredRecord>;
   /**
