@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { importStream } from '../src/store/import';
+import { importStream } from '../src/data/import';
 import { SqliteStore } from '../src/store/sqlite';
 import { updatePrepared } from '../src/store/store';
 import { PREPARED_FORMS } from '../src/transport/prepared';
@@ -127,7 +127,7 @@ async function prepareStore(): Promise<{ db: string; regsFile: string }> {
   const have = await store.count();
   if (have !== VEHICLES + MOTS) {
     const t = Date.now();
-    const report = await importStream(store, Readable.from(records()), PREPARED_FORMS);
+    const report = await importStream(store, Readable.from(records()), { forms: PREPARED_FORMS });
     if (!report.committed) throw new Error(`bench data invalid: ${JSON.stringify(report.errors[0])}`);
     log(`generated ${report.imported} records in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   }

@@ -20,7 +20,7 @@ import { createLogger, logAccess, type Logger } from './ops/logger';
 import { LookupError } from './service/errors';
 import { CreditsService } from './service/credits';
 import { LookupService } from './service/lookup';
-import { importFile } from './store/import';
+import { importFile } from './data/import';
 import { updatePrepared, type VehicleStore } from './store/store';
 import { contextOf, setContext } from './transport/context';
 import { creditsRouter } from './transport/credits';
@@ -155,7 +155,7 @@ export async function ensurePrepared(store: VehicleStore, logger: Logger): Promi
 /** Loads the bundled sample data into an empty store. */
 export async function loadSampleIfEmpty(store: VehicleStore, logger: Logger): Promise<void> {
   if (!(await store.isEmpty())) return;
-  const report = await importFile(store, SAMPLE_FILE, PREPARED_FORMS);
+  const report = await importFile(store, SAMPLE_FILE, { forms: PREPARED_FORMS, sample: true });
   if (!report.committed) throw new Error(`bundled sample data is invalid: ${JSON.stringify(report.errors.slice(0, 3))}`);
   logger.info('loaded sample data', { records: report.imported });
 }
