@@ -16,22 +16,27 @@ export interface WsdlField {
 
 type Node = Record<string, unknown> & { $?: Record<string, string> };
 
-let schema: Promise<Node[]> | null = null;
+let schema: Promise<Node> | null = null;
 
-function complexTypes(): Promise<Node[]> {
+function schemaNode(): Promise<Node> {
   schema ??= parseStringPromise(fs.readFileSync(WSDL_FILE, 'utf8'), { explicitArray: true }).then((doc: Node) => {
     const defs = doc['wsdl:definitions'] as Node;
     const types = (defs['wsdl:types'] as Node[])[0];
-    const s = (types['s:schema'] as Node[])[0];
-    return s['s:complexType'] as Node[];
+    return (types['s:schema'] as Node[])[0];
   });
   return schema;
 }
 
-/** The fields of a named complex type of the WSDL's schema, in the order of its sequence. */
+/**
+ * The fields of a named complex type of the WSDL's schema, or of a top-level element's anonymous
+ * type (an operation's request, say), in the order of its sequence.
+ */
 export async function wsdlSequence(typeName: string): Promise<WsdlField[]> {
-  const t = (await complexTypes()).find((c) => c.$?.name === typeName);
-  if (!t) throw new Error(`the WSDL has no complexType ${typeName}`);
+  const s = await schemaNode();
+  const named = (s['s:complexType'] as Node[]).find((c) => c.$?.name === typeName);
+  const element = (s['s:element'] as Node[]).find((e) => e.$?.name === typeName);
+  const t = named ?? ((element?.['s:complexType'] as Node[] | undefined)?.[0]);
+  if (!t) throw new Error(`the WSDL has no complexType or element ${typeName}`);
   const seq = (t['s:sequence'] as Node[])[0];
   return (seq['s:element'] as Node[]).map((e) => ({ name: e.$!.name, type: e.$!.type.replace(/^\w+:/, '') }));
 }
