@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseStringPromise } from 'xml2js';
 import { WSDL_FILE, wsdlSequence } from '../helpers/contract';
-import { quoted, README, readmeSection, ROOT } from '../helpers/readme';
+import { quoted, README, readmeSection, readmeTable, ROOT, tablesOf } from '../helpers/readme';
 
 const section = readmeSection('The interface');
 
@@ -79,4 +79,14 @@ test('no test, source or script reads a path outside the repository', () => {
     }
   }
   expect(offenders).toEqual([]);
+});
+
+test("the README's Works-with table is the one the interop tests produced (test/interop/WORKS_WITH.md)", () => {
+  // Each interop run checks WORKS_WITH.md against what it exercised (works-with.ts); this closes the
+  // chain to what a reader of the README sees: same rows, same cells.
+  const produced = tablesOf(fs.readFileSync(path.join(ROOT, 'test/interop/WORKS_WITH.md'), 'utf8')).find((t) => t.headers.includes('Transports'))!;
+  const shown = readmeTable('Stack', 'Toolkit', 'Version', 'Transports');
+  expect(shown.headers).toEqual(produced.headers);
+  expect(shown.rows).toEqual(produced.rows);
+  expect(shown.rows.length).toBeGreaterThan(0);
 });
