@@ -129,11 +129,27 @@ describe('bodies', () => {
         Buffer.from(`POST /api/reg.asmx/Check HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${size}\r\n\r\n`),
         Buffer.alloc(size, 'a'),
       ]);
-    // Within the drain, the whole body is taken, so the client sees its 413 however it sends.
-    const within = await rawExchange(small.port, request(1024 + drain - 16 * 1024));
+    // Within the drain, the whole body is taken while it is still arriving (in pieces, well within the
+    // second), so the client finishes sending and reads its 413 instead of a reset connection.
+    const within = await new Promise<{ text: string; error?: string }>((resolve) => {
+      const body = Buffer.alloc(1024 + drain - 16 * 1024, 'a');
+      const sock = net.connect(small.port, '127.0.0.1');
+      let text = '';
+      let error: string | undefined;
+      sock.on('data', (d) => (text += d.toString('latin1')));
+      sock.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+      sock.on('close', () => resolve({ text, error }));
+      sock.on('connect', async () => {
+        sock.write(`POST /api/reg.asmx/Check HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+        for (let i = 0; i < body.length && !sock.destroyed; i += 16 * 1024) {
+          sock.write(body.subarray(i, i + 16 * 1024));
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      });
+    });
+    expect(within.error).toBeUndefined();
     expect(within.text).toMatch(new RegExp(`^HTTP/1\\.1 ${err.status} `));
     expect(within.text).toContain('PAYLOAD_TOO_LARGE');
-    expect(within.error).toBeUndefined();
     // Far past it, the server stops reading: the connection is closed while the client still has bytes to send.
     const sock = net.connect(small.port, '127.0.0.1');
     const size = 1024 + drain * 64;
