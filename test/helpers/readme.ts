@@ -106,6 +106,8 @@ export interface DocumentedError {
   readonly faultcode11: string;
   /** SOAP 1.2 Code/Value, e.g. soap:Sender. */
   readonly code12: string;
+  /** The row says the answer carries a Retry-After. */
+  readonly retryAfter: boolean;
 }
 
 const ERROR_COLUMNS = ['Code', 'HTTP', 'SOAP 1.1 faultcode', 'SOAP 1.2 Code'] as const;
@@ -121,7 +123,8 @@ export function documentedErrors(): ReadonlyMap<string, DocumentedError> {
     const faultcode11 = unquote(row['SOAP 1.1 faultcode']);
     const code12 = unquote(row['SOAP 1.2 Code']);
     if (!/^soap:\w+$/.test(faultcode11) || !/^soap:\w+$/.test(code12)) throw new Error(`the error row for ${code} lacks its SOAP codes: ${JSON.stringify(row)}`);
-    out.set(code, { code, status, soapStatus: String(status) === soapOversize ? Number(soapOversize) : Number(soapDefault), faultcode11, code12 });
+    const retryAfter = /`Retry-After`/.test(row.When ?? '');
+    out.set(code, { code, status, soapStatus: String(status) === soapOversize ? Number(soapOversize) : Number(soapDefault), faultcode11, code12, retryAfter });
   }
   return out;
 }

@@ -70,6 +70,9 @@ function expectError(t: Transport, res: Answer, code: ErrorCode): void {
     }
   } else {
     expect(res.status).toBe(doc.status);
+    // README: "... and `Retry-After` where it applies" (the rows that name it).
+    if (doc.retryAfter) expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    else expect(res.headers.get('retry-after')).toBeNull();
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(res.headers.get('x-error-code')).toBe(code);
     expect(res.body).toMatch(new RegExp(`^${code}: [^\\n]{10,}\\n$`));

@@ -88,6 +88,23 @@ describe('fixed limits', () => {
     }
   });
 
+  test('a parameter value and a registration are held to the README\'s lengths', async () => {
+    const [, value, registration, codeName] = claim(/a parameter value is at most (\d+) characters and a registration at most (\d+) \(`([A-Z_]+)`\)/, security);
+    const err = documentedError(codeName);
+    for (const t of TRANSPORTS) {
+      const v = Number(value);
+      const r = Number(registration);
+      // At the limit the value is taken (a registration that long is simply not found); one more is refused.
+      expect((await call(srv.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'u'.repeat(v) })).status).toBe(200);
+      const longUser = await call(srv.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'u'.repeat(v + 1) });
+      expect([t, longUser.status, longUser.body.includes(codeName)]).toEqual([t, t.startsWith('soap') ? err.soapStatus : err.status, true]);
+      const atReg = await call(srv.url, t, 'Check', { RegistrationNumber: 'A'.repeat(r), username: 'demo' });
+      expect([t, atReg.body.includes('VEHICLE_NOT_FOUND')]).toEqual([t, true]);
+      const longReg = await call(srv.url, t, 'Check', { RegistrationNumber: 'A'.repeat(r + 1), username: 'demo' });
+      expect([t, longReg.body.includes(codeName)]).toEqual([t, true]);
+    }
+  });
+
   test('a request head over the README\'s size is answered 431 by Node', async () => {
     const [, kib] = claim(/a request head \(request line and headers\) is at most (\d+) KiB \(`431` from Node itself\)/, security);
     const limit = Number(kib) * 1024;
