@@ -141,11 +141,6 @@ describe('bodies', () => {
     const [, kib] = claim(/A body refused as too large is still read, and dropped, for up to (\d+) KiB more or one second/, security);
     const drain = Number(kib) * 1024;
     const err = documentedError('PAYLOAD_TOO_LARGE');
-    const request = (size: number) =>
-      Buffer.concat([
-        Buffer.from(`POST /api/reg.asmx/Check HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${size}\r\n\r\n`),
-        Buffer.alloc(size, 'a'),
-      ]);
     // Within the drain, the whole body is taken while it is still arriving (in pieces, well within the
     // second), so the client finishes sending and reads its 413 instead of a reset connection.
     const within = await new Promise<{ text: string; error?: string }>((resolve) => {
