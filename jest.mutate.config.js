@@ -8,6 +8,9 @@ const base = require('./jest.config.js');
 
 module.exports = {
   ...base,
+  // src/ in the roots too, so that Jest's dependency graph (Stryker's findRelatedTests) sees which
+  // tests reach a mutated module through the app and the test helpers.
+  roots: ['<rootDir>/test', '<rootDir>/src'],
   reporters: ['default'],
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/interop/', '<rootDir>/test/fuzz/'],
 };
