@@ -117,6 +117,20 @@ describe('usernames and credits', () => {
     expect((await refusal(accounts.admit('alice')))?.code).toBe('UNKNOWN_USERNAME');
   });
 
+  test('a flood of distinct usernames within a second does not grow the cache without bound', async () => {
+    // Memory stays bounded: past some thousands of usernames in one second the cache starts afresh,
+    // which shows as a username read again within the second.
+    const accounts = new Accounts(store, { policy: 'registered', ratePerMinute: 0 });
+    await refusal(accounts.admit('alice'));
+    const reads = store.reads;
+    await refusal(accounts.admit('alice'));
+    expect(store.reads).toBe(reads);
+    for (let i = 0; i < 20_000; i++) await refusal(accounts.admit(`u${i}`));
+    const before = store.reads;
+    await refusal(accounts.admit('alice'));
+    expect(store.reads).toBe(before + 1);
+  });
+
   test('credits: one per successful lookup, then OUT_OF_CREDIT; unlimited accounts and unknown usernames are not charged', async () => {
     const accounts = new Accounts(store, { policy: 'any', ratePerMinute: 0 });
     await store.putAccount({ username: 'bob', credits: 2 });
