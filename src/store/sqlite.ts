@@ -113,6 +113,15 @@ export class SqliteStore implements VehicleStore {
     return this.getStmt.get(key.operation, key.registration, key.state) ?? null;
   }
 
+  /**
+   * How SQLite runs the statement a lookup really uses (EXPLAIN QUERY PLAN of its own text), so that
+   * a test can hold it to an index search without keeping a copy of the SQL.
+   */
+  lookupPlan(): string {
+    const rows = this.db.prepare(`EXPLAIN QUERY PLAN ${this.getStmt.source}`).all('', '', '') as { detail: string }[];
+    return rows.map((r) => r.detail).join('; ');
+  }
+
   async preparedVersion(): Promise<string | null> {
     const row = this.db.prepare("SELECT value FROM meta WHERE key = 'prepared_version'").get() as { value: string } | undefined;
     return row ? row.value : null;
