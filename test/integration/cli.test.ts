@@ -43,11 +43,11 @@ test('the users commands, and a running server sees each change within a second'
     expect((await lookup(srv.url, 'alice')).status).toBe(200);
 
     expect(runCli(['users', 'add', 'bob', '--credits', '1'], env).status).toBe(0);
-    const list = runCli(['users', 'list'], env);
+    const list = runCli(['users', 'list', '--json'], env);
     expect(list.status).toBe(0);
-    expect(list.stdout.split('\n').filter(Boolean).map((l) => l.split(/\s+/))).toEqual([
-      ['alice', 'unlimited'],
-      ['bob', '1'],
+    expect((JSON.parse(list.stdout) as { username: string; credits: number | null }[]).map((a) => [a.username, a.credits])).toEqual([
+      ['alice', null],
+      ['bob', 1],
     ]);
     await sleep(within + 100);
     // README: 1 credit is one successful lookup, then OUT_OF_CREDIT.
