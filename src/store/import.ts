@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import { findOperation } from '../contract/operations';
 import { normalizeRegistration, normalizeState } from '../service/normalize';
 import { motProblem, vehicleProblem } from '../service/records';
+import { countImport } from '../ops/metrics';
 import { updatePrepared, type PreparedForms, type StoredRecord, type VehicleStore } from './store';
 
 const MAX_LINE_CHARS = 1024 * 1024;
@@ -108,12 +109,14 @@ export async function importStream(store: VehicleStore, input: Readable, forms?:
   }
   if (invalid > 0) {
     await batch.rollback();
+    countImport(0, false);
     return { lines: n, imported: 0, byOperation: {}, errors, invalid, committed: false };
   }
   await batch.commit(current ? forms.version : undefined);
   // Records whose answers a trigger dropped (see sqlite.ts) or that had none get them here; all of
   // them, if the store's were made under another version.
   if (forms) await updatePrepared(store, forms);
+  countImport(imported, true);
   return { lines: n, imported, byOperation, errors, invalid, committed: true };
 }
 

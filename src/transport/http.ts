@@ -9,7 +9,7 @@ import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService, RawParams } from '../service/lookup';
 import type { Logger } from '../ops/logger';
 import { bodyIfArrived, checkCharset, decodeUtf8, endIfArrived, hasBody, parseMediaType, readBody } from './body';
-import { note } from './context';
+import { note, noteUsername } from './context';
 import { sendPlainError } from './plain';
 import { resultInner } from './prepared';
 import { httpResultXml } from './xml';
@@ -117,7 +117,10 @@ export function httpHandler(deps: HttpDeps): express.RequestHandler {
     }
     note(req, { operation: op.name });
     new Promise<RawParams>((resolve) => resolve(params(req, deps.limits)))
-      .then((raw) => deps.service.lookup(op, raw))
+      .then((raw) => {
+        noteUsername(req, raw.username);
+        return deps.service.lookup(op, raw);
+      })
       .then((result) => {
         // Encoded once: the length and the bytes sent come from the same buffer.
         const body = Buffer.from(httpResultXml(op.result, deps.namespace, resultInner(result, 'http')), 'utf8');
