@@ -82,6 +82,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
   const soap = await createSoapHandler(wsdl, deps);
 
   const app = express();
+  closeConnectionsWhenStopping(app.response, () => state.stopping);
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
@@ -240,27 +241,29 @@ export async function loadSampleIfEmpty(store: VehicleStore, logger: Logger): Pr
 }
 
 /**
- * The server's response class: once shutdown begins (service.beginShutdown), every answer not yet
- * begun, including those of requests already in flight, goes out with `Connection: close` and its
- * connection closes after it, instead of waiting idle for a request that will never be served.
- * Node reads shouldKeepAlive when it writes the head, so an accessor on the prototype is all it takes.
+ * Once shutdown begins, every answer not yet begun (those of requests already in flight too) goes
+ * out with `Connection: close` and its connection closes after it, instead of waiting idle for a
+ * request that will never be served. Node reads shouldKeepAlive when it writes the head, so an
+ * accessor on the responses' prototype is all it takes: on the server's response class, and on
+ * Express's, which Express swaps in for the requests it serves.
  */
-function drainingResponse(service: Service): typeof http.ServerResponse {
-  const KEEP_ALIVE = Symbol('keepAlive');
-  class DrainingResponse extends http.ServerResponse {}
-  Object.defineProperty(DrainingResponse.prototype, 'shouldKeepAlive', {
+const KEEP_ALIVE = Symbol('reglookup.keepAlive');
+function closeConnectionsWhenStopping(proto: object, stopping: () => boolean): void {
+  Object.defineProperty(proto, 'shouldKeepAlive', {
+    configurable: true,
     get(this: { [KEEP_ALIVE]?: boolean }) {
-      return this[KEEP_ALIVE] !== false && !service.stopping;
+      return this[KEEP_ALIVE] !== false && !stopping();
     },
     set(this: { [KEEP_ALIVE]?: boolean }, v: boolean) {
       this[KEEP_ALIVE] = v;
     },
   });
-  return DrainingResponse as unknown as typeof http.ServerResponse;
 }
 
 export function createHttpServer(service: Service, config: Config): http.Server {
-  const server = http.createServer({ ServerResponse: drainingResponse(service), requestTimeout: config.requestTimeoutMs, headersTimeout: Math.min(config.requestTimeoutMs, 60_000), connectionsCheckingInterval: 1000 } as http.ServerOptions, service.handler);
+  class Response extends http.ServerResponse {}
+  closeConnectionsWhenStopping(Response.prototype, () => service.stopping);
+  const server = http.createServer({ ServerResponse: Response as unknown as typeof http.ServerResponse, requestTimeout: config.requestTimeoutMs, headersTimeout: Math.min(config.requestTimeoutMs, 60_000), connectionsCheckingInterval: 1000 } as http.ServerOptions, service.handler);
   server.keepAliveTimeout = 5000;
   // Expect: 100-continue (.NET and curl send it for larger bodies): invite the body only when its
   // declared length is within the limit; otherwise the 413 goes out before the client uploads it.

@@ -95,7 +95,7 @@ function textValue(v: unknown): string {
 
 /** `time level message key=value ...`: one line per event, for a human reading a terminal. */
 export function textLine(timestamp: string, level: string, message: string, fields: Readonly<Record<string, unknown>>): string {
-  let line = `${timestamp} ${level} ${escapeControls(message).replace(/\n/g, '\\n')}`;
+  let line = `${timestamp} ${level} ${escapeControls(message)}`;
   for (const k of Object.keys(fields)) {
     const v = fields[k];
     if (v === undefined) continue;
@@ -117,8 +117,9 @@ export function logAccess(logger: Logger, r: AccessRecord, level: 'info' | 'debu
     return;
   }
   const timestamp = new Date().toISOString();
-  const record = { ...r, path: escapeControls(r.path), username: r.username === undefined ? undefined : escapeControls(r.username), ms: Math.round(r.ms * 1000) / 1000 };
-  if (sink.format === 'json') sink.out.append(JSON.stringify({ level, message: 'request', timestamp, ...record }) + '\n');
+  const record = { ...r, ms: Math.round(r.ms * 1000) / 1000 };
+  // JSON.stringify escapes C0; escapeControls then writes DEL, C1 and the separators as \uXXXX too (valid JSON).
+  if (sink.format === 'json') sink.out.append(escapeControls(JSON.stringify({ level, message: 'request', timestamp, ...record })) + '\n');
   else sink.out.append(textLine(timestamp, level, 'request', record) + '\n');
 }
 
