@@ -127,7 +127,11 @@ export function metrics(): Metrics {
   if (!instance) {
     instance = build();
     // A worker answers the primary's aggregation requests (WORKERS > 1) from this registry.
-    if (cluster.isWorker) client.AggregatorRegistry.setRegistries([instance.registry]);
+    // (prom-client installs the worker's listener when an AggregatorRegistry is made.)
+    if (cluster.isWorker) {
+      new client.AggregatorRegistry();
+      client.AggregatorRegistry.setRegistries([instance.registry]);
+    }
   }
   return instance;
 }

@@ -56,10 +56,18 @@ export function runCli(args: string[], env: Record<string, string>): Running {
   };
 }
 
+/** A "listening" line, in either log format. */
+export const LISTENING = /"message":"listening"| info listening /;
+
 /** Starts `reglookup serve` on a free loopback port and resolves with its base URL once it listens. */
 export async function serveCli(env: Record<string, string>): Promise<{ run: Running; url: string; port: number }> {
   const run = runCli(['serve'], { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'info', ...env });
-  const [line] = await Promise.race([run.waitFor(/"message":"listening"/), run.exited.then((c) => Promise.reject(new Error(`exited ${c}: ${run.stderr()}`)))]);
-  const url = (JSON.parse(line) as { url: string }).url.replace(/\/api\/reg\.asmx$/, '');
-  return { run, url, port: Number(new URL(url).port) };
+  try {
+    const [line] = await Promise.race([run.waitFor(LISTENING), run.exited.then((c) => Promise.reject(new Error(`exited ${c}: ${run.stderr()}`)))]);
+    const url = (/(http:\/\/[^"\s]+)\/api\/reg\.asmx/.exec(line) as RegExpExecArray)[1];
+    return { run, url, port: Number(new URL(url).port) };
+  } catch (e) {
+    run.child.kill('SIGKILL');
+    throw e;
+  }
 }

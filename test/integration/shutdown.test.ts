@@ -7,7 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { envelope, soapHeaders } from '../helpers/soap';
-import { serveCli, type Running } from '../helpers/process';
+import { LISTENING, serveCli, type Running } from '../helpers/process';
 
 jest.setTimeout(90_000);
 
@@ -105,7 +105,7 @@ function refused(port: number): Promise<boolean> {
 
 async function drainUnderLoad(env: Record<string, string>, workers: number): Promise<{ run: Running; refusedNew: boolean }> {
   const { run, port } = await serveCli({ SAMPLE_DATA: 'true', ...env });
-  if (workers > 1) await run.waitFor(/"message":"listening"/, workers);
+  if (workers > 1) await run.waitFor(LISTENING, workers);
   const idle = await idleKeepAlive(port);
   const held = await Promise.all(Array.from({ length: 50 }, (_, i) => hold(port, KINDS[i % 4], i)));
 
