@@ -11,6 +11,7 @@ import { createLogger, type Logger } from '../ops/logger';
 import { tuneHeap } from '../ops/memory';
 import { clusterMetrics, metrics } from '../ops/metrics';
 import { createMetricsServer } from '../ops/metricsport';
+import { redisProbe } from '../ops/redisprobe';
 import { openStore } from '../store/open';
 import type { VehicleStore } from '../store/store';
 import { config, startupFailed } from './common';
@@ -169,7 +170,9 @@ async function serve(): Promise<void> {
     setTimeout(() => process.exit(1), 1000).unref();
   });
   const separateMetrics = cfg.metrics && cfg.metricsPort !== null;
+  const redis = cfg.redisUrl ? redisProbe(cfg.redisUrl) : null;
   const service = await createService(cfg, store, logger, {
+    probes: redis ? [redis.probe] : [],
     metricsOnServicePort: separateMetrics ? 'none' : cluster.isWorker ? 'cluster' : 'process',
   });
   const server = createHttpServer(service, cfg);
@@ -185,6 +188,7 @@ async function serve(): Promise<void> {
   server.on('error', (e) => logger.error('server error', { error: String(e?.message ?? e) }));
   logger.info('listening', { url: `http://${cfg.host === '0.0.0.0' ? 'localhost' : cfg.host}:${port}/api/reg.asmx`, database: redact(cfg.databaseUrl) });
   const closers: Closer[] = [{ name: 'store', close: () => store.close() }];
+  if (redis) closers.push({ name: 'redis', close: redis.close });
   drainOnSignals(servers, () => service.beginShutdown(), closers, cfg, logger);
 }
 

@@ -104,6 +104,25 @@ describe('health and readiness', () => {
   });
 });
 
+describe('readiness with REDIS_URL', () => {
+  test.each([
+    ['answering (the Redis on this machine)', 'redis://127.0.0.1:6379', 200],
+    ['not answering (nothing listens on port 1)', 'redis://127.0.0.1:1', 503],
+  ])('Redis %s: /readyz %s', async (_name, redisUrl, status) => {
+    const { run, url } = await serveCli({ REDIS_URL: redisUrl });
+    try {
+      const res = await getFresh(`${url}/readyz`);
+      expect(res.status).toBe(status);
+      const body = JSON.parse(res.body) as { checks: Record<string, string>; reason?: string };
+      expect(body.checks.redis).toBe(status === 200 ? 'ok' : 'failing');
+      if (status === 503) expect(body.reason).toContain('redis');
+    } finally {
+      run.child.kill('SIGTERM');
+      expect(await run.exited).toBe(0);
+    }
+  });
+});
+
 describe('/metrics', () => {
   let srv: TestServer;
   beforeAll(async () => {
