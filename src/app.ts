@@ -99,9 +99,15 @@ export async function createService(config: Config, store: VehicleStore, logger?
   quiet('/healthz', (_req, res) => {
     res.json({ status: 'ok', version: VERSION });
   });
+  // A failing dependency is logged when readiness changes, not at every probe.
+  let lastReason: string | undefined;
   quiet('/readyz', (_req, res) => {
     readiness(probes, state).then((r) => {
-      if (!r.ready && r.details.length > 0) log.warn('not ready', { reason: r.reason, details: r.details });
+      if (r.reason !== lastReason) {
+        if (r.ready) log.info('ready again');
+        else log.warn('not ready', { reason: r.reason, details: r.details });
+        lastReason = r.reason;
+      }
       res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', checks: r.checks } : { status: 'not ready', reason: r.reason, checks: r.checks });
     }, (e: unknown) => internalError(_req, res, e));
   });
@@ -201,21 +207,27 @@ export function loggedPath(url: string): string {
   return (cut === -1 ? path : `${path.slice(0, cut)}/…`).slice(0, 200);
 }
 
-/** The store, with the time each lookup read takes recorded (until its promise settles: any store, sync or not). */
-function timedReads(store: VehicleStore, metrics: Metrics): VehicleStore {
-  const get = store.get.bind(store);
-  const timed = Object.create(store) as VehicleStore & { get: VehicleStore['get'] };
-  timed.get = (key) => {
+/**
+ * The store, with the time each lookup read takes recorded (until its promise settles: any store,
+ * sync or not). Every other member is the store's own, called on the store itself, so that a
+ * store keeping state on `this` (SQLite's shared read) sees one object whatever is called.
+ */
+export function timedReads(store: VehicleStore, metrics: Metrics): VehicleStore {
+  const timedGet: VehicleStore['get'] = (key) => {
     const t = performance.now();
-    return get(key).then((found) => {
+    return store.get(key).then((found) => {
       metrics.storeQuery((performance.now() - t) / 1000);
       return found;
     });
   };
-  return timed;
+  return new Proxy(store, {
+    get(target, name) {
+      if (name === 'get') return timedGet;
+      const v: unknown = Reflect.get(target, name, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
 }
-
-
 
 /**
  * Lookups read answers prepared when records were written; a store whose answers were prepared by
