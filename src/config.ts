@@ -1,6 +1,7 @@
 // Environment -> typed, validated configuration. The only module that reads process.env; a bad
 // value stops start-up with a message naming the variable.
 
+import net from 'node:net';
 import type { UsernamePolicy } from './accounts/accounts';
 import { AddressListError, addressSet, splitList, type AddressSet } from './net/cidr';
 
@@ -49,6 +50,12 @@ export interface Config {
   /** Origins allowed to call the JSON API from a browser (CORS_ORIGINS); '*' for any; empty: none. */
   readonly corsOrigins: readonly string[];
   readonly limits: Limits;
+  /** Whether /metrics is served and requests are counted (METRICS). */
+  readonly metrics: boolean;
+  /** A separate port serving only /metrics (METRICS_PORT), or null to serve it on PORT. */
+  readonly metricsPort: number | null;
+  /** How long a SIGTERM/SIGINT waits for the requests in flight before cutting them (SHUTDOWN_TIMEOUT_MS). */
+  readonly shutdownTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -155,6 +162,22 @@ function url(env: Env, name: string): string | null {
   return raw.replace(/\/+$/, '');
 }
 
+/** HOST: an IP address or a host name; a dotted quad out of range is caught here, not by a DNS lookup. */
+function host(env: Env, name: string, dflt: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const h = raw.trim();
+  const looksV4 = /^[\d.]+$/.test(h);
+  if (looksV4 ? net.isIPv4(h) : net.isIPv6(h) || /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(h)) return h;
+  throw new ConfigError(`${name} must be an IP address of this machine or a host name (e.g. 0.0.0.0, 127.0.0.1, ::), got '${raw}'`);
+}
+
+function optionalPort(env: Env, name: string): number | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  return int(env, name, 0, 1, 65535);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const namespace = env.SERVICE_NAMESPACE || DEFAULT_NAMESPACE;
   if (/["<>&\s]/.test(namespace)) throw new ConfigError(`SERVICE_NAMESPACE must be a URI without quotes, spaces or markup`);
@@ -163,9 +186,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (env.RATE_LIMIT_PER_MINUTE !== undefined && env.RATE_LIMIT_PER_MINUTE !== '') {
     throw new ConfigError('RATE_LIMIT_PER_MINUTE is no longer read: use RATE_LIMIT (lookups per second, e.g. RATE_LIMIT_PER_MINUTE=60 is RATE_LIMIT=1) and RATE_LIMIT_BURST');
   }
-  return {
+  const config: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
-    host: env.HOST || '0.0.0.0',
+    host: host(env, 'HOST', '0.0.0.0'),
     databaseUrl: env.DATABASE_URL || 'sqlite:data/reglookup.db',
     namespace,
     publicUrl: url(env, 'PUBLIC_URL'),
@@ -191,5 +214,10 @@ export function loadConfig(env: Env = process.env): Config {
       maxElements: int(env, 'XML_MAX_ELEMENTS', 1_000, 8, 10_000_000),
       maxAttributes: int(env, 'XML_MAX_ATTRIBUTES', 32, 1, 10_000),
     },
+    metrics: bool(env, 'METRICS', true),
+    metricsPort: optionalPort(env, 'METRICS_PORT'),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   };
+  if (config.metricsPort !== null && config.metricsPort === config.port) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${config.port}); leave it unset to serve /metrics on PORT`);
+  return config;
 }

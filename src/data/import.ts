@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { countImport } from '../ops/metrics';
 import { updatePrepared, type PreparedForms, type Replace, type VehicleStore } from '../store/store';
 import { KeySet } from './keyset';
 import type { LineOutcome } from './parse';
@@ -159,6 +160,7 @@ export async function importStream(store: VehicleStore, input: Readable, options
   }
   if (invalid > 0) {
     await batch.rollback();
+    countImport(0, false);
     return { lines: n, imported: 0, deleted: 0, repeated: 0, byOperation: {}, errors, invalid, committed: false, replaced: null, sampleRemoved: 0 };
   }
   await batch.commit(current ? { preparedVersion: forms.version } : undefined);
@@ -166,6 +168,7 @@ export async function importStream(store: VehicleStore, input: Readable, options
   // Records whose answers a trigger dropped (see store/sqlite.ts) or that had none get them here;
   // all of them, if the store's were made under another version.
   if (forms) await updatePrepared(store, forms);
+  countImport(imported, true);
   return { lines: n, imported, deleted, repeated, byOperation, errors, invalid, committed: true, replaced: replace, sampleRemoved };
 }
 

@@ -32,3 +32,19 @@ export function note(req: IncomingMessage, fields: Partial<Omit<RequestContext, 
   const ctx = (req as WithContext)[CONTEXT];
   if (ctx) Object.assign(ctx, fields);
 }
+
+/**
+ * Notes the username a transport decoded, for the access log: the raw parameter as given (a
+ * string, the first of repeated values, or a SOAP element's text), cut to 64 characters. The log
+ * escapes what it holds; the service validates it separately.
+ */
+export function noteUsername(req: IncomingMessage, raw: unknown): void {
+  const ctx = (req as WithContext)[CONTEXT];
+  if (!ctx) return;
+  let v = Array.isArray(raw) ? raw[0] : raw;
+  if (v !== null && typeof v === 'object') v = (v as Record<string, unknown>).$value;
+  if (typeof v === 'string' || typeof v === 'number') {
+    const s = String(v);
+    ctx.username = s.length > 64 ? s.slice(0, 64) : s;
+  }
+}

@@ -3,7 +3,7 @@
 
 import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
-import { createHttpServer, createService, loadSampleIfEmpty } from '../../src/app';
+import { createHttpServer, createService, loadSampleIfEmpty, type ServiceOptions } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import { createLogger } from '../../src/ops/logger';
 import { openStore } from '../../src/store/open';
@@ -24,12 +24,12 @@ export interface TestServer {
  * The rate limit is off unless a test sets RATE_LIMIT: most tests send thousands of lookups as one
  * username, which the default limit would refuse.
  */
-export async function startServer(env: Record<string, string> = {}, opts: { sample?: boolean; store?: VehicleStore } = {}): Promise<TestServer> {
+export async function startServer(env: Record<string, string> = {}, opts: { sample?: boolean; store?: VehicleStore; service?: ServiceOptions } = {}): Promise<TestServer> {
   const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', RATE_LIMIT: '0', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...env });
   const logger = createLogger(config.logLevel, config.logFormat);
   const store = opts.store ?? openStore(config.databaseUrl);
   if (opts.sample !== false) await loadSampleIfEmpty(store, logger);
-  const service = await createService(config, store, logger);
+  const service = await createService(config, store, logger, opts.service);
   const server = createHttpServer(service, config);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

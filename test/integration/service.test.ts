@@ -184,8 +184,3 @@ test('Expect: 100-continue within the limit is invited, then answered', async ()
   expect(answer).toContain('<vehicleJson>');
 });
 
-test('/healthz answers from one store probe', async () => {
-  const res = await fetch(`${srv.url}/healthz`);
-  expect(res.status).toBe(200);
-  expect(await res.json()).toEqual({ status: 'ok', empty: false });
-});
