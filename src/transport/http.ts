@@ -9,7 +9,7 @@ import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService, RawParams } from '../service/lookup';
 import type { Logger } from '../ops/logger';
 import { bodyIfArrived, checkCharset, decodeUtf8, endIfArrived, hasBody, parseMediaType, readBody } from './body';
-import { contextOf, note } from './context';
+import { contextOf, note, noteUsername } from './context';
 import { callerOf } from './forwarded';
 import { sendPlainError } from './plain';
 import { resultInner } from './prepared';
@@ -127,7 +127,11 @@ export function httpHandler(deps: HttpDeps): express.RequestHandler {
     }
     note(req, { operation: op.name });
     new Promise<RawParams>((resolve) => resolve(params(req, deps.limits, op.paramsIgnoringCase)))
-      .then((raw) => deps.service.lookup(op, raw, callerOf(req, deps.trustProxy), contextOf(req)))
+      .then((raw) => {
+        // Noted before validation, so that the access log names the caller of a refused request too.
+        noteUsername(req, raw.username);
+        return deps.service.lookup(op, raw, callerOf(req, deps.trustProxy), contextOf(req));
+      })
       .then((result) => {
         // Encoded once: the length and the bytes sent come from the same buffer.
         const body = Buffer.from(httpResultXml(op.result, deps.namespace, resultInner(result, 'http')), 'utf8');

@@ -13,7 +13,7 @@ import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService } from '../service/lookup';
 import type { Logger } from '../ops/logger';
 import { bodyIfArrived, checkCharset, decodeUtf8, parseMediaType, readBody, type MediaType } from './body';
-import { contextOf, note } from './context';
+import { contextOf, note, noteUsername } from './context';
 import { callerOf } from './forwarded';
 import { sendPlainError } from './plain';
 import { resultInner } from './prepared';
@@ -147,8 +147,11 @@ function screen(version: SoapVersion, xml: string, req: IncomingMessage, media: 
 function soapServices(version: SoapVersion, deps: SoapDeps): soap.IServices {
   const methods: Record<string, soap.ISoapServiceMethod> = {};
   for (const op of OPERATIONS) {
-    methods[op.name] = (args: unknown, _cb: unknown, _headers: unknown, req: IncomingMessage, res: ServerResponse) =>
-      deps.service.lookup(op, (args ?? {}) as Record<string, unknown>, callerOf(req, deps.trustProxy), contextOf(req)).then(
+    methods[op.name] = (args: unknown, _cb: unknown, _headers: unknown, req: IncomingMessage, res: ServerResponse) => {
+      const params = (args ?? {}) as Record<string, unknown>;
+      // Noted before validation, so that the access log names the caller of a refused request too.
+      noteUsername(req, params.username);
+      return deps.service.lookup(op, params, callerOf(req, deps.trustProxy), contextOf(req)).then(
         (result) => ({ _xml: soapResponseXml(op.name, deps.namespace, resultInner(result, 'soap')) }),
         (e: unknown) => {
           const err = asLookupError(e);
@@ -158,6 +161,7 @@ function soapServices(version: SoapVersion, deps: SoapDeps): soap.IServices {
           throw { Fault: { faultcode: faultCode(version, err), _xml: faultXml(version, deps.namespace, err), statusCode: err.spec.status === 413 ? 413 : 500 } };
         },
       );
+    };
   }
   return { Reg: { RegSoap: methods, RegSoap12: methods } };
 }

@@ -158,7 +158,7 @@ test('sandbox answers are marked in the access log, with the transport and the u
   const requests = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.message === 'request');
   const by = (u: string) => requests.find((r) => r.username === u);
   expect(by('dana')).toMatchObject({ transport: 'json', status: 200, sandbox: true });
-  expect(by('erin')).toMatchObject({ transport: 'soap11', status: 500, sandbox: true, error: 'VEHICLE_NOT_FOUND' });
+  expect(by('erin')).toMatchObject({ transport: 'soap11', status: 500, sandbox: true, outcome: 'VEHICLE_NOT_FOUND' });
   expect(by('fred')).toMatchObject({ transport: 'get', status: 404 });
   expect(by('fred')?.sandbox).toBeUndefined();
 });

@@ -126,7 +126,7 @@ describe('readiness with REDIS_URL', () => {
 describe('/metrics', () => {
   let srv: TestServer;
   beforeAll(async () => {
-    srv = await startServer({ RATE_LIMIT_PER_MINUTE: '1' });
+    srv = await startServer({ RATE_LIMIT: '0.001', RATE_LIMIT_BURST: '0' });
   });
   afterAll(() => srv.close());
 
