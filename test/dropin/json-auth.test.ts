@@ -76,3 +76,16 @@ test('no username is 401 with exactly the README challenge', async () => {
   expect(a.status).toBe(401);
   expect(a.headers.get('www-authenticate')).toBe('Basic realm="reglookup", charset="UTF-8"');
 });
+
+// README, Configuration: CORS_ORIGINS=https://app.example.com:443 is the origin a browser sends as
+// https://app.example.com.
+test('an origin given with its default port matches the Origin a browser sends', async () => {
+  const cors = await startServer({ CORS_ORIGINS: 'https://app.example.com:443' });
+  try {
+    const res = await fetch(`${cors.url}${PATH}?username=demo`, { headers: { Origin: 'https://app.example.com' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+  } finally {
+    await cors.close();
+  }
+});
