@@ -113,3 +113,27 @@ describe('a request-target in absolute form (RFC 9112: servers must accept it)',
     expect(w.text).toContain(`location="http://127.0.0.1:${srv.port}/api/reg.asmx"`);
   });
 });
+
+// README, Help pages: the sample answer's soap:Envelope declares only `soap`; a real answer's also
+// declares xmlns:tm (textMatching) and xmlns:tns (the service namespace), and nothing else.
+describe('the sample answer envelope against a real one', () => {
+  const decls = (xml: string): string[] => {
+    const tag = /<soap:Envelope\b([^>]*)>/.exec(xml)![1];
+    return [...tag.matchAll(/(xmlns:[A-Za-z0-9]+)="([^"]*)"/g)].map((m) => `${m[1]}=${m[2]}`).sort();
+  };
+  const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+  test.each([
+    ['1.1', 'soap11-response', 'text/xml; charset=utf-8', 'http://schemas.xmlsoap.org/soap/envelope/'],
+    ['1.2', 'soap12-response', 'application/soap+xml; charset=utf-8', 'http://www.w3.org/2003/05/soap-envelope'],
+  ])('SOAP %s', async (_v, id, type, envNs) => {
+    const page = (await get('/api/reg.asmx?op=Check')).text;
+    const sample = unescape(new RegExp(`<pre id="${id}"[^>]*>([\\s\\S]*?)</pre>`).exec(page)![1]);
+    const body = `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${envNs}"><soap:Body><Check xmlns="http://regcheck.org.uk"><RegistrationNumber>RG11ABC</RegistrationNumber><username>demo</username></Check></soap:Body></soap:Envelope>`;
+    const headers: Record<string, string> = { 'Content-Type': type };
+    if (_v === '1.1') headers.SOAPAction = '"http://regcheck.org.uk/Check"';
+    const real = await (await fetch(`${srv.url}/api/reg.asmx`, { method: 'POST', headers, body })).text();
+    expect(decls(sample)).toEqual([`xmlns:soap=${envNs}`]);
+    expect(decls(real)).toEqual([`xmlns:soap=${envNs}`, 'xmlns:tm=http://microsoft.com/wsdl/mime/textMatching/', 'xmlns:tns=http://regcheck.org.uk'].sort());
+    expect(real).not.toMatch(/<\/?t(?:m|ns):/);
+  });
+});
