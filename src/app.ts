@@ -139,11 +139,6 @@ export async function createService(config: Config, store: VehicleStore, logger?
   return { handler, store, logger: log, close, flushUsage: () => usage.flush() };
 }
 
-/**
- * Lookups read answers prepared when records were written; a store whose answers were prepared by
- * another version of the service (or by none) has them all made anew before anything is served,
- * and records without any get theirs.
- */
 const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)([^#]*)/i;
 
 /**
@@ -161,6 +156,11 @@ export function originForm(req: http.IncomingMessage): void {
   req.headers.host = m[1];
 }
 
+/**
+ * Lookups read answers prepared when records were written; a store whose answers were prepared by
+ * another version of the service (or by none) has them all made anew before anything is served,
+ * and records without any get theirs.
+ */
 export async function ensurePrepared(store: VehicleStore, logger: Logger): Promise<void> {
   const t = Date.now();
   const { records, all } = await updatePrepared(store, PREPARED_FORMS);

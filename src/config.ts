@@ -122,7 +122,6 @@ function redis(env: Env, name: string): string | null {
   return raw;
 }
 
-/** `*`, or a comma-separated list of origins (scheme://host[:port], no path). */
 /**
  * CORS_ORIGINS: `*`, or origins as browsers send them in `Origin` (scheme, host and port, nothing
  * else). Each is normalised as a browser writes it (host in lower case, a default port dropped:
@@ -136,6 +135,7 @@ function origins(env: Env, name: string): readonly string[] {
   if (list.length === 1 && list[0] === '*') return list;
   const out: string[] = [];
   for (const item of list) {
+    if (item === '*') throw new ConfigError(`${name}: * means any origin and is given alone, not in a list`);
     if (item.includes('*')) {
       throw new ConfigError(`${name} takes no wildcards in an origin ('${item}'): list each origin (scheme://host[:port]), or give * alone for any origin`);
     }
