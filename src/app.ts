@@ -183,6 +183,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
     );
   }
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    originForm(req);
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
     setContext(req, { id, start: performance.now() });
@@ -253,6 +254,23 @@ export function timedReads(store: VehicleStore, metrics: Metrics): VehicleStore 
       return typeof v === 'function' ? v.bind(target) : v;
     },
   });
+}
+
+const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)([^#]*)/i;
+
+/**
+ * A request-target in absolute form (`GET http://host/path HTTP/1.1`), which HTTP/1.1 servers must
+ * accept (RFC 9112 3.2.2): served as its path and query, the target's authority taking the place of
+ * the Host header as the RFC says (baseUrl() still writes it only when it is a plain host).
+ */
+export function originForm(req: http.IncomingMessage): void {
+  const url = req.url ?? '';
+  if (url.startsWith('/')) return;
+  const m = ABSOLUTE_FORM.exec(url);
+  if (!m) return;
+  const rest = m[2];
+  req.url = rest === '' ? '/' : rest.startsWith('/') ? rest : `/${rest}`;
+  req.headers.host = m[1];
 }
 
 /**

@@ -83,7 +83,7 @@ function bool(env: Env, name: string, dflt: boolean): boolean {
   if (raw === undefined || raw === '') return dflt;
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+  throw new ConfigError(`${name} must be on or off (also true/false, yes/no, 1/0, in any case), got '${raw}'`);
 }
 
 /** The proxies whose X-Forwarded-For is believed. */
@@ -129,24 +129,37 @@ function redis(env: Env, name: string): string | null {
   return raw;
 }
 
-/** `*`, or a comma-separated list of origins (scheme://host[:port], no path). */
+/**
+ * CORS_ORIGINS: `*`, or origins as browsers send them in `Origin` (scheme, host and port, nothing
+ * else). Each is normalised as a browser writes it (host in lower case, a default port dropped:
+ * `https://app.example.com:443` is `https://app.example.com`), since matching is by equality.
+ * Wildcards are refused rather than accepted and never matched.
+ */
 function origins(env: Env, name: string): readonly string[] {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return [];
   const list = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (list.length === 1 && list[0] === '*') return list;
+  const out: string[] = [];
   for (const item of list) {
+    if (item === '*') throw new ConfigError(`${name}: * means any origin and is given alone, not in a list`);
+    if (item.includes('*')) {
+      throw new ConfigError(`${name} takes no wildcards in an origin ('${item}'): list each origin (scheme://host[:port]), or give * alone for any origin`);
+    }
     let u: URL | null = null;
     try {
       u = new URL(item);
     } catch {
       u = null;
     }
-    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== item) {
-      throw new ConfigError(`${name} must be * or a comma-separated list of origins such as https://app.example.com (scheme, host and port only), got '${item}'`);
+    // What is left once the origin is cut off must be nothing: no path (not even '/'), query, fragment or user.
+    const rest = u ? item.slice(item.indexOf('//') + 2).replace(/^[^/?#]*/, '') : '';
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || rest !== '' || u.username !== '' || u.password !== '' || item.includes('@')) {
+      throw new ConfigError(`${name} must be * or a comma-separated list of origins such as https://app.example.com (scheme://host[:port], nothing after), got '${item}'`);
     }
+    if (!out.includes(u.origin)) out.push(u.origin);
   }
-  return list;
+  return out;
 }
 
 function url(env: Env, name: string): string | null {

@@ -23,7 +23,7 @@ export function creditsRouter(credits: CreditsService, logger: Logger): express.
       sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET ${CREDITS_PATH}?username=NAME`), { Allow: 'GET, HEAD' });
       return;
     }
-    new Promise<ReturnType<typeof parseForm>>((resolve) => resolve(parseForm(queryString(req.url), NAMES)))
+    new Promise<ReturnType<typeof parseForm>>((resolve) => resolve(parseForm(queryString(req.url), NAMES, 'query names are matched ignoring case')))
       .then((raw) => credits.creditsLeft(raw))
       .then(({ username, credits: left }) => {
         note(req, { username });

@@ -6,10 +6,10 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
-import { OPERATIONS, findOperation, suggestOperation, type Operation } from '../contract/operations';
+import { OPERATIONS, findOperation, namesIgnoringCase, suggestOperation, type Operation } from '../contract/operations';
 import { readContract, type ContractModel } from '../contract/schema';
 import { SOAP_PATH, wsdlFor } from '../contract/wsdl';
-import { asLookupError, LookupError } from '../service/errors';
+import { LookupError } from '../service/errors';
 import { note } from './context';
 import { discoDocument } from './disco';
 import { parseForm, queryString } from './http';
@@ -23,17 +23,42 @@ export interface HelpDeps {
   readonly publicUrl: string | null;
 }
 
-const HOST_RE = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+// A plain host: a DNS name or IPv4 address, or an IPv6 address in brackets; then an optional port.
+const HOST_RE = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251})|\[[0-9A-Fa-f:.]{2,45}\])(?::(\d{1,5}))?$/;
 const MAX_CACHED = 32;
 
 /** Where the JSON API's OpenAPI document is served (issue #11), relative to the base URL. */
 const OPENAPI_PATH = '/api/json.aspx/openapi.json';
 
-/** The base URL a caller used (scheme and host), or PUBLIC_URL when set. */
+/**
+ * The Host header when it is a plain host with, optionally, a port from 1 to 65535 (what a URL can
+ * hold), normalised as a URL writes it (`:80` dropped, names in lower case); null for anything else.
+ */
+export function plainHost(host: string | undefined): string | null {
+  if (host === undefined) return null;
+  const m = HOST_RE.exec(host);
+  if (!m) return null;
+  if (m[1] !== undefined) {
+    const port = Number(m[1]);
+    if (port < 1 || port > 65535) return null;
+  }
+  try {
+    return new URL(`http://${host}`).host;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The base URL a caller used (scheme and host), or PUBLIC_URL when set. The one place that decides
+ * it: the WSDL's addresses, the DISCO document, the help pages' links and samples, and the OpenAPI
+ * document's server all come from here. A Host that is not a plain host is not written anywhere;
+ * the address the request came in on is used instead.
+ */
 export function baseUrl(req: IncomingMessage, publicUrl: string | null): string {
   if (publicUrl) return publicUrl;
-  const host = req.headers.host;
-  if (host && HOST_RE.test(host)) return `http://${host}`;
+  const host = plainHost(req.headers.host);
+  if (host !== null) return `http://${host}`;
   const addr = req.socket.localAddress ?? '127.0.0.1';
   return `http://${addr.includes(':') ? `[${addr}]` : addr}:${req.socket.localPort ?? 80}`;
 }
@@ -47,76 +72,89 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, type: s
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
+/** The help page's query names, matched ignoring case as ASP.NET reads query strings. */
+const HELP_NAMES = namesIgnoringCase(['op', 'disco', 'wsdl']);
+
+type HelpAsk = { readonly kind: 'wsdl' } | { readonly kind: 'disco' } | { readonly kind: 'page'; readonly op: string };
+
+/**
+ * What a GET of the service's address asks for. `?WSDL`, `?disco` and `?op=NAME` take their names
+ * in any case; a request naming more than one of them, or `op` twice, is a 400 (the answer must not
+ * depend on their order); bad percent-encoding is MALFORMED_REQUEST (from parseForm). Other
+ * parameters are ignored.
+ */
+export function helpAsk(qs: string): HelpAsk {
+  const q = parseForm(qs, HELP_NAMES, 'query names are matched ignoring case');
+  const named = ['wsdl', 'disco', 'op'].filter((n) => q[n] !== undefined);
+  if (named.length > 1) {
+    throw new LookupError('INVALID_PARAMETER', `The query names ${named.map((n) => (n === 'op' ? '?op=' : `?${n}`)).join(' and ')}; ask for one of ?WSDL, ?disco or ?op=NAME`);
+  }
+  const op = q.op;
+  if (q.wsdl !== undefined) return { kind: 'wsdl' };
+  if (q.disco !== undefined) return { kind: 'disco' };
+  return { kind: 'page', op: typeof op === 'string' ? op : '' };
+}
+
 export function helpRouter(deps: HelpDeps): express.Router {
   const router = express.Router({ caseSensitive: false });
   const served = new Map<string, string>();
   // Read once, on the first page asked for; the WSDL was checked against the catalogue at start-up.
   let read: Promise<ContractModel> | undefined;
-  const withModel = (ok: (m: ContractModel) => void, fail: (e: unknown) => void): void => {
-    read ??= readContract(deps.wsdl);
-    read.then(ok, fail);
-  };
+  const model = (): Promise<ContractModel> => (read ??= readContract(deps.wsdl));
   const linksFor = (req: IncomingMessage): PageLinks => {
     const base = baseUrl(req, deps.publicUrl);
     const address = base + SOAP_PATH;
-    let path = SOAP_PATH;
-    try {
-      path = new URL(address).pathname;
-    } catch {
-      // PUBLIC_URL is checked at start-up and baseUrl() writes only checked hosts; keep the plain path regardless.
-    }
-    return { address, path, wsdl: `${address}?WSDL`, disco: `${address}?disco`, openapi: base + OPENAPI_PATH };
+    return { address, path: new URL(address).pathname, wsdl: `${address}?WSDL`, disco: `${address}?disco`, openapi: base + OPENAPI_PATH };
   };
 
-  router.all(SOAP_PATH, (req, res) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      note(req, { transport: 'other' });
-      sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${SOAP_PATH}; SOAP requests are POSTs`), { Allow: 'GET, HEAD, POST' });
-      return;
-    }
-    const qs = queryString(req.url);
-    if (/^wsdl(?:[=&]|$)/i.test(qs)) {
-      note(req, { transport: 'wsdl' });
-      const base = baseUrl(req, deps.publicUrl);
-      let text = served.get(base);
-      if (text === undefined) {
-        text = wsdlFor(deps.wsdl, base);
-        if (served.size >= MAX_CACHED) served.clear();
-        served.set(base, text);
-      }
-      res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-      res.end(req.method === 'HEAD' ? undefined : text);
-      return;
-    }
-    if (/^disco(?:[=&]|$)/i.test(qs)) {
-      note(req, { transport: 'help' });
-      withModel(
-        (m) => send(req, res, 200, 'text/xml; charset=utf-8', discoDocument(m, deps.namespace, linksFor(req).address)),
-        (e: unknown) => sendPlainError(req, res, asLookupError(e)),
-      );
-      return;
-    }
-    note(req, { transport: 'help' });
-    // ?op= absent or empty: the service page; naming an operation: its page; anything else: 404.
-    let asked: unknown;
+  router.all(SOAP_PATH, (req, res, next) => {
+    // Every failure is answered: a LookupError as its one line, anything else through the app's
+    // error handler (logged, INTERNAL_ERROR). Nothing here may leave a request unanswered.
+    const failed = (e: unknown): void => {
+      if (e instanceof LookupError) sendPlainError(req, res, e);
+      else next(e);
+    };
     try {
-      asked = parseForm(qs).op;
-    } catch {
-      asked = undefined;
-    }
-    withModel(
-      (m) => {
-        const links = linksFor(req);
-        if (asked === undefined || asked === '') {
-          send(req, res, 200, HTML, servicePage(m, OPERATIONS, deps.namespace, links));
-          return;
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        note(req, { transport: 'other' });
+        sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${SOAP_PATH}; SOAP requests are POSTs`), { Allow: 'GET, HEAD, POST' });
+        return;
+      }
+      note(req, { transport: 'help' });
+      const ask = helpAsk(queryString(req.url));
+      if (ask.kind === 'wsdl') {
+        note(req, { transport: 'wsdl' });
+        const base = baseUrl(req, deps.publicUrl);
+        let text = served.get(base);
+        if (text === undefined) {
+          text = wsdlFor(deps.wsdl, base);
+          if (served.size >= MAX_CACHED) served.clear();
+          served.set(base, text);
         }
-        const op: Operation | undefined = typeof asked === 'string' ? findOperation(asked) : undefined;
-        if (op) send(req, res, 200, HTML, operationPage(m, op, operationSamples(m, op, deps.namespace, links.address), links));
-        else send(req, res, 404, HTML, unknownOperationPage(m, typeof asked === 'string' ? suggestOperation(asked) : undefined, links));
-      },
-      (e: unknown) => sendPlainError(req, res, asLookupError(e)),
-    );
+        res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+        res.end(req.method === 'HEAD' ? undefined : text);
+        return;
+      }
+      model()
+        .then((m) => {
+          const links = linksFor(req);
+          if (ask.kind === 'disco') {
+            send(req, res, 200, 'text/xml; charset=utf-8', discoDocument(m, deps.namespace, links.address));
+            return;
+          }
+          // ?op= absent or empty: the service page; naming an operation: its page; anything else: 404.
+          if (ask.op === '') {
+            send(req, res, 200, HTML, servicePage(m, OPERATIONS, deps.namespace, links));
+            return;
+          }
+          const op: Operation | undefined = findOperation(ask.op);
+          if (op) send(req, res, 200, HTML, operationPage(m, op, operationSamples(m, op, deps.namespace, links.address), links));
+          else send(req, res, 404, HTML, unknownOperationPage(m, suggestOperation(ask.op), links));
+        })
+        .catch(failed);
+    } catch (e) {
+      failed(e);
+    }
   });
   return router;
 }

@@ -25,14 +25,18 @@ export interface HttpDeps {
 }
 
 const MAX_PAIRS = 64;
+/** What a repeated parameter's message says of HTTP GET/POST's case rule. */
+export const HTTP_CASE_NOTE = 'names are matched ignoring case over HTTP GET/POST';
 
 /**
  * application/x-www-form-urlencoded (and query strings): repeated names become arrays. With
  * `names` (an operation's paramsIgnoringCase), a name that matches one of them ignoring case is
  * taken under that spelling, as ASP.NET reads query strings and forms: `state` is CheckUSA's
  * `State`, and `State=CA&state=CA` is that parameter given twice. Other names are kept as given.
+ * With `caseNote` too, one of `names` given more than once is INVALID_PARAMETER at once, the
+ * message ending with the note (which says that names differing only in case are the same name).
  */
-export function parseForm(text: string, names?: ReadonlyMap<string, string>): RawParams {
+export function parseForm(text: string, names?: ReadonlyMap<string, string>, caseNote?: string): RawParams {
   const out: Record<string, string | string[]> = Object.create(null);
   if (text === '') return out;
   const pairs = text.split('&');
@@ -53,6 +57,12 @@ export function parseForm(text: string, names?: ReadonlyMap<string, string>): Ra
     const prev = out[name];
     out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
   }
+  if (names !== undefined && caseNote !== undefined) {
+    for (const name of new Set(names.values())) {
+      const v = out[name];
+      if (Array.isArray(v)) throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' was given ${v.length} times; give it once (${caseNote})`);
+    }
+  }
   return out;
 }
 
@@ -65,7 +75,7 @@ export function queryString(url: string | undefined): string {
 function params(req: IncomingMessage, limits: Limits, names: ReadonlyMap<string, string>): RawParams | Promise<RawParams> {
   if (req.method === 'GET' || req.method === 'HEAD') {
     endIfArrived(req);
-    return parseForm(queryString(req.url), names);
+    return parseForm(queryString(req.url), names, HTTP_CASE_NOTE);
   }
   const media = parseMediaType(req.headers['content-type']);
   if (media.type !== 'application/x-www-form-urlencoded') {
@@ -73,8 +83,8 @@ function params(req: IncomingMessage, limits: Limits, names: ReadonlyMap<string,
   }
   checkCharset(media);
   const body = bodyIfArrived(req, limits.maxBodyBytes);
-  if (body !== null) return parseForm(decodeUtf8(body), names);
-  return readBody(req, limits.maxBodyBytes).then((b) => parseForm(decodeUtf8(b), names));
+  if (body !== null) return parseForm(decodeUtf8(body), names, HTTP_CASE_NOTE);
+  return readBody(req, limits.maxBodyBytes).then((b) => parseForm(decodeUtf8(b), names, HTTP_CASE_NOTE));
 }
 
 const OPERATION_PATH = /^\/api\/reg\.asmx\/([^/]+)\/?$/i;

@@ -76,22 +76,36 @@ function decodeSegment(raw: string, what: string): string {
   }
 }
 
+const BASIC_MALFORMED = 'The Basic credentials are not valid base64 of UTF-8 text; send one credential, Authorization: Basic base64(username:password)';
+const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
 /**
  * The username of an `Authorization: Basic` header (the password is ignored), '' for an empty one,
- * or null when the request has no Basic credentials.
+ * or null when the request has no Basic credentials (no header, or another scheme). A header of the
+ * Basic scheme whose credentials are not one token of canonical base64 (RFC 4648: padded, no
+ * spaces, no bits after the last character's) of UTF-8 text is MALFORMED_REQUEST, never read as
+ * "no username".
  */
 export function basicUsername(header: string | undefined): string | null {
   if (header === undefined) return null;
-  const m = /^\s*basic\s+([A-Za-z0-9+/=._~-]*)\s*$/i.exec(header);
-  if (!m) return null;
+  const m = /^[ \t]*basic(?:[ \t]+(.*?))?[ \t]*$/is.exec(header);
+  if (!m) return /^[ \t]*basic(?![!#$%&'*+.^_`|~0-9a-z-])/i.test(header) ? malformedBasic() : null;
+  const token = m[1] ?? '';
+  if (!BASE64_RE.test(token)) return malformedBasic();
+  const bytes = Buffer.from(token, 'base64');
+  if (bytes.toString('base64') !== token) return malformedBasic();
   let text: string;
   try {
-    text = utf8.decode(Buffer.from(m[1], 'base64'));
+    text = utf8.decode(bytes);
   } catch {
-    throw new LookupError('MALFORMED_REQUEST', 'The Basic credentials are not base64 of UTF-8 text');
+    return malformedBasic();
   }
   const colon = text.indexOf(':');
   return colon === -1 ? text : text.slice(0, colon);
+}
+
+function malformedBasic(): never {
+  throw new LookupError('MALFORMED_REQUEST', BASIC_MALFORMED);
 }
 
 // UKMOTData elements that hold a list (their children become a JSON array).
@@ -132,13 +146,14 @@ export function jsonHandler(deps: JsonDeps): express.RequestHandler {
     if (segments.length > (op.state ? 3 : 2)) {
       throw new LookupError('UNKNOWN_OPERATION', `Nothing is served at that path; ${op.name} is at ${jsonPathTemplate(op)}`);
     }
-    const query = parseForm(queryString(req.url), QUERY_NAMES);
+    const query = parseForm(queryString(req.url), QUERY_NAMES, 'query names are matched ignoring case');
     const raw: Record<string, unknown> = Object.create(null);
     if (segments.length > 1) raw.RegistrationNumber = decodeSegment(segments[1], 'registration');
     if (op.state && segments.length > 2) raw[op.state.param] = decodeSegment(segments[2], op.state.param);
     if (query.Model !== undefined) raw.Model = query.Model;
     const basic = basicUsername(req.headers.authorization);
-    const given = query.username;
+    // An empty ?username= is not a username given (it does not conflict with Basic credentials).
+    const given = typeof query.username === 'string' && query.username.trim() === '' ? undefined : query.username;
     if (basic !== null && basic !== '' && given !== undefined && given !== basic) {
       throw new LookupError('INVALID_PARAMETER', 'The username was given both by Basic authentication and in the query string, differently; give it once');
     }
@@ -154,14 +169,14 @@ export function jsonHandler(deps: JsonDeps): express.RequestHandler {
       return;
     }
     raw.username = username;
-    deps.service.lookup(op, raw, callerOf(req, deps.trustProxy), contextOf(req)).then(
-      (result) => send(req, res, 200, resultJson(result), cors),
-      (e: unknown) => {
+    deps.service
+      .lookup(op, raw, callerOf(req, deps.trustProxy), contextOf(req))
+      .then((result) => send(req, res, 200, resultJson(result), cors))
+      .catch((e: unknown) => {
         const err = asLookupError(e);
         if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox) deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
         sendJsonError(req, res, err, cors);
-      },
-    );
+      });
   };
 
   return (req, res, next) => {

@@ -154,6 +154,15 @@ describe.each(TRANSPORTS)('%s', (t) => {
       await expectError(t, { status: a.status, headers: a.headers, body: await a.text() }, 'INVALID_PARAMETER', /Parameter 'State' was given 2 times/);
       await expectError(t, await check({ RegistrationNumber: 'RG11 ABC', username: 'demo', USERNAME: 'demo' }), 'INVALID_PARAMETER', /Parameter 'username' was given 2 times/);
     });
+
+    test('the repeated-parameter message says names differing only in case count as the same (README, the case rule)', async () => {
+      const qs = 'RegistrationNumber=7ABC123&State=CA&state=CA&username=demo';
+      const a =
+        t === 'get'
+          ? await fetch(`${server.url}/api/reg.asmx/CheckUSA?${qs}`)
+          : await fetch(`${server.url}/api/reg.asmx/CheckUSA`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: qs });
+      await expectError(t, { status: a.status, headers: a.headers, body: await a.text() }, 'INVALID_PARAMETER', /Parameter 'State' was given 2 times; give it once \([^)]*ignoring case[^)]*\)/);
+    });
   }
 
   test('markup in a value is echoed only escaped', async () => {
