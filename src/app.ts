@@ -123,6 +123,8 @@ export async function createService(config: Config, store: VehicleStore, logger?
   let lastReason: string | undefined;
   quiet('/readyz', (_req, res) => {
     readiness(probes, state).then((r) => {
+      // Not ready is the service being unavailable: the access log and metrics say so by its code.
+      if (!r.ready) note(_req, { errorCode: 'SERVICE_UNAVAILABLE' });
       if (r.reason !== lastReason) {
         if (r.ready) log.info('ready again');
         else log.warn('not ready', { reason: r.reason, details: r.details });

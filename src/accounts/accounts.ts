@@ -52,6 +52,8 @@ const REJECTED = 'Your username is incorrect or not allowed here';
 
 export class Accounts {
   private cached = new Map<string, Entry>();
+  /** Usernames this process saw reach their daily limit: the UTC day, and the limit then in force. */
+  private readonly dailyDone = new Map<string, { readonly day: string; readonly limit: number | null }>();
   private cachedAt = 0;
 
   constructor(
@@ -88,6 +90,10 @@ export class Accounts {
         throw new LookupError('UNKNOWN_USERNAME', `${REJECTED}: username ${quote(username)} may not be used from ${quote(caller.address, 64)}`);
       }
       if (account.credits === 0) throw outOfCredit(username);
+      // A caller known to have used up its day is told so (with the wait to midnight), not sent to
+      // the rate limiter to be told to retry in a second.
+      const done = this.dailyDone.get(username);
+      if (done && done.limit === account.dailyLimit && done.day === today()) throw dailyLimitReached(username);
     }
     const rate = account?.rate ?? this.config.rateLimit;
     if (rate > 0 && this.limiter) {
@@ -107,14 +113,16 @@ export class Accounts {
     const account = who.account;
     if (!account || (account.credits === null && account.dailyLimit === null)) return;
     const result = await this.store.charge(who.username, today());
-    if (result.ok) return;
+    if (result.ok) {
+      if (account.dailyLimit !== null && result.usedToday >= account.dailyLimit) this.usedUpDay(who.username, account.dailyLimit);
+      return;
+    }
     switch (result.reason) {
       case 'credits':
         throw outOfCredit(who.username);
-      case 'daily': {
-        const wait = secondsToMidnight();
-        throw new LookupError('DAILY_LIMIT_REACHED', `Daily limit reached: username ${quote(who.username)} has made its lookups for this UTC day; retry after midnight UTC, in ${wait} s`, wait);
-      }
+      case 'daily':
+        this.usedUpDay(who.username, account.dailyLimit);
+        throw dailyLimitReached(who.username);
       case 'disabled':
         throw new LookupError('UNKNOWN_USERNAME', `${REJECTED}: username ${quote(who.username)} is disabled`);
       case 'unknown':
@@ -123,10 +131,20 @@ export class Accounts {
     }
   }
 
+  private usedUpDay(username: string, limit: number | null): void {
+    if (this.dailyDone.size >= ACCOUNT_CACHE_MAX) this.dailyDone.clear();
+    this.dailyDone.set(username, { day: today(), limit });
+  }
+
   /** Counts a lookup in the usage records (accounts only): found, or answered VEHICLE_NOT_FOUND. */
   record(who: Admitted, operation: string, found: boolean): void {
     if (who.account && this.usage) this.usage.record(who.username, today(), operation, found);
   }
+}
+
+function dailyLimitReached(username: string): LookupError {
+  const wait = secondsToMidnight();
+  return new LookupError('DAILY_LIMIT_REACHED', `Daily limit reached: username ${quote(username)} has made its lookups for this UTC day; retry after midnight UTC, in ${wait} s`, wait);
 }
 
 function outOfCredit(username: string): LookupError {

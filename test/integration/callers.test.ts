@@ -81,6 +81,22 @@ describe('daily limit', () => {
     expect((await srv.store.getAccount('daily'))?.credits).toBe(96);
   });
 
+  test('a caller that has used up its day is told DAILY_LIMIT_REACHED, not sent to retry in a second by the rate limit', async () => {
+    // Review finding: with a tight rate, the second lookup after the day was used up was RATE_LIMITED, Retry-After: 1.
+    const tight = await startServer({ RATE_LIMIT: '1', RATE_LIMIT_BURST: '0' });
+    try {
+      await tight.store.putAccount({ username: 'oneday', dailyLimit: 1 });
+      expect((await call(tight.url, 'get', 'Check', { ...CHECK, username: 'oneday' })).status).toBe(200);
+      for (let i = 0; i < 3; i++) expectRefusal('get', await call(tight.url, 'get', 'Check', { ...CHECK, username: 'oneday' }), 'DAILY_LIMIT_REACHED', 429);
+      // A raised limit is seen within a second, as every users change is.
+      await tight.store.putAccount({ username: 'oneday', dailyLimit: 2 });
+      await new Promise((r) => setTimeout(r, 1100));
+      expect((await call(tight.url, 'get', 'Check', { ...CHECK, username: 'oneday' })).status).toBe(200);
+    } finally {
+      await tight.close();
+    }
+  });
+
   test('the daily count is per UTC day: the store counts a new day from one', async () => {
     await srv.store.putAccount({ username: 'days', dailyLimit: 1 });
     expect(await srv.store.charge('days', '2026-01-01')).toMatchObject({ ok: true, usedToday: 1 });
