@@ -59,7 +59,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
   app.disable('etag');
   app.set('query parser', false);
   app.use(httpHandler(deps));
-  app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl }));
+  app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
   app.get('/healthz', async (_req, res) => {
     // One index probe: a health check runs often and must not cost a pass over millions of rows.
     const empty = await store.isEmpty();

@@ -24,8 +24,13 @@ export function fatal(e: unknown): never {
   process.exit(1);
 }
 
+/** The store DATABASE_URL names, with its pool and timeout settings. */
+export function openConfiguredStore(cfg: Config): VehicleStore {
+  return openStore(cfg.databaseUrl, { pool: cfg.databasePool, statementTimeoutMs: cfg.databaseStatementTimeoutMs });
+}
+
 export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>): Promise<T> {
-  const store = openStore(config().databaseUrl);
+  const store = openConfiguredStore(config());
   try {
     return await fn(store);
   } finally {

@@ -7,13 +7,13 @@ import { createHttpServer, createService, ensurePrepared, loadSampleIfEmpty } fr
 import type { Config } from '../config';
 import { createLogger } from '../ops/logger';
 import { tuneHeap } from '../ops/memory';
-import { openStore } from '../store/open';
-import { config, fatal } from './common';
+import { redactUrl } from '../store/open';
+import { config, fatal, openConfiguredStore } from './common';
 
 /** WORKERS > 1: the primary prepares the store once, then forks workers that share the port. */
 async function supervise(cfg: Config): Promise<void> {
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
-  const store = openStore(cfg.databaseUrl);
+  const store = openConfiguredStore(cfg);
   if (cfg.loadSampleData) await loadSampleIfEmpty(store, logger);
   // Once here, so that the workers find the stored answers current instead of racing to prepare them.
   await ensurePrepared(store, logger);
@@ -42,7 +42,7 @@ async function serve(): Promise<void> {
   if (cfg.workers > 1 && cluster.isPrimary) return supervise(cfg);
   tuneHeap();
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
-  const store = openStore(cfg.databaseUrl);
+  const store = openConfiguredStore(cfg);
   if (cfg.loadSampleData && cluster.isPrimary) await loadSampleIfEmpty(store, logger);
   process.on('unhandledRejection', (e) => logger.error('unhandled rejection', { error: String((e as Error)?.stack ?? e) }));
   process.on('uncaughtException', (e) => {
@@ -57,7 +57,7 @@ async function serve(): Promise<void> {
   server.listen(cfg.port, cfg.host, () => {
     const addr = server.address();
     const port = typeof addr === 'object' && addr ? addr.port : cfg.port;
-    logger.info('listening', { url: `http://${cfg.host === '0.0.0.0' ? 'localhost' : cfg.host}:${port}/api/reg.asmx`, database: cfg.databaseUrl.replace(/\/\/[^@/]*@/, '//***@') });
+    logger.info('listening', { url: `http://${cfg.host === '0.0.0.0' ? 'localhost' : cfg.host}:${port}/api/reg.asmx`, database: redactUrl(cfg.databaseUrl) });
   });
   const stop = () => {
     logger.info('shutting down');

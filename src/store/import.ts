@@ -78,9 +78,11 @@ export function parseLine(text: string): Parsed {
  * as it is written; if the store held records prepared under another version, all are made anew.
  */
 export async function importStream(store: VehicleStore, input: Readable, forms?: PreparedForms): Promise<ImportReport> {
-  const lines = readline.createInterface({ input, crlfDelay: Infinity });
   const current = forms !== undefined && ((await store.isEmpty()) || (await store.preparedVersion()) === forms.version);
   const batch = await store.beginImport();
+  // Only now: readline starts reading at once, and lines read while a store that does real I/O
+  // (PostgreSQL) was answering the awaits above would be emitted before the loop below listens.
+  const lines = readline.createInterface({ input, crlfDelay: Infinity });
   const errors: LineError[] = [];
   const byOperation: Record<string, number> = {};
   let n = 0;

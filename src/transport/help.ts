@@ -7,7 +7,9 @@ import express from 'express';
 import { OPERATIONS, findOperation, type Operation } from '../contract/operations';
 import { SOAP_PATH, wsdlFor } from '../contract/wsdl';
 import { LookupError } from '../service/errors';
+import type { TrustedProxies } from '../config';
 import { note } from './context';
+import { publicBase } from './forwarded';
 import { parseForm, queryString } from './http';
 import { sendPlainError } from './plain';
 import { escapeAttr } from './xml';
@@ -16,22 +18,20 @@ export interface HelpDeps {
   readonly wsdl: string;
   readonly namespace: string;
   readonly publicUrl: string | null;
+  /** Proxies whose X-Forwarded-Proto/-Host/-Prefix set the addresses written into the WSDL. */
+  readonly trustProxy?: TrustedProxies;
 }
 
-const HOST_RE = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+const NO_PROXIES: TrustedProxies = { list: [], has: () => false };
 const MAX_CACHED = 32;
 
 function html(s: string): string {
   return escapeAttr(s).replace(/'/g, '&#39;');
 }
 
-/** The base URL a caller used (scheme and host), or PUBLIC_URL when set. */
-export function baseUrl(req: IncomingMessage, publicUrl: string | null): string {
-  if (publicUrl) return publicUrl;
-  const host = req.headers.host;
-  if (host && HOST_RE.test(host)) return `http://${host}`;
-  const addr = req.socket.localAddress ?? '127.0.0.1';
-  return `http://${addr.includes(':') ? `[${addr}]` : addr}:${req.socket.localPort ?? 80}`;
+/** The base URL a caller used (scheme, host, prefix behind a trusted proxy), or PUBLIC_URL when set. */
+export function baseUrl(req: IncomingMessage, publicUrl: string | null, trust: TrustedProxies = NO_PROXIES): string {
+  return publicBase(req, trust, publicUrl);
 }
 
 function operationSection(op: Operation, namespace: string): string {
@@ -70,7 +70,7 @@ export function helpRouter(deps: HelpDeps): express.Router {
     const qs = queryString(req.url);
     if (/^wsdl(?:[=&]|$)/i.test(qs)) {
       note(req, { transport: 'wsdl' });
-      const base = baseUrl(req, deps.publicUrl);
+      const base = baseUrl(req, deps.publicUrl, deps.trustProxy);
       let text = served.get(base);
       if (text === undefined) {
         text = wsdlFor(deps.wsdl, base);

@@ -1,0 +1,377 @@
+// The scale-out store: PostgreSQL through a pg connection pool, shared by any number of service
+// instances. Same interface and behaviour as the SQLite store (the behavioural suite in test/store/
+// runs against both). The schema comes from migrations/postgres.ts, applied on first use under an
+// advisory lock, so that instances starting together take turns.
+//
+// What concurrency needs here, and where it is handled:
+// - credits: one conditional UPDATE ... RETURNING takes a credit, so no two lookups can both take
+//   the last one, from any number of processes;
+// - imports stream through COPY into a temporary staging table and are merged into `records` by one
+//   INSERT ... ON CONFLICT in the same transaction: readers see the old records until the commit,
+//   then all of the new ones;
+// - imports and the preparation of answers take one transaction-scoped advisory lock, so two
+//   instances starting together do not both prepare every record.
+
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { migrate, type Migration, type MigrationReport, type MigrationTarget } from './migrations/runner';
+import { POSTGRES_MIGRATIONS } from './migrations/postgres';
+import type { Account, FoundRecord, ImportBatch, PreparedForms, RecordKey, StoredRecord, VehicleStore } from './store';
+
+export interface PostgresOptions {
+  /** Most connections this process holds (DATABASE_POOL). */
+  readonly pool?: number;
+  /** Longest a request's statement may run, in ms (DATABASE_STATEMENT_TIMEOUT_MS); 0 for none. */
+  readonly statementTimeoutMs?: number;
+  /** Apply migrations on first use (the default); false leaves that to `reglookup migrate`. */
+  readonly migrate?: boolean;
+}
+
+/** A schema name as DATABASE_URL's ?schema= may give it: a plain identifier. */
+const SCHEMA_RE = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** Second key of the two-part advisory locks (the first is the schema's hash). */
+const LOCK_MIGRATE = 1;
+const LOCK_WRITE = 2;
+
+/** Records read per page while preparing answers. */
+const PREPARE_PAGE = 1000;
+/** Text gathered before it is written to the COPY stream. */
+const COPY_CHUNK = 64 * 1024;
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url);
+}
+
+/** The connection string without ?schema=, and the schema (null: the server's search_path). */
+export function parsePostgresUrl(url: string): { connectionString: string; schema: string | null } {
+  const u = new URL(url);
+  const schema = u.searchParams.get('schema');
+  u.searchParams.delete('schema');
+  if (schema !== null && !SCHEMA_RE.test(schema)) throw new Error(`DATABASE_URL ?schema= must be a plain identifier (letters, digits, _), got '${schema.slice(0, 70)}'`);
+  return { connectionString: u.toString(), schema };
+}
+
+function ident(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** One field of COPY's text format. */
+function copyField(v: string | null): string {
+  if (v === null) return '\\N';
+  return v.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
+}
+
+export class PostgresStore implements VehicleStore {
+  private readonly pool: pg.Pool;
+  private readonly schema: string | null;
+  private readonly autoMigrate: boolean;
+  private ready: Promise<void> | null = null;
+  private isReady = false;
+  private importing = false;
+  private closed = false;
+
+  constructor(url: string, options: PostgresOptions = {}) {
+    const { connectionString, schema } = parsePostgresUrl(url);
+    this.schema = schema;
+    this.autoMigrate = options.migrate !== false;
+    const timeout = options.statementTimeoutMs ?? 5000;
+    this.pool = new pg.Pool({
+      connectionString,
+      max: options.pool ?? 10,
+      application_name: 'reglookup',
+      ...(timeout > 0 ? { statement_timeout: timeout } : {}),
+      // A request waits at most this long for a free connection before it fails (and is logged).
+      connectionTimeoutMillis: 10_000,
+      idleTimeoutMillis: 30_000,
+      ...(schema !== null ? { options: `-c search_path=${schema}` } : {}),
+    });
+    // An idle connection the server drops must not take the process with it: the next query on the
+    // pool opens a new one, and reports the failure if the server is still away.
+    this.pool.on('error', () => undefined);
+  }
+
+  /** The two-part advisory lock keys of this store's schema. */
+  private lockKey(part: number): string {
+    return `SELECT pg_advisory_xact_lock(hashtext($1), ${part})`;
+  }
+
+  private lockName(): string {
+    return `reglookup:${this.schema ?? ''}`;
+  }
+
+  /** Migrations (unless turned off), once per store object, before its first query. */
+  private init(): Promise<void> {
+    if (!this.ready) {
+      this.ready = (async () => {
+        if (this.autoMigrate) await this.migrate();
+        this.isReady = true;
+      })();
+      this.ready.catch(() => {
+        this.ready = null; // try again on the next call rather than fail for ever
+      });
+    }
+    return this.ready;
+  }
+
+  /** Applies the migrations this store lacks (up to `upTo`), one instance at a time. */
+  async migrate(upTo = Infinity, list: readonly Migration[] = POSTGRES_MIGRATIONS): Promise<MigrationReport> {
+    const client = await this.pool.connect();
+    try {
+      // Migrations may run for longer than a request is allowed to.
+      await client.query('SET statement_timeout = 0');
+      if (this.schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(this.schema)}`);
+      const target: MigrationTarget = {
+        withLock: async (fn) => {
+          await client.query('SELECT pg_advisory_lock(hashtext($1), $2)', [this.lockName(), LOCK_MIGRATE]);
+          try {
+            return await fn();
+          } finally {
+            await client.query('SELECT pg_advisory_unlock(hashtext($1), $2)', [this.lockName(), LOCK_MIGRATE]);
+          }
+        },
+        appliedVersions: async () => {
+          await client.query(
+            'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
+          );
+          const rows = await client.query<{ version: number }>('SELECT version FROM schema_version ORDER BY version');
+          return rows.rows.map((r) => r.version);
+        },
+        apply: async (m) => {
+          await client.query('BEGIN');
+          try {
+            await client.query(m.sql);
+            await client.query('INSERT INTO schema_version (version, name) VALUES ($1, $2)', [m.version, m.name]);
+            await client.query('COMMIT');
+          } catch (e) {
+            await client.query('ROLLBACK');
+            throw new Error(`migration ${m.version} (${m.name}) failed: ${(e as Error).message}`);
+          }
+        },
+      };
+      const report = await migrate(target, list, upTo);
+      if (upTo === Infinity && list === POSTGRES_MIGRATIONS) {
+        this.isReady = true;
+        this.ready ??= Promise.resolve();
+      }
+      return report;
+    } finally {
+      await client.query('RESET statement_timeout').catch(() => undefined);
+      client.release();
+    }
+  }
+
+  /** Runs fn in one transaction on one connection, with no statement timeout (bulk work). */
+  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    if (!this.isReady) await this.init();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL statement_timeout = 0');
+      const out = await fn(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    if (!this.isReady) await this.init();
+    // Named: each connection parses and plans the statement once.
+    return this.pool.query<R>({ name, text, values });
+  }
+
+  async get(key: RecordKey): Promise<FoundRecord | null> {
+    const r = await this.query<FoundRecord>('get', 'SELECT payload, prepared FROM records WHERE operation = $1 AND registration = $2 AND state = $3', [
+      key.operation,
+      key.registration,
+      key.state,
+    ]);
+    return r.rows[0] ?? null;
+  }
+
+  async preparedVersion(): Promise<string | null> {
+    const r = await this.query<{ value: string }>('prepared-version', "SELECT value FROM meta WHERE key = 'prepared_version'", []);
+    return r.rows[0]?.value ?? null;
+  }
+
+  async prepareAll(forms: PreparedForms): Promise<number> {
+    return this.prepareRows(forms, true);
+  }
+
+  async prepareMissing(forms: PreparedForms): Promise<number> {
+    return this.prepareRows(forms, false);
+  }
+
+  private async prepareRows(forms: PreparedForms, allOfThem: boolean): Promise<number> {
+    if (this.importing) throw new Error('an import is running on this store');
+    return this.transaction(async (client) => {
+      await client.query(this.lockKey(LOCK_WRITE), [this.lockName()]);
+      // Another instance may have prepared everything while this one waited for the lock: then only
+      // the records without answers are left (updatePrepared, the one caller, would ask for those).
+      const version = await client.query<{ value: string }>("SELECT value FROM meta WHERE key = 'prepared_version'");
+      const all = allOfThem && version.rows[0]?.value !== forms.version;
+      const select = `SELECT id::text AS id, operation, payload FROM records WHERE ${all ? '' : 'prepared IS NULL AND '}id > $1::bigint ORDER BY id LIMIT ${PREPARE_PAGE}`;
+      let done = 0;
+      for (let last = '0'; ; ) {
+        const rows = (await client.query<{ id: string; operation: string; payload: string }>(select, [last])).rows;
+        if (rows.length === 0) break;
+        await client.query('UPDATE records AS r SET prepared = v.p FROM unnest($1::bigint[], $2::text[]) AS v(id, p) WHERE r.id = v.id', [
+          rows.map((r) => r.id),
+          rows.map((r) => forms.make(r.operation, r.payload)),
+        ]);
+        done += rows.length;
+        last = rows[rows.length - 1].id;
+      }
+      if (allOfThem) await this.setPreparedVersion(client, forms.version);
+      return done;
+    });
+  }
+
+  private async setPreparedVersion(client: pg.PoolClient, version: string): Promise<void> {
+    await client.query("INSERT INTO meta (key, value) VALUES ('prepared_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", [version]);
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return (await this.query('is-empty', 'SELECT 1 FROM records LIMIT 1', [])).rowCount === 0;
+  }
+
+  async count(): Promise<number> {
+    const r = await this.query<{ n: string }>('count', 'SELECT count(*) AS n FROM records', []);
+    return Number(r.rows[0].n);
+  }
+
+  /**
+   * One transaction: records stream through COPY into a staging table as they are put (memory stays
+   * flat), and commit merges them into `records` in one statement, the last of a key winning.
+   */
+  async beginImport(): Promise<ImportBatch> {
+    if (this.importing) throw new Error('an import is already running on this store');
+    if (!this.isReady) await this.init();
+    this.importing = true;
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      this.importing = false;
+      throw e;
+    }
+    let open = true;
+    let copyError: Error | null = null;
+    const end = async (sql: string) => {
+      open = false;
+      this.importing = false;
+      try {
+        await client.query(sql);
+      } finally {
+        client.release();
+      }
+    };
+    let copy: ReturnType<typeof copyFrom>;
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL statement_timeout = 0');
+      await client.query(this.lockKey(LOCK_WRITE), [this.lockName()]);
+      await client.query(
+        'CREATE TEMPORARY TABLE import_staging (seq BIGSERIAL, operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL, payload TEXT NOT NULL, prepared TEXT) ON COMMIT DROP',
+      );
+      copy = client.query(copyFrom('COPY import_staging (operation, registration, state, payload, prepared) FROM STDIN'));
+      copy.on('error', (e: Error) => {
+        copyError ??= e;
+      });
+    } catch (e) {
+      await end('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+    let chunk = '';
+    const flush = async () => {
+      if (chunk === '') return;
+      const text = chunk;
+      chunk = '';
+      if (!copy.write(text)) await Promise.race([once(copy, 'drain'), once(copy, 'error')]);
+    };
+    const stopCopy = async () => {
+      copy.end();
+      await finished(copy).catch((e: Error) => {
+        copyError ??= e;
+      });
+    };
+    return {
+      put: async (r: StoredRecord) => {
+        if (!open) throw new Error('this import has ended');
+        if (copyError) throw copyError;
+        chunk += `${copyField(r.operation)}\t${copyField(r.registration)}\t${copyField(r.state)}\t${copyField(r.payload)}\t${copyField(r.prepared ?? null)}\n`;
+        if (chunk.length >= COPY_CHUNK) await flush();
+      },
+      commit: async (preparedVersion?: string) => {
+        if (!open) return;
+        try {
+          await flush();
+          await stopCopy();
+          if (copyError) throw copyError;
+          // Unchanged records are left alone: a re-import of the same file writes (almost) nothing.
+          await client.query(
+            `INSERT INTO records (operation, registration, state, payload, prepared)
+             SELECT DISTINCT ON (operation, registration, state) operation, registration, state, payload, prepared
+               FROM import_staging ORDER BY operation, registration, state, seq DESC
+             ON CONFLICT (operation, registration, state) DO UPDATE SET payload = EXCLUDED.payload, prepared = EXCLUDED.prepared
+             WHERE records.payload IS DISTINCT FROM EXCLUDED.payload OR records.prepared IS DISTINCT FROM EXCLUDED.prepared`,
+          );
+          if (preparedVersion !== undefined) await this.setPreparedVersion(client, preparedVersion);
+        } catch (e) {
+          await end('ROLLBACK').catch(() => undefined);
+          throw e;
+        }
+        await end('COMMIT');
+      },
+      rollback: async () => {
+        if (!open) return;
+        chunk = '';
+        await stopCopy();
+        await end('ROLLBACK');
+      },
+    };
+  }
+
+  async getAccount(username: string): Promise<Account | null> {
+    const r = await this.query<{ username: string; credits: string | null }>('get-account', 'SELECT username, credits FROM accounts WHERE username = $1', [username]);
+    const row = r.rows[0];
+    return row ? { username: row.username, credits: row.credits === null ? null : Number(row.credits) } : null;
+  }
+
+  async putAccount(account: Account): Promise<void> {
+    await this.query(
+      'put-account',
+      'INSERT INTO accounts (username, credits) VALUES ($1, $2) ON CONFLICT (username) DO UPDATE SET credits = EXCLUDED.credits',
+      [account.username, account.credits],
+    );
+  }
+
+  async removeAccount(username: string): Promise<boolean> {
+    return ((await this.query('remove-account', 'DELETE FROM accounts WHERE username = $1', [username])).rowCount ?? 0) > 0;
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    // Byte order, as SQLite sorts: the same list whatever the database's collation.
+    const r = await this.query<{ username: string; credits: string | null }>('list-accounts', 'SELECT username, credits FROM accounts ORDER BY username COLLATE "C"', []);
+    return r.rows.map((row) => ({ username: row.username, credits: row.credits === null ? null : Number(row.credits) }));
+  }
+
+  async takeCredit(username: string): Promise<boolean> {
+    // One statement: the row lock makes concurrent takers queue, and each re-checks credits > 0.
+    const r = await this.query('take-credit', 'UPDATE accounts SET credits = credits - 1 WHERE username = $1 AND credits > 0 RETURNING credits', [username]);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

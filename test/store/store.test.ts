@@ -1,0 +1,119 @@
+// One behavioural suite for every store: what the service relies on a store for, run against
+// SQLite and PostgreSQL alike.
+
+import { Readable } from 'node:stream';
+import { importStream } from '../../src/store/import';
+import { updatePrepared, type PreparedForms, type VehicleStore } from '../../src/store/store';
+import { SAMPLE } from '../helpers/sample';
+import { open, STORE_KINDS } from './stores';
+
+/** Answers that say which payload and version they were made from, so a stale one is visible. */
+function forms(version: string): PreparedForms {
+  return { version, make: (operation, payload) => `${version}:${operation}:${payload}` };
+}
+
+describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, kind) => {
+  let url: string;
+  let store: VehicleStore;
+  beforeEach(() => {
+    url = kind.url();
+    store = open(url);
+  });
+  afterEach(() => store.close());
+  afterAll(() => kind.cleanup());
+
+  test('records with the same key replace each other; keys differ by operation and state', async () => {
+    expect(await store.isEmpty()).toBe(true);
+    const batch = await store.beginImport();
+    await batch.put({ operation: 'CheckUSA', registration: 'A1', state: 'CA', payload: '{"n":1}' });
+    await batch.put({ operation: 'CheckUSA', registration: 'A1', state: 'NY', payload: '{"n":2}' });
+    await batch.put({ operation: 'Check', registration: 'A1', state: '', payload: '{"n":3}' });
+    await batch.put({ operation: 'CheckUSA', registration: 'A1', state: 'CA', payload: '{"n":4}' });
+    await batch.commit();
+    expect(await store.count()).toBe(3);
+    expect(await store.isEmpty()).toBe(false);
+    expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'CA' })).toEqual({ payload: '{"n":4}', prepared: null });
+    expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'TX' })).toBeNull();
+    expect(await store.get({ operation: 'CheckCanada', registration: 'A1', state: 'CA' })).toBeNull();
+  });
+
+  test('text comes back byte for byte: tabs, newlines, backslashes, quotes, CJK, emoji', async () => {
+    const payload = JSON.stringify({ Description: 'tab\there\nline\\back "q" \u4eac A12345 \u{1F697}' }) + '\t\\N\r\n';
+    const batch = await store.beginImport();
+    await batch.put({ operation: 'CheckChina', registration: '\u4eacA12345', state: '', payload, prepared: 'a\\b\tc\nd' });
+    await batch.commit();
+    expect(await store.get({ operation: 'CheckChina', registration: '\u4eacA12345', state: '' })).toEqual({ payload, prepared: 'a\\b\tc\nd' });
+  });
+
+  test('a rolled-back import leaves nothing; a later one goes through', async () => {
+    const batch = await store.beginImport();
+    await batch.put({ operation: 'Check', registration: 'R1', state: '', payload: '{}' });
+    await batch.rollback();
+    expect(await store.isEmpty()).toBe(true);
+    const again = await store.beginImport();
+    await again.put({ operation: 'Check', registration: 'R2', state: '', payload: '{}' });
+    await again.commit();
+    expect(await store.count()).toBe(1);
+  });
+
+  test('the bundled sample file imports whole, and a file with one bad line imports nothing', async () => {
+    const text = SAMPLE.map((r) => JSON.stringify(r)).join('\n') + '\n';
+    const report = await importStream(store, Readable.from([text]), forms('v1'));
+    expect(report.committed).toBe(true);
+    expect(report.imported).toBe(SAMPLE.length);
+    expect(await store.count()).toBe(SAMPLE.length);
+    const bad = await importStream(store, Readable.from(['{"operation":"Check","registration":"NEW1","vehicle":{"Description":"x"}}\n{"operation":"Nope"}\n']), forms('v1'));
+    expect(bad.committed).toBe(false);
+    expect(await store.get({ operation: 'Check', registration: 'NEW1', state: '' })).toBeNull();
+  });
+
+  test('prepared answers: made on import, dropped when another writer changes the payload, made again', async () => {
+    const key = { operation: 'Check', registration: 'P1', state: '' };
+    const text = '{"operation":"Check","registration":"P1","vehicle":{"Description":"one"}}\n';
+    await importStream(store, Readable.from([text]), forms('v1'));
+    expect(await store.preparedVersion()).toBe('v1');
+    const first = await store.get(key);
+    expect(first?.prepared).toBe(`v1:Check:${first?.payload}`);
+
+    await kind.rawSetPayload(url, key, '{"Description":"two"}');
+    expect(await store.get(key)).toEqual({ payload: '{"Description":"two"}', prepared: null });
+    expect(await updatePrepared(store, forms('v1'))).toEqual({ records: 1, all: false });
+    expect((await store.get(key))?.prepared).toBe('v1:Check:{"Description":"two"}');
+
+    // Another version of the answers: every record is made anew, and the version recorded.
+    expect(await updatePrepared(store, forms('v2'))).toEqual({ records: 1, all: true });
+    expect(await store.preparedVersion()).toBe('v2');
+    expect((await store.get(key))?.prepared).toBe('v2:Check:{"Description":"two"}');
+    expect(await updatePrepared(store, forms('v2'))).toEqual({ records: 0, all: false });
+  });
+
+  test('accounts: saved, listed in name order, changed, removed', async () => {
+    await store.putAccount({ username: 'bob', credits: 3 });
+    await store.putAccount({ username: 'Alice', credits: null });
+    await store.putAccount({ username: 'alice', credits: 0 });
+    expect(await store.listAccounts()).toEqual([
+      { username: 'Alice', credits: null },
+      { username: 'alice', credits: 0 },
+      { username: 'bob', credits: 3 },
+    ]);
+    await store.putAccount({ username: 'bob', credits: 5_000_000_000 });
+    expect(await store.getAccount('bob')).toEqual({ username: 'bob', credits: 5_000_000_000 });
+    expect(await store.removeAccount('bob')).toBe(true);
+    expect(await store.removeAccount('bob')).toBe(false);
+    expect(await store.getAccount('bob')).toBeNull();
+  });
+
+  test('credits: taken one at a time down to zero, never below; 200 takers at once for 50 credits get exactly 50', async () => {
+    await store.putAccount({ username: 'c', credits: 2 });
+    expect(await store.takeCredit('c')).toBe(true);
+    expect(await store.takeCredit('c')).toBe(true);
+    expect(await store.takeCredit('c')).toBe(false);
+    expect(await store.getAccount('c')).toEqual({ username: 'c', credits: 0 });
+    expect(await store.takeCredit('nobody')).toBe(false);
+
+    await store.putAccount({ username: 'many', credits: 50 });
+    const taken = await Promise.all(Array.from({ length: 200 }, () => store.takeCredit('many')));
+    expect(taken.filter(Boolean)).toHaveLength(50);
+    expect(await store.getAccount('many')).toEqual({ username: 'many', credits: 0 });
+  });
+});
