@@ -1,0 +1,56 @@
+// Two service processes on different ports sharing one PostgreSQL database, as N instances behind
+// a load balancer do: credits are shared exactly, and a `users` change reaches both.
+
+import { describePostgres, testSchema } from '../helpers/postgres';
+import { startServeProcess, type ServeProcess } from '../helpers/process';
+import { openStore } from '../../src/store/open';
+import type { VehicleStore } from '../../src/store/store';
+
+jest.setTimeout(120_000);
+
+describePostgres('two instances on one PostgreSQL', () => {
+  const schema = testSchema();
+  let a: ServeProcess;
+  let b: ServeProcess;
+  let admin: VehicleStore;
+
+  beforeAll(async () => {
+    const env = { DATABASE_URL: schema.url, USERNAME_POLICY: 'registered' };
+    // Started together: the migrations and the sample load must sort themselves out between them.
+    [a, b] = await Promise.all([startServeProcess(env), startServeProcess(env)]);
+    admin = openStore(schema.url);
+  });
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await admin?.close();
+    await schema.drop();
+  });
+
+  const lookup = (srv: ServeProcess, username: string) => fetch(`${srv.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=${username}`);
+
+  test('they listen on different ports and both serve the sample data loaded once', async () => {
+    expect(a.base).not.toBe(b.base);
+    expect(await admin.count()).toBe((await import('../helpers/sample')).SAMPLE.length);
+  });
+
+  test('an account with 100 credits, 400 lookups spread over both: exactly 100 are answered', async () => {
+    await admin.putAccount({ username: 'hundred', credits: 100 });
+    const answers = await Promise.all(Array.from({ length: 400 }, (_, i) => lookup(i % 2 ? a : b, 'hundred').then(async (r) => ({ status: r.status, body: await r.text() }))));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(100);
+    expect(answers.filter((r) => r.status === 402 || r.body.includes('OUT_OF_CREDIT'))).toHaveLength(300);
+    expect(await admin.getAccount('hundred')).toEqual({ username: 'hundred', credits: 0 });
+  });
+
+  test('a user added or removed is seen by both within a second (the README says accounts are read at most once a second)', async () => {
+    expect((await lookup(a, 'newbie')).status).not.toBe(200);
+    expect((await lookup(b, 'newbie')).status).not.toBe(200);
+    await admin.putAccount({ username: 'newbie', credits: null });
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await lookup(a, 'newbie')).status).toBe(200);
+    expect((await lookup(b, 'newbie')).status).toBe(200);
+    await admin.removeAccount('newbie');
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await lookup(a, 'newbie')).status).not.toBe(200);
+    expect((await lookup(b, 'newbie')).status).not.toBe(200);
+  });
+});
