@@ -25,8 +25,8 @@ export function clientAddress(req: IncomingMessage, trust: TrustedProxies): stri
 
 /** A plain host name, IPv4 address or bracketed IPv6 address, with an optional port. */
 export const HOST_RE = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
-/** A path prefix: segments of unreserved characters, e.g. /reg or /api/v1. */
-const PREFIX_RE = /^(?:\/[A-Za-z0-9._~-]{1,64}){1,8}\/?$/;
+/** A path prefix: segments of unreserved characters, e.g. /reg or /api/v1; no `.` or `..` segment. */
+const PREFIX_RE = /^(?:\/(?!\.{1,2}(?:\/|$))[A-Za-z0-9._~-]{1,64}){1,8}\/?$/;
 
 /** The first value of a header that a chain of proxies may have extended with commas. */
 function first(req: IncomingMessage, name: string): string | undefined {
