@@ -122,11 +122,12 @@ export class PostgresStore implements VehicleStore {
     try {
       // Migrations may run for longer than a request is allowed to.
       await client.query('SET statement_timeout = 0');
-      if (this.schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(this.schema)}`);
       const target: MigrationTarget = {
         withLock: async (fn) => {
           await client.query('SELECT pg_advisory_lock(hashtext($1), $2)', [this.lockName(), LOCK_MIGRATE]);
           try {
+            // Under the lock: CREATE SCHEMA IF NOT EXISTS is not safe against itself run concurrently.
+            if (this.schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(this.schema)}`);
             return await fn();
           } finally {
             await client.query('SELECT pg_advisory_unlock(hashtext($1), $2)', [this.lockName(), LOCK_MIGRATE]);

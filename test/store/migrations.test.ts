@@ -80,3 +80,25 @@ describePostgres('PostgreSQL migrations', () => {
     expect(second.stdout).toMatch(/schema version 2, nothing to apply\n$/);
   });
 });
+
+describePostgres('PostgreSQL statement timeout', () => {
+  const s = testSchema();
+  afterAll(() => s.drop());
+
+  test('a lookup stuck behind a lock fails after DATABASE_STATEMENT_TIMEOUT_MS instead of waiting for ever', async () => {
+    const store = new PostgresStore(s.url, { statementTimeoutMs: 200 });
+    await store.migrate();
+    const pg = (await import('pg')).default;
+    const locker = new pg.Client({ connectionString: s.url.replace(/\?.*$/, ''), options: `-c search_path=${s.schema}` });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE records IN ACCESS EXCLUSIVE MODE');
+      await expect(store.get({ operation: 'Check', registration: 'X', state: '' })).rejects.toThrow(/statement timeout/);
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+      await store.close();
+    }
+  });
+});
