@@ -25,6 +25,8 @@ export interface Config {
   readonly databasePool: number;
   /** PostgreSQL: longest a request's statement may run, ms; 0 for no limit (DATABASE_STATEMENT_TIMEOUT_MS). */
   readonly databaseStatementTimeoutMs: number;
+  /** PostgreSQL: a lookup is answered from this process's memory for at most this long, ms; 0: off (CACHE_TTL_MS). */
+  readonly cacheTtlMs: number;
   readonly namespace: string;
   /** Base URL written into the WSDL's addresses; when unset, the caller's Host header is used. */
   readonly publicUrl: string | null;
@@ -145,6 +147,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: env.DATABASE_URL || 'sqlite:data/reglookup.db',
     databasePool: int(env, 'DATABASE_POOL', 10, 1, 1000),
     databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
+    cacheTtlMs: int(env, 'CACHE_TTL_MS', 0, 0, 3_600_000),
     namespace,
     publicUrl: url(env, 'PUBLIC_URL'),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug', 'silent']),

@@ -26,7 +26,7 @@ export function fatal(e: unknown): never {
 
 /** The store DATABASE_URL names, with its pool and timeout settings. */
 export function openConfiguredStore(cfg: Config): VehicleStore {
-  return openStore(cfg.databaseUrl, { pool: cfg.databasePool, statementTimeoutMs: cfg.databaseStatementTimeoutMs });
+  return openStore(cfg.databaseUrl, { pool: cfg.databasePool, statementTimeoutMs: cfg.databaseStatementTimeoutMs, cacheTtlMs: cfg.cacheTtlMs });
 }
 
 export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>): Promise<T> {

@@ -11,6 +11,8 @@ export interface StoreOptions {
   readonly pool?: number;
   /** PostgreSQL: longest a request's statement may run, ms (DATABASE_STATEMENT_TIMEOUT_MS); 0: none. */
   readonly statementTimeoutMs?: number;
+  /** PostgreSQL: how long a lookup may be answered from this process's memory, ms (CACHE_TTL_MS); 0: off. */
+  readonly cacheTtlMs?: number;
 }
 
 /** A store whose schema is brought up to date by versioned migrations (`reglookup migrate`). */

@@ -25,6 +25,12 @@ export interface PostgresOptions {
   readonly pool?: number;
   /** Longest a request's statement may run, in ms (DATABASE_STATEMENT_TIMEOUT_MS); 0 for none. */
   readonly statementTimeoutMs?: number;
+  /**
+   * Lookups answered from this process's memory for at most this long, ms (CACHE_TTL_MS); 0: off.
+   * An entry is dropped this long after it was read, so a record changed by anyone is served in its
+   * old form for at most this long; this process's own imports clear the cache at once.
+   */
+  readonly cacheTtlMs?: number;
   /** Apply migrations on first use (the default); false leaves that to `reglookup migrate`. */
   readonly migrate?: boolean;
 }
@@ -38,6 +44,8 @@ const LOCK_WRITE = 2;
 
 /** Records read per page while preparing answers. */
 const PREPARE_PAGE = 1000;
+/** Most cached lookups; past it the cache starts again empty (cheaper than tracking recency). */
+const CACHE_MAX = 50_000;
 /** Text gathered before it is written to the COPY stream. */
 const COPY_CHUNK = 64 * 1024;
 
@@ -72,11 +80,14 @@ export class PostgresStore implements VehicleStore {
   private isReady = false;
   private importing = false;
   private closed = false;
+  private readonly cacheTtlMs: number;
+  private cache = new Map<string, { found: FoundRecord | null; until: number }>();
 
   constructor(url: string, options: PostgresOptions = {}) {
     const { connectionString, schema } = parsePostgresUrl(url);
     this.schema = schema;
     this.autoMigrate = options.migrate !== false;
+    this.cacheTtlMs = options.cacheTtlMs ?? 0;
     const timeout = options.statementTimeoutMs ?? 5000;
     this.pool = new pg.Pool({
       connectionString,
@@ -189,6 +200,24 @@ export class PostgresStore implements VehicleStore {
   }
 
   async get(key: RecordKey): Promise<FoundRecord | null> {
+    if (this.cacheTtlMs === 0) return this.read(key);
+    const id = `${key.operation}\u0000${key.registration}\u0000${key.state}`;
+    const now = Date.now();
+    const hit = this.cache.get(id);
+    if (hit !== undefined && hit.until > now) return hit.found;
+    const found = await this.read(key);
+    if (this.cache.size >= CACHE_MAX) this.cache = new Map();
+    // Timed from before the read: the answer is at most as old as the moment it was asked for.
+    this.cache.set(id, { found, until: now + this.cacheTtlMs });
+    return found;
+  }
+
+  /** Forgets every cached lookup: after this process changed records. */
+  private forget(): void {
+    if (this.cache.size > 0) this.cache = new Map();
+  }
+
+  private async read(key: RecordKey): Promise<FoundRecord | null> {
     const r = await this.query<FoundRecord>('get', 'SELECT payload, prepared FROM records WHERE operation = $1 AND registration = $2 AND state = $3', [
       key.operation,
       key.registration,
@@ -232,7 +261,7 @@ export class PostgresStore implements VehicleStore {
       }
       if (allOfThem) await this.setPreparedVersion(client, forms.version);
       return done;
-    });
+    }).finally(() => this.forget());
   }
 
   private async setPreparedVersion(client: pg.PoolClient, version: string): Promise<void> {
@@ -330,6 +359,7 @@ export class PostgresStore implements VehicleStore {
           throw e;
         }
         await end('COMMIT');
+        this.forget();
       },
       rollback: async () => {
         if (!open) return;
