@@ -7,13 +7,23 @@ import { createHttpServer, createService, ensurePrepared, loadSampleIfEmpty } fr
 import type { Config } from '../config';
 import { createLogger } from '../ops/logger';
 import { tuneHeap } from '../ops/memory';
-import { redactUrl } from '../store/open';
+import type { Logger } from '../ops/logger';
+import { isMigratable, redactUrl } from '../store/open';
+import type { VehicleStore } from '../store/store';
 import { config, fatal, openConfiguredStore } from './common';
+
+/** Brings a migrated store's schema up to date before anything else touches it, and says what changed. */
+async function migrateAtStart(store: VehicleStore, logger: Logger): Promise<void> {
+  if (!isMigratable(store)) return;
+  const report = await store.migrate();
+  if (report.applied.length > 0) logger.info('applied migrations', { versions: report.applied.map((m) => m.version), version: report.version });
+}
 
 /** WORKERS > 1: the primary prepares the store once, then forks workers that share the port. */
 async function supervise(cfg: Config): Promise<void> {
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
   const store = openConfiguredStore(cfg);
+  await migrateAtStart(store, logger);
   if (cfg.loadSampleData) await loadSampleIfEmpty(store, logger);
   // Once here, so that the workers find the stored answers current instead of racing to prepare them.
   await ensurePrepared(store, logger);
@@ -43,6 +53,7 @@ async function serve(): Promise<void> {
   tuneHeap();
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
   const store = openConfiguredStore(cfg);
+  if (cluster.isPrimary) await migrateAtStart(store, logger);
   if (cfg.loadSampleData && cluster.isPrimary) await loadSampleIfEmpty(store, logger);
   process.on('unhandledRejection', (e) => logger.error('unhandled rejection', { error: String((e as Error)?.stack ?? e) }));
   process.on('uncaughtException', (e) => {
