@@ -35,8 +35,11 @@ export interface PostgresOptions {
   readonly migrate?: boolean;
 }
 
-/** A schema name as DATABASE_URL's ?schema= may give it: a plain identifier. */
-const SCHEMA_RE = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+/**
+ * A schema name as DATABASE_URL's ?schema= may give it: a plain lower-case identifier, the same
+ * whether quoted (CREATE SCHEMA) or not (the connection's search_path, which folds case).
+ */
+const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Second key of the two-part advisory locks (the first is the schema's hash). */
 const LOCK_MIGRATE = 1;
@@ -58,7 +61,7 @@ export function parsePostgresUrl(url: string): { connectionString: string; schem
   const u = new URL(url);
   const schema = u.searchParams.get('schema');
   u.searchParams.delete('schema');
-  if (schema !== null && !SCHEMA_RE.test(schema)) throw new Error(`DATABASE_URL ?schema= must be a plain identifier (letters, digits, _), got '${schema.slice(0, 70)}'`);
+  if (schema !== null && !SCHEMA_RE.test(schema)) throw new Error(`DATABASE_URL ?schema= must be a plain identifier (lower-case letters, digits, _), got '${schema.slice(0, 70)}'`);
   return { connectionString: u.toString(), schema };
 }
 
