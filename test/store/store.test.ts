@@ -45,6 +45,26 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     expect(await store.get({ operation: 'CheckChina', registration: '\u4eacA12345', state: '' })).toEqual({ payload, prepared: 'a\\b\tc\nd' });
   });
 
+  test('another instance on the same store sees none of an import until it commits, then all of it', async () => {
+    const other = open(url);
+    try {
+      const before = await store.beginImport();
+      await before.put({ operation: 'Check', registration: 'OLD', state: '', payload: '{"v":0}' });
+      await before.commit();
+      const batch = await store.beginImport();
+      await batch.put({ operation: 'Check', registration: 'OLD', state: '', payload: '{"v":1}' });
+      await batch.put({ operation: 'Check', registration: 'NEW', state: '', payload: '{"v":1}' });
+      expect(await other.get({ operation: 'Check', registration: 'NEW', state: '' })).toBeNull();
+      expect((await other.get({ operation: 'Check', registration: 'OLD', state: '' }))?.payload).toBe('{"v":0}');
+      await batch.commit();
+      await new Promise((r) => setImmediate(r)); // SQLite: another connection's commit is seen from the next turn
+      expect((await other.get({ operation: 'Check', registration: 'NEW', state: '' }))?.payload).toBe('{"v":1}');
+      expect((await other.get({ operation: 'Check', registration: 'OLD', state: '' }))?.payload).toBe('{"v":1}');
+    } finally {
+      await other.close();
+    }
+  });
+
   test('a rolled-back import leaves nothing; a later one goes through', async () => {
     const batch = await store.beginImport();
     await batch.put({ operation: 'Check', registration: 'R1', state: '', payload: '{}' });
