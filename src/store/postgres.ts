@@ -85,6 +85,7 @@ export class PostgresStore implements VehicleStore {
   private closed = false;
   private readonly cacheTtlMs: number;
   private cache = new Map<string, { found: FoundRecord | null; until: number }>();
+  private pending: { key: RecordKey; resolve: (f: FoundRecord | null) => void; reject: (e: unknown) => void }[] | null = null;
 
   constructor(url: string, options: PostgresOptions = {}) {
     const { connectionString, schema } = parsePostgresUrl(url);
@@ -220,13 +221,48 @@ export class PostgresStore implements VehicleStore {
     if (this.cache.size > 0) this.cache = new Map();
   }
 
-  private async read(key: RecordKey): Promise<FoundRecord | null> {
-    const r = await this.query<FoundRecord>('get', 'SELECT payload, prepared FROM records WHERE operation = $1 AND registration = $2 AND state = $3', [
-      key.operation,
-      key.registration,
-      key.state,
-    ]);
-    return r.rows[0] ?? null;
+  /**
+   * Lookups asked for in the same turn of the event loop go to the server as one query (the service
+   * serves the requests of one turn together: transport/turn.ts): one round trip and one pool
+   * checkout for all of them instead of one each.
+   */
+  private read(key: RecordKey): Promise<FoundRecord | null> {
+    return new Promise((resolve, reject) => {
+      if (this.pending === null) {
+        this.pending = [];
+        setImmediate(() => void this.readPending());
+      }
+      this.pending.push({ key, resolve, reject });
+    });
+  }
+
+  private async readPending(): Promise<void> {
+    const batch = this.pending ?? [];
+    this.pending = null;
+    try {
+      if (batch.length === 1) {
+        const { key } = batch[0];
+        const r = await this.query<FoundRecord>('get', 'SELECT payload, prepared FROM records WHERE operation = $1 AND registration = $2 AND state = $3', [
+          key.operation,
+          key.registration,
+          key.state,
+        ]);
+        batch[0].resolve(r.rows[0] ?? null);
+        return;
+      }
+      const r = await this.query<FoundRecord & { i: string }>(
+        'get-many',
+        `SELECT k.i::int AS i, r.payload, r.prepared
+           FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(operation, registration, state, i)
+           JOIN records r ON r.operation = k.operation AND r.registration = k.registration AND r.state = k.state`,
+        [batch.map((b) => b.key.operation), batch.map((b) => b.key.registration), batch.map((b) => b.key.state)],
+      );
+      const found: (FoundRecord | null)[] = batch.map(() => null);
+      for (const row of r.rows) found[Number(row.i) - 1] = { payload: row.payload, prepared: row.prepared };
+      batch.forEach((b, i) => b.resolve(found[i]));
+    } catch (e) {
+      for (const b of batch) b.reject(e);
+    }
   }
 
   async preparedVersion(): Promise<string | null> {

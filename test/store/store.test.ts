@@ -37,6 +37,18 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     expect(await store.get({ operation: 'CheckCanada', registration: 'A1', state: 'CA' })).toBeNull();
   });
 
+  test('many lookups at once, found, missing and repeated, each get their own answer', async () => {
+    const batch = await store.beginImport();
+    for (let i = 0; i < 50; i++) await batch.put({ operation: 'Check', registration: `M${i}`, state: '', payload: `{"i":${i}}` });
+    await batch.commit();
+    const keys = Array.from({ length: 120 }, (_, j) => ({ operation: 'Check', registration: `M${(j * 7) % 60}`, state: '' }));
+    const found = await Promise.all(keys.map((k) => store.get(k)));
+    found.forEach((f, j) => {
+      const i = (j * 7) % 60;
+      expect(f?.payload ?? null).toBe(i < 50 ? `{"i":${i}}` : null);
+    });
+  });
+
   test('text comes back byte for byte: tabs, newlines, backslashes, quotes, CJK, emoji', async () => {
     const payload = JSON.stringify({ Description: 'tab\there\nline\\back "q" \u4eac A12345 \u{1F697}' }) + '\t\\N\r\n';
     const batch = await store.beginImport();
