@@ -516,7 +516,7 @@ async function main(): Promise<void> {
     }
     if (!SHORT) {
       out();
-      out('Fixed rate, 1,000 requests/s for 10 s (open loop, as in the SQLite table below):');
+      out('Fixed rate, 1,000 requests/s for 10 s (open loop: bench/load.ts), each store in turn:');
       out();
       out('| scenario | store | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors |');
       out('|---|---|---|---|---|---|---|');
