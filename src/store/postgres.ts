@@ -85,6 +85,8 @@ export class PostgresStore implements VehicleStore {
   private closed = false;
   private readonly cacheTtlMs: number;
   private cache = new Map<string, { found: FoundRecord | null; until: number }>();
+  /** Counts this process's writes to records, so that a read overlapping one is not cached. */
+  private generation = 0;
   private pending: { key: RecordKey; resolve: (f: FoundRecord | null) => void; reject: (e: unknown) => void }[] | null = null;
 
   constructor(url: string, options: PostgresOptions = {}) {
@@ -209,7 +211,10 @@ export class PostgresStore implements VehicleStore {
     const now = Date.now();
     const hit = this.cache.get(id);
     if (hit !== undefined && hit.until > now) return hit.found;
+    const generation = this.generation;
     const found = await this.read(key);
+    // A read that overlapped this process's own write may hold the old record: not kept.
+    if (generation !== this.generation) return found;
     if (this.cache.size >= CACHE_MAX) this.cache = new Map();
     // Timed from before the read: the answer is at most as old as the moment it was asked for.
     this.cache.set(id, { found, until: now + this.cacheTtlMs });
@@ -218,6 +223,7 @@ export class PostgresStore implements VehicleStore {
 
   /** Forgets every cached lookup: after this process changed records. */
   private forget(): void {
+    this.generation++;
     if (this.cache.size > 0) this.cache = new Map();
   }
 
