@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { PostgresStore } from '../../src/store/postgres';
+import { startServer } from '../helpers/server';
 import { updatePrepared } from '../../src/store/store';
 import { describePostgres, sqlIn, testSchema } from '../helpers/postgres';
 
@@ -99,6 +100,31 @@ describePostgres('PostgreSQL statement timeout', () => {
       await locker.query('ROLLBACK');
       await locker.end();
       await store.close();
+    }
+  });
+});
+
+describePostgres('PostgreSQL statement timeout over HTTP', () => {
+  const s = testSchema();
+  afterAll(() => s.drop());
+
+  test('a lookup stuck behind a lock is answered INTERNAL_ERROR, with no SQL in the answer', async () => {
+    const srv = await startServer({ DATABASE_URL: s.url, DATABASE_STATEMENT_TIMEOUT_MS: '200' });
+    const pg = (await import('pg')).default;
+    const locker = new pg.Client({ connectionString: s.url.replace(/\?.*$/, ''), options: `-c search_path=${s.schema}` });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE records IN ACCESS EXCLUSIVE MODE');
+      const res = await fetch(`${srv.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`);
+      const body = await res.text();
+      expect(res.status).toBe(500);
+      expect(res.headers.get('x-error-code')).toBe('INTERNAL_ERROR');
+      expect(body).not.toMatch(/statement|SELECT|records/i);
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+      await srv.close();
     }
   });
 });
