@@ -54,3 +54,22 @@ describePostgres('two instances on one PostgreSQL', () => {
     expect((await lookup(b, 'newbie')).status).not.toBe(200);
   });
 });
+
+describePostgres('WORKERS=auto on PostgreSQL', () => {
+  const schema = testSchema();
+  let srv: ServeProcess;
+  afterAll(async () => {
+    await srv?.stop();
+    await schema.drop();
+  });
+
+  test('one worker per core, every one serving lookups from the shared database', async () => {
+    srv = await startServeProcess({ DATABASE_URL: schema.url, WORKERS: 'auto' });
+    const cores = (await import('node:os')).availableParallelism();
+    const listening = () => (srv.output().match(/"message":"listening"/g) ?? []).length;
+    for (let i = 0; i < 100 && listening() < cores; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(listening()).toBe(cores);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => fetch(`${srv.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`)));
+    expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
+  });
+});
