@@ -2,7 +2,8 @@
 //   front handler (request id, access log), then, with the other requests of the same event-loop
 //   turn, in that turn's check phase (transport/turn.ts):
 //     POST /api/reg.asmx            -> SOAP transport (body limit, XML guard, node-soap)
-//     everything else               -> Express: GET/POST /api/reg.asmx/{Op}, WSDL and help, health
+//     everything else               -> Express: GET/POST /api/reg.asmx/{Op}, the JSON API at
+//                                      /api/json.aspx, /ajax/getcredits.aspx, /image.aspx, WSDL and help, health
 // and every transport calls the one LookupService, which asks the accounts and the store. Answers
 // are prepared when records are written (transport/prepared.ts); start-up makes sure they are current.
 
@@ -11,16 +12,26 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { Accounts } from './accounts/accounts';
+import { FlexibleRateLimiter } from './accounts/limiter';
+import { UsageRecorder } from './accounts/usage';
 import type { Config } from './config';
 import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
+import { readiness, type ReadinessProbe } from './ops/health';
 import { createLogger, logAccess, type Logger } from './ops/logger';
+import { askPrimaryForMetrics, countPrepared, CONTENT_TYPE as METRICS_CONTENT_TYPE, metrics as processMetrics, type Metrics } from './ops/metrics';
+import { VERSION } from './ops/version';
 import { LookupError } from './service/errors';
+import { CreditsService } from './service/credits';
 import { LookupService } from './service/lookup';
-import { importFile } from './store/import';
+import { importFile } from './data/import';
 import { updatePrepared, type VehicleStore } from './store/store';
-import { contextOf, setContext } from './transport/context';
+import { contextOf, note, setContext } from './transport/context';
+import { creditsRouter } from './transport/credits';
+import { clientAddress } from './transport/forwarded';
 import { helpRouter } from './transport/help';
 import { httpHandler } from './transport/http';
+import { imageHandler } from './transport/image';
+import { jsonHandler } from './transport/json';
 import { PREPARED_FORMS } from './transport/prepared';
 import { sendPlainError } from './transport/plain';
 import { createSoapHandler } from './transport/soap';
@@ -32,16 +43,43 @@ export interface Service {
   readonly handler: (req: http.IncomingMessage, res: http.ServerResponse) => void;
   readonly store: VehicleStore;
   readonly logger: Logger;
+  /** Writes the usage counted so far and lets go of Redis; call after the server stops taking requests, before closing the store. */
+  close(): Promise<void>;
+  /** Writes the usage counted so far (it is otherwise written every few seconds). */
+  flushUsage(): Promise<void>;
+  /**
+   * Shutdown has begun: /readyz answers 503, and every answer from now on (those in flight too)
+   * carries `Connection: close`, so that keep-alive connections close once answered.
+   */
+  beginShutdown(): void;
+  readonly stopping: boolean;
 }
+
+/** What the process around the service adds to it (serve.ts); each is optional. */
+export interface ServiceOptions {
+  /** Readiness probes besides the store's (Redis, ...), each named in /readyz's answer. */
+  readonly probes?: readonly ReadinessProbe[];
+  /**
+   * Where GET /metrics on the service port gets its text: this process's registry (the default),
+   * the whole cluster's through the primary (WORKERS > 1), or nowhere (METRICS_PORT serves it).
+   */
+  readonly metricsOnServicePort?: 'process' | 'cluster' | 'none';
+}
+
+/** Health, readiness and metrics paths: access-logged at debug, since probes and scrapes come every few seconds. */
+const QUIET_TRANSPORTS = new Set(['health', 'metrics']);
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** Loads and checks the contract, then wires transports, service, accounts and store together. */
-export async function createService(config: Config, store: VehicleStore, logger?: Logger): Promise<Service> {
+export async function createService(config: Config, store: VehicleStore, logger?: Logger, options: ServiceOptions = {}): Promise<Service> {
   const log = logger ?? createLogger(config.logLevel, config.logFormat);
+  const metrics: Metrics | null = config.metrics ? processMetrics() : null;
+  const state = { prepared: false, stopping: false };
   const wsdl = loadWsdl(config.namespace);
   await assertContract(wsdl, config.namespace);
   await ensurePrepared(store, log);
+  state.prepared = true;
 
   // A failure no transport answered: logged with its stack, answered with one plain line (or, once
   // the answer has begun, by closing the connection: sendPlainError).
@@ -49,22 +87,62 @@ export async function createService(config: Config, store: VehicleStore, logger?
     log.error('unhandled error', { error: String((e as Error)?.stack ?? e) });
     sendPlainError(req, res, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
   };
-  const accounts = new Accounts(store, { policy: config.usernamePolicy, ratePerMinute: config.rateLimitPerMinute });
-  const service = new LookupService(store, accounts);
-  const deps = { service, namespace: config.namespace, limits: config.limits, logger: log };
+  const limiter = new FlexibleRateLimiter(
+    { burst: config.rateLimitBurst, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, onError: config.rateLimitOnRedisError },
+    log,
+  );
+  await limiter.ready();
+  const usage = new UsageRecorder(store, config.usageDays, log);
+  const accounts = new Accounts(store, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
+  const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox });
+  const deps = { service, namespace: config.namespace, limits: config.limits, logger: log, trustProxy: config.trustProxy };
   const soap = await createSoapHandler(wsdl, deps);
 
   const app = express();
+  closeConnectionsWhenStopping(app.response, () => state.stopping);
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
   app.use(httpHandler(deps));
+  app.use(jsonHandler({ service, logger: log, corsOrigins: config.corsOrigins, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
+  app.use(creditsRouter(new CreditsService(store, config.usernamePolicy), log));
+  app.use(imageHandler());
   app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
-  app.get('/healthz', async (_req, res) => {
-    // One index probe: a health check runs often and must not cost a pass over millions of rows.
-    const empty = await store.isEmpty();
-    res.json({ status: 'ok', empty });
+  // The store's probe is one index probe: readiness is asked often and must not cost a pass over millions of rows.
+  const probes: readonly ReadinessProbe[] = [{ name: 'store', check: () => store.isEmpty() }, ...(options.probes ?? [])];
+  const quiet = (path: string, serve: express.RequestHandler) =>
+    app.all(path, (req, res, next) => {
+      note(req, { transport: path === '/metrics' ? 'metrics' : 'health' });
+      if (req.method === 'GET' || req.method === 'HEAD') return serve(req, res, next);
+      sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use GET`), { Allow: 'GET, HEAD' });
+    });
+  quiet('/healthz', (_req, res) => {
+    res.json({ status: 'ok', version: VERSION });
   });
+  // A failing dependency is logged when readiness changes, not at every probe.
+  let lastReason: string | undefined;
+  quiet('/readyz', (_req, res) => {
+    readiness(probes, state).then((r) => {
+      if (r.reason !== lastReason) {
+        if (r.ready) log.info('ready again');
+        else log.warn('not ready', { reason: r.reason, details: r.details });
+        lastReason = r.reason;
+      }
+      res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', checks: r.checks } : { status: 'not ready', reason: r.reason, checks: r.checks });
+    }, (e: unknown) => internalError(_req, res, e));
+  });
+  const metricsFrom = metrics ? options.metricsOnServicePort ?? 'process' : 'none';
+  if (metrics && metricsFrom !== 'none') {
+    quiet('/metrics', (req, res) => {
+      (metricsFrom === 'cluster' ? askPrimaryForMetrics() : metrics.registry.metrics()).then(
+        (text) => {
+          res.setHeader('Content-Type', METRICS_CONTENT_TYPE);
+          res.end(text);
+        },
+        (e: unknown) => internalError(req, res, e),
+      );
+    });
+  }
   app.get('/', (_req, res) => res.redirect(302, SOAP_PATH));
   app.use((req: express.Request, res: express.Response) => {
     sendPlainError(req, res, new LookupError('UNKNOWN_OPERATION', `Nothing is served at ${req.method} ${req.path.slice(0, 80)}; the service is at ${SOAP_PATH}`));
@@ -77,24 +155,35 @@ export async function createService(config: Config, store: VehicleStore, logger?
   });
 
   // One listener shared by every response (no closure made per request); the request is res.req.
+  // It counts the request in the metrics (a few additions) and writes its access line.
   function logFinished(this: http.ServerResponse) {
     const req = this.req;
     const ctx = contextOf(req);
     if (!ctx) return;
-    const url = req.url ?? '';
-    const q = url.indexOf('?');
-    logAccess(log, {
-      id: ctx.id,
-      method: req.method,
-      path: (q === -1 ? url : url.slice(0, q)).slice(0, 200),
-      transport: ctx.transport,
-      operation: ctx.operation,
-      status: this.statusCode,
-      error: ctx.errorCode,
-      ms: performance.now() - ctx.start,
-    });
+    const ms = performance.now() - ctx.start;
+    const transport = ctx.transport ?? 'other';
+    const outcome = ctx.errorCode ?? (this.statusCode < 400 ? 'ok' : `HTTP_${this.statusCode}`);
+    if (metrics && transport !== 'metrics') metrics.request(transport, ctx.operation ?? '', outcome, ms / 1000);
+    logAccess(
+      log,
+      {
+        id: ctx.id,
+        client: clientAddress(req, config.trustProxy),
+        method: req.method,
+        path: loggedPath(req.url ?? ''),
+        transport,
+        operation: ctx.operation,
+        outcome,
+        status: this.statusCode,
+        ms,
+        username: ctx.username,
+        sandbox: ctx.sandbox,
+      },
+      QUIET_TRANSPORTS.has(transport) ? 'debug' : 'info',
+    );
   }
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    originForm(req);
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
     setContext(req, { id, start: performance.now() });
@@ -109,7 +198,79 @@ export async function createService(config: Config, store: VehicleStore, logger?
     else app(req, res);
   };
   const serveThisTurn = servedTogether(dispatch, internalError);
-  return { handler, store, logger: log };
+  const close = async () => {
+    await usage.close();
+    await limiter.close();
+  };
+  return {
+    handler,
+    store,
+    logger: log,
+    close,
+    flushUsage: () => usage.flush(),
+    beginShutdown() {
+      state.stopping = true;
+    },
+    get stopping() {
+      return state.stopping;
+    },
+  };
+}
+/**
+ * The path as the access log gives it: no query string (GET lookups carry the registration there),
+ * and nothing after the third segment (`/api/reg.asmx/Check` is whole; a path that carries more,
+ * say a value appended to an operation, loses it), so that no registration number reaches the log.
+ */
+export function loggedPath(url: string): string {
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  let cut = -1;
+  for (let i = 0, slashes = 0; i < path.length; i++) {
+    if (path.charCodeAt(i) === 47 && ++slashes === 4) {
+      cut = i;
+      break;
+    }
+  }
+  return (cut === -1 ? path : `${path.slice(0, cut)}/…`).slice(0, 200);
+}
+
+/**
+ * The store, with the time each lookup read takes recorded (until its promise settles: any store,
+ * sync or not). Every other member is the store's own, called on the store itself, so that a
+ * store keeping state on `this` (SQLite's shared read) sees one object whatever is called.
+ */
+export function timedReads(store: VehicleStore, metrics: Metrics): VehicleStore {
+  const timedGet: VehicleStore['get'] = (key) => {
+    const t = performance.now();
+    return store.get(key).then((found) => {
+      metrics.storeQuery((performance.now() - t) / 1000);
+      return found;
+    });
+  };
+  return new Proxy(store, {
+    get(target, name) {
+      if (name === 'get') return timedGet;
+      const v: unknown = Reflect.get(target, name, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
+const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)([^#]*)/i;
+
+/**
+ * A request-target in absolute form (`GET http://host/path HTTP/1.1`), which HTTP/1.1 servers must
+ * accept (RFC 9112 3.2.2): served as its path and query, the target's authority taking the place of
+ * the Host header as the RFC says (baseUrl() still writes it only when it is a plain host).
+ */
+export function originForm(req: http.IncomingMessage): void {
+  const url = req.url ?? '';
+  if (url.startsWith('/')) return;
+  const m = ABSOLUTE_FORM.exec(url);
+  if (!m) return;
+  const rest = m[2];
+  req.url = rest === '' ? '/' : rest.startsWith('/') ? rest : `/${rest}`;
+  req.headers.host = m[1];
 }
 
 /**
@@ -121,6 +282,7 @@ export async function ensurePrepared(store: VehicleStore, logger: Logger): Promi
   const t = Date.now();
   const { records, all } = await updatePrepared(store, PREPARED_FORMS);
   if (records === 0) return;
+  countPrepared(records);
   // all: made under another version (an upgrade); otherwise records written without them (by an
   // older release's import, say).
   logger.info(all ? 'prepared the stored answers for this version' : 'prepared the answers of records that had none', { records, ms: Date.now() - t });
@@ -129,13 +291,35 @@ export async function ensurePrepared(store: VehicleStore, logger: Logger): Promi
 /** Loads the bundled sample data into an empty store. */
 export async function loadSampleIfEmpty(store: VehicleStore, logger: Logger): Promise<void> {
   if (!(await store.isEmpty())) return;
-  const report = await importFile(store, SAMPLE_FILE, PREPARED_FORMS);
+  const report = await importFile(store, SAMPLE_FILE, { forms: PREPARED_FORMS, sample: true });
   if (!report.committed) throw new Error(`bundled sample data is invalid: ${JSON.stringify(report.errors.slice(0, 3))}`);
   logger.info('loaded sample data', { records: report.imported });
 }
 
+/**
+ * Once shutdown begins, every answer not yet begun (those of requests already in flight too) goes
+ * out with `Connection: close` and its connection closes after it, instead of waiting idle for a
+ * request that will never be served. Node reads shouldKeepAlive when it writes the head, so an
+ * accessor on the responses' prototype is all it takes: on the server's response class, and on
+ * Express's, which Express swaps in for the requests it serves.
+ */
+const KEEP_ALIVE = Symbol('reglookup.keepAlive');
+function closeConnectionsWhenStopping(proto: object, stopping: () => boolean): void {
+  Object.defineProperty(proto, 'shouldKeepAlive', {
+    configurable: true,
+    get(this: { [KEEP_ALIVE]?: boolean }) {
+      return this[KEEP_ALIVE] !== false && !stopping();
+    },
+    set(this: { [KEEP_ALIVE]?: boolean }, v: boolean) {
+      this[KEEP_ALIVE] = v;
+    },
+  });
+}
+
 export function createHttpServer(service: Service, config: Config): http.Server {
-  const server = http.createServer({ requestTimeout: config.requestTimeoutMs, headersTimeout: Math.min(config.requestTimeoutMs, 60_000), connectionsCheckingInterval: 1000 } as http.ServerOptions, service.handler);
+  class Response extends http.ServerResponse {}
+  closeConnectionsWhenStopping(Response.prototype, () => service.stopping);
+  const server = http.createServer({ ServerResponse: Response as unknown as typeof http.ServerResponse, requestTimeout: config.requestTimeoutMs, headersTimeout: Math.min(config.requestTimeoutMs, 60_000), connectionsCheckingInterval: 1000 } as http.ServerOptions, service.handler);
   server.keepAliveTimeout = 5000;
   // Expect: 100-continue (.NET and curl send it for larger bodies): invite the body only when its
   // declared length is within the limit; otherwise the 413 goes out before the client uploads it.

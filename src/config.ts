@@ -4,6 +4,7 @@
 import net from 'node:net';
 import os from 'node:os';
 import type { UsernamePolicy } from './accounts/accounts';
+import { AddressListError, addressSet, splitList, type AddressSet } from './net/cidr';
 
 export const DEFAULT_NAMESPACE = 'http://regcheck.org.uk';
 
@@ -34,7 +35,16 @@ export interface Config {
   readonly logFormat: 'json' | 'text';
   readonly loadSampleData: boolean;
   readonly usernamePolicy: UsernamePolicy;
-  readonly rateLimitPerMinute: number;
+  /** Lookups per second per username (RATE_LIMIT); 0: no limit unless an account sets its own rate. */
+  readonly rateLimit: number;
+  /** Lookups a username may make above its rate, from a pool refilled each minute (RATE_LIMIT_BURST). */
+  readonly rateLimitBurst: number;
+  /** What the rate limit does while Redis cannot be reached. */
+  readonly rateLimitOnRedisError: 'allow' | 'deny';
+  /** Prefix of every Redis key this service writes (REDIS_PREFIX), so instances and tests can be kept apart. */
+  readonly redisPrefix: string;
+  /** Days of usage records kept (USAGE_DAYS). */
+  readonly usageDays: number;
   readonly requestTimeoutMs: number;
   /** Processes serving the port (node:cluster); 1 serves from the main process. WORKERS=auto: one per core. */
   readonly workers: number;
@@ -42,7 +52,17 @@ export interface Config {
   readonly trustProxy: TrustedProxies;
   /** Redis shared by workers and instances (REDIS_URL), or null for none. */
   readonly redisUrl: string | null;
+  /** SANDBOX=on: the sandbox registrations answer on every operation and transport. */
+  readonly sandbox: boolean;
+  /** Origins allowed to call the JSON API from a browser (CORS_ORIGINS); '*' for any; empty: none. */
+  readonly corsOrigins: readonly string[];
   readonly limits: Limits;
+  /** Whether /metrics is served and requests are counted (METRICS). */
+  readonly metrics: boolean;
+  /** A separate port serving only /metrics (METRICS_PORT), or null to serve it on PORT. */
+  readonly metricsPort: number | null;
+  /** How long a SIGTERM/SIGINT waits for the requests in flight before cutting them (SHUTDOWN_TIMEOUT_MS). */
+  readonly shutdownTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -70,36 +90,37 @@ function bool(env: Env, name: string, dflt: boolean): boolean {
   if (raw === undefined || raw === '') return dflt;
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
+  throw new ConfigError(`${name} must be on or off (also true/false, yes/no, 1/0, in any case), got '${raw}'`);
 }
 
-/** A set of addresses given as CIDRs or single addresses (IPv4 and IPv6). */
-export interface TrustedProxies {
-  /** The CIDRs as given, for logs and the README. */
-  readonly list: readonly string[];
-  has(address: string): boolean;
-}
+/** The proxies whose X-Forwarded-For is believed. */
+export type TrustedProxies = AddressSet;
 
 function cidrs(env: Env, name: string): TrustedProxies {
   const raw = env[name];
-  const list = raw === undefined || raw.trim() === '' ? [] : raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  const block = new net.BlockList();
-  for (const item of list) {
-    const m = /^([^/]+?)(?:\/(\d{1,3}))?$/.exec(item);
-    const family = m ? net.isIP(m[1]) : 0;
-    const bits = m?.[2] === undefined ? (family === 6 ? 128 : 32) : Number(m[2]);
-    if (!m || family === 0 || bits > (family === 6 ? 128 : 32)) throw new ConfigError(`${name} must be a comma-separated list of IP addresses or CIDRs (e.g. 10.0.0.0/8,::1), got '${item}'`);
-    block.addSubnet(m[1], bits, family === 6 ? 'ipv6' : 'ipv4');
+  try {
+    return addressSet(raw === undefined ? [] : splitList(raw));
+  } catch (e) {
+    if (e instanceof AddressListError) throw new ConfigError(`${name} must be a comma-separated list of IP addresses or CIDRs (e.g. 10.0.0.0/8,::1): ${e.message}`);
+    throw e;
   }
-  return {
-    list,
-    has(address: string): boolean {
-      const v4mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-      const a = v4mapped ? v4mapped[1] : address;
-      const family = net.isIP(a);
-      return family !== 0 && block.check(a, family === 6 ? 'ipv6' : 'ipv4');
-    },
-  };
+}
+
+/** A decimal number (RATE_LIMIT=0.5 is one lookup every two seconds). */
+function decimal(env: Env, name: string, dflt: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new ConfigError(`${name} must be a number such as 10 or 0.5, got '${raw}'`);
+  const n = Number(raw.trim());
+  if (n !== 0 && (n < min || n > max)) throw new ConfigError(`${name} must be 0 or between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function prefix(env: Env, name: string, dflt: string): string {
+  const raw = env[name];
+  if (raw === undefined) return dflt;
+  if (raw.length > 100 || /[\s\u0000-\u001f\u007f]/.test(raw)) throw new ConfigError(`${name} must be at most 100 characters without spaces or control characters`);
+  return raw;
 }
 
 /** WORKERS: a number, or `auto` for one per core the process may use. */
@@ -125,6 +146,39 @@ function redis(env: Env, name: string): string | null {
   return raw;
 }
 
+/**
+ * CORS_ORIGINS: `*`, or origins as browsers send them in `Origin` (scheme, host and port, nothing
+ * else). Each is normalised as a browser writes it (host in lower case, a default port dropped:
+ * `https://app.example.com:443` is `https://app.example.com`), since matching is by equality.
+ * Wildcards are refused rather than accepted and never matched.
+ */
+function origins(env: Env, name: string): readonly string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  const list = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (list.length === 1 && list[0] === '*') return list;
+  const out: string[] = [];
+  for (const item of list) {
+    if (item === '*') throw new ConfigError(`${name}: * means any origin and is given alone, not in a list`);
+    if (item.includes('*')) {
+      throw new ConfigError(`${name} takes no wildcards in an origin ('${item}'): list each origin (scheme://host[:port]), or give * alone for any origin`);
+    }
+    let u: URL | null = null;
+    try {
+      u = new URL(item);
+    } catch {
+      u = null;
+    }
+    // What is left once the origin is cut off must be nothing: no path (not even '/'), query, fragment or user.
+    const rest = u ? item.slice(item.indexOf('//') + 2).replace(/^[^/?#]*/, '') : '';
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || rest !== '' || u.username !== '' || u.password !== '' || item.includes('@')) {
+      throw new ConfigError(`${name} must be * or a comma-separated list of origins such as https://app.example.com (scheme://host[:port], nothing after), got '${item}'`);
+    }
+    if (!out.includes(u.origin)) out.push(u.origin);
+  }
+  return out;
+}
+
 function url(env: Env, name: string): string | null {
   const raw = env[name];
   if (raw === undefined || raw === '') return null;
@@ -138,12 +192,33 @@ function url(env: Env, name: string): string | null {
   return raw.replace(/\/+$/, '');
 }
 
+/** HOST: an IP address or a host name; a dotted quad out of range is caught here, not by a DNS lookup. */
+function host(env: Env, name: string, dflt: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const h = raw.trim();
+  const looksV4 = /^[\d.]+$/.test(h);
+  if (looksV4 ? net.isIPv4(h) : net.isIPv6(h) || /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(h)) return h;
+  throw new ConfigError(`${name} must be an IP address of this machine or a host name (e.g. 0.0.0.0, 127.0.0.1, ::), got '${raw}'`);
+}
+
+function optionalPort(env: Env, name: string): number | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  return int(env, name, 0, 1, 65535);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const namespace = env.SERVICE_NAMESPACE || DEFAULT_NAMESPACE;
   if (/["<>&\s]/.test(namespace)) throw new ConfigError(`SERVICE_NAMESPACE must be a URI without quotes, spaces or markup`);
-  return {
+  // Replaced, not aliased: a per-minute window and a per-second rate with a burst admit different
+  // traffic, and a silent reinterpretation would change a deployment's limit without saying so.
+  if (env.RATE_LIMIT_PER_MINUTE !== undefined && env.RATE_LIMIT_PER_MINUTE !== '') {
+    throw new ConfigError('RATE_LIMIT_PER_MINUTE is no longer read: use RATE_LIMIT (lookups per second, e.g. RATE_LIMIT_PER_MINUTE=60 is RATE_LIMIT=1) and RATE_LIMIT_BURST');
+  }
+  const config: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
-    host: env.HOST || '0.0.0.0',
+    host: host(env, 'HOST', '0.0.0.0'),
     databaseUrl: env.DATABASE_URL || 'sqlite:data/reglookup.db',
     databasePool: int(env, 'DATABASE_POOL', 10, 1, 1000),
     databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
@@ -154,11 +229,17 @@ export function loadConfig(env: Env = process.env): Config {
     logFormat: oneOf(env, 'LOG_FORMAT', 'json', ['json', 'text']),
     loadSampleData: bool(env, 'SAMPLE_DATA', true),
     usernamePolicy: oneOf(env, 'USERNAME_POLICY', 'any', ['any', 'registered']),
-    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0, 1_000_000_000),
+    rateLimit: decimal(env, 'RATE_LIMIT', 10, 0.001, 1_000_000),
+    rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 20, 0, 1_000_000),
+    rateLimitOnRedisError: oneOf(env, 'RATE_LIMIT_ON_REDIS_ERROR', 'allow', ['allow', 'deny']),
+    redisPrefix: prefix(env, 'REDIS_PREFIX', 'reglookup:'),
+    usageDays: int(env, 'USAGE_DAYS', 400, 1, 36_500),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10_000, 1_000, 600_000),
     workers: workers(env, 'WORKERS'),
     trustProxy: cidrs(env, 'TRUST_PROXY'),
     redisUrl: redis(env, 'REDIS_URL'),
+    sandbox: bool(env, 'SANDBOX', false),
+    corsOrigins: origins(env, 'CORS_ORIGINS'),
     limits: {
       maxBodyBytes: int(env, 'MAX_BODY_BYTES', 65_536, 1_024, 64 * 1024 * 1024),
       maxDepth: int(env, 'XML_MAX_DEPTH', 32, 4, 1_000),
@@ -166,5 +247,10 @@ export function loadConfig(env: Env = process.env): Config {
       maxElements: int(env, 'XML_MAX_ELEMENTS', 1_000, 8, 10_000_000),
       maxAttributes: int(env, 'XML_MAX_ATTRIBUTES', 32, 1, 10_000),
     },
+    metrics: bool(env, 'METRICS', true),
+    metricsPort: optionalPort(env, 'METRICS_PORT'),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   };
+  if (config.metricsPort !== null && config.metricsPort === config.port) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${config.port}); leave it unset to serve /metrics on PORT`);
+  return config;
 }

@@ -1,57 +1,67 @@
-// Admission of callers by username: the username policy, per-username rate limit, and credits.
-// The rate limiter is in memory here (one process); a shared limiter can implement RateLimiter.
+// Admission of callers by username. The order is chosen so that a refused request costs neither a
+// credit nor a daily count, and a failed lookup costs neither:
+//   admit (before the lookup): the username policy, a disabled account, the allow-list, an account
+//     already out of credit (as last read), then the rate limit (the only thing a refusal here
+//     counts is the rate: a rate limit counts attempts);
+//   the lookup itself;
+//   charge (after a lookup that found its record): one atomic store step takes the credit and counts
+//     the day, or refuses (OUT_OF_CREDIT, DAILY_LIMIT_REACHED) and changes nothing;
+//   record: usage counts, in memory, written in batches (usage.ts).
+// Account rows are read at most once a second per username, so a lookup needs no store query for
+// them; an account with neither credits nor a daily limit costs no store write per lookup either.
 
 import { LookupError, quote } from '../service/errors';
-import type { Account, VehicleStore } from '../store/store';
+import type { Account, AccountStore } from '../store/accounts';
+import { addressSet, type AddressSet } from '../net/cidr';
+import { secondsToMidnight, today } from './clock';
+import type { RateLimiter } from './limiter';
+import type { UsageRecorder } from './usage';
 
 export type UsernamePolicy = 'any' | 'registered';
 
 export interface AccountsConfig {
   readonly policy: UsernamePolicy;
-  /** Lookups per username per minute; 0 turns the limit off. */
-  readonly ratePerMinute: number;
+  /** Lookups per second per username unless its account sets its own rate; 0: none. */
+  readonly rateLimit: number;
 }
 
-export interface RateLimiter {
-  /** Seconds to wait when over the limit, or 0 when the call is admitted. */
-  hit(username: string): number;
+/** Who is calling, beyond the username a transport decoded: where from. */
+export interface Caller {
+  /** The client's IP address (transport/forwarded.ts: the socket's, or from trusted proxies). */
+  readonly address: string;
 }
 
-/** Fixed one-minute windows per username; old windows are dropped as they pass. */
-export class MemoryRateLimiter implements RateLimiter {
-  private window = 0;
-  private counts = new Map<string, number>();
-
-  constructor(private readonly perMinute: number, private readonly now: () => number = Date.now) {}
-
-  hit(username: string): number {
-    const t = this.now();
-    const window = Math.floor(t / 60000);
-    if (window !== this.window) {
-      this.window = window;
-      this.counts = new Map();
-    }
-    const n = (this.counts.get(username) ?? 0) + 1;
-    this.counts.set(username, n);
-    if (n <= this.perMinute) return 0;
-    return Math.max(1, Math.ceil(((window + 1) * 60000 - t) / 1000));
-  }
+/** A username as admitted, handed from admit to charge and record. */
+export interface Admitted {
+  readonly username: string;
+  /** The account, or null for a username without one (USERNAME_POLICY=any). */
+  readonly account: Account | null;
 }
 
-/** Account rows are read at most once a second per username: a lookup needs no store query for them. */
+interface Entry {
+  readonly account: Account | null;
+  readonly allow: AddressSet | null;
+}
+
+/** Account rows are read at most once a second per username. */
 const ACCOUNT_TTL_MS = 1000;
 const ACCOUNT_CACHE_MAX = 10_000;
 
+/** The phrase a client looks for to tell a rejected username (see README, Errors). */
+const REJECTED = 'Your username is incorrect or not allowed here';
+
 export class Accounts {
-  private readonly limiter: RateLimiter | null;
-  private cached = new Map<string, Account | null>();
+  private cached = new Map<string, Entry>();
   private cachedAt = 0;
 
-  constructor(private readonly store: VehicleStore, private readonly config: AccountsConfig, limiter?: RateLimiter) {
-    this.limiter = limiter ?? (config.ratePerMinute > 0 ? new MemoryRateLimiter(config.ratePerMinute) : null);
-  }
+  constructor(
+    private readonly store: AccountStore,
+    private readonly config: AccountsConfig,
+    private readonly limiter: RateLimiter | null = null,
+    private readonly usage: UsageRecorder | null = null,
+  ) {}
 
-  private async account(username: string): Promise<Account | null> {
+  private async entry(username: string): Promise<Entry> {
     const now = Date.now();
     if (now - this.cachedAt >= ACCOUNT_TTL_MS || this.cached.size >= ACCOUNT_CACHE_MAX) {
       this.cached = new Map();
@@ -60,29 +70,66 @@ export class Accounts {
     const hit = this.cached.get(username);
     if (hit !== undefined) return hit;
     const account = await this.store.getAccount(username);
-    this.cached.set(username, account);
-    return account;
+    const entry = { account, allow: account && account.allow.length > 0 ? addressSet(account.allow) : null };
+    this.cached.set(username, entry);
+    return entry;
   }
 
-  /** Before the lookup: is this caller known (when that is required) and within its rate? */
-  async admit(username: string): Promise<void> {
-    if (this.config.policy === 'registered' && !(await this.account(username))) {
-      throw new LookupError('UNKNOWN_USERNAME', `Unknown username ${quote(username)}: ask the operator to register it`);
+  /** Before the lookup: may this caller make it now? */
+  async admit(username: string, caller: Caller): Promise<Admitted> {
+    const { account, allow } = await this.entry(username);
+    if (account === null) {
+      if (this.config.policy === 'registered') {
+        throw new LookupError('UNKNOWN_USERNAME', `Your username is incorrect: ${quote(username)} is not registered; ask the operator to register it`);
+      }
+    } else {
+      if (!account.enabled) throw new LookupError('UNKNOWN_USERNAME', `${REJECTED}: username ${quote(username)} is disabled`);
+      if (allow && !allow.has(caller.address)) {
+        throw new LookupError('UNKNOWN_USERNAME', `${REJECTED}: username ${quote(username)} may not be used from ${quote(caller.address, 64)}`);
+      }
+      if (account.credits === 0) throw outOfCredit(username);
     }
-    if (this.limiter) {
-      const wait = this.limiter.hit(username);
-      if (wait > 0) {
-        throw new LookupError('RATE_LIMITED', `Too many requests for username ${quote(username)}; retry in ${wait} s`, wait);
+    const rate = account?.rate ?? this.config.rateLimit;
+    if (rate > 0 && this.limiter) {
+      const refused = await this.limiter.consume(username, rate);
+      if (refused) {
+        const msg = refused.unavailable
+          ? `The rate limit for username ${quote(username)} cannot be checked right now; retry in ${refused.retryAfter} s`
+          : `Too many requests for username ${quote(username)}; retry in ${refused.retryAfter} s`;
+        throw new LookupError('RATE_LIMITED', msg, refused.retryAfter);
       }
     }
+    return { username, account };
   }
 
-  /** After a successful lookup: take one credit from a limited account. */
-  async charge(username: string): Promise<void> {
-    const account = await this.account(username);
-    if (!account || account.credits === null) return;
-    if (!(await this.store.takeCredit(username))) {
-      throw new LookupError('OUT_OF_CREDIT', `Username ${quote(username)} has no lookup credit left`, 3600);
+  /** After a lookup that found its record: take its credit and count it for today, or refuse. */
+  async charge(who: Admitted): Promise<void> {
+    const account = who.account;
+    if (!account || (account.credits === null && account.dailyLimit === null)) return;
+    const result = await this.store.charge(who.username, today());
+    if (result.ok) return;
+    switch (result.reason) {
+      case 'credits':
+        throw outOfCredit(who.username);
+      case 'daily': {
+        const wait = secondsToMidnight();
+        throw new LookupError('DAILY_LIMIT_REACHED', `Daily limit reached: username ${quote(who.username)} has made its lookups for this UTC day; retry after midnight UTC, in ${wait} s`, wait);
+      }
+      case 'disabled':
+        throw new LookupError('UNKNOWN_USERNAME', `${REJECTED}: username ${quote(who.username)} is disabled`);
+      case 'unknown':
+        // Removed since it was read: from now on it is a username without an account.
+        if (this.config.policy === 'registered') throw new LookupError('UNKNOWN_USERNAME', `Your username is incorrect: ${quote(who.username)} is not registered; ask the operator to register it`);
     }
   }
+
+  /** Counts a lookup in the usage records (accounts only): found, or answered VEHICLE_NOT_FOUND. */
+  record(who: Admitted, operation: string, found: boolean): void {
+    if (who.account && this.usage) this.usage.record(who.username, today(), operation, found);
+  }
+}
+
+function outOfCredit(username: string): LookupError {
+  // No Retry-After: credits never come back by themselves.
+  return new LookupError('OUT_OF_CREDIT', `Out of credit: username ${quote(username)} has no lookup credit left; ask the operator for more`);
 }

@@ -18,10 +18,23 @@ export function config(): Config {
   }
 }
 
+/** A failure: its message on stderr, no stack; exit 2 for a bad configuration or contract, 1 otherwise. */
 export function fatal(e: unknown): never {
-  const msg = e instanceof ConfigError || e instanceof ContractError ? e.message : (e as Error)?.message ?? String(e);
+  const named = e instanceof ConfigError || e instanceof ContractError;
+  const msg = named ? e.message : (e as Error)?.message ?? String(e);
   process.stderr.write(`reglookup: ${msg}\n`);
-  process.exit(1);
+  process.exit(named ? 2 : 1);
+}
+
+/**
+ * `serve` could not start: exit 2 whatever the cause. Failures that a variable explains arrive as
+ * ConfigError naming it; a WSDL that disagrees with the catalogue as ContractError.
+ */
+export function startupFailed(e: unknown): never {
+  const msg =
+    e instanceof ConfigError ? e.message : e instanceof ContractError ? `the service contract (wsdl/reg.wsdl) cannot be served: ${e.message}` : `start-up failed: ${(e as Error)?.message ?? String(e)}`;
+  process.stderr.write(`reglookup: ${msg}\n`);
+  process.exit(2);
 }
 
 /** The store DATABASE_URL names, with its pool and timeout settings. */

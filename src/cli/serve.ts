@@ -1,16 +1,29 @@
 // `reglookup serve`: one process, or with WORKERS > 1 a primary that prepares the store and forks
-// workers sharing the port.
+// workers sharing the port. Start-up failures name their cause and the variable behind it and
+// exit 2; SIGTERM/SIGINT drain the requests in flight and exit 0.
 
 import cluster from 'node:cluster';
+import type http from 'node:http';
 import type { Command } from 'commander';
 import { createHttpServer, createService, ensurePrepared, loadSampleIfEmpty } from '../app';
-import type { Config } from '../config';
-import { createLogger } from '../ops/logger';
+import { ConfigError, type Config } from '../config';
+import { hostSharedLimits } from '../accounts/limiter';
+import { createLogger, type Logger } from '../ops/logger';
 import { tuneHeap } from '../ops/memory';
-import type { Logger } from '../ops/logger';
+import { clusterMetrics, metrics } from '../ops/metrics';
+import { createMetricsServer } from '../ops/metricsport';
+import { redisProbe } from '../ops/redisprobe';
 import { isMigratable, redactUrl } from '../store/open';
 import type { VehicleStore } from '../store/store';
-import { config, fatal, openConfiguredStore } from './common';
+import { config, openConfiguredStore, startupFailed } from './common';
+
+/** Something shutdown closes after the last answer: the store, Redis (#12 adds its client here), ... */
+export interface Closer {
+  readonly name: string;
+  close(): Promise<unknown>;
+}
+
+const redact = redactUrl;
 
 /** Brings a migrated store's schema up to date before anything else touches it, and says what changed. */
 async function migrateAtStart(store: VehicleStore, logger: Logger): Promise<void> {
@@ -19,29 +32,133 @@ async function migrateAtStart(store: VehicleStore, logger: Logger): Promise<void
   if (report.applied.length > 0) logger.info('applied migrations', { versions: report.applied.map((m) => m.version), version: report.version });
 }
 
+/** The store DATABASE_URL names, opened and asked once, so that a store that cannot serve fails here by name. */
+async function openNamedStore(cfg: Config): Promise<VehicleStore> {
+  let store: VehicleStore | undefined;
+  try {
+    store = openConfiguredStore(cfg);
+    await store.isEmpty();
+    return store;
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    await store?.close().catch(() => undefined);
+    throw new ConfigError(`DATABASE_URL '${redact(cfg.databaseUrl)}' cannot be opened: ${(e as Error)?.message ?? String(e)}`);
+  }
+}
+
+/** server.listen as a promise, its failure as a message naming the variable to change. */
+function listen(server: http.Server, port: number, host: string, portVar: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (e: NodeJS.ErrnoException) => {
+      const where = `${host}:${port}`;
+      const why: Record<string, string> = {
+        EADDRINUSE: `${portVar} ${port} is already in use on ${host} (another reglookup, or another program); choose another ${portVar}`,
+        EACCES: `${portVar} ${port} may not be listened on by this user (ports below 1024 need privileges); choose another ${portVar}`,
+        EADDRNOTAVAIL: `HOST '${host}' is not an address of this machine; use 0.0.0.0 (every IPv4 address), :: or one of this machine's addresses`,
+        ENOTFOUND: `HOST '${host}' does not resolve to an address of this machine`,
+        EAI_AGAIN: `HOST '${host}' could not be resolved (name lookup failed)`,
+      };
+      reject(new ConfigError(why[e.code ?? ''] ?? `cannot listen on ${where} (${portVar}, HOST): ${e.message}`));
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      const addr = server.address();
+      resolve(typeof addr === 'object' && addr ? addr.port : port);
+    });
+  });
+}
+
+/**
+ * SIGTERM and SIGINT: stop accepting, answer what is in flight (every answer now closes its
+ * connection; idle keep-alive connections close at once), cut what is left after
+ * SHUTDOWN_TIMEOUT_MS, close the closers, and exit: 0 when every request was answered, 1 when some
+ * had to be cut.
+ */
+function drainOnSignals(servers: readonly http.Server[], beginShutdown: () => void, closers: readonly Closer[], cfg: Config, logger: Logger): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal, timeoutMs: cfg.shutdownTimeoutMs });
+    beginShutdown();
+    let cut = false;
+    const timer = setTimeout(() => {
+      cut = true;
+      logger.warn('shutdown timeout: cutting the requests still in flight', { timeoutMs: cfg.shutdownTimeoutMs });
+      for (const s of servers) s.closeAllConnections();
+    }, cfg.shutdownTimeoutMs);
+    const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
+    for (const s of servers) s.closeIdleConnections();
+    void Promise.all(closed).then(async () => {
+      clearTimeout(timer);
+      for (const c of closers) {
+        try {
+          await c.close();
+        } catch (e) {
+          logger.error('could not close on shutdown', { what: c.name, error: String((e as Error)?.message ?? e) });
+        }
+      }
+      logger.info('stopped', { cut });
+      process.exit(cut ? 1 : 0);
+    });
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
 /** WORKERS > 1: the primary prepares the store once, then forks workers that share the port. */
 async function supervise(cfg: Config): Promise<void> {
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
-  const store = openConfiguredStore(cfg);
+  const store = await openNamedStore(cfg);
   await migrateAtStart(store, logger);
   if (cfg.loadSampleData) await loadSampleIfEmpty(store, logger);
   // Once here, so that the workers find the stored answers current instead of racing to prepare them.
   await ensurePrepared(store, logger);
   await store.close();
+  // Without Redis the workers share one rate limit, kept here and asked over the cluster's IPC.
+  if (!cfg.redisUrl) hostSharedLimits();
+  // Workers answer GET /metrics by asking here; METRICS_PORT is served from here.
+  const metricsText = cfg.metrics ? clusterMetrics() : null;
+  const metricsServer = metricsText && cfg.metricsPort !== null ? createMetricsServer(metricsText, logger) : null;
+  if (metricsServer && cfg.metricsPort !== null) await listen(metricsServer, cfg.metricsPort, cfg.host, 'METRICS_PORT');
+
   let stopping = false;
+  let failed = false;
+  let startFailed = false;
+  const finish = (code: number) => {
+    metricsServer?.closeAllConnections();
+    metricsServer?.close();
+    process.exit(code);
+  };
   for (let i = 0; i < cfg.workers; i++) cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
-    if (stopping) return;
+    if (code !== 0) failed = true;
+    if (code === 2) startFailed = true;
+    if (!stopping && code === 2) {
+      // A worker's start-up failure (its message is on stderr already): the others would fail the same way.
+      logger.error('a worker could not start; stopping', { pid: worker.process.pid });
+      stopping = true;
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+    }
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) finish(startFailed ? 2 : failed ? 1 : 0);
+      return;
+    }
     logger.error('worker exited; starting another', { pid: worker.process.pid, code, signal });
     cluster.fork();
   });
-  const stop = () => {
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
     stopping = true;
+    logger.info('shutting down: stopping the workers', { signal, workers: Object.keys(cluster.workers ?? {}).length });
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
-    setTimeout(() => process.exit(0), 6000).unref();
-    cluster.on('exit', () => {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
-    });
+    // The workers cut what is left at SHUTDOWN_TIMEOUT_MS; a worker that still has not exited then is stuck.
+    setTimeout(() => {
+      logger.error('workers did not stop in time; killing them');
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+      finish(1);
+    }, cfg.shutdownTimeoutMs + 5000).unref();
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -52,7 +169,9 @@ async function serve(): Promise<void> {
   if (cfg.workers > 1 && cluster.isPrimary) return supervise(cfg);
   tuneHeap();
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
-  const store = openConfiguredStore(cfg);
+  // Made before the sample data is loaded so that its import is counted.
+  if (cfg.metrics) metrics();
+  const store = await openNamedStore(cfg);
   if (cluster.isPrimary) await migrateAtStart(store, logger);
   if (cfg.loadSampleData && cluster.isPrimary) await loadSampleIfEmpty(store, logger);
   process.on('unhandledRejection', (e) => logger.error('unhandled rejection', { error: String((e as Error)?.stack ?? e) }));
@@ -62,24 +181,30 @@ async function serve(): Promise<void> {
     logger.end();
     setTimeout(() => process.exit(1), 1000).unref();
   });
-  const service = await createService(cfg, store, logger);
-  const server = createHttpServer(service, cfg);
-  server.on('error', (e) => fatal(e));
-  server.listen(cfg.port, cfg.host, () => {
-    const addr = server.address();
-    const port = typeof addr === 'object' && addr ? addr.port : cfg.port;
-    logger.info('listening', { url: `http://${cfg.host === '0.0.0.0' ? 'localhost' : cfg.host}:${port}/api/reg.asmx`, database: redactUrl(cfg.databaseUrl) });
+  const separateMetrics = cfg.metrics && cfg.metricsPort !== null;
+  const redis = cfg.redisUrl ? redisProbe(cfg.redisUrl) : null;
+  const service = await createService(cfg, store, logger, {
+    probes: redis ? [redis.probe] : [],
+    metricsOnServicePort: separateMetrics ? 'none' : cluster.isWorker ? 'cluster' : 'process',
   });
-  const stop = () => {
-    logger.info('shutting down');
-    server.close(() => void store.close().then(() => process.exit(0)));
-    server.closeIdleConnections();
-    setTimeout(() => process.exit(0), 5000).unref();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  const server = createHttpServer(service, cfg);
+  const servers = [server];
+  // With WORKERS > 1 the primary serves METRICS_PORT for all of them.
+  if (separateMetrics && cfg.metricsPort !== null && cluster.isPrimary) {
+    const registry = metrics().registry;
+    const metricsServer = createMetricsServer(() => registry.metrics(), logger);
+    await listen(metricsServer, cfg.metricsPort, cfg.host, 'METRICS_PORT');
+    servers.push(metricsServer);
+  }
+  const port = await listen(server, cfg.port, cfg.host, 'PORT');
+  server.on('error', (e) => logger.error('server error', { error: String(e?.message ?? e) }));
+  logger.info('listening', { url: `http://${cfg.host === '0.0.0.0' ? 'localhost' : cfg.host}:${port}/api/reg.asmx`, database: redact(cfg.databaseUrl) });
+  // Usage counted but not yet written, and the rate limiter's Redis, go before the store closes.
+  const closers: Closer[] = [{ name: 'service', close: () => service.close() }, { name: 'store', close: () => store.close() }];
+  if (redis) closers.push({ name: 'redis', close: redis.close });
+  drainOnSignals(servers, () => service.beginShutdown(), closers, cfg, logger);
 }
 
 export function registerServe(program: Command): void {
-  program.command('serve').description('serve /api/reg.asmx (configuration from the environment)').action(() => serve().catch(fatal));
+  program.command('serve').description('serve /api/reg.asmx (configuration from the environment)').action(() => serve().catch(startupFailed));
 }

@@ -1,46 +1,242 @@
-// `reglookup users ...`: managing the callers.
+// `reglookup users ...`: managing the callers. Every input is checked before the store is touched;
+// a bad one, or an unknown username, is one line on stderr and exit status 1.
 
 import type { Command } from 'commander';
-import { fatal, withStore } from './common';
+import { today, dayOf } from '../accounts/clock';
+import { generateUsername, usernameProblem } from '../accounts/username';
+import { addressEntryProblem, splitList } from '../net/cidr';
+import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
+import { config, fatal, withStore } from './common';
 
-function credits(value: string | undefined): number | null {
-  if (value === undefined || value === 'unlimited') return null;
-  if (!/^\d+$/.test(value)) fatal(new Error(`--credits must be a whole number or 'unlimited', got '${value}'`));
-  return Number(value);
+class InputError extends Error {}
+
+interface SettingOptions {
+  credits?: string;
+  dailyLimit?: string;
+  rate?: string;
+  allow?: string;
+}
+
+const MAX_CREDITS = 1_000_000_000_000;
+
+function whole(value: string, what: string, min: number, max: number): number {
+  if (!/^\d+$/.test(value)) throw new InputError(`${what} must be a whole number, got '${value}'`);
+  const n = Number(value);
+  if (n < min || n > max) throw new InputError(`${what} must be between ${min} and ${max}, got ${value}`);
+  return n;
+}
+
+/** The settings the options give; absent options are absent from the result. */
+function settings(opts: SettingOptions): AccountChanges {
+  const out: { -readonly [K in keyof AccountChanges]: AccountChanges[K] } = {};
+  if (opts.credits !== undefined) out.credits = opts.credits === 'unlimited' ? null : whole(opts.credits, "--credits (or 'unlimited')", 0, MAX_CREDITS);
+  if (opts.dailyLimit !== undefined) out.dailyLimit = opts.dailyLimit === 'none' ? null : whole(opts.dailyLimit, "--daily-limit (or 'none')", 1, 1_000_000_000);
+  if (opts.rate !== undefined) {
+    const r = opts.rate;
+    if (r === 'default') out.rate = null;
+    else if (r === 'none') out.rate = 0;
+    else {
+      if (!/^\d+(\.\d+)?$/.test(r)) throw new InputError(`--rate must be lookups per second (e.g. 5 or 0.5), 'none' or 'default', got '${r}'`);
+      const n = Number(r);
+      if (n !== 0 && (n < 0.001 || n > 1_000_000)) throw new InputError(`--rate must be 0 (none) or between 0.001 and 1000000, got ${r}`);
+      out.rate = n;
+    }
+  }
+  if (opts.allow !== undefined) {
+    if (opts.allow === 'any') out.allow = [];
+    else {
+      const list = splitList(opts.allow);
+      if (list.length === 0) throw new InputError("--allow needs a comma-separated list of addresses or CIDRs, or 'any'");
+      if (list.length > 100) throw new InputError('--allow takes at most 100 entries');
+      for (const item of list) {
+        const problem = addressEntryProblem(item);
+        if (problem) throw new InputError(`--allow: ${problem}`);
+      }
+      out.allow = list;
+    }
+  }
+  return out;
+}
+
+function checkName(name: string): void {
+  const problem = usernameProblem(name);
+  if (problem) throw new InputError(`${problem}: ${JSON.stringify(name.slice(0, 80))}`);
+}
+
+/** A name fit for one line of a table: as it is, or JSON-quoted when it holds spaces or controls. */
+function shown(name: string): string {
+  return /^[\x21-\x7e\u00a0-\uffff]+$/.test(name) && !/[\u2028\u2029]/.test(name) ? name : JSON.stringify(name);
+}
+
+function describe(a: Account, defaultRate: number): Record<string, string> {
+  return {
+    enabled: a.enabled ? 'yes' : 'no',
+    credits: a.credits === null ? 'unlimited' : String(a.credits),
+    'daily limit': a.dailyLimit === null ? 'none' : String(a.dailyLimit),
+    rate: a.rate === null ? (defaultRate > 0 ? `default (${defaultRate}/s)` : 'default (none)') : a.rate === 0 ? 'none' : `${a.rate}/s`,
+    allow: a.allow.length === 0 ? 'any' : a.allow.join(','),
+  };
+}
+
+function summary(a: Account): string {
+  const d = describe(a, config().rateLimit);
+  return Object.entries(d)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ');
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}
+
+function jsonAccount(a: AccountSummary): Record<string, unknown> {
+  return { username: a.username, enabled: a.enabled, credits: a.credits, usedToday: a.usedToday, dailyLimit: a.dailyLimit, rate: a.rate, allow: a.allow };
+}
+
+type Action<A extends unknown[]> = (...args: A) => Promise<void>;
+
+/** Runs a subcommand: input errors and store errors alike are one line on stderr and exit 1. */
+function run<A extends unknown[]>(fn: Action<A>): (...args: A) => Promise<void> {
+  return (...args: A) => fn(...args).catch(fatal);
+}
+
+function noSuch(name: string): never {
+  throw new InputError(`no such username: ${shown(name)}`);
+}
+
+function withSettings(cmd: Command): Command {
+  return cmd
+    .option('--credits <n>', "successful lookups allowed, or 'unlimited'")
+    .option('--daily-limit <n>', "successful lookups per UTC day, or 'none'")
+    .option('--rate <r>', "lookups per second (e.g. 5 or 0.5), 'none', or 'default' (RATE_LIMIT)")
+    .option('--allow <cidrs>', "addresses or CIDRs it may be used from (e.g. 10.0.0.0/8,2001:db8::/32), or 'any'");
 }
 
 export function registerUsers(program: Command): void {
-  const users = program.command('users').description('manage usernames (for USERNAME_POLICY=registered and credits)');
-  users
-    .command('add')
-    .argument('<username>')
-    .option('--credits <n>', "lookups allowed, or 'unlimited'", 'unlimited')
-    .description('register a username, or change its credits')
-    .action((name: string, opts: { credits?: string }) =>
-      withStore((s) => s.putAccount({ username: name, credits: credits(opts.credits) }))
-        .then(() => {
-          process.stdout.write(`saved ${name}\n`);
-        })
-        .catch(fatal),
+  const users = program.command('users').description('manage callers: usernames, credits, limits, allow-lists, usage');
+
+  withSettings(users.command('add'))
+    .argument('[username]', 'the username (or use --generate)')
+    .option('--generate', 'make an unguessable username (128 random bits) and print it')
+    .description('register a username')
+    .action(
+      run(async (name: string | undefined, opts: SettingOptions & { generate?: boolean }) => {
+        if (opts.generate && name !== undefined) throw new InputError('give a username or --generate, not both');
+        if (!opts.generate && name === undefined) throw new InputError('give a username, or --generate to make one');
+        const username = opts.generate ? generateUsername() : (name as string);
+        checkName(username);
+        const changes = settings(opts);
+        const added = await withStore((s) => s.addAccount({ username, ...changes }));
+        if (!added) throw new InputError(`username ${shown(username)} exists; change it with 'reglookup users set'`);
+        if (opts.generate) {
+          process.stdout.write(`${username}\n`);
+          process.stderr.write(`added a generated username; give it to the caller over a private channel\n`);
+        } else {
+          const a = await withStore((s) => s.getAccount(username));
+          process.stdout.write(`added ${shown(username)} (${summary(a as Account)})\n`);
+        }
+      }),
     );
+
+  withSettings(users.command('set'))
+    .argument('<username>')
+    .description('change the settings of a username')
+    .action(
+      run(async (name: string, opts: SettingOptions) => {
+        const changes = settings(opts);
+        if (Object.keys(changes).length === 0) throw new InputError('nothing to set: give --credits, --daily-limit, --rate or --allow');
+        const a = await withStore((s) => s.updateAccount(name, changes, today()));
+        if (!a) noSuch(name);
+        process.stdout.write(`saved ${shown(name)} (${summary(a)})\n`);
+      }),
+    );
+
+  users
+    .command('credit')
+    .argument('<username>')
+    .argument('<n>', 'credits to add; a negative number takes them away (never below 0)')
+    .description('add credits to a username (or take them away)')
+    .action(
+      run(async (name: string, n: string) => {
+        if (!/^-?\d+$/.test(n) || Math.abs(Number(n)) > MAX_CREDITS) throw new InputError(`credits must be a whole number (negative to take away), at most ${MAX_CREDITS} either way, got '${n}'`);
+        const result = await withStore((s) => s.addCredits(name, Number(n)));
+        if (result === 'unknown') noSuch(name);
+        if (result === 'unlimited') throw new InputError(`${shown(name)} has unlimited credits; give it a balance with 'reglookup users set ${shown(name)} --credits N'`);
+        process.stdout.write(`${shown(name)}: ${result.balance} credit(s) left\n`);
+      }),
+    );
+
+  for (const [command, enabled] of [['disable', false], ['enable', true]] as const) {
+    users
+      .command(command)
+      .argument('<username>')
+      .description(enabled ? 'let a disabled username make lookups again' : 'refuse every lookup by a username, keeping its settings and usage')
+      .action(
+        run(async (name: string) => {
+          if (!(await withStore((s) => s.setEnabled(name, enabled)))) noSuch(name);
+          process.stdout.write(`${command}d ${shown(name)}\n`);
+        }),
+      );
+  }
+
   users
     .command('remove')
     .argument('<username>')
-    .action((name: string) =>
-      withStore((s) => s.removeAccount(name))
-        .then((gone) => {
-          process.stdout.write(gone ? `removed ${name}\n` : `no such username: ${name}\n`);
-          if (!gone) process.exitCode = 1;
-        })
-        .catch(fatal),
+    .description('remove a username and its usage records')
+    .action(
+      run(async (name: string) => {
+        if (!(await withStore((s) => s.removeAccount(name)))) noSuch(name);
+        process.stdout.write(`removed ${shown(name)}\n`);
+      }),
     );
+
   users
     .command('list')
-    .action(() =>
-      withStore((s) => s.listAccounts())
-        .then((list) => {
-          for (const a of list) process.stdout.write(`${a.username}\t${a.credits === null ? 'unlimited' : a.credits}\n`);
-        })
-        .catch(fatal),
+    .option('--json', 'one JSON array')
+    .description('every username with its settings and the lookups it made today (UTC)')
+    .action(
+      run(async (opts: { json?: boolean }) => {
+        const list = await withStore((s) => s.listAccounts(today()));
+        if (opts.json) {
+          process.stdout.write(JSON.stringify(list.map(jsonAccount), null, 2) + '\n');
+          return;
+        }
+        const rate = config().rateLimit;
+        const rows = list.map((a) => {
+          const d = describe(a, rate);
+          return [shown(a.username), d.enabled, d.credits, String(a.usedToday), d['daily limit'], d.rate, d.allow];
+        });
+        process.stdout.write(table(['USERNAME', 'ENABLED', 'CREDITS', 'USED TODAY', 'DAILY LIMIT', 'RATE', 'ALLOW'], rows));
+      }),
+    );
+
+  users
+    .command('usage')
+    .argument('<username>')
+    .option('--days <d>', 'days to show, today included', '30')
+    .option('--json', 'one JSON array')
+    .description('lookups per UTC day and operation, found and not found')
+    .action(
+      run(async (name: string, opts: { days: string; json?: boolean }) => {
+        const days = whole(opts.days, '--days', 1, 36_500);
+        const from = dayOf(Date.now() - (days - 1) * 86_400_000);
+        const rows = await withStore(async (s) => {
+          if (!(await s.getAccount(name))) noSuch(name);
+          return s.usage(name, from);
+        });
+        if (opts.json) {
+          process.stdout.write(JSON.stringify(rows.map((r) => ({ day: r.day, operation: r.operation, found: r.found, notFound: r.notFound })), null, 2) + '\n');
+          return;
+        }
+        const total = rows.reduce((t, r) => [t[0] + r.found, t[1] + r.notFound], [0, 0]);
+        process.stdout.write(
+          table(
+            ['DAY', 'OPERATION', 'FOUND', 'NOT FOUND'],
+            [...rows.map((r) => [r.day, r.operation, String(r.found), String(r.notFound)]), ['total', '', String(total[0]), String(total[1])]],
+          ),
+        );
+      }),
     );
 }

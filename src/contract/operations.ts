@@ -17,21 +17,41 @@ export interface Operation {
   readonly result: ResultKind;
   /** For the three subdivision operations: the parameter name and the subdivision table. */
   readonly state?: { readonly param: StateParam; readonly country: StateCountry };
+  /**
+   * Each parameter name, under its own spelling and under its lower-case form, to its own spelling:
+   * HTTP GET/POST match names ignoring case, as ASP.NET does (built once, so a request allocates
+   * nothing for it when a name comes in its own spelling).
+   */
+  readonly paramsIgnoringCase: ReadonlyMap<string, string>;
+}
+
+/** Every name to itself and its lower-case form to it. */
+export function namesIgnoringCase(names: readonly string[]): ReadonlyMap<string, string> {
+  const map = new Map<string, string>();
+  for (const n of names) {
+    map.set(n.toLowerCase(), n);
+    map.set(n, n);
+  }
+  return map;
+}
+
+function operation(op: Omit<Operation, 'paramsIgnoringCase'>): Operation {
+  return { ...op, paramsIgnoringCase: namesIgnoringCase(op.params) };
 }
 
 function plain(name: string, country: string): Operation {
-  return { name, country, params: ['RegistrationNumber', 'username'], required: ['RegistrationNumber', 'username'], result: 'Vehicle' };
+  return operation({ name, country, params: ['RegistrationNumber', 'username'], required: ['RegistrationNumber', 'username'], result: 'Vehicle' });
 }
 
 function withState(name: string, country: string, param: StateParam, code: StateCountry): Operation {
-  return {
+  return operation({
     name,
     country,
     params: ['RegistrationNumber', param, 'username'],
     required: ['RegistrationNumber', param, 'username'],
     result: 'Vehicle',
     state: { param, country: code },
-  };
+  });
 }
 
 export const OPERATIONS: readonly Operation[] = Object.freeze([
@@ -65,13 +85,13 @@ export const OPERATIONS: readonly Operation[] = Object.freeze([
   plain('CheckNigeria', 'Nigeria'),
   plain('CheckTunisia', 'Tunisia'),
   plain('CheckSouthAfrica', 'South Africa'),
-  {
+  operation({
     name: 'UKMOT',
     country: 'United Kingdom (MOT test history)',
     params: ['RegistrationNumber', 'Model', 'username'],
     required: ['RegistrationNumber', 'username'],
     result: 'UKMOTData',
-  },
+  }),
 ]);
 
 const byName = new Map(OPERATIONS.map((op) => [op.name, op]));

@@ -57,32 +57,78 @@ function stdout(): BatchedWriter {
 
 const accessSinks = new WeakMap<Logger, { out: BatchedWriter; format: 'json' | 'text' }>();
 
+/** The access log's fields, in the order a text line gives them. Never a registration number. */
 export interface AccessRecord {
   readonly id: string;
+  /** The caller's address (behind TRUST_PROXY proxies, the forwarded one). */
+  readonly client: string;
   readonly method: string | undefined;
+  /** The path without its query string, cut after its third segment (see app.ts). */
   readonly path: string;
   readonly transport: string | undefined;
   readonly operation: string | undefined;
+  /** 'ok', or the error code the request was answered with. */
+  readonly outcome: string;
+  /** true when a sandbox registration answered (SANDBOX=on); absent otherwise. */
+  readonly sandbox?: boolean;
   readonly status: number;
-  readonly error: string | undefined;
   readonly ms: number;
+  readonly username: string | undefined;
+}
+
+// C0, DEL, C1 and the Unicode line separators: JSON.stringify leaves all but C0 as they are, and
+// in a terminal or a line-based collector they forge or split lines.
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const UNSAFE_ALL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const escapeChar = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** A value a caller chose (a username, a path), with its control characters written as \uXXXX. */
+export function escapeControls(s: string): string {
+  return UNSAFE.test(s) ? s.replace(UNSAFE_ALL, escapeChar) : s;
+}
+
+/** One value of a text line: bare when it is plain printable ASCII, else quoted and escaped. */
+function textValue(v: unknown): string {
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  const s = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+  if (/^[\x21-\x7e]+$/.test(s) && !/["=\\]/.test(s)) return s;
+  return JSON.stringify(s).replace(UNSAFE_ALL, escapeChar);
+}
+
+/** `time level message key=value ...`: one line per event, for a human reading a terminal. */
+export function textLine(timestamp: string, level: string, message: string, fields: Readonly<Record<string, unknown>>): string {
+  let line = `${timestamp} ${level} ${escapeControls(message)}`;
+  for (const k of Object.keys(fields)) {
+    const v = fields[k];
+    if (v === undefined) continue;
+    line += ` ${k}=${textValue(v)}`;
+  }
+  return line;
 }
 
 /**
- * The one line per request, at level info, in the same stream and JSON shape as the logger's own
- * lines, but without winston's format pipeline, which measured at about a quarter of a GET's time.
+ * The one line per request, in the same stream and shape as the logger's own lines, but without
+ * winston's format pipeline, which measured at about a quarter of a GET's time. Health and
+ * readiness probes and scrapes are logged at debug (level 'debug'), everything else at info.
  */
-export function logAccess(logger: Logger, r: AccessRecord): void {
-  if (logger.silent || !logger.isInfoEnabled()) return;
+export function logAccess(logger: Logger, r: AccessRecord, level: 'info' | 'debug' = 'info'): void {
+  if (logger.silent || !(level === 'info' ? logger.isInfoEnabled() : logger.isDebugEnabled())) return;
   const sink = accessSinks.get(logger);
   if (!sink) {
-    logger.info('request', { ...r });
+    logger.log(level, 'request', { ...r });
     return;
   }
   const timestamp = new Date().toISOString();
-  if (sink.format === 'json') sink.out.append(JSON.stringify({ level: 'info', message: 'request', ...r, timestamp }) + '\n');
-  else sink.out.append(`info: request ${JSON.stringify({ ...r, timestamp })}\n`);
+  const record = { ...r, ms: Math.round(r.ms * 1000) / 1000 };
+  // JSON.stringify escapes C0; escapeControls then writes DEL, C1 and the separators as \uXXXX too (valid JSON).
+  if (sink.format === 'json') sink.out.append(escapeControls(JSON.stringify({ level, message: 'request', timestamp, ...record })) + '\n');
+  else sink.out.append(textLine(timestamp, level, 'request', record) + '\n');
 }
+
+const textFormat = winston.format.printf((info) => {
+  const { level, message, timestamp, ...rest } = info as { level: string; message: unknown; timestamp?: string } & Record<string, unknown>;
+  return textLine(timestamp ?? new Date().toISOString(), level, String(message), rest);
+});
 
 export function createLogger(level: string, format: 'json' | 'text'): Logger {
   const out = stdout();
@@ -92,7 +138,7 @@ export function createLogger(level: string, format: 'json' | 'text'): Logger {
     format:
       format === 'json'
         ? winston.format.combine(winston.format.timestamp(), winston.format.json())
-        : winston.format.combine(winston.format.timestamp(), winston.format.simple()),
+        : winston.format.combine(winston.format.timestamp(), textFormat),
     transports: [new winston.transports.Stream({ stream: out })],
   });
   accessSinks.set(logger, { out, format });

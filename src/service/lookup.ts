@@ -4,11 +4,12 @@
 // and, when the record has them, its answers prepared when it was written, handed on unread.
 
 import type { Operation, ResultKind } from '../contract/operations';
-import type { Accounts } from '../accounts/accounts';
+import type { Accounts, Caller } from '../accounts/accounts';
 import type { VehicleStore } from '../store/store';
 import { LookupError, quote } from './errors';
 import { normalizeRegistration, normalizeState } from './normalize';
 import { modelMatches, parseMot } from './records';
+import { isSandboxPlate, sandboxPayload } from './sandbox';
 
 /** A lookup's answer: the found record, for the transport to write (see resultNodes). */
 export interface LookupResult {
@@ -24,12 +25,32 @@ export interface LookupResult {
  */
 export type RawParams = Readonly<Record<string, unknown>>;
 
-const MAX_PARAM_CHARS = 256;
+/**
+ * What a lookup tells its caller beside the answer, for the access log: the transport passes its
+ * request context (transport/context.ts), which has these fields; nothing is allocated for it.
+ */
+export interface CallNotes {
+  username?: string;
+  sandbox?: boolean;
+}
+
+export interface LookupOptions {
+  /** SANDBOX=on: the sandbox registrations (service/sandbox.ts) answer before the store is asked. */
+  readonly sandbox?: boolean;
+}
+
+/** Who asks for a parameter: an operation, or another call taking parameters (the credits endpoint). */
+export type ParamsOwner = Pick<Operation, 'name' | 'required'>;
+
+export type { Caller } from '../accounts/accounts';
+
+export const MAX_PARAM_CHARS = 256;
 // C0, DEL and C1 controls, and the line and paragraph separators: never part of a plate, a state,
 // a model or a username, and they would split or corrupt log lines and error messages.
-const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+export const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
-function paramValue(op: Operation, raw: RawParams, name: string): string | undefined {
+/** A parameter's value, trimmed; undefined for an optional one not given. Throws for what is not allowed. */
+export function paramValue(op: ParamsOwner, raw: RawParams, name: string): string | undefined {
   let v = raw[name];
   if (Array.isArray(v)) {
     if (v.length > 1) throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' was given ${v.length} times; give it once`);
@@ -46,7 +67,8 @@ function paramValue(op: Operation, raw: RawParams, name: string): string | undef
   if (text === '') {
     if (!op.required.includes(name)) return undefined;
     const near = Object.keys(raw).find((k) => k !== name && k.toLowerCase() === name.toLowerCase());
-    const hint = near ? ` (got '${near}'; parameter names are case-sensitive)` : '';
+    // Only SOAP can get here with a near miss: HTTP GET/POST and JSON take names ignoring case.
+    const hint = near ? ` (got '${near}'; parameter names are case-sensitive in SOAP)` : '';
     const what = v === undefined || v === null ? 'Missing required parameter' : 'Empty required parameter';
     throw new LookupError('MISSING_PARAMETER', `${what} '${name}' for ${op.name}${hint}`);
   }
@@ -58,13 +80,19 @@ function paramValue(op: Operation, raw: RawParams, name: string): string | undef
 }
 
 export class LookupService {
-  constructor(private readonly store: VehicleStore, private readonly accounts: Accounts) {}
+  private readonly sandbox: boolean;
 
-  async lookup(op: Operation, raw: RawParams): Promise<LookupResult> {
+  constructor(private readonly store: VehicleStore, private readonly accounts: Accounts, options: LookupOptions = {}) {
+    this.sandbox = options.sandbox === true;
+  }
+
+  /** The caller (its address) comes from the transport: transport/forwarded.ts callerOf(req, trust). */
+  async lookup(op: Operation, raw: RawParams, caller: Caller, notes?: CallNotes): Promise<LookupResult> {
     const values = new Map<string, string | undefined>();
     for (const name of op.params) values.set(name, paramValue(op, raw, name));
     const regText = values.get('RegistrationNumber') as string;
     const username = values.get('username') as string;
+    if (notes) notes.username = username;
 
     const reg = normalizeRegistration(regText);
     if (!reg.ok) throw new LookupError('INVALID_PARAMETER', `RegistrationNumber ${quote(regText)} ${reg.reason}`);
@@ -76,17 +104,28 @@ export class LookupService {
       state = st.value;
     }
 
-    await this.accounts.admit(username);
+    if (this.sandbox && isSandboxPlate(reg.value)) {
+      if (notes) notes.sandbox = true;
+      const payload = await sandboxPayload(op, reg.value, values.get('Model'));
+      return { kind: op.result, payload, prepared: null };
+    }
+
+    // Refusals come before the lookup and cost nothing; the credit and the day's count are taken
+    // after it, only when it found its record (accounts/accounts.ts).
+    const admitted = await this.accounts.admit(username, caller);
     const found = await this.store.get({ operation: op.name, registration: reg.value, state });
     const where = state ? `${op.country}, ${state}` : op.country;
     if (found === null) {
+      this.accounts.record(admitted, op.name, false);
       throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} (${where})`);
     }
     const model = values.get('Model');
     if (op.result === 'UKMOTData' && model !== undefined && !modelMatches(parseMot(found.payload), model)) {
+      this.accounts.record(admitted, op.name, false);
       throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`);
     }
-    await this.accounts.charge(username);
+    await this.accounts.charge(admitted);
+    this.accounts.record(admitted, op.name, true);
     return { kind: op.result, payload: found.payload, prepared: found.prepared };
   }
 }

@@ -38,6 +38,24 @@ export const VEHICLE_FIELDS: ReadonlyArray<readonly [string, FieldKind]> = [
 
 export const MOT_TEST_FIELDS = ['TestDate', 'ExpiryDate', 'Result', 'Odometer', 'TestNumber'] as const;
 const MOT_TEST_LISTS = ['FailureReasons', 'Advisories'] as const;
+/** The keys an MOT history and an MOT test may hold: anything else is refused (a misspelling would vanish from the answer). */
+const MOT_KEYS: readonly string[] = ['make', 'model', 'taxDate', 'tests', 'extendedInformation'];
+const MOT_TEST_KEYS: readonly string[] = [...MOT_TEST_FIELDS, ...MOT_TEST_LISTS];
+
+/**
+ * Why an object holds a key it may not, or null: names the first unknown key, and the allowed
+ * spelling when the key differs from one only in case ("taxdate" -> "taxDate").
+ */
+export function unknownKeyProblem(where: string, o: Readonly<Record<string, unknown>>, allowed: readonly string[]): string | null {
+  for (const k in o) {
+    if (allowed.includes(k)) continue;
+    const lower = k.toLowerCase();
+    const near = allowed.find((a) => a.toLowerCase() === lower);
+    const shown = JSON.stringify(k.length > 40 ? k.slice(0, 40) + '...' : k);
+    return near ? `unknown key ${shown} in ${where} (did you mean "${near}"? keys are case-sensitive)` : `unknown key ${shown} in ${where} (allowed: ${allowed.join(', ')})`;
+  }
+  return null;
+}
 
 const MAX_TEXT = 8192;
 // Characters XML 1.0 cannot carry, even escaped; a record holding one could not be answered.
@@ -134,8 +152,8 @@ function composite(name: string, v: Json | undefined): XNode {
 }
 
 /** The children of a Vehicle result: vehicleJson, then vehicleData in spec order. */
-function vehicleNodes(payload: string): XNode[] {
-  const v = JSON.parse(payload) as JsonObject;
+function vehicleNodes(payload: string, value?: unknown): XNode[] {
+  const v = (value ?? JSON.parse(payload)) as JsonObject;
   const data: XNode[] = [];
   for (const [name, kind] of VEHICLE_FIELDS) {
     const value = v[name];
@@ -165,6 +183,8 @@ function stringList(where: string, v: unknown): string | null {
 /** Why this MOT object cannot be imported, or null when it can. */
 export function motProblem(m: unknown): string | null {
   if (!isObject(m)) return '"mot" must be a JSON object';
+  const unknown = unknownKeyProblem('"mot"', m, MOT_KEYS);
+  if (unknown) return unknown;
   for (const key of ['make', 'model', 'taxDate']) {
     if (m[key] !== undefined && m[key] !== null) {
       const p = textProblem(`mot.${key}`, m[key]);
@@ -177,6 +197,8 @@ export function motProblem(m: unknown): string | null {
       const t = m.tests[i];
       const where = `mot.tests[${i}]`;
       if (!isObject(t)) return `${where} must be an object`;
+      const unknownInTest = unknownKeyProblem(where, t, MOT_TEST_KEYS);
+      if (unknownInTest) return unknownInTest;
       for (const f of MOT_TEST_FIELDS) {
         if (t[f] !== undefined && t[f] !== null) {
           const p = textProblem(`${where}.${f}`, t[f]);
@@ -242,9 +264,12 @@ function motNodes(mot: MotHistory): XNode[] {
   return nodes;
 }
 
-/** The children of an operation's result element, from the stored payload. */
-export function resultNodes(kind: ResultKind, payload: string): XNode[] {
-  return kind === 'UKMOTData' ? motNodes(parseMot(payload)) : vehicleNodes(payload);
+/**
+ * The children of an operation's result element, from the stored payload; `value`, when given, is
+ * JSON.parse(payload) already made (an import has it from the line), so it is not parsed twice.
+ */
+export function resultNodes(kind: ResultKind, payload: string, value?: unknown): XNode[] {
+  return kind === 'UKMOTData' ? motNodes((value as MotHistory | undefined) ?? parseMot(payload)) : vehicleNodes(payload, value);
 }
 
 /** UKMOT's optional Model: matches the record's make, its model, or both together, ignoring case and spaces. */

@@ -18,7 +18,9 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { migrate, type Migration, type MigrationReport, type MigrationTarget } from './migrations/runner';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
-import type { Account, FoundRecord, ImportBatch, PreparedForms, RecordKey, StoredRecord, VehicleStore } from './store';
+import type { AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
+import { PostgresAccounts } from './postgres-accounts';
+import type { Account, CommitOptions, FoundRecord, ImportBatch, ImportOptions, PreparedForms, RecordKey, StoredRecord, VehicleStore } from './store';
 
 export interface PostgresOptions {
   /** Most connections this process holds (DATABASE_POOL). */
@@ -49,6 +51,8 @@ const LOCK_WRITE = 2;
 const PREPARE_PAGE = 1000;
 /** Most cached lookups; past it the cache starts again empty (cheaper than tracking recency). */
 const CACHE_MAX = 50_000;
+/** Records read per page by records(). */
+const RECORDS_PAGE = 1000;
 /** Text gathered before it is written to the COPY stream. */
 const COPY_CHUNK = 64 * 1024;
 
@@ -88,6 +92,7 @@ export class PostgresStore implements VehicleStore {
   /** Counts this process's writes to records, so that a read overlapping one is not cached. */
   private generation = 0;
   private pending: { key: RecordKey; resolve: (f: FoundRecord | null) => void; reject: (e: unknown) => void }[] | null = null;
+  private readonly accounts = new PostgresAccounts({ query: (name, text, values) => this.query(name, text, values), transaction: (fn) => this.transaction(fn) });
 
   constructor(url: string, options: PostgresOptions = {}) {
     const { connectionString, schema } = parsePostgresUrl(url);
@@ -323,10 +328,14 @@ export class PostgresStore implements VehicleStore {
   }
 
   /**
-   * One transaction: records stream through COPY into a staging table as they are put (memory stays
-   * flat), and commit merges them into `records` in one statement, the last of a key winning.
+   * One transaction: puts and deletes stream through COPY into a staging table as they are made
+   * (memory stays flat), each row with its sequence number and a delete flag; commit reduces them
+   * to the last word on each key and applies, in that same transaction, first the replacement (the
+   * replaced operations' records that the batch does not put go), then the deletions, then the
+   * puts (unchanged records are left alone). Readers, on any connection, see the records as they
+   * were until COMMIT, and never wait for it (MVCC).
    */
-  async beginImport(): Promise<ImportBatch> {
+  async beginImport(options: ImportOptions = {}): Promise<ImportBatch> {
     if (this.importing) throw new Error('an import is already running on this store');
     if (!this.isReady) await this.init();
     this.importing = true;
@@ -354,9 +363,9 @@ export class PostgresStore implements VehicleStore {
       await client.query('SET LOCAL statement_timeout = 0');
       await client.query(this.lockKey(LOCK_WRITE), [this.lockName()]);
       await client.query(
-        'CREATE TEMPORARY TABLE import_staging (seq BIGSERIAL, operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL, payload TEXT NOT NULL, prepared TEXT) ON COMMIT DROP',
+        'CREATE TEMPORARY TABLE import_staging (seq BIGSERIAL, operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL, payload TEXT, prepared TEXT, del BOOLEAN NOT NULL) ON COMMIT DROP',
       );
-      copy = client.query(copyFrom('COPY import_staging (operation, registration, state, payload, prepared) FROM STDIN'));
+      copy = client.query(copyFrom('COPY import_staging (operation, registration, state, payload, prepared, del) FROM STDIN'));
       copy.on('error', (e: Error) => {
         copyError ??= e;
       });
@@ -364,6 +373,8 @@ export class PostgresStore implements VehicleStore {
       await end('ROLLBACK').catch(() => undefined);
       throw e;
     }
+    const replaceAll = options.replace === 'all';
+    const replaced = new Set<string>(options.replace === 'all' || options.replace === undefined ? [] : options.replace);
     let chunk = '';
     const flush = async () => {
       if (chunk === '') return;
@@ -377,28 +388,53 @@ export class PostgresStore implements VehicleStore {
         copyError ??= e;
       });
     };
+    const add = async (line: string) => {
+      if (!open) throw new Error('this import has ended');
+      if (copyError) throw copyError;
+      chunk += line;
+      if (chunk.length >= COPY_CHUNK) await flush();
+    };
+    const KEY_MATCH = 'f.operation = r.operation AND f.registration = r.registration AND f.state = r.state';
     return {
-      put: async (r: StoredRecord) => {
+      put: (r: StoredRecord) =>
+        add(`${copyField(r.operation)}\t${copyField(r.registration)}\t${copyField(r.state)}\t${copyField(r.payload)}\t${copyField(r.prepared ?? null)}\tf\n`),
+      delete: (k: RecordKey) => add(`${copyField(k.operation)}\t${copyField(k.registration)}\t${copyField(k.state)}\t\\N\t\\N\tt\n`),
+      replaceOperation: async (operation: string) => {
         if (!open) throw new Error('this import has ended');
-        if (copyError) throw copyError;
-        chunk += `${copyField(r.operation)}\t${copyField(r.registration)}\t${copyField(r.state)}\t${copyField(r.payload)}\t${copyField(r.prepared ?? null)}\n`;
-        if (chunk.length >= COPY_CHUNK) await flush();
+        replaced.add(operation);
       },
-      commit: async (preparedVersion?: string) => {
+      commit: async (o?: CommitOptions | string) => {
         if (!open) return;
+        const preparedVersion = typeof o === 'string' ? o : o?.preparedVersion;
         try {
           await flush();
           await stopCopy();
           if (copyError) throw copyError;
+          // The last word on each key: a later put or delete of the same key wins.
+          await client.query(
+            `CREATE TEMPORARY TABLE import_final ON COMMIT DROP AS
+               SELECT DISTINCT ON (operation, registration, state) operation, registration, state, payload, prepared, del
+                 FROM import_staging ORDER BY operation, registration, state, seq DESC`,
+          );
+          await client.query('ANALYZE import_final');
+          if (replaceAll || replaced.size > 0) {
+            await client.query(
+              `DELETE FROM records r WHERE ${replaceAll ? 'true' : 'r.operation = ANY($1::text[])'}
+                 AND NOT EXISTS (SELECT 1 FROM import_final f WHERE NOT f.del AND ${KEY_MATCH})`,
+              replaceAll ? [] : [[...replaced]],
+            );
+          }
+          await client.query(`DELETE FROM records r USING import_final f WHERE f.del AND ${KEY_MATCH}`);
           // Unchanged records are left alone: a re-import of the same file writes (almost) nothing.
           await client.query(
             `INSERT INTO records (operation, registration, state, payload, prepared)
-             SELECT DISTINCT ON (operation, registration, state) operation, registration, state, payload, prepared
-               FROM import_staging ORDER BY operation, registration, state, seq DESC
+             SELECT operation, registration, state, payload, prepared FROM import_final WHERE NOT del
              ON CONFLICT (operation, registration, state) DO UPDATE SET payload = EXCLUDED.payload, prepared = EXCLUDED.prepared
              WHERE records.payload IS DISTINCT FROM EXCLUDED.payload OR records.prepared IS DISTINCT FROM EXCLUDED.prepared`,
           );
           if (preparedVersion !== undefined) await this.setPreparedVersion(client, preparedVersion);
+          if (options.sample) await client.query("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING");
+          else await client.query("DELETE FROM meta WHERE key = 'sample'");
         } catch (e) {
           await end('ROLLBACK').catch(() => undefined);
           throw e;
@@ -415,34 +451,76 @@ export class PostgresStore implements VehicleStore {
     };
   }
 
-  async getAccount(username: string): Promise<Account | null> {
-    const r = await this.query<{ username: string; credits: string | null }>('get-account', 'SELECT username, credits FROM accounts WHERE username = $1', [username]);
-    const row = r.rows[0];
-    return row ? { username: row.username, credits: row.credits === null ? null : Number(row.credits) } : null;
+  async holdsOnlySample(): Promise<boolean> {
+    return (await this.query('holds-only-sample', "SELECT 1 FROM meta WHERE key = 'sample'", [])).rowCount !== 0;
   }
 
-  async putAccount(account: Account): Promise<void> {
-    await this.query(
-      'put-account',
-      'INSERT INTO accounts (username, credits) VALUES ($1, $2) ON CONFLICT (username) DO UPDATE SET credits = EXCLUDED.credits',
-      [account.username, account.credits],
-    );
+  /**
+   * Every record in code-point key order, a page of 1,000 at a time by keyset (each page one range
+   * scan of records_key_c, the same cost at any depth), all pages inside one REPEATABLE READ
+   * READ ONLY transaction on a connection of its own: one snapshot for the whole pass, while writers
+   * go on (MVCC: they never wait for it).
+   */
+  async *records(): AsyncIterable<StoredRecord> {
+    if (!this.isReady) await this.init();
+    const client = await this.pool.connect();
+    let began = false;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      began = true;
+      await client.query('SET LOCAL statement_timeout = 0');
+      const page = `SELECT operation, registration, state, payload FROM records
+         WHERE (operation COLLATE "C", registration COLLATE "C", state COLLATE "C") > ($1, $2, $3)
+         ORDER BY operation COLLATE "C", registration COLLATE "C", state COLLATE "C" LIMIT ${RECORDS_PAGE}`;
+      let last: StoredRecord | null = null;
+      for (;;) {
+        const rows: StoredRecord[] = (await client.query<StoredRecord>({ name: 'records-page', text: page, values: [last?.operation ?? '', last?.registration ?? '', last?.state ?? ''] })).rows;
+        if (rows.length === 0) break;
+        for (const r of rows) yield r;
+        last = rows[rows.length - 1];
+      }
+    } finally {
+      if (began) await client.query('COMMIT').catch(() => undefined);
+      client.release();
+    }
   }
 
-  async removeAccount(username: string): Promise<boolean> {
-    return ((await this.query('remove-account', 'DELETE FROM accounts WHERE username = $1', [username])).rowCount ?? 0) > 0;
+  // The accounts side: postgres-accounts.ts, on this store's pool.
+  getAccount(username: string): Promise<Account | null> {
+    return this.accounts.getAccount(username);
   }
-
-  async listAccounts(): Promise<Account[]> {
-    // Byte order, as SQLite sorts: the same list whatever the database's collation.
-    const r = await this.query<{ username: string; credits: string | null }>('list-accounts', 'SELECT username, credits FROM accounts ORDER BY username COLLATE "C"', []);
-    return r.rows.map((row) => ({ username: row.username, credits: row.credits === null ? null : Number(row.credits) }));
+  addAccount(account: AccountInput): Promise<boolean> {
+    return this.accounts.addAccount(account);
   }
-
-  async takeCredit(username: string): Promise<boolean> {
-    // One statement: the row lock makes concurrent takers queue, and each re-checks credits > 0.
-    const r = await this.query('take-credit', 'UPDATE accounts SET credits = credits - 1 WHERE username = $1 AND credits > 0 RETURNING credits', [username]);
-    return (r.rowCount ?? 0) > 0;
+  putAccount(account: AccountInput): Promise<void> {
+    return this.accounts.putAccount(account);
+  }
+  updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> {
+    return this.accounts.updateAccount(username, changes, day);
+  }
+  addCredits(username: string, delta: number): Promise<CreditResult> {
+    return this.accounts.addCredits(username, delta);
+  }
+  setEnabled(username: string, enabled: boolean): Promise<boolean> {
+    return this.accounts.setEnabled(username, enabled);
+  }
+  removeAccount(username: string): Promise<boolean> {
+    return this.accounts.removeAccount(username);
+  }
+  listAccounts(day: string): Promise<AccountSummary[]> {
+    return this.accounts.listAccounts(day);
+  }
+  charge(username: string, day: string): Promise<ChargeResult> {
+    return this.accounts.charge(username, day);
+  }
+  addUsage(counts: readonly UsageCount[]): Promise<void> {
+    return this.accounts.addUsage(counts);
+  }
+  usage(username: string, fromDay: string): Promise<UsageCount[]> {
+    return this.accounts.usage(username, fromDay);
+  }
+  pruneUsage(beforeDay: string): Promise<number> {
+    return this.accounts.pruneUsage(beforeDay);
   }
 
   async close(): Promise<void> {

@@ -8,7 +8,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { Account, FoundRecord, ImportBatch, PreparedForms, RecordKey, StoredRecord, VehicleStore } from './store';
+import type { Account, AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
+import { SqliteAccounts } from './sqlite-accounts';
+import type { CommitOptions, FoundRecord, ImportBatch, ImportOptions, PreparedForms, Progress, RecordKey, StoredRecord, VehicleStore } from './store';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS records (
@@ -23,10 +25,6 @@ CREATE UNIQUE INDEX IF NOT EXISTS records_key ON records (operation, registratio
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS accounts (
-  username TEXT PRIMARY KEY,
-  credits  INTEGER
 ) WITHOUT ROWID;
 `;
 
@@ -44,18 +42,24 @@ BEGIN
 END;
 `;
 
+/** Page cache of an import's connection while the batch is open (KiB, as SQLite's negative cache_size). */
+const IMPORT_CACHE_KIB = -32768;
+const BACKUP_PAGES_PER_STEP = 4096;
+
 export class SqliteStore implements VehicleStore {
   private readonly db: Database.Database;
   private readonly getStmt: Database.Statement<[string, string, string], FoundRecord>;
   private readonly putStmt: Database.Statement<[string, string, string, string, string | null]>;
-  private readonly accountStmt: Database.Statement<[string], Account>;
-  private readonly creditStmt: Database.Statement<[string]>;
+  private readonly accounts: SqliteAccounts;
+  private readonly deleteStmt: Database.Statement<[string, string, string]>;
   private importing = false;
   private readonly beginStmt: Database.Statement<[]>;
   private readonly commitStmt: Database.Statement<[]>;
   private sharing = false;
+  private readonly file: string;
 
   constructor(file: string) {
+    this.file = file;
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     this.db = new Database(file);
     // Only takes effect on a new file (before WAL mode and the first table).
@@ -79,8 +83,8 @@ export class SqliteStore implements VehicleStore {
       'INSERT INTO records (operation, registration, state, payload, prepared) VALUES (?, ?, ?, ?, ?) ' +
         'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload, prepared = excluded.prepared',
     );
-    this.accountStmt = this.db.prepare('SELECT username, credits FROM accounts WHERE username = ?');
-    this.creditStmt = this.db.prepare('UPDATE accounts SET credits = credits - 1 WHERE username = ? AND credits > 0');
+    this.accounts = new SqliteAccounts(this.db, () => this.endSharedRead());
+    this.deleteStmt = this.db.prepare('DELETE FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.beginStmt = this.db.prepare('BEGIN');
     this.commitStmt = this.db.prepare('COMMIT');
   }
@@ -107,6 +111,15 @@ export class SqliteStore implements VehicleStore {
   async get(key: RecordKey): Promise<FoundRecord | null> {
     this.shareRead();
     return this.getStmt.get(key.operation, key.registration, key.state) ?? null;
+  }
+
+  /**
+   * How SQLite runs the statement a lookup really uses (EXPLAIN QUERY PLAN of its own text), so that
+   * a test can hold it to an index search without keeping a copy of the SQL.
+   */
+  lookupPlan(): string {
+    const rows = this.db.prepare(`EXPLAIN QUERY PLAN ${this.getStmt.source}`).all('', '', '') as { detail: string }[];
+    return rows.map((r) => r.detail).join('; ');
   }
 
   async preparedVersion(): Promise<string | null> {
@@ -153,54 +166,130 @@ export class SqliteStore implements VehicleStore {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n;
   }
 
-  async beginImport(): Promise<ImportBatch> {
+  /**
+   * One write transaction (BEGIN IMMEDIATE) for the whole import: WAL readers, in this process or
+   * another, keep the snapshot they began with until it commits. A replace deletes the replaced
+   * operations' rows at the start of that transaction; nobody sees the gap. While it is open it
+   * holds SQLite's one write lock: another writer (a credit taken by a server) waits up to
+   * busy_timeout.
+   */
+  async beginImport(options: ImportOptions = {}): Promise<ImportBatch> {
     this.endSharedRead();
     if (this.importing) throw new Error('an import is already running on this store');
     this.importing = true;
     this.db.exec('BEGIN IMMEDIATE');
+    // A bulk write touches index pages all over the key b-tree: a larger page cache for the batch
+    // keeps them, instead of reading them back from the log (restored at the end).
+    const cacheBefore = this.db.pragma('cache_size', { simple: true }) as number;
+    this.db.pragma(`cache_size = ${IMPORT_CACHE_KIB}`);
+    const replace = options.replace;
+    const dropOperation = this.db.prepare('DELETE FROM records WHERE operation = ?');
+    if (replace === 'all') this.db.exec('DELETE FROM records');
+    else if (replace) for (const op of replace) dropOperation.run(op);
     let open = true;
     const finish = (sql: string) => {
       if (!open) return;
       open = false;
       this.importing = false;
-      this.db.exec(sql);
+      try {
+        this.db.exec(sql);
+      } finally {
+        this.db.pragma(`cache_size = ${cacheBefore}`);
+      }
     };
+    const put = this.putStmt;
+    const del = this.deleteStmt;
     return {
       put: async (r: StoredRecord) => {
-        this.putStmt.run(r.operation, r.registration, r.state, r.payload, r.prepared ?? null);
+        put.run(r.operation, r.registration, r.state, r.payload, r.prepared ?? null);
       },
-      commit: async (preparedVersion?: string) => {
-        if (open && preparedVersion !== undefined) this.setPreparedVersion(preparedVersion);
+      delete: async (k: RecordKey) => {
+        del.run(k.operation, k.registration, k.state);
+      },
+      replaceOperation: async (operation: string) => {
+        if (replace !== 'all') dropOperation.run(operation);
+      },
+      commit: async (o?: CommitOptions | string) => {
+        if (!open) return;
+        const version = typeof o === 'string' ? o : o?.preparedVersion;
+        if (version !== undefined) this.setPreparedVersion(version);
+        if (options.sample) this.db.prepare("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING").run();
+        else this.db.prepare("DELETE FROM meta WHERE key = 'sample'").run();
         finish('COMMIT');
       },
       rollback: async () => finish('ROLLBACK'),
     };
   }
 
-  async getAccount(username: string): Promise<Account | null> {
-    return this.accountStmt.get(username) ?? null;
+  async holdsOnlySample(): Promise<boolean> {
+    return this.db.prepare("SELECT 1 FROM meta WHERE key = 'sample'").get() !== undefined;
   }
 
-  async putAccount(account: Account): Promise<void> {
+  /**
+   * Pages of 1,000 rows in key order, by the key index (keyset paging, so a page costs the same
+   * at any depth). A file store reads them through a connection of its own, inside one read
+   * transaction: one snapshot for the whole pass, while this connection serves and writes.
+   */
+  async *records(): AsyncIterable<StoredRecord> {
+    const own = this.file !== ':memory:' && this.file !== '';
+    const db = own ? new Database(this.file, { readonly: true, fileMustExist: true }) : this.db;
+    if (!own) this.endSharedRead();
+    const page = db.prepare(
+      'SELECT operation, registration, state, payload FROM records WHERE (operation, registration, state) > (?, ?, ?) ' +
+        'ORDER BY operation, registration, state LIMIT 1000',
+    );
+    try {
+      if (own) {
+        db.pragma('cache_size = -8192');
+        db.exec('BEGIN');
+      }
+      let last: StoredRecord | null = null;
+      for (;;) {
+        const rows = page.all(last?.operation ?? '', last?.registration ?? '', last?.state ?? '') as StoredRecord[];
+        if (rows.length === 0) break;
+        for (const r of rows) yield r;
+        last = rows[rows.length - 1];
+      }
+    } finally {
+      if (own) {
+        if (db.inTransaction) db.exec('COMMIT');
+        db.close();
+      }
+    }
+  }
+
+  /**
+   * SQLite's online backup, a few thousand pages a step so the event loop keeps serving between
+   * steps. A write through another connection restarts a running backup; if that happens, the
+   * rest is copied in one step (one read transaction: consistent, and never restarted again).
+   */
+  async backup(dest: string, progress?: Progress): Promise<void> {
     this.endSharedRead();
-    this.db
-      .prepare('INSERT INTO accounts (username, credits) VALUES (?, ?) ON CONFLICT (username) DO UPDATE SET credits = excluded.credits')
-      .run(account.username, account.credits);
+    let lastRemaining = Infinity;
+    let restarted = false;
+    await this.db.backup(dest, {
+      progress: ({ totalPages, remainingPages }) => {
+        if (remainingPages > lastRemaining) restarted = true;
+        lastRemaining = remainingPages;
+        progress?.(totalPages - remainingPages, totalPages);
+        return restarted ? Math.max(totalPages, 1) : BACKUP_PAGES_PER_STEP;
+      },
+    });
   }
 
-  async removeAccount(username: string): Promise<boolean> {
-    this.endSharedRead();
-    return this.db.prepare('DELETE FROM accounts WHERE username = ?').run(username).changes > 0;
-  }
-
-  async listAccounts(): Promise<Account[]> {
-    return this.db.prepare('SELECT username, credits FROM accounts ORDER BY username').all() as Account[];
-  }
-
-  async takeCredit(username: string): Promise<boolean> {
-    this.endSharedRead();
-    return this.creditStmt.run(username).changes > 0;
-  }
+  // Accounts, daily counts and usage: sqlite-accounts.ts, on this database handle.
+  getAccount(username: string): Promise<Account | null> { return this.accounts.getAccount(username); }
+  addAccount(account: AccountInput): Promise<boolean> { return this.accounts.addAccount(account); }
+  putAccount(account: AccountInput): Promise<void> { return this.accounts.putAccount(account); }
+  updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> { return this.accounts.updateAccount(username, changes, day); }
+  addCredits(username: string, delta: number): Promise<CreditResult> { return this.accounts.addCredits(username, delta); }
+  setEnabled(username: string, enabled: boolean): Promise<boolean> { return this.accounts.setEnabled(username, enabled); }
+  removeAccount(username: string): Promise<boolean> { return this.accounts.removeAccount(username); }
+  listAccounts(day: string): Promise<AccountSummary[]> { return this.accounts.listAccounts(day); }
+  charge(username: string, day: string): Promise<ChargeResult> { return this.accounts.charge(username, day); }
+  addUsage(counts: readonly UsageCount[]): Promise<void> { return this.accounts.addUsage(counts); }
+  usage(username: string, fromDay: string): Promise<UsageCount[]> { return this.accounts.usage(username, fromDay); }
+  pruneUsage(beforeDay: string): Promise<number> { return this.accounts.pruneUsage(beforeDay); }
 
   async close(): Promise<void> {
     this.endSharedRead();

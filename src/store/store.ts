@@ -1,5 +1,10 @@
 // The storage boundary. The service asks a VehicleStore for records by key; SQLite is the embedded
-// default and a PostgreSQL store implements the same interface for scale-out.
+// default and a PostgreSQL store implements the same interface for scale-out. The accounts part
+// (callers, credits, daily counts, usage) is its own interface, AccountStore, in accounts.ts.
+
+import type { AccountStore } from './accounts';
+
+export type { Account } from './accounts';
 
 export interface RecordKey {
   /** Catalogue operation name (UKMOT for test histories). */
@@ -30,28 +35,74 @@ export interface FoundRecord {
 export interface PreparedForms {
   /** How the answers are made: answers stored under another version are stale and made anew. */
   readonly version: string;
-  /** A record's answers, or null to leave it to be answered by building them per lookup. */
-  make(operation: string, payload: string): string | null;
-}
-
-export interface Account {
-  readonly username: string;
-  /** Lookups left; null means unlimited. */
-  readonly credits: number | null;
-}
-
-/** One open write transaction of an import: everything or nothing. */
-export interface ImportBatch {
-  put(record: StoredRecord): Promise<void>;
   /**
-   * Commits. preparedVersion: every record now in the store has its answers made under that version
-   * (the caller knows it: the store was empty or already at that version, and every put carried them).
+   * A record's answers, or null to leave it to be answered by building them per lookup. `value`,
+   * when given, is JSON.parse(payload) already made by the caller (an import has it), to save a parse.
    */
-  commit(preparedVersion?: string): Promise<void>;
+  make(operation: string, payload: string, value?: unknown): string | null;
+  /** The module and export these forms can be loaded from again, for a worker thread (a function cannot be sent to one). */
+  readonly source?: { readonly module: string; readonly name: string };
+}
+
+/**
+ * What a batch replaces. The contract, for every store: after commit, the store holds for each
+ * replaced operation exactly the records put in the batch (and not deleted after their put); every
+ * other operation's records are as before, with the batch's puts and deletes applied. 'all' replaces
+ * every operation, whether the batch names it or not.
+ */
+export type Replace = 'all' | readonly string[];
+
+export interface ImportOptions {
+  /** Operations whose whole record set the batch replaces (see Replace); none when absent. */
+  readonly replace?: Replace;
+  /**
+   * The batch writes the bundled sample data: after commit the store remembers that it holds only
+   * the sample (holdsOnlySample), until a batch without this flag commits.
+   */
+  readonly sample?: boolean;
+}
+
+export interface CommitOptions {
+  /**
+   * Every record in the store after the commit has its answers made under this version (the
+   * caller knows it: the store was empty, or already at that version, or the batch replaced all,
+   * and every put carried answers); the store records it (see preparedVersion).
+   */
+  readonly preparedVersion?: string;
+}
+
+/**
+ * One open write transaction of an import: everything or nothing. Readers (lookups, on any
+ * connection or process) see the store as it was before the batch until commit returns, and the
+ * whole batch after it; never a part. Puts and deletes apply in the order made: a later one for
+ * the same key wins. Calls must not overlap (await each); a store need not apply them before
+ * commit (PostgreSQL copies them into a staging table and merges there), so a failure of an
+ * individual put may surface only at commit, which then rolls the batch back and rejects.
+ */
+export interface ImportBatch {
+  /** Writes a record, replacing any with the same key. */
+  put(record: StoredRecord): Promise<void>;
+  /** Removes the record with that key, if there is one (no error when there is none). */
+  delete(key: RecordKey): Promise<void>;
+  /**
+   * Adds an operation to what the batch replaces (see Replace), as if named in ImportOptions.replace.
+   * Call it before any put or delete of that operation in the batch (an import calls it on the
+   * operation's first line, so the file is read once).
+   */
+  replaceOperation(operation: string): Promise<void>;
+  /**
+   * Makes the batch visible, atomically, and ends it. A string argument is the same as
+   * { preparedVersion } (older callers).
+   */
+  commit(options?: CommitOptions | string): Promise<void>;
+  /** Drops everything the batch did, and ends it. Harmless after commit or a second rollback. */
   rollback(): Promise<void>;
 }
 
-export interface VehicleStore {
+/** A progress callback: work done and work in all, in the same unit (pages, records, bytes). */
+export type Progress = (done: number, total: number) => void;
+
+export interface VehicleStore extends AccountStore {
   /** The record with that key, or null when there is none. */
   get(key: RecordKey): Promise<FoundRecord | null>;
   /** The version every stored record's prepared answers were made under, or null when that is not known. */
@@ -67,14 +118,22 @@ export interface VehicleStore {
   count(): Promise<number>;
   /** Whether any record is held: one index probe, at any size. */
   isEmpty(): Promise<boolean>;
-  beginImport(): Promise<ImportBatch>;
-
-  getAccount(username: string): Promise<Account | null>;
-  putAccount(account: Account): Promise<void>;
-  removeAccount(username: string): Promise<boolean>;
-  listAccounts(): Promise<Account[]>;
-  /** Takes one credit if the account has a limited balance above zero; false when it has none left. */
-  takeCredit(username: string): Promise<boolean>;
+  /** Opens the one write batch of an import; a store refuses a second while one is open. */
+  beginImport(options?: ImportOptions): Promise<ImportBatch>;
+  /** Whether the store holds the bundled sample data and nothing written since (see ImportOptions.sample). */
+  holdsOnlySample(): Promise<boolean>;
+  /**
+   * Every record, in key order (operation, registration, state, compared by Unicode code point,
+   * i.e. SQLite's BINARY or PostgreSQL's COLLATE "C"), from one consistent snapshot, a page at a
+   * time: memory does not grow with the store. Writers are not blocked while it runs. Each record
+   * carries its key and payload, not its prepared answers (export has no use for them).
+   */
+  records(): AsyncIterable<StoredRecord>;
+  /**
+   * A consistent copy of the whole store (records, accounts, usage) into a new file at `dest`,
+   * taken while the store serves; absent for stores whose own tools do that (PostgreSQL: pg_dump).
+   */
+  backup?(dest: string, progress?: Progress): Promise<void>;
 
   close(): Promise<void>;
 }

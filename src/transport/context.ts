@@ -11,6 +11,8 @@ export interface RequestContext {
   /** The caller's username, once a transport has decoded it (for the access log). */
   username?: string;
   errorCode?: string;
+  /** Set when the answer came from a sandbox registration (SANDBOX=on), for the access log. */
+  sandbox?: boolean;
 }
 
 // Kept on the request itself under a private symbol rather than in a WeakMap: every request has
@@ -29,4 +31,20 @@ export function contextOf(req: IncomingMessage): RequestContext | undefined {
 export function note(req: IncomingMessage, fields: Partial<Omit<RequestContext, 'id' | 'start'>>): void {
   const ctx = (req as WithContext)[CONTEXT];
   if (ctx) Object.assign(ctx, fields);
+}
+
+/**
+ * Notes the username a transport decoded, for the access log: the raw parameter as given (a
+ * string, the first of repeated values, or a SOAP element's text), cut to 64 characters. The log
+ * escapes what it holds; the service validates it separately.
+ */
+export function noteUsername(req: IncomingMessage, raw: unknown): void {
+  const ctx = (req as WithContext)[CONTEXT];
+  if (!ctx) return;
+  let v = Array.isArray(raw) ? raw[0] : raw;
+  if (v !== null && typeof v === 'object') v = (v as Record<string, unknown>).$value;
+  if (typeof v === 'string' || typeof v === 'number') {
+    const s = String(v);
+    ctx.username = s.length > 64 ? s.slice(0, 64) : s;
+  }
 }

@@ -3,13 +3,14 @@
 
 import type { IncomingMessage } from 'node:http';
 import express from 'express';
-import type { Limits } from '../config';
+import type { Limits, TrustedProxies } from '../config';
 import { findOperation, suggestOperation } from '../contract/operations';
 import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService, RawParams } from '../service/lookup';
 import type { Logger } from '../ops/logger';
 import { bodyIfArrived, checkCharset, decodeUtf8, endIfArrived, hasBody, parseMediaType, readBody } from './body';
-import { note } from './context';
+import { contextOf, note, noteUsername } from './context';
+import { callerOf } from './forwarded';
 import { sendPlainError } from './plain';
 import { resultInner } from './prepared';
 import { httpResultXml } from './xml';
@@ -19,12 +20,23 @@ export interface HttpDeps {
   readonly namespace: string;
   readonly limits: Limits;
   readonly logger: Logger;
+  /** Proxies whose X-Forwarded-For names the caller's address (TRUST_PROXY). */
+  readonly trustProxy: TrustedProxies;
 }
 
 const MAX_PAIRS = 64;
+/** What a repeated parameter's message says of HTTP GET/POST's case rule. */
+export const HTTP_CASE_NOTE = 'names are matched ignoring case over HTTP GET/POST';
 
-/** application/x-www-form-urlencoded (and query strings): repeated names become arrays. */
-export function parseForm(text: string): RawParams {
+/**
+ * application/x-www-form-urlencoded (and query strings): repeated names become arrays. With
+ * `names` (an operation's paramsIgnoringCase), a name that matches one of them ignoring case is
+ * taken under that spelling, as ASP.NET reads query strings and forms: `state` is CheckUSA's
+ * `State`, and `State=CA&state=CA` is that parameter given twice. Other names are kept as given.
+ * With `caseNote` too, one of `names` given more than once is INVALID_PARAMETER at once, the
+ * message ending with the note (which says that names differing only in case are the same name).
+ */
+export function parseForm(text: string, names?: ReadonlyMap<string, string>, caseNote?: string): RawParams {
   const out: Record<string, string | string[]> = Object.create(null);
   if (text === '') return out;
   const pairs = text.split('&');
@@ -40,8 +52,16 @@ export function parseForm(text: string): RawParams {
     } catch {
       throw new LookupError('MALFORMED_REQUEST', 'The parameters are not valid percent-encoded UTF-8');
     }
+    // Its own spelling is found without making a lower-case copy; only other spellings pay for one.
+    if (names !== undefined) name = names.get(name) ?? names.get(name.toLowerCase()) ?? name;
     const prev = out[name];
     out[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  if (names !== undefined && caseNote !== undefined) {
+    for (const name of new Set(names.values())) {
+      const v = out[name];
+      if (Array.isArray(v)) throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' was given ${v.length} times; give it once (${caseNote})`);
+    }
   }
   return out;
 }
@@ -52,10 +72,10 @@ export function queryString(url: string | undefined): string {
 }
 
 /** The request's parameters: at once from the query string or an already arrived body, else once the body is read. */
-function params(req: IncomingMessage, limits: Limits): RawParams | Promise<RawParams> {
+function params(req: IncomingMessage, limits: Limits, names: ReadonlyMap<string, string>): RawParams | Promise<RawParams> {
   if (req.method === 'GET' || req.method === 'HEAD') {
     endIfArrived(req);
-    return parseForm(queryString(req.url));
+    return parseForm(queryString(req.url), names, HTTP_CASE_NOTE);
   }
   const media = parseMediaType(req.headers['content-type']);
   if (media.type !== 'application/x-www-form-urlencoded') {
@@ -63,8 +83,8 @@ function params(req: IncomingMessage, limits: Limits): RawParams | Promise<RawPa
   }
   checkCharset(media);
   const body = bodyIfArrived(req, limits.maxBodyBytes);
-  if (body !== null) return parseForm(decodeUtf8(body));
-  return readBody(req, limits.maxBodyBytes).then((b) => parseForm(decodeUtf8(b)));
+  if (body !== null) return parseForm(decodeUtf8(body), names, HTTP_CASE_NOTE);
+  return readBody(req, limits.maxBodyBytes).then((b) => parseForm(decodeUtf8(b), names, HTTP_CASE_NOTE));
 }
 
 const OPERATION_PATH = /^\/api\/reg\.asmx\/([^/]+)\/?$/i;
@@ -112,12 +132,16 @@ export function httpHandler(deps: HttpDeps): express.RequestHandler {
     const op = findOperation(name);
     if (!op) {
       const near = suggestOperation(name);
-      sendPlainError(req, res, new LookupError('UNKNOWN_OPERATION', `Unknown operation ${quote(name)}${near ? ` (did you mean '${near.name}'? names are case-sensitive)` : ''}`));
+      sendPlainError(req, res, new LookupError('UNKNOWN_OPERATION', `Unknown operation ${quote(name)}${near ? ` (did you mean '${near.name}'? operation names are case-sensitive)` : ''}`));
       return;
     }
     note(req, { operation: op.name });
-    new Promise<RawParams>((resolve) => resolve(params(req, deps.limits)))
-      .then((raw) => deps.service.lookup(op, raw))
+    new Promise<RawParams>((resolve) => resolve(params(req, deps.limits, op.paramsIgnoringCase)))
+      .then((raw) => {
+        // Noted before validation, so that the access log names the caller of a refused request too.
+        noteUsername(req, raw.username);
+        return deps.service.lookup(op, raw, callerOf(req, deps.trustProxy), contextOf(req));
+      })
       .then((result) => {
         // Encoded once: the length and the bytes sent come from the same buffer.
         const body = Buffer.from(httpResultXml(op.result, deps.namespace, resultInner(result, 'http')), 'utf8');
@@ -126,7 +150,7 @@ export function httpHandler(deps: HttpDeps): express.RequestHandler {
       })
       .catch((e: unknown) => {
         const err = asLookupError(e);
-        if (err.code === 'INTERNAL_ERROR') deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
+        if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox) deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
         sendPlainError(req, res, err);
       });
   };

@@ -6,14 +6,15 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import * as soap from 'soap';
-import type { Limits } from '../config';
+import type { Limits, TrustedProxies } from '../config';
 import { findOperation, OPERATIONS, type Operation } from '../contract/operations';
 import { SOAP_PATH } from '../contract/wsdl';
 import { asLookupError, LookupError, quote } from '../service/errors';
 import type { LookupService } from '../service/lookup';
 import type { Logger } from '../ops/logger';
 import { bodyIfArrived, checkCharset, decodeUtf8, parseMediaType, readBody, type MediaType } from './body';
-import { note } from './context';
+import { contextOf, note, noteUsername } from './context';
+import { callerOf } from './forwarded';
 import { sendPlainError } from './plain';
 import { resultInner } from './prepared';
 import { escapeAttr, escapeText, soapResponseXml } from './xml';
@@ -24,7 +25,9 @@ export const SOAP12_NS = 'http://www.w3.org/2003/05/soap-envelope';
 export type SoapVersion = '1.1' | '1.2';
 
 const ENVELOPE_NS: Record<SoapVersion, string> = { '1.1': SOAP11_NS, '1.2': SOAP12_NS };
-const CONTENT_TYPE: Record<SoapVersion, string> = { '1.1': 'text/xml; charset=utf-8', '1.2': 'application/soap+xml; charset=utf-8' };
+/** The Content-Type of a SOAP message, request or answer, of each version. */
+export const SOAP_CONTENT_TYPE: Readonly<Record<SoapVersion, string>> = { '1.1': 'text/xml; charset=utf-8', '1.2': 'application/soap+xml; charset=utf-8' };
+const CONTENT_TYPE = SOAP_CONTENT_TYPE;
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -33,6 +36,8 @@ export interface SoapDeps {
   readonly namespace: string;
   readonly limits: Limits;
   readonly logger: Logger;
+  /** Proxies whose X-Forwarded-For names the caller's address (TRUST_PROXY). */
+  readonly trustProxy: TrustedProxies;
 }
 
 function faultCode(version: SoapVersion, err: LookupError): string {
@@ -55,11 +60,17 @@ function faultXml(version: SoapVersion, namespace: string, err: LookupError): st
   );
 }
 
+/**
+ * A whole SOAP message around one Body element. Faults are written with it, and the help pages'
+ * samples. A result's envelope is node-soap's: it also declares the WSDL's prefixes (tm:, tns:) and
+ * otherwise holds the same elements, which test/integration/help.test.ts checks.
+ */
+export function soapEnvelope(version: SoapVersion, body: string): string {
+  return `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${ENVELOPE_NS[version]}"><soap:Body>${body}</soap:Body></soap:Envelope>`;
+}
+
 function faultDocument(version: SoapVersion, namespace: string, err: LookupError): string {
-  return (
-    `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${ENVELOPE_NS[version]}">` +
-    `<soap:Body>${faultXml(version, namespace, err)}</soap:Body></soap:Envelope>`
-  );
+  return soapEnvelope(version, faultXml(version, namespace, err));
 }
 
 function sendFault(res: ServerResponse, version: SoapVersion, namespace: string, err: LookupError): void {
@@ -136,17 +147,21 @@ function screen(version: SoapVersion, xml: string, req: IncomingMessage, media: 
 function soapServices(version: SoapVersion, deps: SoapDeps): soap.IServices {
   const methods: Record<string, soap.ISoapServiceMethod> = {};
   for (const op of OPERATIONS) {
-    methods[op.name] = (args: unknown, _cb: unknown, _headers: unknown, req: IncomingMessage, res: ServerResponse) =>
-      deps.service.lookup(op, (args ?? {}) as Record<string, unknown>).then(
+    methods[op.name] = (args: unknown, _cb: unknown, _headers: unknown, req: IncomingMessage, res: ServerResponse) => {
+      const params = (args ?? {}) as Record<string, unknown>;
+      // Noted before validation, so that the access log names the caller of a refused request too.
+      noteUsername(req, params.username);
+      return deps.service.lookup(op, params, callerOf(req, deps.trustProxy), contextOf(req)).then(
         (result) => ({ _xml: soapResponseXml(op.name, deps.namespace, resultInner(result, 'soap')) }),
         (e: unknown) => {
           const err = asLookupError(e);
           note(req, { errorCode: err.code });
-          if (err.code === 'INTERNAL_ERROR') deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
+          if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox) deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
           if (err.retryAfter) res.setHeader('Retry-After', err.retryAfter);
           throw { Fault: { faultcode: faultCode(version, err), _xml: faultXml(version, deps.namespace, err), statusCode: err.spec.status === 413 ? 413 : 500 } };
         },
       );
+    };
   }
   return { Reg: { RegSoap: methods, RegSoap12: methods } };
 }

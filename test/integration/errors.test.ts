@@ -1,5 +1,7 @@
 // Every error code over every transport it can occur on, in the form that transport expects:
-// a SOAP fault with <ErrorCode> for SOAP, a status and one plain line for GET/POST.
+// a SOAP fault with <ErrorCode> for SOAP, a status and one plain line for GET/POST. What each code
+// must look like comes from the README's error table (status, SOAP 1.1 faultcode, SOAP 1.2 Code),
+// never from the code's own table.
 
 import { ERRORS, type ErrorCode } from '../../src/service/errors';
 import { SqliteStore } from '../../src/store/sqlite';
@@ -8,26 +10,32 @@ import { call, TRANSPORTS, type Answer, type Transport } from '../helpers/call';
 import { envelope, NS, SOAP11, SOAP12, soapHeaders } from '../helpers/soap';
 import { startServer, type TestServer } from '../helpers/server';
 import { leakIn } from '../security/answers';
+import { documentedError, documentedErrors } from '../helpers/readme';
 
+/** A store whose page holding one record is broken: that record's lookup fails, the others are read. */
 class BrokenStore extends SqliteStore {
-  override async get(_key: RecordKey): Promise<FoundRecord | null> {
-    throw new Error('SQLITE_CORRUPT: database disk image is malformed at /var/lib/reglookup/secret.db (SELECT payload FROM records)');
+  override async get(key: RecordKey): Promise<FoundRecord | null> {
+    if (key.registration === BROKEN_KEY) throw new Error('SQLITE_CORRUPT: database disk image is malformed at /var/lib/reglookup/secret.db (SELECT payload FROM records)');
+    return super.get(key);
   }
 }
+const BROKEN_KEY = 'RG11ABC';
 
 let open: TestServer;
 let registered: TestServer;
 let limited: TestServer;
 let broken: TestServer;
+let sandbox: TestServer;
 beforeAll(async () => {
   open = await startServer();
   registered = await startServer({ USERNAME_POLICY: 'registered' });
   await registered.store.putAccount({ username: 'alice', credits: null });
-  limited = await startServer({ RATE_LIMIT_PER_MINUTE: '1' });
-  broken = await startServer({}, { store: new BrokenStore(':memory:'), sample: false });
+  limited = await startServer({ RATE_LIMIT: '0.01', RATE_LIMIT_BURST: '0' });
+  broken = await startServer({}, { store: new BrokenStore(':memory:') });
+  sandbox = await startServer({ SANDBOX: 'on' });
 });
 afterAll(async () => {
-  await Promise.all([open, registered, limited, broken].map((s) => s.close()));
+  await Promise.all([open, registered, limited, broken, sandbox].map((s) => s.close()));
 });
 
 async function raw(base: string, path: string, init: RequestInit): Promise<Answer> {
@@ -42,29 +50,44 @@ function soapRaw(base: string, version: '1.1' | '1.2', body: string, headers: Re
 const isSoap = (t: Transport) => t === 'soap11' || t === 'soap12';
 
 function expectError(t: Transport, res: Answer, code: ErrorCode): void {
-  const spec = ERRORS[code];
+  const doc = documentedError(code);
   expect(leakIn(res.body)).toBeNull();
   expect(res.body).not.toMatch(/secret\.db|SQLITE/);
+  // README: every answer carries a Content-Length, never chunked; and an X-Request-Id.
+  expect(res.headers.get('transfer-encoding')).toBeNull();
+  expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(res.body));
+  expect(res.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9._-]{1,64}$/);
   if (isSoap(t)) {
-    expect(res.status).toBe(code === 'PAYLOAD_TOO_LARGE' ? 413 : 500);
+    expect(res.status).toBe(doc.soapStatus);
     expect(res.headers.get('content-type')).toBe(t === 'soap11' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8');
     expect(res.body).toContain(`xmlns:soap="${t === 'soap11' ? SOAP11 : SOAP12}"`);
     expect(res.body).toContain(`<ErrorCode xmlns="${NS}">${code}</ErrorCode>`);
     if (t === 'soap11') {
-      expect(res.body).toContain(`<faultcode>soap:${spec.role}</faultcode>`);
+      expect(res.body).toContain(`<faultcode>${doc.faultcode11}</faultcode>`);
       expect(res.body).toMatch(/<faultstring>[^<]{10,}<\/faultstring>/);
     } else {
-      const value = spec.role === 'Client' ? 'Sender' : spec.role === 'Server' ? 'Receiver' : spec.role;
-      expect(res.body).toContain(`<soap:Code><soap:Value>soap:${value}</soap:Value><soap:Subcode><soap:Value xmlns:rl="${NS}">rl:${code}</soap:Value></soap:Subcode></soap:Code>`);
+      expect(res.body).toContain(`<soap:Code><soap:Value>${doc.code12}</soap:Value><soap:Subcode><soap:Value xmlns:rl="${NS}">rl:${code}</soap:Value></soap:Subcode></soap:Code>`);
       expect(res.body).toMatch(/<soap:Reason><soap:Text xml:lang="en">[^<]{10,}<\/soap:Text><\/soap:Reason>/);
       expect(res.body).toContain('<soap:Detail>');
     }
   } else {
-    expect(res.status).toBe(spec.status);
+    expect(res.status).toBe(doc.status);
+    // README: "... and `Retry-After` where it applies" (the rows that name it).
+    if (doc.retryAfter) expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    else expect(res.headers.get('retry-after')).toBeNull();
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(res.headers.get('x-error-code')).toBe(code);
     expect(res.body).toMatch(new RegExp(`^${code}: [^\\n]{10,}\\n$`));
   }
+}
+
+/** README: METHOD_NOT_ALLOWED is 'a method other than GET/POST (`Allow` says which)'. */
+async function allowSaysWhich(answer: Promise<Answer>, used: string): Promise<Answer> {
+  const res = await answer;
+  const allowed = (res.headers.get('allow') ?? '').split(',').map((m) => m.trim());
+  expect(allowed).toEqual(expect.arrayContaining(['GET', 'POST']));
+  expect(allowed).not.toContain(used);
+  return res;
 }
 
 const big = 'A'.repeat(70 * 1024);
@@ -89,8 +112,8 @@ const TRIGGERS: Record<ErrorCode, Partial<Record<Transport, () => Promise<Answer
   },
   VEHICLE_NOT_FOUND: { all: (t) => call(open.url, t, 'Check', { RegistrationNumber: 'ZZ99 ZZZ', username: 'demo' }) },
   METHOD_NOT_ALLOWED: {
-    get: () => raw(open.url, '/api/reg.asmx/Check?RegistrationNumber=X&username=demo', { method: 'PUT' }),
-    post: () => raw(open.url, '/api/reg.asmx/Check', { method: 'DELETE' }),
+    get: () => allowSaysWhich(raw(open.url, '/api/reg.asmx/Check?RegistrationNumber=X&username=demo', { method: 'PUT' }), 'PUT'),
+    post: () => allowSaysWhich(raw(open.url, '/api/reg.asmx/Check', { method: 'DELETE' }), 'DELETE'),
   },
   PAYLOAD_TOO_LARGE: {
     soap11: () => soapRaw(open.url, '1.1', envelope('1.1', 'Check', { RegistrationNumber: big, username: 'demo' })),
@@ -105,7 +128,24 @@ const TRIGGERS: Record<ErrorCode, Partial<Record<Transport, () => Promise<Answer
       await registered.store.putAccount({ username: 'bob', credits: 1 });
       const first = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'bob' });
       expect(first.status).toBe(200);
-      return call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'bob' });
+      const second = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'bob' });
+      // Credits never come back by themselves: nothing to wait for.
+      expect(second.headers.get('retry-after')).toBeNull();
+      expect(second.body).toMatch(/Out of credit/);
+      return second;
+    },
+  },
+  DAILY_LIMIT_REACHED: {
+    all: async (t) => {
+      const user = `daily-${t}`;
+      await registered.store.putAccount({ username: user, dailyLimit: 1 });
+      const first = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: user });
+      expect(first.status).toBe(200);
+      const second = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: user });
+      const wait = Number(second.headers.get('retry-after'));
+      expect(wait).toBeGreaterThanOrEqual(1);
+      expect(wait).toBeLessThanOrEqual(86400);
+      return second;
     },
   },
   RATE_LIMITED: {
@@ -116,7 +156,7 @@ const TRIGGERS: Record<ErrorCode, Partial<Record<Transport, () => Promise<Answer
       const second = await call(limited.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: user });
       const wait = Number(second.headers.get('retry-after'));
       expect(wait).toBeGreaterThanOrEqual(1);
-      expect(wait).toBeLessThanOrEqual(60);
+      expect(wait).toBeLessThanOrEqual(100); // RATE_LIMIT=0.01: one lookup per 100 s
       return second;
     },
   },
@@ -131,14 +171,17 @@ const TRIGGERS: Record<ErrorCode, Partial<Record<Transport, () => Promise<Answer
       soapRaw(open.url, '1.2', envelope('1.2', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }).replace('<soap:Body>', '<soap:Header><Auth xmlns="urn:x" soap:mustUnderstand="true">t</Auth></soap:Header><soap:Body>')),
   },
   INTERNAL_ERROR: { all: (t) => call(broken.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }) },
+  // Only the sandbox's maintenance plate causes it today (README, Sandbox).
+  SERVICE_UNAVAILABLE: { all: (t) => call(sandbox.url, t, 'Check', { RegistrationNumber: 'ER19MNT', username: 'demo' }) },
 };
 
 const cases = (Object.keys(TRIGGERS) as ErrorCode[]).flatMap((code) =>
   TRANSPORTS.filter((t) => TRIGGERS[code].all || TRIGGERS[code][t]).map((t) => [code, t] as const),
 );
 
-test('every error code of the table has a trigger on at least one transport', () => {
+test('every error code of the table has a trigger on at least one transport, and the README documents each', () => {
   expect(Object.keys(TRIGGERS).sort()).toEqual(Object.keys(ERRORS).sort());
+  expect([...documentedErrors().keys()].sort()).toEqual(Object.keys(ERRORS).sort());
 });
 
 test.each(cases)('%s over %s', async (code, t) => {
@@ -191,11 +234,16 @@ describe('the SOAP endpoint and the paths around it', () => {
     expect(res.body).toContain("did you mean 'CheckUSA'?");
   });
 
-  test('a parameter in the wrong case is named with the one expected', async () => {
+  test('a parameter in the wrong case is named with the one expected over SOAP, and taken over HTTP GET/POST', async () => {
     for (const t of TRANSPORTS) {
       const res = await call(open.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', state: 'CA', username: 'demo' });
-      expectError(t, res, 'MISSING_PARAMETER');
-      expect(res.body).toContain("Missing required parameter 'State' for CheckUSA (got 'state'; parameter names are case-sensitive)");
+      if (isSoap(t)) {
+        expectError(t, res, 'MISSING_PARAMETER');
+        expect(res.body).toContain("Missing required parameter 'State' for CheckUSA (got 'state'; parameter names are case-sensitive in SOAP)");
+      } else {
+        expect(res.status).toBe(200);
+        expect(res.body).toContain('<Vehicle');
+      }
     }
   });
 
@@ -204,6 +252,11 @@ describe('the SOAP endpoint and the paths around it', () => {
   });
 
   test('the broken store leaves the server serving others', async () => {
-    expect((await call(open.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' })).status).toBe(200);
+    for (const t of TRANSPORTS) {
+      expectError(t, await call(broken.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }), 'INTERNAL_ERROR');
+      const other = await call(broken.url, t, 'Check', { RegistrationNumber: 'RG12 DEF', username: 'demo' });
+      expect(other.status).toBe(200);
+      expect(other.body).toContain('VOLKSWAGEN');
+    }
   });
 });

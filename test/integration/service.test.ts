@@ -66,7 +66,7 @@ test('the help page lists every operation of the catalogue', async () => {
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
   const page = await res.text();
-  for (const op of OPERATIONS) expect(page).toContain(`<h2 id="${op.name}">${op.name}</h2>`);
+  for (const op of OPERATIONS) expect(page).toContain(`<a href="?op=${op.name}">${op.name}</a>`);
 });
 
 test('concurrent mixed SOAP 1.1, SOAP 1.2, GET and POST traffic: each answer in its own version', async () => {
@@ -184,8 +184,3 @@ test('Expect: 100-continue within the limit is invited, then answered', async ()
   expect(answer).toContain('<vehicleJson>');
 });
 
-test('/healthz answers from one store probe', async () => {
-  const res = await fetch(`${srv.url}/healthz`);
-  expect(res.status).toBe(200);
-  expect(await res.json()).toEqual({ status: 'ok', empty: false });
-});

@@ -3,7 +3,7 @@
 // request among them gets its own error without disturbing the rest.
 
 import { Readable } from 'node:stream';
-import { importStream } from '../../src/store/import';
+import { importStream } from '../../src/data/import';
 import { PREPARED_FORMS } from '../../src/transport/prepared';
 import { call, TRANSPORTS } from '../helpers/call';
 import { envelope, soapHeaders } from '../helpers/soap';
@@ -17,7 +17,7 @@ let srv: TestServer;
 beforeAll(async () => {
   srv = await startServer();
   const lines = Array.from({ length: COUNT }, (_, i) => JSON.stringify({ operation: 'Check', registration: reg(i), vehicle: { Description: description(i), ABICode: String(90000000 + i) } }) + '\n');
-  const report = await importStream(srv.store, Readable.from(lines), PREPARED_FORMS);
+  const report = await importStream(srv.store, Readable.from(lines), { forms: PREPARED_FORMS });
   expect(report.committed).toBe(true);
 });
 afterAll(() => srv.close());

@@ -2,6 +2,7 @@
 // program (clients/<stack>/) makes the same six calls and prints one JSON report; the expected
 // values come from the bundled sample data, so the records and these tests cannot drift apart.
 
+import { documentedError } from '../helpers/readme';
 import { SAMPLE, type SampleRecord } from '../helpers/sample';
 import type { WorksWith } from './works-with';
 
@@ -144,8 +145,9 @@ export function describeCalls(transport: Transport, report: () => Report, works:
     if (transport === 'SOAP 1.1' || transport === 'SOAP 1.2') {
       // The fault code also proves which SOAP version went over the wire: Client is 1.1's word, Sender 1.2's.
       expect(f.code).toMatch(transport === 'SOAP 1.1' ? /(^|:)Client$/ : /(^|:)Sender$/);
-    } else if (f.status !== undefined) {
-      expect(f.status).toBe(404);
+    } else {
+      // Over HTTP GET/POST the status is what tells a caller what went wrong: every client must see the README's.
+      expect(Number(f.status)).toBe(documentedError('VEHICLE_NOT_FOUND').status);
     }
     pass('not found');
   });

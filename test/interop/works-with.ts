@@ -6,6 +6,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
+import { readmeTable } from '../helpers/readme';
 import { SCENARIOS, TRANSPORTS, type Transport } from './calls';
 import { BUILD_ROOT } from './harness';
 
@@ -100,11 +101,13 @@ export function committedTransports(toolkit: string): Transport[] | null {
   return null;
 }
 
-/** The last test of a stack: the committed table must list what this run exercised. */
+/** The last test of a stack: the committed table, and the README's Works-with table, must list what this run exercised. */
 export function testTableAgrees(works: WorksWith): void {
-  test(`WORKS_WITH.md lists the transports this run exercised for ${works.info.toolkit}`, () => {
+  test(`WORKS_WITH.md and the README list the transports this run exercised for ${works.info.toolkit}`, () => {
     const committed = committedTransports(works.info.toolkit);
     if (committed === null) throw new Error(`${COMMITTED_TABLE} has no row for ${works.info.toolkit}; copy test/interop/.build/WORKS_WITH.md after a full run`);
     expect(committed).toEqual(works.transports());
+    const row = readmeTable('Stack', 'Toolkit', 'Version', 'Transports').rows.find((r) => r.Toolkit === works.info.toolkit);
+    expect(row?.Transports.split(', ')).toEqual(works.transports().length ? works.transports() : ['none']);
   });
 }

@@ -2,8 +2,11 @@
 // a one-line text/plain error with X-Error-Code, or a result; and never a trace of our insides.
 
 import { parseStringPromise } from 'xml2js';
-import { ERRORS, type ErrorCode } from '../../src/service/errors';
+import { documentedErrors } from '../helpers/readme';
 import { NS, SOAP11, SOAP12 } from '../helpers/soap';
+
+// What each code must look like is the README's error table, not the code's own.
+const DOCUMENTED = documentedErrors();
 
 export interface Seen {
   readonly status: number;
@@ -39,19 +42,16 @@ export function faultCodeOf(text: string): string | null {
   return /<ErrorCode xmlns="http:\/\/regcheck\.org\.uk">([A-Z_]+)<\/ErrorCode>/.exec(text)?.[1] ?? null;
 }
 
-const ROLE_11: Record<string, string> = { Client: 'soap:Client', Server: 'soap:Server', VersionMismatch: 'soap:VersionMismatch', MustUnderstand: 'soap:MustUnderstand' };
-const ROLE_12: Record<string, string> = { Client: 'soap:Sender', Server: 'soap:Receiver', VersionMismatch: 'soap:VersionMismatch', MustUnderstand: 'soap:MustUnderstand' };
-
 /**
  * Why this is not a proper SOAP fault of our error table for that version, or null when it is:
- * status 500 (413 for PAYLOAD_TOO_LARGE), the version's content type, a well-formed envelope in the
- * version's namespace, the code's role as faultcode or Code/Value, and <ErrorCode> in our namespace.
+ * the README's SOAP status for it, the version's content type, a well-formed envelope in the
+ * version's namespace, the README's faultcode or Code/Value for it, and <ErrorCode> in our namespace.
  */
 export async function soapFaultProblem(seen: Seen, version: '1.1' | '1.2'): Promise<string | null> {
-  const code = faultCodeOf(seen.text) as ErrorCode | null;
-  if (!code || !(code in ERRORS)) return `no ErrorCode of ours in: ${seen.text.slice(0, 300)}`;
-  const spec = ERRORS[code];
-  const wantStatus = code === 'PAYLOAD_TOO_LARGE' ? 413 : 500;
+  const code = faultCodeOf(seen.text);
+  const spec = code === null ? undefined : DOCUMENTED.get(code);
+  if (!code || !spec) return `no ErrorCode of ours in: ${seen.text.slice(0, 300)}`;
+  const wantStatus = spec.soapStatus;
   if (seen.status !== wantStatus) return `${code} came with status ${seen.status}, not ${wantStatus}`;
   const type = (seen.headers['content-type'] ?? '').split(';')[0].trim();
   const wantType = version === '1.1' ? 'text/xml' : 'application/soap+xml';
@@ -65,7 +65,7 @@ export async function soapFaultProblem(seen: Seen, version: '1.1' | '1.2'): Prom
   const env = doc.Envelope as { $ns?: { uri?: string } } | undefined;
   const wantNs = version === '1.1' ? SOAP11 : SOAP12;
   if (!env || env.$ns?.uri !== wantNs) return `the envelope is not in ${wantNs}`;
-  const role = (version === '1.1' ? ROLE_11 : ROLE_12)[spec.role];
+  const role = version === '1.1' ? spec.faultcode11 : spec.code12;
   const given = version === '1.1' ? /<faultcode>([^<]*)<\/faultcode>/.exec(seen.text)?.[1] : /<soap:Code><soap:Value>([^<]*)<\/soap:Value>/.exec(seen.text)?.[1];
   if (given !== role) return `${code} has fault code ${given}, not ${role}`;
   if (!seen.text.includes(`<ErrorCode xmlns="${NS}">`)) return 'ErrorCode is not in the service namespace';
@@ -74,9 +74,10 @@ export async function soapFaultProblem(seen: Seen, version: '1.1' | '1.2'): Prom
 
 /** Why this is not a proper plain error of our table (one text/plain line, X-Error-Code, the table's status), or null. */
 export function plainErrorProblem(seen: Seen): string | null {
-  const code = seen.headers['x-error-code'] as ErrorCode | undefined;
-  if (!code || !(code in ERRORS)) return `no X-Error-Code of ours (status ${seen.status}): ${seen.text.slice(0, 200)}`;
-  if (seen.status !== ERRORS[code].status) return `${code} came with status ${seen.status}, not ${ERRORS[code].status}`;
+  const code = seen.headers['x-error-code'];
+  const spec = code === undefined ? undefined : DOCUMENTED.get(code);
+  if (!code || !spec) return `no X-Error-Code of ours (status ${seen.status}): ${seen.text.slice(0, 200)}`;
+  if (seen.status !== spec.status) return `${code} came with status ${seen.status}, not ${spec.status}`;
   if (!/^text\/plain\b/.test(seen.headers['content-type'] ?? '')) return `content type ${seen.headers['content-type']}`;
   if (!seen.text.startsWith(`${code}: `)) return `the body does not start with '${code}: '`;
   if (seen.text.replace(/\n$/, '').includes('\n')) return 'the body is more than one line';

@@ -115,19 +115,55 @@ describe.each(TRANSPORTS)('%s', (t) => {
     await expectError(t, await callRepeated(t, 'username', 'demo', 'demo'), 'INVALID_PARAMETER', /Parameter 'username' was given 2 times/);
   });
 
-  test('state for CheckUSA (which takes State) is MISSING_PARAMETER naming the expected name', async () => {
-    const a = await call(server.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', state: 'CA', username: 'demo' });
-    await expectError(t, a, 'MISSING_PARAMETER', /Missing required parameter 'State' for CheckUSA \(got 'state'; parameter names are case-sensitive\)/);
-    const ok = await call(server.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', State: 'CA', username: 'demo' });
-    expect(ok.status).toBe(200);
-  });
+  // README, Parameters: SOAP names are case-sensitive (XML names are); HTTP GET and POST match
+  // names ignoring case, as ASP.NET does, and two spellings of one name are that name given twice.
+  if (isSoap(t)) {
+    test('state for CheckUSA (which takes State) is MISSING_PARAMETER naming the expected name', async () => {
+      const a = await call(server.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', state: 'CA', username: 'demo' });
+      await expectError(t, a, 'MISSING_PARAMETER', /Missing required parameter 'State' for CheckUSA \(got 'state'; parameter names are case-sensitive in SOAP\)/);
+      const ok = await call(server.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', State: 'CA', username: 'demo' });
+      expect(ok.status).toBe(200);
+    });
 
-  test('State for CheckCanada (which takes state), and other names in the wrong case, are named too', async () => {
-    const a = await call(server.url, t, 'CheckCanada', { RegistrationNumber: 'ABCD 123', State: 'ON', username: 'demo' });
-    await expectError(t, a, 'MISSING_PARAMETER', /Missing required parameter 'state' for CheckCanada \(got 'State'/);
-    await expectError(t, await check({ registrationnumber: 'RG11 ABC', username: 'demo' }), 'MISSING_PARAMETER', /'RegistrationNumber' for Check \(got 'registrationnumber'/);
-    await expectError(t, await check({ RegistrationNumber: 'RG11 ABC', UserName: 'demo' }), 'MISSING_PARAMETER', /'username' for Check \(got 'UserName'/);
-  });
+    test('State for CheckCanada (which takes state), and other names in the wrong case, are named too', async () => {
+      const a = await call(server.url, t, 'CheckCanada', { RegistrationNumber: 'ABCD 123', State: 'ON', username: 'demo' });
+      await expectError(t, a, 'MISSING_PARAMETER', /Missing required parameter 'state' for CheckCanada \(got 'State'/);
+      await expectError(t, await check({ registrationnumber: 'RG11 ABC', username: 'demo' }), 'MISSING_PARAMETER', /'RegistrationNumber' for Check \(got 'registrationnumber'/);
+      await expectError(t, await check({ RegistrationNumber: 'RG11 ABC', UserName: 'demo' }), 'MISSING_PARAMETER', /'username' for Check \(got 'UserName'/);
+    });
+  } else {
+    test('names match ignoring case: state for CheckUSA, State for CheckCanada, registrationnumber, USERNAME', async () => {
+      expectVehicle(t, await check({ registrationnumber: 'RG11 ABC', USERNAME: 'demo' }));
+      expectVehicle(t, await check({ REGISTRATIONNUMBER: 'RG11 ABC', UserName: 'demo' }));
+      const usa = await call(server.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', state: 'CA', username: 'demo' });
+      expect(usa.status).toBe(200);
+      expect(usa.body).toContain('<Vehicle');
+      const canada = await call(server.url, t, 'CheckCanada', { RegistrationNumber: 'ABCD 123', State: 'ON', username: 'demo' });
+      expect(canada.status).toBe(200);
+      const mot = await call(server.url, t, 'UKMOT', { RegistrationNumber: 'RG11 ABC', MODEL: 'FOCUS', username: 'demo' });
+      expect(mot.body).toContain('<UKMOTData');
+      await expectError(t, await call(server.url, t, 'UKMOT', { RegistrationNumber: 'RG11 ABC', model: 'NOT A MODEL', username: 'demo' }), 'VEHICLE_NOT_FOUND');
+    });
+
+    test('two names that differ only in case are one parameter given twice: INVALID_PARAMETER', async () => {
+      const qs = 'RegistrationNumber=7ABC123&State=CA&state=CA&username=demo';
+      const a =
+        t === 'get'
+          ? await fetch(`${server.url}/api/reg.asmx/CheckUSA?${qs}`)
+          : await fetch(`${server.url}/api/reg.asmx/CheckUSA`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: qs });
+      await expectError(t, { status: a.status, headers: a.headers, body: await a.text() }, 'INVALID_PARAMETER', /Parameter 'State' was given 2 times/);
+      await expectError(t, await check({ RegistrationNumber: 'RG11 ABC', username: 'demo', USERNAME: 'demo' }), 'INVALID_PARAMETER', /Parameter 'username' was given 2 times/);
+    });
+
+    test('the repeated-parameter message says names differing only in case count as the same (README, the case rule)', async () => {
+      const qs = 'RegistrationNumber=7ABC123&State=CA&state=CA&username=demo';
+      const a =
+        t === 'get'
+          ? await fetch(`${server.url}/api/reg.asmx/CheckUSA?${qs}`)
+          : await fetch(`${server.url}/api/reg.asmx/CheckUSA`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: qs });
+      await expectError(t, { status: a.status, headers: a.headers, body: await a.text() }, 'INVALID_PARAMETER', /Parameter 'State' was given 2 times; give it once \([^)]*ignoring case[^)]*\)/);
+    });
+  }
 
   test('markup in a value is echoed only escaped', async () => {
     const a = await check({ RegistrationNumber: '<b>x</b>&amp;', username: 'demo' });

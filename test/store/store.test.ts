@@ -2,7 +2,7 @@
 // SQLite and PostgreSQL alike.
 
 import { Readable } from 'node:stream';
-import { importStream } from '../../src/store/import';
+import { importStream } from '../../src/data/import';
 import { updatePrepared, type PreparedForms, type VehicleStore } from '../../src/store/store';
 import { SAMPLE } from '../helpers/sample';
 import { open, STORE_KINDS } from './stores';
@@ -90,11 +90,11 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
 
   test('the bundled sample file imports whole, and a file with one bad line imports nothing', async () => {
     const text = SAMPLE.map((r) => JSON.stringify(r)).join('\n') + '\n';
-    const report = await importStream(store, Readable.from([text]), forms('v1'));
+    const report = await importStream(store, Readable.from([text]), { forms: forms('v1') });
     expect(report.committed).toBe(true);
     expect(report.imported).toBe(SAMPLE.length);
     expect(await store.count()).toBe(SAMPLE.length);
-    const bad = await importStream(store, Readable.from(['{"operation":"Check","registration":"NEW1","vehicle":{"Description":"x"}}\n{"operation":"Nope"}\n']), forms('v1'));
+    const bad = await importStream(store, Readable.from(['{"operation":"Check","registration":"NEW1","vehicle":{"Description":"x"}}\n{"operation":"Nope"}\n']), { forms: forms('v1') });
     expect(bad.committed).toBe(false);
     expect(await store.get({ operation: 'Check', registration: 'NEW1', state: '' })).toBeNull();
   });
@@ -102,7 +102,7 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
   test('prepared answers: made on import, dropped when another writer changes the payload, made again', async () => {
     const key = { operation: 'Check', registration: 'P1', state: '' };
     const text = '{"operation":"Check","registration":"P1","vehicle":{"Description":"one"}}\n';
-    await importStream(store, Readable.from([text]), forms('v1'));
+    await importStream(store, Readable.from([text]), { forms: forms('v1') });
     expect(await store.preparedVersion()).toBe('v1');
     const first = await store.get(key);
     expect(first?.prepared).toBe(`v1:Check:${first?.payload}`);
@@ -119,33 +119,34 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     expect(await updatePrepared(store, forms('v2'))).toEqual({ records: 0, all: false });
   });
 
-  test('accounts: saved, listed in name order, changed, removed', async () => {
+  test('accounts: saved, listed in code-point order of their names, changed, removed', async () => {
     await store.putAccount({ username: 'bob', credits: 3 });
     await store.putAccount({ username: 'Alice', credits: null });
     await store.putAccount({ username: 'alice', credits: 0 });
-    expect(await store.listAccounts()).toEqual([
-      { username: 'Alice', credits: null },
-      { username: 'alice', credits: 0 },
-      { username: 'bob', credits: 3 },
+    expect((await store.listAccounts('2026-01-01')).map((a) => [a.username, a.credits])).toEqual([
+      ['Alice', null],
+      ['alice', 0],
+      ['bob', 3],
     ]);
     await store.putAccount({ username: 'bob', credits: 5_000_000_000 });
-    expect(await store.getAccount('bob')).toEqual({ username: 'bob', credits: 5_000_000_000 });
+    expect((await store.getAccount('bob'))?.credits).toBe(5_000_000_000);
     expect(await store.removeAccount('bob')).toBe(true);
     expect(await store.removeAccount('bob')).toBe(false);
     expect(await store.getAccount('bob')).toBeNull();
   });
 
-  test('credits: taken one at a time down to zero, never below; 200 takers at once for 50 credits get exactly 50', async () => {
+  test('credits: charged one at a time down to zero, never below; 200 charges at once for 50 credits get exactly 50', async () => {
+    const day = '2026-01-01';
     await store.putAccount({ username: 'c', credits: 2 });
-    expect(await store.takeCredit('c')).toBe(true);
-    expect(await store.takeCredit('c')).toBe(true);
-    expect(await store.takeCredit('c')).toBe(false);
-    expect(await store.getAccount('c')).toEqual({ username: 'c', credits: 0 });
-    expect(await store.takeCredit('nobody')).toBe(false);
+    expect(await store.charge('c', day)).toEqual({ ok: true, credits: 1, usedToday: 1 });
+    expect(await store.charge('c', day)).toEqual({ ok: true, credits: 0, usedToday: 2 });
+    expect(await store.charge('c', day)).toEqual({ ok: false, reason: 'credits' });
+    expect((await store.getAccount('c'))?.credits).toBe(0);
+    expect(await store.charge('nobody', day)).toEqual({ ok: false, reason: 'unknown' });
 
     await store.putAccount({ username: 'many', credits: 50 });
-    const taken = await Promise.all(Array.from({ length: 200 }, () => store.takeCredit('many')));
-    expect(taken.filter(Boolean)).toHaveLength(50);
-    expect(await store.getAccount('many')).toEqual({ username: 'many', credits: 0 });
+    const taken = await Promise.all(Array.from({ length: 200 }, () => store.charge('many', day)));
+    expect(taken.filter((t) => t.ok)).toHaveLength(50);
+    expect((await store.getAccount('many'))?.credits).toBe(0);
   });
 });

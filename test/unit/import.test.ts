@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { Readable } from 'node:stream';
-import { importStream, parseLine } from '../../src/store/import';
+import { importStream, parseLine } from '../../src/data/import';
 import { SqliteStore } from '../../src/store/sqlite';
 
 const car = { Description: 'TEST CAR', RegistrationYear: 2019, CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' }, FuelType: 'Petrol', ImageUrl: 'x' };
@@ -13,7 +13,7 @@ const ndjson = (...lines: string[]) => Readable.from([lines.join('\n') + '\n']);
 describe('import: one line', () => {
   test('a vehicle record is keyed by operation, normalised registration and state', () => {
     const r = parseLine(line({ operation: 'CheckUSA', registration: '7abc 123', state: 'california', vehicle: car }));
-    expect(r).toEqual({ ok: true, record: { operation: 'CheckUSA', registration: '7ABC123', state: 'CA', payload: JSON.stringify(car) } });
+    expect(r).toMatchObject({ ok: true, delete: false, record: { operation: 'CheckUSA', registration: '7ABC123', state: 'CA', payload: JSON.stringify(car) } });
   });
 
   test.each([
@@ -110,4 +110,44 @@ describe('reglookup import (the command)', () => {
     const count = execFileSync(process.execPath, ['-e', `const D=require('better-sqlite3');console.log(new D(${JSON.stringify(db)}).prepare('select count(*) n from records').get().n)`], { encoding: 'utf8' });
     expect(count.trim()).toBe('2');
   });
+});
+
+describe('reglookup import --replace-all, export, backup (the commands)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-cli-'));
+  const db = path.join(dir, 'cli.db');
+  const cli = path.resolve(__dirname, '../../src/cli.ts');
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', cli, ...args], {
+      env: { ...process.env, DATABASE_URL: `sqlite:${db}` },
+      encoding: 'utf8',
+    });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('a full refresh reports repeats and what it replaced, with a plain progress line when not on a terminal; export and backup give back the same records', () => {
+    const file = path.join(dir, 'refresh.ndjson');
+    const usa = { operation: 'CheckUSA', registration: '7ABC123', state: 'CA', vehicle: car };
+    fs.writeFileSync(file, [line({ operation: 'Check', registration: 'R1', vehicle: car }), line(usa), line({ operation: 'Check', registration: 'r 1', vehicle: car })].join('\n') + '\n');
+    const imported = run('import', '--replace-all', file);
+    expect(imported.status).toBe(0);
+    expect(imported.stdout).toMatch(/imported 3 record\(s\) from 3 line\(s\)/);
+    expect(imported.stdout).toMatch(/1 line\(s\) repeated the key of an earlier line; the later line won/);
+    expect(imported.stdout).toMatch(/replaced every operation/);
+    expect(imported.stderr).toMatch(/^import: 100 %/m);
+
+    const exported = run('export');
+    expect(exported.status).toBe(0);
+    expect(exported.stdout).toBe(
+      '{"operation":"Check","registration":"R1","vehicle":' + JSON.stringify(car) + '}\n' +
+        '{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":' + JSON.stringify(car) + '}\n',
+    );
+    expect(exported.stderr).toMatch(/exported 2 record\(s\)/);
+
+    const backup = path.join(dir, 'copy.db');
+    const quiet = run('backup', '--quiet', backup);
+    expect(quiet.status).toBe(0);
+    expect(quiet.stdout + quiet.stderr).toBe('');
+    const count = execFileSync(process.execPath, ['-e', `const D=require('better-sqlite3');console.log(new D(${JSON.stringify(backup)}).prepare('select count(*) n from records').get().n)`], { encoding: 'utf8' });
+    expect(count.trim()).toBe('2');
+    expect(run('backup', backup).status).not.toBe(0);
+  }, 120_000); // five command-line runs, each compiling the sources on a shared machine
 });

@@ -11,7 +11,7 @@ import { SAMPLE_FILE } from '../../src/app';
 import { findOperation, OPERATIONS } from '../../src/contract/operations';
 import { LookupService } from '../../src/service/lookup';
 import { resultNodes } from '../../src/service/records';
-import { importFile, importStream } from '../../src/store/import';
+import { importFile, importStream } from '../../src/data/import';
 import { SqliteStore } from '../../src/store/sqlite';
 import type { PreparedForms } from '../../src/store/store';
 import { PREPARED_FORMS, resultInner } from '../../src/transport/prepared';
@@ -19,10 +19,11 @@ import { httpResultInner, soapResultInner } from '../../src/transport/xml';
 import { SAMPLE } from '../helpers/sample';
 import { startServer } from '../helpers/server';
 
+const LOCAL = { address: '127.0.0.1' };
 const key = (operation: string, registration: string, state = '') => ({ operation, registration, state });
 
 function service(store: SqliteStore): LookupService {
-  return new LookupService(store, new Accounts(store, { policy: 'any', ratePerMinute: 0 }));
+  return new LookupService(store, new Accounts(store, { policy: 'any', rateLimit: 0 }));
 }
 
 function paramsOf(r: (typeof SAMPLE)[number]): Record<string, string> {
@@ -38,7 +39,7 @@ describe('prepared answers', () => {
   beforeAll(async () => {
     prepared = new SqliteStore(':memory:');
     plain = new SqliteStore(':memory:');
-    expect((await importFile(prepared, SAMPLE_FILE, PREPARED_FORMS)).committed).toBe(true);
+    expect((await importFile(prepared, SAMPLE_FILE, { forms: PREPARED_FORMS })).committed).toBe(true);
     expect((await importFile(plain, SAMPLE_FILE)).committed).toBe(true);
   });
   afterAll(async () => {
@@ -57,8 +58,8 @@ describe('prepared answers', () => {
     const ops = new Set<string>();
     for (const r of SAMPLE) {
       const op = findOperation(r.operation)!;
-      const a = await fast.lookup(op, paramsOf(r));
-      const b = await slow.lookup(op, paramsOf(r));
+      const a = await fast.lookup(op, paramsOf(r), LOCAL);
+      const b = await slow.lookup(op, paramsOf(r), LOCAL);
       expect(a.prepared).not.toBeNull();
       expect(b.prepared).toBeNull();
       const nodes = resultNodes(op.result, b.payload);
@@ -73,7 +74,7 @@ describe('prepared answers', () => {
 
   test('text that needs escaping is escaped in the prepared answer too', async () => {
     const r = SAMPLE.find((s) => s.operation === 'Check' && /[&<>]/.test(JSON.stringify(s.vehicle)))!;
-    const a = await service(prepared).lookup(findOperation('Check')!, paramsOf(r));
+    const a = await service(prepared).lookup(findOperation('Check')!, paramsOf(r), LOCAL);
     expect(a.prepared).not.toBeNull();
     const soap = resultInner(a, 'soap');
     expect(soap).toMatch(/&amp;|&lt;|&gt;/);
@@ -84,9 +85,9 @@ describe('prepared answers', () => {
   test("UKMOT's Model filter still refuses a model that does not match", async () => {
     const r = SAMPLE.find((s) => s.operation === 'UKMOT')!;
     const op = findOperation('UKMOT')!;
-    const ok = await service(prepared).lookup(op, { ...paramsOf(r), Model: String(r.mot?.make ?? '') });
+    const ok = await service(prepared).lookup(op, { ...paramsOf(r), Model: String(r.mot?.make ?? '') }, LOCAL);
     expect(ok.prepared).not.toBeNull();
-    await expect(service(prepared).lookup(op, { ...paramsOf(r), Model: 'NO SUCH MODEL' })).rejects.toMatchObject({ code: 'VEHICLE_NOT_FOUND' });
+    await expect(service(prepared).lookup(op, { ...paramsOf(r), Model: 'NO SUCH MODEL' }, LOCAL)).rejects.toMatchObject({ code: 'VEHICLE_NOT_FOUND' });
   });
 });
 
@@ -130,7 +131,7 @@ describe('prepared answers in the store', () => {
     await batch.put({ ...key('Check', 'OLD1'), payload: '{"Description":"OLD"}', prepared: 'stale\u0001stale' });
     await batch.commit('an earlier version');
     const line = JSON.stringify({ operation: 'Check', registration: 'NEW1', vehicle: { Description: 'NEW' } });
-    expect((await importStream(store, Readable.from([line + '\n']), PREPARED_FORMS)).committed).toBe(true);
+    expect((await importStream(store, Readable.from([line + '\n']), { forms: PREPARED_FORMS })).committed).toBe(true);
     expect(await store.preparedVersion()).toBe(PREPARED_FORMS.version);
     const old = (await store.get(key('Check', 'OLD1')))!;
     expect(resultInner({ kind: 'Vehicle', ...old }, 'soap')).toContain('<Description>OLD</Description>');
@@ -146,7 +147,7 @@ test("a payload changed by a writer that knows nothing of prepared answers drops
   const file = path.join(dir, 'foreign.db');
   const store = new SqliteStore(file);
   const line = JSON.stringify({ operation: 'Check', registration: 'FOREIGN1', vehicle: { Description: 'FIRST' } });
-  expect((await importStream(store, Readable.from([line + '\n']), PREPARED_FORMS)).committed).toBe(true);
+  expect((await importStream(store, Readable.from([line + '\n']), { forms: PREPARED_FORMS })).committed).toBe(true);
   expect((await store.get(key('Check', 'FOREIGN1')))?.prepared).toContain('FIRST');
   // What the previous release's import does: an upsert of the payload alone.
   const db = new Database(file);
@@ -172,9 +173,9 @@ test("a payload changed by a writer that knows nothing of prepared answers drops
 test('re-importing a record whose answers come out the same (a change only vehicleJson shows) keeps them prepared', async () => {
   const store = new SqliteStore(':memory:');
   const rec = (colour: string) => JSON.stringify({ operation: 'Check', registration: 'SAME1', vehicle: { Description: 'CAR', Colour: colour } }) + '\n';
-  expect((await importStream(store, Readable.from([rec('Red')]), PREPARED_FORMS)).committed).toBe(true);
+  expect((await importStream(store, Readable.from([rec('Red')]), { forms: PREPARED_FORMS })).committed).toBe(true);
   const first = (await store.get(key('Check', 'SAME1')))!;
-  expect((await importStream(store, Readable.from([rec('Blue')]), PREPARED_FORMS)).committed).toBe(true);
+  expect((await importStream(store, Readable.from([rec('Blue')]), { forms: PREPARED_FORMS })).committed).toBe(true);
   const second = (await store.get(key('Check', 'SAME1')))!;
   expect(second.prepared).not.toBeNull();
   expect(second.prepared).toBe(first.prepared);
@@ -187,10 +188,10 @@ test('a value that would not survive the SOAP form being derived from the stored
   // A line break and spaces just before a closing tag look like indentation to the derivation.
   const vehicle = { Description: 'ends with a break\r\n  ', CarModel: 'fine' };
   const line = JSON.stringify({ operation: 'Check', registration: 'EDGE1', vehicle }) + '\n';
-  expect((await importStream(store, Readable.from([line]), PREPARED_FORMS)).committed).toBe(true);
+  expect((await importStream(store, Readable.from([line]), { forms: PREPARED_FORMS })).committed).toBe(true);
   const found = (await store.get(key('Check', 'EDGE1')))!;
   expect(found.prepared).toBeNull();
-  const result = await service(store).lookup(findOperation('Check')!, { RegistrationNumber: 'EDGE1', username: 'u' });
+  const result = await service(store).lookup(findOperation('Check')!, { RegistrationNumber: 'EDGE1', username: 'u' }, LOCAL);
   expect(resultInner(result, 'soap')).toContain('<Description>ends with a break\r\n  </Description>');
   expect(resultInner(result, 'http')).toContain('<Description>ends with a break\r\n  </Description>');
   await store.close();

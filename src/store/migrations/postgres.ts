@@ -51,4 +51,30 @@ CREATE TRIGGER records_prepared_follows_payload BEFORE UPDATE OF payload ON reco
   FOR EACH ROW EXECUTE FUNCTION records_prepared_follows_payload();
 `,
   },
+  {
+    version: 3,
+    name: 'account settings, daily counts, usage, key order for export, sample marker',
+    sql: `
+-- The account contract of accounts.ts (as sqlite-accounts.ts keeps it). Today's charged lookups
+-- live in the row (day, day_count) so that a charge is one conditional UPDATE.
+ALTER TABLE accounts ADD COLUMN IF NOT EXISTS enabled BOOLEAN NOT NULL DEFAULT true;
+ALTER TABLE accounts ADD COLUMN IF NOT EXISTS daily_limit INTEGER;
+ALTER TABLE accounts ADD COLUMN IF NOT EXISTS rate DOUBLE PRECISION;
+ALTER TABLE accounts ADD COLUMN IF NOT EXISTS allow TEXT NOT NULL DEFAULT '';
+ALTER TABLE accounts ADD COLUMN IF NOT EXISTS day TEXT;
+ALTER TABLE accounts ADD COLUMN IF NOT EXISTS day_count INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS usage (
+  username  TEXT NOT NULL,
+  day       TEXT NOT NULL,
+  operation TEXT NOT NULL,
+  found     BIGINT NOT NULL DEFAULT 0,
+  not_found BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (username, day, operation)
+);
+CREATE INDEX IF NOT EXISTS usage_day ON usage (day);
+-- Export reads records in code-point order (COLLATE "C") a page at a time, whatever the database's
+-- collation: this index serves each page as one range scan.
+CREATE INDEX IF NOT EXISTS records_key_c ON records (operation COLLATE "C", registration COLLATE "C", state COLLATE "C");
+`,
+  },
 ];

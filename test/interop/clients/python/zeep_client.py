@@ -17,8 +17,24 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import interop_report  # noqa: E402
 
 
+class StatusTransport(zeep.Transport):
+    """Keeps the HTTP status of the last answer: over the HTTP bindings zeep raises a Fault that
+    does not carry it, and the status is what tells an HTTP caller what went wrong."""
+    last_status = None
+
+    def post(self, address, message, headers):
+        response = super().post(address, message, headers)
+        StatusTransport.last_status = response.status_code
+        return response
+
+    def get(self, address, params, headers):
+        response = super().get(address, params, headers)
+        StatusTransport.last_status = response.status_code
+        return response
+
+
 def connect(port, wsdl):
-    svc = zeep.Client(wsdl).bind('Reg', port)
+    svc = zeep.Client(wsdl, transport=StatusTransport()).bind('Reg', port)
     # zeep form-encodes an omitted part of an HTTP POST message as the text "None" (README), so
     # the optional UKMOT Model is given as empty there; the other ports omit it.
     optional = {'Model': ''} if port == 'RegHttpPost' else {}
@@ -32,7 +48,7 @@ def failure(e):
         # Over the HTTP bindings zeep raises a Fault whose message is the raw response body.
         message = e.message.decode('utf-8', 'replace') if isinstance(e.message, bytes) else e.message
         detail = None if e.detail is None else ''.join(e.detail.itertext())
-        return {'error': message, 'code': e.code, 'detail': detail}
+        return {'error': message, 'code': e.code, 'detail': detail, 'status': StatusTransport.last_status}
     if isinstance(e, zeep.exceptions.TransportError):
         body = e.content.decode('utf-8', 'replace') if isinstance(e.content, bytes) else e.content
         return {'error': body, 'code': str(e.status_code), 'exception': e.message}

@@ -1,0 +1,165 @@
+// Per-username rate limits, built on rate-limiter-flexible. One limit however the service is run:
+//   - REDIS_URL set: counters in Redis (ioredis), shared by every worker and every instance;
+//   - WORKERS > 1 without Redis: counters in the primary process, which the workers ask over the
+//     cluster's IPC channel (RateLimiterCluster; the primary calls hostSharedLimits before forking);
+//   - otherwise: counters in this process's memory.
+// A rate R is counted in fixed windows: R lookups per second (R >= 1, rounded down), or one lookup
+// per 1/R seconds (R < 1, rounded). A burst B lets a username go B lookups over its rate, from a pool
+// that refills every BURST_WINDOW_S seconds (BurstyRateLimiter). When the shared counters cannot be
+// reached, onError says whether lookups are admitted or refused; that is logged once per outage.
+
+import cluster from 'node:cluster';
+import { Redis } from 'ioredis';
+import { BurstyRateLimiter, RateLimiterCluster, RateLimiterClusterMaster, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Logger } from '../ops/logger';
+
+export const BURST_WINDOW_S = 60;
+const CONNECT_WAIT_MS = 3000;
+
+export interface LimiterConfig {
+  readonly burst: number;
+  readonly redisUrl: string | null;
+  readonly redisPrefix: string;
+  readonly onError: 'allow' | 'deny';
+}
+
+/** A refusal: how long to wait, and whether it is because the shared limit could not be checked. */
+export interface Refusal {
+  readonly retryAfter: number;
+  readonly unavailable: boolean;
+}
+
+export interface RateLimiter {
+  /** null when the lookup is admitted at `rate` per second (rate > 0); otherwise why not. Never rejects. */
+  consume(username: string, rate: number): Promise<Refusal | null>;
+  close(): Promise<void>;
+}
+
+interface Consumer {
+  consume(key: string): Promise<unknown>;
+}
+
+type Backend = 'memory' | 'cluster' | 'redis';
+
+/** Called once in the primary of WORKERS > 1 without Redis: the workers' limits are kept here. */
+export function hostSharedLimits(): void {
+  new RateLimiterClusterMaster();
+}
+
+/** Whether the rate limit is reported down, logged on the change only (not per request). */
+class Outage {
+  private down = false;
+  constructor(private readonly logger: Logger, private readonly what: string, private readonly onError: 'allow' | 'deny') {}
+
+  failed(e: unknown): void {
+    if (this.down) return;
+    this.down = true;
+    this.logger.warn(`${this.what} cannot be reached; rate limits are ${this.onError === 'allow' ? 'not applied (RATE_LIMIT_ON_REDIS_ERROR=allow)' : 'refusing every lookup (RATE_LIMIT_ON_REDIS_ERROR=deny)'} until it is back`, {
+      error: String((e as Error)?.message ?? e).slice(0, 300),
+    });
+  }
+
+  ok(): void {
+    if (!this.down) return;
+    this.down = false;
+    this.logger.info(`${this.what} is reachable again; rate limits apply`);
+  }
+}
+
+export class FlexibleRateLimiter implements RateLimiter {
+  private readonly backend: Backend;
+  private readonly redis: Redis | null = null;
+  private readonly outage: Outage;
+  private readonly byRate = new Map<number, Consumer>();
+  private readonly byWindow = new Map<string, Consumer>();
+  private burstLimiter: RateLimiterMemory | RateLimiterRedis | RateLimiterCluster | null = null;
+  private readonly connected: Promise<void>;
+
+  constructor(private readonly config: LimiterConfig, logger: Logger) {
+    this.backend = config.redisUrl ? 'redis' : cluster.isWorker ? 'cluster' : 'memory';
+    this.outage = new Outage(logger, this.backend === 'redis' ? 'Redis' : 'the primary process', config.onError);
+    if (config.redisUrl) {
+      const redis = new Redis(config.redisUrl, {
+        // Fail at once while disconnected instead of queueing: a lookup must not wait for Redis.
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        commandTimeout: 1000,
+        retryStrategy: (times: number) => Math.min(times * 100, 1000),
+      });
+      redis.on('error', (e: unknown) => this.outage.failed(e));
+      redis.on('ready', () => this.outage.ok());
+      this.redis = redis;
+      this.connected = new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          redis.off('ready', done);
+          redis.off('error', done);
+          resolve();
+        };
+        const timer = setTimeout(done, CONNECT_WAIT_MS);
+        redis.once('ready', done);
+        redis.once('error', done);
+      });
+    } else {
+      this.connected = Promise.resolve();
+    }
+  }
+
+  /**
+   * Resolves once Redis is connected, or has failed to connect (the outage is then logged and
+   * RATE_LIMIT_ON_REDIS_ERROR applies), or after CONNECT_WAIT_MS: so that the first lookups after
+   * start-up are not taken for an outage while the connection is still being made.
+   */
+  ready(): Promise<void> {
+    return this.connected;
+  }
+
+  private make(prefix: string, points: number, duration: number): RateLimiterMemory | RateLimiterRedis | RateLimiterCluster {
+    const keyPrefix = `${this.config.redisPrefix}${prefix}`;
+    if (this.redis) return new RateLimiterRedis({ storeClient: this.redis, keyPrefix, points, duration, rejectIfRedisNotReady: true });
+    if (this.backend === 'cluster') return new RateLimiterCluster({ keyPrefix, points, duration, timeoutMs: 2000 });
+    return new RateLimiterMemory({ keyPrefix, points, duration });
+  }
+
+  private limiterFor(rate: number): Consumer {
+    let limiter = this.byRate.get(rate);
+    if (limiter) return limiter;
+    const [points, duration] = rate >= 1 ? [Math.floor(rate), 1] : [1, Math.max(1, Math.round(1 / rate))];
+    // Rates that round to the same window (2 and 2.5) share one limiter, as they share Redis keys.
+    const window = `${points}/${duration}`;
+    limiter = this.byWindow.get(window);
+    if (limiter) {
+      this.byRate.set(rate, limiter);
+      return limiter;
+    }
+    const main = this.make(`rate:${window}`, points, duration);
+    if (this.config.burst > 0) {
+      this.burstLimiter ??= this.make(`burst:${this.config.burst}/${BURST_WINDOW_S}`, this.config.burst, BURST_WINDOW_S);
+      limiter = new BurstyRateLimiter(main, this.burstLimiter);
+    } else {
+      limiter = main;
+    }
+    this.byRate.set(rate, limiter);
+    this.byWindow.set(window, limiter);
+    return limiter;
+  }
+
+  async consume(username: string, rate: number): Promise<Refusal | null> {
+    try {
+      await this.limiterFor(rate).consume(username);
+      this.outage.ok();
+      return null;
+    } catch (e) {
+      if (e instanceof RateLimiterRes) {
+        this.outage.ok();
+        return { retryAfter: Math.max(1, Math.ceil(e.msBeforeNext / 1000)), unavailable: false };
+      }
+      this.outage.failed(e);
+      return this.config.onError === 'allow' ? null : { retryAfter: 1, unavailable: true };
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.redis) this.redis.disconnect();
+  }
+}

@@ -1,0 +1,82 @@
+// Usage records: lookups per username, UTC day and operation, found and not found. Counted in
+// memory on the request path and written to the store in one transaction every FLUSH_MS (and at
+// shutdown), so a lookup costs no store write for them. Each process (each worker of WORKERS=N)
+// keeps and flushes its own counts; the store adds them up. Records older than the kept days are
+// deleted at most once an hour.
+
+import type { Logger } from '../ops/logger';
+import type { AccountStore, UsageCount } from '../store/accounts';
+import { dayOf } from './clock';
+
+export const FLUSH_MS = 5000;
+/** More distinct (username, day, operation) counts than this in memory: flush now rather than wait. */
+const MAX_PENDING = 50_000;
+const PRUNE_EVERY_MS = 3600_000;
+
+interface Pending {
+  username: string;
+  day: string;
+  operation: string;
+  found: number;
+  notFound: number;
+}
+
+export class UsageRecorder {
+  private pending = new Map<string, Pending>();
+  private readonly timer: NodeJS.Timeout;
+  private flushing: Promise<void> = Promise.resolve();
+  private lastPrune = 0;
+
+  constructor(private readonly store: AccountStore, private readonly keepDays: number, private readonly logger: Logger) {
+    this.timer = setInterval(() => void this.flush(), FLUSH_MS);
+    this.timer.unref();
+  }
+
+  record(username: string, day: string, operation: string, found: boolean): void {
+    const key = `${username}\u0000${day}\u0000${operation}`;
+    let p = this.pending.get(key);
+    if (!p) {
+      p = { username, day, operation, found: 0, notFound: 0 };
+      this.pending.set(key, p);
+      if (this.pending.size >= MAX_PENDING) void this.flush();
+    }
+    if (found) p.found++;
+    else p.notFound++;
+  }
+
+  /** Writes what has been counted so far; flushes run one after another. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.write());
+    return this.flushing;
+  }
+
+  private async write(): Promise<void> {
+    const batch: UsageCount[] = [...this.pending.values()];
+    this.pending = new Map();
+    try {
+      await this.store.addUsage(batch);
+      const now = Date.now();
+      if (now - this.lastPrune >= PRUNE_EVERY_MS) {
+        this.lastPrune = now;
+        await this.store.pruneUsage(dayOf(now - (this.keepDays - 1) * 86_400_000));
+      }
+    } catch (e) {
+      // Put the counts back to be written with the next batch rather than lose them.
+      for (const c of batch) {
+        const key = `${c.username}\u0000${c.day}\u0000${c.operation}`;
+        const p = this.pending.get(key);
+        if (p) {
+          p.found += c.found;
+          p.notFound += c.notFound;
+        } else this.pending.set(key, { ...c });
+      }
+      this.logger.error('writing usage records failed; kept for the next flush', { error: String((e as Error)?.message ?? e) });
+    }
+  }
+
+  /** Stops the timer and writes what is left. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}

@@ -1,0 +1,20 @@
+// Backup: a consistent copy of the whole store (records, accounts, usage) taken while it serves,
+// by the store's own means (SQLite's online backup). The copy is written under a temporary name
+// and renamed when complete, so a file at the given name is always a whole backup.
+
+import fs from 'node:fs';
+import type { Progress, VehicleStore } from '../store/store';
+
+export class BackupError extends Error {}
+
+export async function backupStore(store: VehicleStore, dest: string, progress?: Progress): Promise<void> {
+  if (!store.backup) throw new BackupError('this store has no backup of its own; use its database tools (PostgreSQL: pg_dump)');
+  if (fs.existsSync(dest)) throw new BackupError(`${dest} already exists; give a new file name`);
+  const partial = `${dest}.partial-${process.pid}`;
+  try {
+    await store.backup(partial, progress);
+    fs.renameSync(partial, dest);
+  } finally {
+    fs.rmSync(partial, { force: true });
+  }
+}

@@ -1,0 +1,57 @@
+// Liveness and readiness. /healthz: the process answers (and says which release it is).
+// /readyz: every named probe answers in time and the service is not shutting down. The probes
+// are a list handed to createService, so that each dependency (the store, Redis, ...) brings its own.
+
+export interface ReadinessProbe {
+  /** Named in the JSON answer and the log: 'store', 'redis', ... */
+  readonly name: string;
+  /** Resolves when the dependency answers; rejects (or takes too long) when it does not. */
+  check(): Promise<unknown>;
+}
+
+export interface Readiness {
+  readonly ready: boolean;
+  readonly checks: Record<string, string>;
+  /** Why not ready, for humans: which checks fail (no detail that could name a file or a host). */
+  readonly reason?: string;
+  /** Each failing probe's own message, for the log only. */
+  readonly details: readonly { probe: string; error: string }[];
+}
+
+const PROBE_TIMEOUT_MS = 2000;
+
+class ProbeTimeout extends Error {}
+
+function withTimeout(p: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new ProbeTimeout(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/** Runs every probe at once; the state flags (start-up preparation, shutdown) come first. */
+export async function readiness(probes: readonly ReadinessProbe[], state: { prepared: boolean; stopping: boolean }): Promise<Readiness> {
+  const checks: Record<string, string> = {};
+  const reasons: string[] = [];
+  const details: { probe: string; error: string }[] = [];
+  checks.preparation = state.prepared ? 'ok' : 'in progress';
+  if (!state.prepared) reasons.push('start-up preparation has not finished');
+  if (state.stopping) {
+    checks.shutdown = 'in progress';
+    reasons.push('the service is shutting down');
+  }
+  const results = await Promise.allSettled(probes.map((p) => withTimeout(Promise.resolve().then(() => p.check()), PROBE_TIMEOUT_MS)));
+  results.forEach((r, i) => {
+    const name = probes[i].name;
+    if (r.status === 'fulfilled') checks[name] = 'ok';
+    else {
+      // The answer says which dependency fails; its message (which may name a file, a host or SQL) goes to the log.
+      const timedOut = r.reason instanceof ProbeTimeout;
+      checks[name] = timedOut ? 'no answer in time' : 'failing';
+      reasons.push(`${name} ${timedOut ? `did not answer within ${PROBE_TIMEOUT_MS} ms` : 'is failing'}`);
+      details.push({ probe: name, error: String((r.reason as Error)?.message ?? r.reason).slice(0, 500) });
+    }
+  });
+  return reasons.length === 0 ? { ready: true, checks, details } : { ready: false, checks, reason: reasons.join('; '), details };
+}

@@ -1,0 +1,241 @@
+// Prometheus metrics (prom-client): what the service does, counted at the few places that know it.
+// One registry per process, made when first asked for (the import and preparation counters are
+// reached from code that runs outside a server too). The request path pays a few map lookups and
+// additions per request: the counters' label children are looked up once and kept, never made per
+// request, and the request counter is a plain tally that becomes Prometheus samples only when scraped.
+
+import cluster from 'node:cluster';
+import client from 'prom-client';
+import { VERSION } from './version';
+
+/** Error codes that are a refusal of the caller (credit, quota, rate), counted on their own. */
+export const REFUSAL_CODES = ['OUT_OF_CREDIT', 'DAILY_LIMIT_REACHED', 'RATE_LIMITED'] as const;
+
+// Seconds. Requests are served in well under a millisecond when cached and up to the request timeout.
+const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const STORE_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 1];
+
+interface Latency {
+  readonly bounds: readonly number[];
+  /** Observations per bucket (not cumulative), in bounds order. */
+  readonly buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+interface Tally {
+  readonly labels: { transport: string; operation: string; outcome: string };
+  n: number;
+}
+
+export interface Metrics {
+  readonly registry: client.Registry;
+  /** One answered request (the shared finish listener). */
+  request(transport: string, operation: string, outcome: string, seconds: number): void;
+  /** One store read on the lookup path. */
+  storeQuery(seconds: number): void;
+  /** Records an import committed or rolled back. */
+  imported(records: number, committed: boolean): void;
+  /** Records whose answers start-up prepared. */
+  prepared(records: number): void;
+}
+
+/**
+ * A histogram counted into plain arrays (prom-client's observe() hashes its labels on every call,
+ * about a microsecond) and handed to prom-client's Histogram only when scraped. Returns the
+ * series of one label value (made on first use).
+ */
+function cheapHistogram(registry: client.Registry, name: string, help: string, bounds: readonly number[], labelName: string | null): (label: string) => Latency {
+  const series = new Map<string, Latency>();
+  new client.Histogram({
+    name,
+    help,
+    labelNames: labelName ? [labelName] : [],
+    buckets: [...bounds],
+    registers: [registry],
+    collect() {
+      // prom-client keeps each label set's buckets in hashMap (lib/histogram.js: labels, bucketValues
+      // by upper bound, sum, count); test/integration/operability.test.ts reads what it makes of them.
+      const map: Record<string, unknown> = {};
+      for (const [value, l] of series) {
+        const bucketValues: Record<number, number> = {};
+        bounds.forEach((b, i) => (bucketValues[b] = l.buckets[i]));
+        const labels = labelName ? { [labelName]: value } : {};
+        map[labelName ? `${labelName}:${value}` : ''] = { labels, bucketValues, sum: l.sum, count: l.count };
+      }
+      (this as unknown as { hashMap: Record<string, unknown> }).hashMap = map;
+    },
+  });
+  return (label) => {
+    let l = series.get(label);
+    if (!l) series.set(label, (l = { bounds, buckets: new Float64Array(bounds.length), sum: 0, count: 0 }));
+    return l;
+  };
+}
+
+function observe(l: Latency, seconds: number): void {
+  const bounds = l.bounds;
+  let i = 0;
+  while (i < bounds.length && seconds > bounds[i]) i++;
+  if (i < bounds.length) l.buckets[i]++;
+  l.sum += seconds;
+  l.count++;
+}
+
+function build(): Metrics {
+  const registry = new client.Registry();
+  // process_* and nodejs_* (CPU, memory, handles, GC, event-loop lag), under their usual names.
+  client.collectDefaultMetrics({ register: registry });
+
+  // requests: a tally per (transport, operation, outcome), copied into the counter when scraped.
+  const tallies = new Map<string, Map<string, Map<string, Tally>>>();
+  const all: Tally[] = [];
+  new client.Counter({
+    name: 'reglookup_requests_total',
+    help: 'Requests answered, by transport, operation (empty when none was named) and outcome (ok, or the error code)',
+    labelNames: ['transport', 'operation', 'outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const t of all) if (t.n > 0) this.inc(t.labels, t.n);
+    },
+  });
+  const tally = (transport: string, operation: string, outcome: string): Tally => {
+    let byOp = tallies.get(transport);
+    if (!byOp) tallies.set(transport, (byOp = new Map()));
+    let byOutcome = byOp.get(operation);
+    if (!byOutcome) byOp.set(operation, (byOutcome = new Map()));
+    let t = byOutcome.get(outcome);
+    if (!t) {
+      t = { labels: { transport, operation, outcome }, n: 0 };
+      byOutcome.set(outcome, t);
+      all.push(t);
+    }
+    return t;
+  };
+
+  const latency = cheapHistogram(registry, 'reglookup_request_duration_seconds', 'Time from a request reaching the service to its answer being handed to the network, by transport', REQUEST_BUCKETS, 'transport');
+
+  const refusals = new client.Counter({
+    name: 'reglookup_refusals_total',
+    help: 'Lookups refused for the caller: out of credit, daily limit reached, rate limited (by error code)',
+    labelNames: ['code'],
+    registers: [registry],
+  });
+  const refusalBy = new Map<string, client.Counter.Internal>();
+  for (const code of REFUSAL_CODES) {
+    const child = refusals.labels(code);
+    child.inc(0); // present from the start, so that rate() sees the first refusal
+    refusalBy.set(code, child);
+  }
+
+  const storeReads = cheapHistogram(registry, 'reglookup_store_query_duration_seconds', 'Time the store took to answer a lookup read', STORE_BUCKETS, null)('');
+  const imports = new client.Counter({ name: 'reglookup_imports_total', help: 'Imports run in this process, by result (committed or rolled_back)', labelNames: ['result'], registers: [registry] });
+  const importedRecords = new client.Counter({ name: 'reglookup_imported_records_total', help: 'Records written by committed imports in this process', registers: [registry] });
+  const preparedRecords = new client.Counter({ name: 'reglookup_prepared_records_total', help: 'Records whose answers were prepared at start-up', registers: [registry] });
+  new client.Gauge({ name: 'reglookup_build_info', help: 'The running release (always 1)', labelNames: ['version'], registers: [registry], aggregator: 'first' }).set({ version: VERSION }, 1);
+
+  return {
+    registry,
+    request(transport, operation, outcome, seconds) {
+      tally(transport, operation, outcome).n++;
+      observe(latency(transport), seconds);
+      const refused = refusalBy.get(outcome);
+      if (refused) refused.inc();
+    },
+    storeQuery(seconds) {
+      observe(storeReads, seconds);
+    },
+    imported(records, committed) {
+      imports.inc({ result: committed ? 'committed' : 'rolled_back' });
+      if (committed) importedRecords.inc(records);
+    },
+    prepared(records) {
+      preparedRecords.inc(records);
+    },
+  };
+}
+
+let instance: Metrics | null = null;
+
+/** The process's metrics, made on first use. */
+export function metrics(): Metrics {
+  if (!instance) {
+    instance = build();
+    // A worker answers the primary's aggregation requests (WORKERS > 1) from this registry.
+    // (prom-client installs the worker's listener when an AggregatorRegistry is made.)
+    if (cluster.isWorker) {
+      new client.AggregatorRegistry();
+      client.AggregatorRegistry.setRegistries([instance.registry]);
+    }
+  }
+  return instance;
+}
+
+export const CONTENT_TYPE = client.Registry.PROMETHEUS_CONTENT_TYPE;
+
+const ASK = 'reglookup:metrics?';
+const ANSWER = 'reglookup:metrics!';
+interface MetricsMessage {
+  readonly type: typeof ASK | typeof ANSWER;
+  readonly id: number;
+  readonly text?: string;
+  readonly error?: string;
+}
+
+/**
+ * The primary of a cluster (WORKERS > 1): every worker's metrics summed into one scrape (prom-client's
+ * aggregation: counters and histograms add up, process gauges as prom-client defines for each).
+ * Workers that were asked GET /metrics on the service port ask the primary for this text over IPC.
+ */
+export function clusterMetrics(): () => Promise<string> {
+  const aggregator = new client.AggregatorRegistry();
+  const text = () => aggregator.clusterMetrics();
+  cluster.on('message', (worker, msg: MetricsMessage) => {
+    if (msg?.type !== ASK) return;
+    text().then(
+      (t) => worker.send({ type: ANSWER, id: msg.id, text: t }),
+      (e: unknown) => worker.send({ type: ANSWER, id: msg.id, error: String((e as Error)?.message ?? e) }),
+    );
+  });
+  return text;
+}
+
+let asked = 0;
+const waiting = new Map<number, { resolve: (t: string) => void; reject: (e: Error) => void }>();
+
+/** In a worker: the whole cluster's metrics, from the primary. */
+export function askPrimaryForMetrics(timeoutMs = 5000): Promise<string> {
+  if (waiting.size === 0 && asked === 0) {
+    process.on('message', (msg: MetricsMessage) => {
+      if (msg?.type !== ANSWER) return;
+      const w = waiting.get(msg.id);
+      if (!w) return;
+      waiting.delete(msg.id);
+      if (msg.text !== undefined) w.resolve(msg.text);
+      else w.reject(new Error(msg.error ?? 'no answer'));
+    });
+  }
+  const id = ++asked;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      waiting.delete(id);
+      reject(new Error('the primary did not answer in time'));
+    }, timeoutMs);
+    waiting.set(id, {
+      resolve: (t) => (clearTimeout(timer), resolve(t)),
+      reject: (e) => (clearTimeout(timer), reject(e)),
+    });
+    process.send?.({ type: ASK, id });
+  });
+}
+
+/** Counts an import, when this process serves metrics (a `reglookup import` run has none to count into). */
+export function countImport(records: number, committed: boolean): void {
+  instance?.imported(records, committed);
+}
+
+/** Counts records whose answers were prepared, when this process serves metrics. */
+export function countPrepared(records: number): void {
+  instance?.prepared(records);
+}

@@ -1,0 +1,223 @@
+// The accounts side of the SQLite store (see accounts.ts for each method's contract), on the same
+// database handle as the records. Every write first ends the records side's shared read
+// transaction (beforeWrite), so that it is never held in a read snapshot or refused as stale.
+// Today's charged lookups live in the account row (day, day_count) so that charging a lookup is one
+// UPDATE: SQLite runs it under the database's write lock, which orders it against every other
+// process's charge. Usage records are written in batches, off the request path.
+
+import type Database from 'better-sqlite3';
+import {
+  ACCOUNT_DEFAULTS,
+  type Account,
+  type AccountChanges,
+  type AccountInput,
+  type AccountStore,
+  type AccountSummary,
+  type ChargeResult,
+  type CreditResult,
+  type UsageCount,
+} from './accounts';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS accounts (
+  username TEXT PRIMARY KEY,
+  credits  INTEGER
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage (
+  username  TEXT NOT NULL,
+  day       TEXT NOT NULL,
+  operation TEXT NOT NULL,
+  found     INTEGER NOT NULL DEFAULT 0,
+  not_found INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (username, day, operation)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS usage_day ON usage (day);
+`;
+
+/** Columns added to the accounts table of older stores (additive: old rows take the defaults). */
+const ACCOUNT_COLUMNS: readonly [string, string][] = [
+  ['enabled', 'INTEGER NOT NULL DEFAULT 1'],
+  ['daily_limit', 'INTEGER'],
+  ['rate', 'REAL'],
+  ['allow', "TEXT NOT NULL DEFAULT ''"],
+  ['day', 'TEXT'],
+  ['day_count', 'INTEGER NOT NULL DEFAULT 0'],
+];
+
+interface Row {
+  username: string;
+  credits: number | null;
+  daily_limit: number | null;
+  rate: number | null;
+  allow: string;
+  enabled: number;
+  day: string | null;
+  day_count: number;
+}
+
+const COLUMNS = 'username, credits, daily_limit, rate, allow, enabled, day, day_count';
+
+function toAccount(r: Row): Account {
+  return {
+    username: r.username,
+    credits: r.credits,
+    dailyLimit: r.daily_limit,
+    rate: r.rate,
+    allow: r.allow === '' ? [] : r.allow.split(','),
+    enabled: r.enabled !== 0,
+  };
+}
+
+/** Column values of the fields given; an absent field is not in the result. */
+function columnsOf(changes: AccountChanges): Record<string, string | number | null> {
+  const out: Record<string, string | number | null> = {};
+  if (changes.credits !== undefined) out.credits = changes.credits;
+  if (changes.dailyLimit !== undefined) out.daily_limit = changes.dailyLimit;
+  if (changes.rate !== undefined) out.rate = changes.rate;
+  if (changes.allow !== undefined) out.allow = changes.allow.join(',');
+  if (changes.enabled !== undefined) out.enabled = changes.enabled ? 1 : 0;
+  return out;
+}
+
+export class SqliteAccounts implements AccountStore {
+  private readonly getStmt: Database.Statement<[string], Row>;
+  private readonly chargeStmt: Database.Statement<{ username: string; day: string }, { credits: number | null; day_count: number }>;
+  private readonly usageStmt: Database.Statement<[string, string, string, number, number]>;
+
+  constructor(private readonly db: Database.Database, private readonly beforeWrite: () => void) {
+    db.exec(SCHEMA);
+    const have = new Set((db.prepare('PRAGMA table_info(accounts)').all() as { name: string }[]).map((c) => c.name));
+    for (const [name, type] of ACCOUNT_COLUMNS) if (!have.has(name)) db.exec(`ALTER TABLE accounts ADD COLUMN ${name} ${type}`);
+    this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM accounts WHERE username = ?`);
+    this.chargeStmt = db.prepare(
+      `UPDATE accounts SET
+         credits = CASE WHEN credits IS NULL THEN NULL ELSE credits - 1 END,
+         day_count = CASE WHEN day = @day THEN day_count + 1 ELSE 1 END,
+         day = @day
+       WHERE username = @username AND enabled = 1
+         AND (credits IS NULL OR credits > 0)
+         AND (daily_limit IS NULL OR day IS NOT @day OR day_count < daily_limit)
+       RETURNING credits, day_count`,
+    );
+    this.usageStmt = db.prepare(
+      `INSERT INTO usage (username, day, operation, found, not_found) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (username, day, operation) DO UPDATE SET found = found + excluded.found, not_found = not_found + excluded.not_found`,
+    );
+  }
+
+  async getAccount(username: string): Promise<Account | null> {
+    const row = this.getStmt.get(username);
+    return row ? toAccount(row) : null;
+  }
+
+  private insert(account: AccountInput): boolean {
+    const a = { ...ACCOUNT_DEFAULTS, ...account };
+    return (
+      this.db
+        .prepare('INSERT INTO accounts (username, credits, daily_limit, rate, allow, enabled) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (username) DO NOTHING')
+        .run(a.username, a.credits, a.dailyLimit, a.rate, a.allow.join(','), a.enabled ? 1 : 0).changes > 0
+    );
+  }
+
+  private update(username: string, changes: AccountChanges): boolean {
+    const cols = columnsOf(changes);
+    const names = Object.keys(cols);
+    if (names.length === 0) return this.getStmt.get(username) !== undefined;
+    const sql = `UPDATE accounts SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE username = ?`;
+    return this.db.prepare(sql).run(...names.map((n) => cols[n]), username).changes > 0;
+  }
+
+  async addAccount(account: AccountInput): Promise<boolean> {
+    this.beforeWrite();
+    return this.insert(account);
+  }
+
+  async putAccount(account: AccountInput): Promise<void> {
+    this.beforeWrite();
+    const { username, ...changes } = account;
+    this.db.transaction(() => {
+      if (!this.insert(account)) this.update(username, changes);
+    }).immediate();
+  }
+
+  async updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> {
+    this.beforeWrite();
+    return this.db.transaction(() => {
+      const before = this.getStmt.get(username);
+      if (!before) return null;
+      this.update(username, changes);
+      if (before.daily_limit === null && changes.dailyLimit != null && before.day !== day) {
+        // A limit set mid-day counts the day's lookups so far, as far as usage has been flushed.
+        this.db
+          .prepare("UPDATE accounts SET day = ?, day_count = (SELECT COALESCE(SUM(found), 0) FROM usage WHERE username = ? AND day = ?) WHERE username = ?")
+          .run(day, username, day, username);
+      }
+      return toAccount(this.getStmt.get(username) as Row);
+    }).immediate();
+  }
+
+  async addCredits(username: string, delta: number): Promise<CreditResult> {
+    this.beforeWrite();
+    const row = this.db
+      .prepare('UPDATE accounts SET credits = MAX(0, credits + ?) WHERE username = ? AND credits IS NOT NULL RETURNING credits')
+      .get(delta, username) as { credits: number } | undefined;
+    if (row) return { balance: row.credits };
+    return this.getStmt.get(username) ? 'unlimited' : 'unknown';
+  }
+
+  async setEnabled(username: string, enabled: boolean): Promise<boolean> {
+    this.beforeWrite();
+    return this.db.prepare('UPDATE accounts SET enabled = ? WHERE username = ?').run(enabled ? 1 : 0, username).changes > 0;
+  }
+
+  async removeAccount(username: string): Promise<boolean> {
+    this.beforeWrite();
+    return this.db.transaction(() => {
+      this.db.prepare('DELETE FROM usage WHERE username = ?').run(username);
+      return this.db.prepare('DELETE FROM accounts WHERE username = ?').run(username).changes > 0;
+    }).immediate();
+  }
+
+  async listAccounts(day: string): Promise<AccountSummary[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT ${COLUMNS}, MAX(CASE WHEN day = @day THEN day_count ELSE 0 END,
+                COALESCE((SELECT SUM(found) FROM usage u WHERE u.username = a.username AND u.day = @day), 0)) AS used_today
+         FROM accounts a ORDER BY username`,
+      )
+      .all({ day }) as (Row & { used_today: number })[];
+    return rows.map((r) => ({ ...toAccount(r), usedToday: r.used_today }));
+  }
+
+  async charge(username: string, day: string): Promise<ChargeResult> {
+    this.beforeWrite();
+    const done = this.chargeStmt.get({ username, day });
+    if (done) return { ok: true, credits: done.credits, usedToday: done.day_count };
+    const row = this.getStmt.get(username);
+    if (!row) return { ok: false, reason: 'unknown' };
+    if (row.enabled === 0) return { ok: false, reason: 'disabled' };
+    if (row.credits !== null && row.credits <= 0) return { ok: false, reason: 'credits' };
+    return { ok: false, reason: 'daily' };
+  }
+
+  async addUsage(counts: readonly UsageCount[]): Promise<void> {
+    if (counts.length === 0) return;
+    this.beforeWrite();
+    this.db.transaction(() => {
+      for (const c of counts) this.usageStmt.run(c.username, c.day, c.operation, c.found, c.notFound);
+    }).immediate();
+  }
+
+  async usage(username: string, fromDay: string): Promise<UsageCount[]> {
+    return (
+      this.db
+        .prepare('SELECT username, day, operation, found, not_found AS notFound FROM usage WHERE username = ? AND day >= ? ORDER BY day DESC, operation')
+        .all(username, fromDay) as UsageCount[]
+    ).map((r) => ({ ...r }));
+  }
+
+  async pruneUsage(beforeDay: string): Promise<number> {
+    this.beforeWrite();
+    return this.db.prepare('DELETE FROM usage WHERE day < ?').run(beforeDay).changes;
+  }
+}

@@ -1,0 +1,209 @@
+// `reglookup users ...`: every subcommand, the bad inputs the issue names, and a running server that
+// sees the changes. Commands run in this process (as src/cli.ts registers them) with the exit status
+// captured; one runs as its own process to show the status reaches the shell.
+
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { registerUsers } from '../../src/cli/users';
+import { SqliteStore } from '../../src/store/sqlite';
+import { call } from '../helpers/call';
+import { startServer } from '../helpers/server';
+
+interface Run {
+  code: number;
+  out: string;
+  err: string;
+}
+
+class Exit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+let dir: string;
+let db: string;
+const savedEnv = { ...process.env };
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-users-'));
+  db = path.join(dir, 'users.db');
+  process.env.DATABASE_URL = `sqlite:${db}`;
+  process.env.RATE_LIMIT = '10';
+});
+afterAll(() => {
+  process.env = savedEnv;
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function users(...args: string[]): Promise<Run> {
+  let out = '';
+  let err = '';
+  const write = (sink: 'out' | 'err') => (chunk: string | Uint8Array) => {
+    if (sink === 'out') out += String(chunk);
+    else err += String(chunk);
+    return true;
+  };
+  const spies = [
+    jest.spyOn(process.stdout, 'write').mockImplementation(write('out') as typeof process.stdout.write),
+    jest.spyOn(process.stderr, 'write').mockImplementation(write('err') as typeof process.stderr.write),
+    jest.spyOn(process, 'exit').mockImplementation(((code?: number) => {
+      throw new Exit(code ?? 0);
+    }) as typeof process.exit),
+  ];
+  const program = new Command().name('reglookup').exitOverride();
+  program.configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
+  registerUsers(program);
+  let code = 0;
+  try {
+    await program.parseAsync(['users', ...args], { from: 'user' });
+  } catch (e) {
+    if (e instanceof Exit) code = e.code;
+    else if (e instanceof CommanderError) code = e.exitCode;
+    else throw e;
+  } finally {
+    for (const s of spies) s.mockRestore();
+  }
+  return { code, out, err };
+}
+
+async function ok(...args: string[]): Promise<string> {
+  const r = await users(...args);
+  expect({ args, code: r.code, err: r.err }).toEqual({ args, code: 0, err: expect.any(String) });
+  return r.out;
+}
+
+async function refused(pattern: RegExp, ...args: string[]): Promise<void> {
+  const r = await users(...args);
+  expect({ args, code: r.code }).toEqual({ args, code: 1 });
+  expect(r.err).toMatch(pattern);
+}
+
+test('add and list: the table and --json show every setting', async () => {
+  expect(await ok('add', 'alice')).toMatch(/added alice/);
+  await ok('add', 'bob', '--credits', '1000', '--daily-limit', '200', '--rate', '2', '--allow', '10.0.0.0/8,2001:db8::/32');
+  const table = await ok('list');
+  const lines = table.trimEnd().split('\n');
+  expect(lines[0]).toMatch(/^USERNAME\s+ENABLED\s+CREDITS\s+USED TODAY\s+DAILY LIMIT\s+RATE\s+ALLOW$/);
+  expect(lines.find((l) => l.startsWith('alice'))).toMatch(/^alice\s+yes\s+unlimited\s+0\s+none\s+default \(10\/s\)\s+any$/);
+  expect(lines.find((l) => l.startsWith('bob'))).toMatch(/^bob\s+yes\s+1000\s+0\s+200\s+2\/s\s+10\.0\.0\.0\/8,2001:db8::\/32$/);
+  const json = JSON.parse(await ok('list', '--json'));
+  expect(json).toContainEqual({ username: 'bob', enabled: true, credits: 1000, usedToday: 0, dailyLimit: 200, rate: 2, allow: ['10.0.0.0/8', '2001:db8::/32'] });
+});
+
+test('add --generate prints a new 128-bit username, different every time', async () => {
+  const a = (await ok('add', '--generate', '--credits', '5')).trim();
+  const b = (await ok('add', '--generate')).trim();
+  expect(a).toMatch(/^[0-9a-f]{32}$/);
+  expect(b).toMatch(/^[0-9a-f]{32}$/);
+  expect(a).not.toBe(b);
+  expect(JSON.parse(await ok('list', '--json'))).toContainEqual(expect.objectContaining({ username: a, credits: 5 }));
+  await refused(/not both/, 'add', 'carol', '--generate');
+});
+
+test('set changes only what it is given, and takes unlimited, none, default and any', async () => {
+  await ok('add', 'sam', '--credits', '10', '--daily-limit', '5', '--rate', '3', '--allow', '10.0.0.1');
+  expect(await ok('set', 'sam', '--credits', '20')).toMatch(/credits: 20, daily limit: 5, rate: 3\/s, allow: 10\.0\.0\.1/);
+  expect(await ok('set', 'sam', '--credits', 'unlimited', '--daily-limit', 'none', '--rate', 'none', '--allow', 'any')).toMatch(
+    /credits: unlimited, daily limit: none, rate: none, allow: any/,
+  );
+  expect(await ok('set', 'sam', '--rate', 'default')).toMatch(/rate: default/);
+  expect(await ok('set', 'sam', '--rate', '0.5')).toMatch(/rate: 0\.5\/s/);
+});
+
+test('credit adds, and a negative number takes away but never below 0', async () => {
+  await ok('add', 'cred', '--credits', '10');
+  expect(await ok('credit', 'cred', '5')).toMatch(/cred: 15 credit/);
+  expect(await ok('credit', 'cred', '-7')).toMatch(/cred: 8 credit/);
+  expect(await ok('credit', 'cred', '-100')).toMatch(/cred: 0 credit/);
+  await refused(/unlimited credits/, 'credit', 'alice', '5');
+  await refused(/whole number/, 'credit', 'cred', '1.5');
+  await refused(/whole number/, 'credit', 'cred', 'ten');
+});
+
+test('disable, enable and remove', async () => {
+  await ok('add', 'dave');
+  expect(await ok('disable', 'dave')).toMatch(/disabled dave/);
+  expect(JSON.parse(await ok('list', '--json'))).toContainEqual(expect.objectContaining({ username: 'dave', enabled: false }));
+  expect(await ok('enable', 'dave')).toMatch(/enabled dave/);
+  expect(JSON.parse(await ok('list', '--json'))).toContainEqual(expect.objectContaining({ username: 'dave', enabled: true }));
+  expect(await ok('remove', 'dave')).toMatch(/removed dave/);
+  expect(JSON.parse(await ok('list', '--json')).map((a: { username: string }) => a.username)).not.toContain('dave');
+});
+
+test('bad usernames are refused: empty, tab, 300 characters, spaces around', async () => {
+  await refused(/cannot be empty/, 'add', '');
+  await refused(/control characters/, 'add', 'tab\tbed');
+  await refused(/control characters/, 'add', 'line\nbreak');
+  await refused(/at most 256 characters/, 'add', 'x'.repeat(300));
+  await refused(/spaces/, 'add', ' padded ');
+  await ok('add', 'y'.repeat(256));
+  const names = JSON.parse(await ok('list', '--json')).map((a: { username: string }) => a.username);
+  expect(names).not.toContain('');
+  expect(names.some((n: string) => n.includes('\t'))).toBe(false);
+  expect(names).not.toContain('x'.repeat(300));
+});
+
+test('bad numbers and addresses, unknown names, existing names, and nothing to set are errors with exit status 1', async () => {
+  await ok('add', 'erin');
+  await refused(/--credits/, 'add', 'f1', '--credits', '-5');
+  await refused(/--credits/, 'add', 'f2', '--credits', 'lots');
+  await refused(/--daily-limit/, 'add', 'f3', '--daily-limit', '0');
+  await refused(/--daily-limit/, 'add', 'f4', '--daily-limit', '1e3');
+  await refused(/--rate/, 'add', 'f5', '--rate', 'fast');
+  await refused(/--rate/, 'add', 'f6', '--rate', '-1');
+  await refused(/--allow/, 'add', 'f7', '--allow', '10.0.0.0/33');
+  await refused(/--allow/, 'add', 'f8', '--allow', 'example.com');
+  await refused(/exists/, 'add', 'erin');
+  await refused(/nothing to set/, 'set', 'erin');
+  for (const args of [['set', 'nobody', '--credits', '1'], ['credit', 'nobody', '1'], ['disable', 'nobody'], ['enable', 'nobody'], ['remove', 'nobody'], ['usage', 'nobody']]) {
+    await refused(/no such username: nobody/, ...args);
+  }
+  await refused(/--days/, 'usage', 'erin', '--days', '0');
+  await refused(/unknown command|error/i, 'frobnicate');
+  const names = JSON.parse(await ok('list', '--json')).map((a: { username: string }) => a.username);
+  for (const n of ['f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8']) expect(names).not.toContain(n);
+});
+
+test('usage shows lookups per day and operation from a running server; a change reaches it within a second', async () => {
+  await ok('add', 'worker', '--credits', '3', '--rate', 'none');
+  const store = new SqliteStore(db);
+  const srv = await startServer({ DATABASE_URL: `sqlite:${db}` }, { store });
+  try {
+    for (const reg of ['RG11ABC', 'RG11ABC', 'ZZ99ZZZ']) await call(srv.url, 'get', 'Check', { RegistrationNumber: reg, username: 'worker' });
+    await call(srv.url, 'soap11', 'UKMOT', { RegistrationNumber: 'RG11ABC', username: 'worker' });
+    await srv.flushUsage();
+    const text = await ok('usage', 'worker');
+    const day = new Date().toISOString().slice(0, 10);
+    expect(text).toMatch(new RegExp(`^${day}\\s+Check\\s+2\\s+1$`, 'm'));
+    expect(text).toMatch(new RegExp(`^${day}\\s+UKMOT\\s+1\\s+0$`, 'm'));
+    expect(JSON.parse(await ok('usage', 'worker', '--json', '--days', '1'))).toEqual([
+      { day, operation: 'Check', found: 2, notFound: 1 },
+      { day, operation: 'UKMOT', found: 1, notFound: 0 },
+    ]);
+    expect(JSON.parse(await ok('list', '--json'))).toContainEqual(expect.objectContaining({ username: 'worker', credits: 0, usedToday: 3 }));
+    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'worker' })).headers.get('x-error-code')).toBe('OUT_OF_CREDIT');
+    await ok('credit', 'worker', '2');
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'worker' })).status).toBe(200);
+    await ok('disable', 'worker');
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'worker' })).status).toBe(403);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('as its own process: output on stdout, errors on stderr, exit status 1 for a bad input', () => {
+  const cli = path.resolve(__dirname, '../../src/cli.ts');
+  const env = { ...process.env, DATABASE_URL: `sqlite:${db}` };
+  const bad = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', cli, 'users', 'add', 'x'.repeat(300)], { env, encoding: 'utf8' });
+  expect(bad.status).toBe(1);
+  expect(bad.stderr).toMatch(/at most 256 characters/);
+  const good = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', cli, 'users', 'add', 'spawned', '--credits', '7'], { env, encoding: 'utf8' });
+  expect(good.status).toBe(0);
+  expect(good.stdout).toMatch(/added spawned/);
+});

@@ -1,0 +1,129 @@
+// The AccountStore contract (src/store/accounts.ts), as behaviour: one suite that any store must
+// pass. SQLite runs it here on a file, with a second handle on the same file standing in for a second
+// process; a PostgreSQL store adds itself to STORES with its own factory.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AccountStore } from '../../src/store/accounts';
+import { SqliteStore } from '../../src/store/sqlite';
+
+interface Opened {
+  /** Two handles on one database: as two processes would hold it. */
+  readonly a: AccountStore;
+  readonly b: AccountStore;
+  close(): Promise<void>;
+}
+
+const STORES: Record<string, () => Promise<Opened>> = {
+  sqlite: async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-accounts-'));
+    const file = path.join(dir, 'a.db');
+    const a = new SqliteStore(file);
+    const b = new SqliteStore(file);
+    return {
+      a,
+      b,
+      close: async () => {
+        await a.close();
+        await b.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+describe.each(Object.keys(STORES))('AccountStore: %s', (name) => {
+  let s: Opened;
+  beforeEach(async () => {
+    s = await STORES[name]();
+  });
+  afterEach(() => s.close());
+
+  test('a new account takes the defaults; add refuses an existing name; put changes only the fields given', async () => {
+    expect(await s.a.addAccount({ username: 'ann' })).toBe(true);
+    expect(await s.a.getAccount('ann')).toEqual({ username: 'ann', credits: null, dailyLimit: null, rate: null, allow: [], enabled: true });
+    expect(await s.a.addAccount({ username: 'ann', credits: 5 })).toBe(false);
+    expect((await s.a.getAccount('ann'))?.credits).toBeNull();
+    await s.a.putAccount({ username: 'ann', credits: 5, allow: ['10.0.0.0/8', '::1'] });
+    await s.a.putAccount({ username: 'ann', rate: 2.5 });
+    expect(await s.b.getAccount('ann')).toEqual({ username: 'ann', credits: 5, dailyLimit: null, rate: 2.5, allow: ['10.0.0.0/8', '::1'], enabled: true });
+    expect(await s.a.getAccount('nobody')).toBeNull();
+  });
+
+  test('update returns the account as stored, or null for an unknown name', async () => {
+    await s.a.addAccount({ username: 'ben', credits: 3 });
+    expect(await s.a.updateAccount('ben', { rate: 0, allow: [] }, '2026-03-01')).toMatchObject({ credits: 3, rate: 0, allow: [] });
+    expect(await s.a.updateAccount('nobody', { credits: 1 }, '2026-03-01')).toBeNull();
+  });
+
+  test('credits: added, taken away never below 0, refused for unlimited and unknown accounts', async () => {
+    await s.a.addAccount({ username: 'cal', credits: 10 });
+    await s.a.addAccount({ username: 'free' });
+    expect(await s.a.addCredits('cal', 5)).toEqual({ balance: 15 });
+    expect(await s.b.addCredits('cal', -20)).toEqual({ balance: 0 });
+    expect(await s.a.addCredits('free', 5)).toBe('unlimited');
+    expect(await s.a.addCredits('nobody', 5)).toBe('unknown');
+  });
+
+  test('charge: exactly the balance succeeds under concurrency from two handles, and never below 0', async () => {
+    await s.a.addAccount({ username: 'dee', credits: 30 });
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? s.a : s.b).charge('dee', '2026-03-01')));
+    expect(results.filter((r) => r.ok)).toHaveLength(30);
+    expect(results.filter((r) => !r.ok && r.reason === 'credits')).toHaveLength(70);
+    expect((await s.a.getAccount('dee'))?.credits).toBe(0);
+  });
+
+  test('charge: the daily limit per day, counted from 1 on a new day, and the reasons in order', async () => {
+    await s.a.addAccount({ username: 'eve', dailyLimit: 2, credits: 10 });
+    expect(await s.a.charge('eve', '2026-03-01')).toEqual({ ok: true, credits: 9, usedToday: 1 });
+    expect(await s.b.charge('eve', '2026-03-01')).toEqual({ ok: true, credits: 8, usedToday: 2 });
+    expect(await s.a.charge('eve', '2026-03-01')).toEqual({ ok: false, reason: 'daily' });
+    expect(await s.a.charge('eve', '2026-03-02')).toEqual({ ok: true, credits: 7, usedToday: 1 });
+    expect(await s.a.setEnabled('eve', false)).toBe(true);
+    expect(await s.a.charge('eve', '2026-03-03')).toEqual({ ok: false, reason: 'disabled' });
+    expect(await s.a.charge('nobody', '2026-03-03')).toEqual({ ok: false, reason: 'unknown' });
+    expect((await s.a.getAccount('eve'))?.credits).toBe(7);
+  });
+
+  test('a daily limit set during a day counts the usage already recorded that day', async () => {
+    await s.a.addAccount({ username: 'fay' });
+    await s.a.addUsage([{ username: 'fay', day: '2026-03-01', operation: 'Check', found: 4, notFound: 9 }]);
+    await s.a.updateAccount('fay', { dailyLimit: 5 }, '2026-03-01');
+    expect(await s.a.charge('fay', '2026-03-01')).toMatchObject({ ok: true, usedToday: 5 });
+    expect(await s.a.charge('fay', '2026-03-01')).toEqual({ ok: false, reason: 'daily' });
+  });
+
+  test('usage: counts add up across handles, newest day first, pruned by day, removed with the account', async () => {
+    await s.a.addAccount({ username: 'gus' });
+    await s.a.addUsage([
+      { username: 'gus', day: '2026-03-01', operation: 'Check', found: 1, notFound: 2 },
+      { username: 'gus', day: '2026-03-02', operation: 'UKMOT', found: 3, notFound: 0 },
+    ]);
+    await s.b.addUsage([{ username: 'gus', day: '2026-03-01', operation: 'Check', found: 10, notFound: 20 }]);
+    expect(await s.a.usage('gus', '2026-03-01')).toEqual([
+      { username: 'gus', day: '2026-03-02', operation: 'UKMOT', found: 3, notFound: 0 },
+      { username: 'gus', day: '2026-03-01', operation: 'Check', found: 11, notFound: 22 },
+    ]);
+    expect(await s.a.usage('gus', '2026-03-02')).toHaveLength(1);
+    expect((await s.a.listAccounts('2026-03-02')).find((x) => x.username === 'gus')?.usedToday).toBe(3);
+    expect(await s.a.pruneUsage('2026-03-02')).toBe(1);
+    expect(await s.a.usage('gus', '2000-01-01')).toHaveLength(1);
+    expect(await s.a.removeAccount('gus')).toBe(true);
+    expect(await s.a.removeAccount('gus')).toBe(false);
+    await s.a.addAccount({ username: 'gus' });
+    expect(await s.a.usage('gus', '2000-01-01')).toEqual([]);
+  });
+
+  test('list: every account by name, with what it used on the day asked', async () => {
+    await s.a.addAccount({ username: 'zed', credits: 2 });
+    await s.a.addAccount({ username: 'amy', dailyLimit: 3 });
+    await s.a.charge('amy', '2026-03-01');
+    const list = await s.b.listAccounts('2026-03-01');
+    expect(list.map((x) => [x.username, x.usedToday])).toEqual([
+      ['amy', 1],
+      ['zed', 0],
+    ]);
+    expect((await s.b.listAccounts('2026-03-02')).map((x) => x.usedToday)).toEqual([0, 0]);
+  });
+});
