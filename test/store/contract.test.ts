@@ -51,6 +51,6 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('served from %s', (_
     );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(50);
     expect(answers.filter((a) => a.status !== 200 && a.body.includes('OUT_OF_CREDIT'))).toHaveLength(150);
-    expect(await srv.store.getAccount('fifty')).toEqual({ username: 'fifty', credits: 0 });
+    expect((await srv.store.getAccount('fifty'))?.credits).toBe(0);
   });
 });

@@ -15,7 +15,8 @@ describePostgres('two instances on one PostgreSQL', () => {
   let admin: VehicleStore;
 
   beforeAll(async () => {
-    const env = { DATABASE_URL: schema.url, USERNAME_POLICY: 'registered' };
+    // No rate limit here: this is about credits; the shared rate limit has its own test below.
+    const env = { DATABASE_URL: schema.url, USERNAME_POLICY: 'registered', RATE_LIMIT: '0' };
     // Started together: the migrations and the sample load must sort themselves out between them.
     [a, b] = await Promise.all([startServeProcess(env), startServeProcess(env)]);
     admin = openStore(schema.url);
@@ -38,7 +39,7 @@ describePostgres('two instances on one PostgreSQL', () => {
     const answers = await Promise.all(Array.from({ length: 400 }, (_, i) => lookup(i % 2 ? a : b, 'hundred').then(async (r) => ({ status: r.status, body: await r.text() }))));
     expect(answers.filter((r) => r.status === 200)).toHaveLength(100);
     expect(answers.filter((r) => r.status === 402 || r.body.includes('OUT_OF_CREDIT'))).toHaveLength(300);
-    expect(await admin.getAccount('hundred')).toEqual({ username: 'hundred', credits: 0 });
+    expect((await admin.getAccount('hundred'))?.credits).toBe(0);
   });
 
   test('a user added or removed is seen by both within a second (the README says accounts are read at most once a second)', async () => {

@@ -30,17 +30,19 @@ describePostgres('PostgreSQL migrations', () => {
 
     const store = new PostgresStore(s.url);
     const report = await store.migrate();
-    expect(report.applied.map((m) => m.version)).toEqual([2]);
-    expect(report.version).toBe(2);
+    expect(report.applied.map((m) => m.version)).toEqual([2, 3]);
+    expect(report.version).toBe(3);
     expect(await store.get({ operation: 'Check', registration: 'OLD1', state: '' })).toEqual({ payload: '{"Description":"kept"}', prepared: null });
-    expect(await store.getAccount('kept')).toEqual({ username: 'kept', credits: 7 });
+    // An account written before the account settings existed takes their defaults, and is charged as any other.
+    expect(await store.getAccount('kept')).toEqual({ username: 'kept', credits: 7, dailyLimit: null, rate: null, allow: [], enabled: true });
+    expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
     // The upgraded store prepares the old record's answers, as start-up does.
     await updatePrepared(store, { version: 'v', make: (_op, p) => `made from ${p}` });
     expect((await store.get({ operation: 'Check', registration: 'OLD1', state: '' }))?.prepared).toBe('made from {"Description":"kept"}');
 
     const again = await store.migrate();
-    expect(again).toEqual({ applied: [], version: 2 });
-    expect(await sqlIn(s.schema, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(again).toEqual({ applied: [], version: 3 });
+    expect(await sqlIn(s.schema, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     await store.close();
   });
 
@@ -48,7 +50,7 @@ describePostgres('PostgreSQL migrations', () => {
     const s = fresh();
     const stores = Array.from({ length: 5 }, () => new PostgresStore(s.url));
     const reports = await Promise.all(stores.map((st) => st.migrate()));
-    expect(reports.flatMap((r) => r.applied.map((m) => m.version)).sort()).toEqual([1, 2]);
+    expect(reports.flatMap((r) => r.applied.map((m) => m.version)).sort()).toEqual([1, 2, 3]);
     expect(await Promise.all(stores.map((st) => st.isEmpty()))).toEqual([true, true, true, true, true]);
     await Promise.all(stores.map((st) => st.close()));
   });
@@ -75,10 +77,10 @@ describePostgres('PostgreSQL migrations', () => {
     const first = run();
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
-    expect(first.stdout).toMatch(/^applied 1: .+\napplied 2: .+\n.*schema version 2\n$/);
+    expect(first.stdout).toMatch(/^applied 1: .+\napplied 2: .+\napplied 3: .+\n.*schema version 3\n$/);
     const second = run();
     expect(second.status).toBe(0);
-    expect(second.stdout).toMatch(/schema version 2, nothing to apply\n$/);
+    expect(second.stdout).toMatch(/schema version 3, nothing to apply\n$/);
   });
 });
 

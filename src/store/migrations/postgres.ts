@@ -53,7 +53,7 @@ CREATE TRIGGER records_prepared_follows_payload BEFORE UPDATE OF payload ON reco
   },
   {
     version: 3,
-    name: 'account settings, daily counts, usage, key order for export, sample marker',
+    name: 'account settings, daily counts, usage, key order for export',
     sql: `
 -- The account contract of accounts.ts (as sqlite-accounts.ts keeps it). Today's charged lookups
 -- live in the row (day, day_count) so that a charge is one conditional UPDATE.
