@@ -1,6 +1,7 @@
 // Two service processes on different ports sharing one PostgreSQL database, as N instances behind
 // a load balancer do: credits are shared exactly, and a `users` change reaches both.
 
+import Redis from 'ioredis';
 import { describePostgres, testSchema } from '../helpers/postgres';
 import { startServeProcess, type ServeProcess } from '../helpers/process';
 import { openStore } from '../../src/store/open';
@@ -72,5 +73,37 @@ describePostgres('WORKERS=auto on PostgreSQL', () => {
     expect(listening()).toBe(cores);
     const answers = await Promise.all(Array.from({ length: 20 }, () => fetch(`${srv.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`)));
     expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
+  });
+});
+
+describePostgres('two instances on one PostgreSQL and one Redis', () => {
+  const schema = testSchema();
+  const prefix = `reglookup-test-${process.pid}-${Date.now()}:`;
+  let a: ServeProcess;
+  let b: ServeProcess;
+  let admin: VehicleStore;
+
+  beforeAll(async () => {
+    // RATE_LIMIT=0.001: one lookup per window of 1,000 s, plus a burst of 4 (README, Managing callers).
+    const env = { DATABASE_URL: schema.url, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: prefix, RATE_LIMIT: '0.001', RATE_LIMIT_BURST: '4' };
+    [a, b] = await Promise.all([startServeProcess(env), startServeProcess(env)]);
+    admin = openStore(schema.url);
+  });
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await admin?.close();
+    await schema.drop();
+    const redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: true });
+    await redis.connect();
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  test('one rate limit between them: 40 lookups of one username over both, exactly 1 + 4 answered, the rest RATE_LIMITED', async () => {
+    const lookup = (srv: ServeProcess) => fetch(`${srv.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=limited`);
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => lookup(i % 2 ? a : b).then(async (r) => ({ status: r.status, code: r.headers.get('x-error-code'), body: await r.text() }))));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(5);
+    expect(answers.filter((r) => r.status === 429 && r.code === 'RATE_LIMITED')).toHaveLength(35);
   });
 });
