@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { PostgresStore } from '../../src/store/postgres';
+import { runCli, serveCli } from '../helpers/process';
 import { startServer } from '../helpers/server';
 import { updatePrepared } from '../../src/store/store';
 import { describePostgres, sqlIn, testSchema } from '../helpers/postgres';
@@ -63,6 +64,32 @@ describePostgres('PostgreSQL migrations', () => {
     const again = new PostgresStore(s.url);
     await expect(again.isEmpty()).rejects.toThrow(/schema version 99, newer than this release knows/);
     await Promise.all([store.close(), again.close()]);
+  });
+
+  test('`reglookup serve` on an empty database logs the versions it applied before it listens', async () => {
+    const s = fresh();
+    const { run } = await serveCli({ DATABASE_URL: s.url, SAMPLE_DATA: 'false' });
+    try {
+      const lines = run.stdout().split('\n');
+      const applied = lines.findIndex((l) => l.includes('"message":"applied migrations"'));
+      expect(applied).toBeGreaterThanOrEqual(0);
+      expect(JSON.parse(lines[applied])).toMatchObject({ versions: [1, 2, 3], version: 3 });
+      expect(applied).toBeLessThan(lines.findIndex((l) => l.includes('"message":"listening"')));
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+  });
+
+  test('`reglookup serve` on a database written by a newer release stops with exit status 2, naming DATABASE_URL', async () => {
+    const s = fresh();
+    const store = new PostgresStore(s.url);
+    await store.migrate();
+    await store.close();
+    await sqlIn(s.schema, "INSERT INTO schema_version (version, name) VALUES (99, 'from the future')");
+    const run = runCli(['serve'], { DATABASE_URL: s.url, PORT: '0', HOST: '127.0.0.1' });
+    expect(await run.exited).toBe(2);
+    expect(run.stderr()).toMatch(/DATABASE_URL .*schema version 99, newer than this release knows/);
   });
 
   test('`reglookup migrate` applies the migrations and says so; run again, it has nothing to do', () => {
