@@ -66,6 +66,12 @@ export class SqliteStore implements VehicleStore {
     this.db.pragma('page_size = 8192');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
+    // The upsert of a record can fire the trigger below, so SQLite keeps a statement journal for
+    // it: a copy of every page the statement changes. Inside an import's one long transaction that
+    // is every put (~2 pages of 8 KB), and with the default temp_store the journal spills to a
+    // temporary file: 4 write() calls a record, half of an import's system time. In memory it is
+    // two page copies, freed at the statement's end.
+    this.db.pragma('temp_store = MEMORY');
     this.db.pragma('busy_timeout = 5000');
     // Lookups are random reads across the whole table, so a page cache larger than the key index and
     // the table's interior pages (~4 MB at 110k records) mostly holds leaves that are seldom read

@@ -31,20 +31,24 @@ function compact(nodes: readonly XNode[], out: string[]): void {
   }
 }
 
-/** HTTP forms: absent values are empty elements carrying a type attribute. */
-function indented(nodes: readonly XNode[], depth: number, out: string[]): void {
-  const pad = '\r\n' + '  '.repeat(depth);
+/** Line break and indentation before an element at each depth, made once. */
+const PADS: string[] = Array.from({ length: 8 }, (_, d) => '\r\n' + '  '.repeat(d));
+
+/**
+ * HTTP forms: absent values are empty elements carrying a type attribute. Written by concatenation
+ * rather than into an array of parts joined at the end: every stored answer is made here at import.
+ */
+function indented(nodes: readonly XNode[], depth: number): string {
+  const pad = PADS[depth] ?? '\r\n' + '  '.repeat(depth);
+  let out = '';
   for (const n of nodes) {
-    if (n.absent) out.push(`${pad}<${n.name} type="null" />`);
+    if (n.absent) out += pad + '<' + n.name + ' type="null" />';
     else if (n.children) {
-      if (n.children.length === 0) out.push(`${pad}<${n.name} />`);
-      else {
-        out.push(`${pad}<${n.name}>`);
-        indented(n.children, depth + 1, out);
-        out.push(`${pad}</${n.name}>`);
-      }
-    } else out.push(`${pad}<${n.name}>${escapeText(n.text ?? '')}</${n.name}>`);
+      if (n.children.length === 0) out += pad + '<' + n.name + ' />';
+      else out += pad + '<' + n.name + '>' + indented(n.children, depth + 1) + pad + '</' + n.name + '>';
+    } else out += pad + '<' + n.name + '>' + escapeText(n.text ?? '') + '</' + n.name + '>';
   }
+  return out;
 }
 
 /** A result's children as they sit inside a SOAP body's result element. */
@@ -56,9 +60,7 @@ export function soapResultInner(result: readonly XNode[]): string {
 
 /** A result's children as they sit inside the root element of an HTTP GET/POST answer. */
 export function httpResultInner(result: readonly XNode[]): string {
-  const out: string[] = [];
-  indented(result, 1, out);
-  return out.join('');
+  return indented(result, 1);
 }
 
 /** `<{Op}Response><{Op}Result>...` for node-soap to place in the envelope's Body; inner from soapResultInner. */

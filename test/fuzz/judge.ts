@@ -122,6 +122,9 @@ export async function judge(r: FuzzRequest, a: FuzzAnswer): Promise<string | nul
   }
   if (a.status >= 400) {
     if (onSoapPath && version && a.status === 413) return soapFaultProblem(a, version);
+    // README, Help pages: an unknown ?op= on the service page is a 404 page (HTML), not an error line.
+    const onServicePage = (r.method === 'GET' || r.method === 'HEAD') && r.path.split('?')[0].replace(/\/+$/, '').toLowerCase() === '/api/reg.asmx';
+    if (a.status === 404 && onServicePage && /^text\/html/.test(a.headers['content-type'] ?? '') && (r.method === 'HEAD' ? a.text === '' : a.text.startsWith('<!DOCTYPE html>'))) return null;
     // Node's HTTP parser answers a request head over its 16 KiB limit itself, before any handler.
     if (a.status === 431 && r.path.length > 16 * 1024 - 256) return null;
     if (r.method === 'HEAD') {
