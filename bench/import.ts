@@ -6,6 +6,12 @@
 //                                        1,000,000 records; writes bench/IMPORT.md
 //   npm run bench:import -- --short      20,000 records, printed only (CI: asserts only that it completed)
 //   BENCH_IMPORT_RECORDS=200000          another size (printed only unless it is 1,000,000)
+//   npm run bench:import -- --store postgres
+//                                        the import into PostgreSQL (COPY into staging, one merge):
+//                                        rate beside the bare pass, peak RSS; printed only. The
+//                                        database is BENCH_DATABASE_URL (default
+//                                        postgres://root@127.0.0.1:5432/test), schema
+//                                        reglookup_bench_import, dropped before and after
 //
 // Each measured step runs in a child process of its own (the compiled dist/), so its peak RSS is
 // its own. It asserts nothing about speed: the machine is shared, so the import is given as a
@@ -24,6 +30,9 @@ const RECORDS = SHORT ? 20_000 : Number(process.env.BENCH_IMPORT_RECORDS ?? 1_00
 const SMALL = SHORT ? 2_000 : 10_000;
 const LOOKUPS = SHORT ? 5_000 : 50_000;
 const WORKERS = Number(process.env.BENCH_IMPORT_WORKERS ?? Math.max(1, Math.min(os.availableParallelism() - 1, 4)));
+const STORE = process.argv.includes('--store') ? process.argv[process.argv.indexOf('--store') + 1] : 'sqlite';
+const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
+const PG_SCHEMA = 'reglookup_bench_import';
 const GENERATOR = 1; // bump when the generated records change, so a cached file is made again
 
 function log(s: string): void {
@@ -229,6 +238,64 @@ const keys = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
 })();
 `;
 
+// The same import into PostgreSQL, into a schema dropped first (and after: the bench keeps nothing).
+const IMPORT_PG = `
+const pg = require('pg');
+const { openStore } = require(${JSON.stringify(path.join(DIST, 'store', 'open'))});
+const { importFile } = require(${JSON.stringify(path.join(DIST, 'data', 'import'))});
+const { PREPARED_FORMS } = require(${JSON.stringify(path.join(DIST, 'transport', 'prepared'))});
+(async () => {
+  const [file, base, schema, workers] = process.argv.slice(1);
+  const drop = async () => { const c = new pg.Client(base); await c.connect(); await c.query('DROP SCHEMA IF EXISTS ' + schema + ' CASCADE'); await c.end(); };
+  await drop();
+  const u = new URL(base); u.searchParams.set('schema', schema);
+  const store = openStore(u.toString());
+  await store.isEmpty(); // migrations, before the clock starts
+  const t = performance.now();
+  const report = await importFile(store, file, { forms: PREPARED_FORMS, workers: Number(workers) });
+  const committedMs = performance.now() - t;
+  const count = await store.count();
+  await store.close();
+  await drop();
+  console.log(JSON.stringify({ ms: committedMs, committedMs, count, imported: report.imported, committed: report.committed, errors: report.errors.slice(0, 3), maxRssBytes: process.resourceUsage().maxRSS * 1024 }));
+})();
+`;
+
+function mainPostgres(): void {
+  fs.mkdirSync(WORK, { recursive: true });
+  const file = path.join(WORK, `import-${RECORDS}.ndjson`);
+  generate(file, RECORDS);
+  const fileBytes = fs.statSync(file).size;
+  const load = () => os.loadavg().map((x) => x.toFixed(2)).join(', ');
+  const loadBefore = load();
+  log(`bare read-and-parse pass over ${RECORDS} records`);
+  const bare1 = child(BARE, [file]);
+  log(`import of ${RECORDS} records into PostgreSQL (schema ${PG_SCHEMA})`);
+  const imp = child(IMPORT_PG, [file, PG_URL, PG_SCHEMA, String(WORKERS)]);
+  if (!imp.committed || imp.imported !== RECORDS || imp.count !== RECORDS) throw new Error(`import did not complete: ${JSON.stringify(imp)}`);
+  log('bare pass again');
+  const bare2 = child(BARE, [file]);
+  const bareMs = (bare1.ms + bare2.ms) / 2;
+  const rate = (RECORDS / imp.ms) * 1000;
+  const bareRate = (RECORDS / bareMs) * 1000;
+  const mb = (b: number) => (b / 1024 / 1024).toFixed(0);
+  const cpu = os.cpus();
+  process.stdout.write(
+    [
+      `${new Date().toISOString().slice(0, 10)}, ${cpu.length} cores (${cpu[0]?.model.trim() ?? '?'}), Node ${process.version}; load average ${loadBefore} before, ${load()} after.`,
+      `Reproduce with \`BENCH_IMPORT_RECORDS=${RECORDS} npm run bench:import -- --store postgres\`. ${RECORDS.toLocaleString('en-US')} generated records (${(fileBytes / 1e6).toFixed(0)} MB of NDJSON).`,
+      '',
+      '| measure | value | target |',
+      '|---|---|---|',
+      `| import into PostgreSQL, records/s (to the commit) | ${Math.round(rate).toLocaleString('en-US')} (${(imp.ms / 1000).toFixed(1)} s) | >= 50,000 |`,
+      `| bare read-and-JSON.parse pass, records/s (mean of one before and one after) | ${Math.round(bareRate).toLocaleString('en-US')} (${(bare1.ms / 1000).toFixed(1)} s, ${(bare2.ms / 1000).toFixed(1)} s) | |`,
+      `| import as a share of the bare pass | ${((rate / bareRate) * 100).toFixed(0)} % | |`,
+      `| peak RSS of the import | ${mb(imp.maxRssBytes)} MB (bare pass: ${mb(Math.max(bare1.maxRssBytes, bare2.maxRssBytes))} MB) | < 250 MB |`,
+      '',
+    ].join('\n'),
+  );
+}
+
 function storeBytes(db: string): number {
   return [db, `${db}-wal`].reduce((sum, f) => sum + (fs.existsSync(f) ? fs.statSync(f).size : 0), 0);
 }
@@ -318,4 +385,5 @@ function main(): void {
   if (process.env.BENCH_KEEP !== '1') for (const f of [db, smallDb]) for (const x of [f, `${f}-wal`, `${f}-shm`]) fs.rmSync(x, { force: true });
 }
 
-main();
+if (STORE === 'postgres') mainPostgres();
+else main();

@@ -6,6 +6,11 @@
 //   npm run bench -- --short       about 35 s: one short round and 2 s at a fixed rate, printed only (CI)
 //   npm run bench -- --profile     CPU profile of the service under each scenario, top frames printed
 //   npm run bench -- --prepare     only generate the bench store (bench/.work/)
+//   npm run bench -- --store postgres
+//                                  also serve the same records from PostgreSQL (BENCH_DATABASE_URL, default
+//                                  postgres://root@127.0.0.1:5432/test; kept in schema reglookup_bench_N for the next
+//                                  run), each transport as a share of the SQLite service and of bare Express in the same
+//                                  rounds, and the tails at 1,000 requests/s; writes bench/RESULTS-postgres.md
 //   npm run bench -- --quick       the throughput rounds only, printed, RESULTS.md untouched (for
 //                                  trying a change; BENCH_SCENARIOS="GET Check,SOAP 1.1 Check" narrows it,
 //                                  BENCH_HOT=1000 draws registrations from only the first 1,000)
@@ -18,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { importStream } from '../src/data/import';
+import { PostgresStore } from '../src/store/postgres';
 import { SqliteStore } from '../src/store/sqlite';
 import { updatePrepared } from '../src/store/store';
 import { PREPARED_FORMS } from '../src/transport/prepared';
@@ -33,6 +39,15 @@ const SHORT = args.has('--short');
 const PROFILE = args.has('--profile');
 const PREPARE_ONLY = args.has('--prepare');
 const QUICK = args.has('--quick');
+// --store postgres (or --store=postgres): the PostgreSQL store beside the SQLite one.
+const STORE = (() => {
+  const argv = process.argv.slice(2);
+  const i = argv.indexOf('--store');
+  const v = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith('--store='))?.slice('--store='.length);
+  if (v !== undefined && v !== 'sqlite' && v !== 'postgres') throw new Error(`--store must be sqlite or postgres, got '${v}'`);
+  return v ?? 'sqlite';
+})();
+const PG = STORE === 'postgres';
 // BENCH_HOT=N: draw registrations from only N of them, to see the service with its store reads cached.
 const HOT = process.env.BENCH_HOT ? Number(process.env.BENCH_HOT) : undefined;
 const SCENARIOS: readonly Scenario[] = (() => {
@@ -141,6 +156,29 @@ async function prepareStore(): Promise<{ db: string; regsFile: string }> {
   return { db, regsFile };
 }
 
+/** The same records in PostgreSQL, imported through the store's COPY path unless already there. */
+async function preparePostgres(): Promise<string> {
+  const u = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
+  u.searchParams.set('schema', `reglookup_bench_${VEHICLES}`);
+  const url = u.toString();
+  const store = new PostgresStore(url, { statementTimeoutMs: 0 });
+  if ((await store.count()) !== VEHICLES + MOTS) {
+    const t = Date.now();
+    const rss0 = process.memoryUsage().rss;
+    let peak = rss0;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100);
+    const report = await importStream(store, Readable.from(records()), { forms: PREPARED_FORMS });
+    clearInterval(sampler);
+    if (!report.committed) throw new Error(`bench data invalid: ${JSON.stringify(report.errors[0])}`);
+    const s = (Date.now() - t) / 1000;
+    log(`PostgreSQL: imported ${report.imported} records in ${s.toFixed(1)} s (${Math.round(report.imported / s)} records/s, answers prepared as they are written; bench process peak RSS ${Math.round(peak / 2 ** 20)} MB)`);
+  }
+  const { records: n } = await updatePrepared(store, PREPARED_FORMS);
+  if (n > 0) log(`PostgreSQL: prepared the answers of ${n} records`);
+  await store.close();
+  return url;
+}
+
 // ---------------------------------------------------------------- processes
 
 function log(s: string): void {
@@ -182,10 +220,10 @@ function waitFor(child: ChildProcess, re: RegExp, what: string): Promise<RegExpE
 const BENCH_RATE_LIMIT = process.env.BENCH_RATE_LIMIT ?? '1000000';
 
 /** One service process on a free port (WORKERS > 1 needs a fixed port: startServiceOnPort). */
-async function startService(db: string, extraArgs: string[] = []): Promise<Running> {
+async function startService(db: string, extraArgs: string[] = [], databaseUrl = `sqlite:${db}`): Promise<Running> {
   const t = process.hrtime.bigint();
   const child = spawn(process.execPath, [...START_FLAGS, ...extraArgs, path.join(ROOT, 'dist', 'cli.js'), 'serve'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${db}`, SAMPLE_DATA: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT: BENCH_RATE_LIMIT, WORKERS: '1' },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl, SAMPLE_DATA: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT: BENCH_RATE_LIMIT, WORKERS: '1' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const m = await waitFor(child, /"message":"listening"[^\n]*"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"|"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"[^\n]*"message":"listening"/, 'service');
@@ -407,19 +445,25 @@ async function main(): Promise<void> {
     process.exit(failed ? 1 : 0);
   }
 
+  const pgUrl = PG ? await preparePostgres() : null;
   const service = await startService(db);
   log(`service started in ${service.startMs.toFixed(0)} ms (process start to listening)`);
+  const pgService = pgUrl ? await startService(db, [], pgUrl) : null;
+  if (pgService) log(`PostgreSQL service started in ${pgService.startMs.toFixed(0)} ms`);
   const answersFile = await captureAnswers(service, regsFile);
   // Warm-up: let the JIT and the page cache settle before anything is measured.
   for (const s of SCENARIOS) await load(service, s, regsFile, SHORT ? 1 : 3);
+  if (pgService) for (const s of SCENARIOS) await load(pgService, s, regsFile, SHORT ? 1 : 3);
   const node = await startBaseline('node', answersFile);
   const exp = await startBaseline('express', answersFile);
 
   type Row = { rps: number[]; vsNode: number[]; vsExpress: number[]; p50: number[]; p99: number[]; errors: number; peakRss: number; nodeRps: number[]; expressRps: number[]; cpuUs: number[]; expressCpuUs: number[] };
   const rows = new Map<Scenario, Row>(SCENARIOS.map((s) => [s, { rps: [], vsNode: [], vsExpress: [], p50: [], p99: [], errors: 0, peakRss: 0, nodeRps: [], expressRps: [], cpuUs: [], expressCpuUs: [] }]));
+  type PgRow = { rps: number[]; vsSqlite: number[]; vsExpress: number[]; p50: number[]; p99: number[]; errors: number; cpuUs: number[] };
+  const pgRows = new Map<Scenario, PgRow>(SCENARIOS.map((s) => [s, { rps: [], vsSqlite: [], vsExpress: [], p50: [], p99: [], errors: 0, cpuUs: [] }]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const s of SCENARIOS) {
-      const order = [node, exp, service];
+      const order = pgService ? [node, exp, service, pgService] : [node, exp, service];
       for (let k = 0; k < round % 3; k++) order.push(order.shift() as Running);
       const results = new Map<Running, LoadResult>();
       for (const target of order) results.set(target, await load(target, s, regsFile, SECONDS));
@@ -439,6 +483,19 @@ async function main(): Promise<void> {
       row.errors += svc.errors + svc.non2xx;
       row.peakRss = Math.max(row.peakRss, svc.peakRss);
       failed += svc.errors + svc.non2xx + n.errors + n.non2xx + e.errors + e.non2xx;
+      if (pgService) {
+        const pg = results.get(pgService) as LoadResult;
+        const pr = pgRows.get(s) as PgRow;
+        pr.rps.push(pg.rps);
+        pr.vsSqlite.push(pg.rps / svc.rps);
+        pr.vsExpress.push(pg.rps / e.rps);
+        pr.p50.push(pg.p50);
+        pr.p99.push(pg.p99);
+        pr.cpuUs.push(pg.cpuUs);
+        pr.errors += pg.errors + pg.non2xx;
+        failed += pg.errors + pg.non2xx;
+        log(`round ${round + 1} ${s}: PostgreSQL service ${Math.round(pg.rps)} req/s (${pct(pg.rps / svc.rps)} of SQLite), CPU per request ${pg.cpuUs.toFixed(0)} us`);
+      }
       log(`round ${round + 1} ${s}: service ${Math.round(svc.rps)}, express ${Math.round(e.rps)}, node ${Math.round(n.rps)} req/s; CPU per request: service ${svc.cpuUs.toFixed(0)}, express ${e.cpuUs.toFixed(0)}, node ${n.cpuUs.toFixed(0)} us`);
     }
   }
@@ -454,6 +511,33 @@ async function main(): Promise<void> {
   out();
   out(`Start-up (process start to listening, WSDL loaded and store open): ${service.startMs.toFixed(0)} ms.`);
 
+  if (pgService) {
+    out();
+    out(`## The PostgreSQL store (same records, same rounds${process.env.CACHE_TTL_MS ? `, CACHE_TTL_MS=${process.env.CACHE_TTL_MS}` : ''})`);
+    out();
+    out('| scenario | req/s | % of the SQLite service | % of bare Express | p50 ms | p99 ms | errors | CPU us/request |');
+    out('|---|---|---|---|---|---|---|---|');
+    for (const s of SCENARIOS) {
+      const r = pgRows.get(s) as PgRow;
+      out(`| ${s} | ${Math.round(median(r.rps))} | ${pct(median(r.vsSqlite))} | ${pct(median(r.vsExpress))} | ${median(r.p50)} | ${median(r.p99)} | ${r.errors} | ${Math.round(median(r.cpuUs))} |`);
+    }
+    if (!SHORT) {
+      out();
+      out('Fixed rate, 1,000 requests/s for 10 s (open loop: bench/load.ts), each store in turn:');
+      out();
+      out('| scenario | store | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors |');
+      out('|---|---|---|---|---|---|---|');
+      for (const s of ['GET Check', 'SOAP 1.1 Check', 'SOAP 1.2 Check'] as const) {
+        for (const [name, target] of [['PostgreSQL', pgService], ['SQLite', service]] as const) {
+          const r = await load(target, s, regsFile, 10, 1000);
+          failed += r.errors + r.non2xx;
+          out(`| ${s} | ${name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.p999} | ${r.errors + r.non2xx} |`);
+        }
+      }
+    }
+    await stop(pgService);
+  }
+
   if (SHORT) {
     // The open-loop sender of the full run's fixed-rate rows, run briefly so that CI exercises it too.
     const r = await load(service, 'GET Check', regsFile, 2, 500);
@@ -462,7 +546,7 @@ async function main(): Promise<void> {
     out(`Fixed rate, 500 requests/s for 2 s (GET Check): ${Math.round(r.rps)} req/s answered, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors + r.non2xx} errors.`);
   }
 
-  if (!SHORT && !QUICK) {
+  if (!SHORT && !QUICK && !PG) {
     out();
     out('## Fixed rate: 1,000 requests/s for 10 s');
     out();
@@ -495,7 +579,17 @@ async function main(): Promise<void> {
   await stop(node);
   await stop(exp);
 
-  if (!SHORT && !QUICK) {
+  if (PG && !SHORT && !QUICK) {
+    const header = [
+      '# Benchmark results: the PostgreSQL store',
+      '',
+      `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; ${VEHICLES.toLocaleString('en')} vehicles and ${MOTS.toLocaleString('en')} MOT histories in SQLite and in PostgreSQL (same machine).`,
+      'Reproduce with `npm run bench -- --store postgres`. The SQLite table is the same run\'s; bench/RESULTS.md holds the full SQLite run.',
+      '',
+    ];
+    fs.writeFileSync(path.join(ROOT, 'bench', 'RESULTS-postgres.md'), [...header, ...lines].join('\n') + '\n');
+  }
+  if (!SHORT && !QUICK && !PG) {
     out();
     out('## WORKERS=2 against WORKERS=1 (the load generator shares the two cores)');
     out();

@@ -107,7 +107,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
   app.use(jsonHandler({ service, logger: log, corsOrigins: config.corsOrigins, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
   app.use(creditsRouter(new CreditsService(store, config.usernamePolicy), log));
   app.use(imageHandler());
-  app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl }));
+  app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
   // The store's probe is one index probe: readiness is asked often and must not cost a pass over millions of rows.
   const probes: readonly ReadinessProbe[] = [{ name: 'store', check: () => store.isEmpty() }, ...(options.probes ?? [])];
   const quiet = (path: string, serve: express.RequestHandler) =>

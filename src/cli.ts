@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// `reglookup serve | import FILE | users ...`: the command line, and what `npm start` runs. Each
+// `reglookup serve | import FILE | users ... | migrate`: the command line, and what `npm start` runs. Each
 // group of commands lives in its own module under cli/.
 
 import { Command } from 'commander';
 import { fatal } from './cli/common';
 import { registerData } from './cli/data';
+import { registerMigrate } from './cli/migrate';
 import { registerServe } from './cli/serve';
 import { registerUsers } from './cli/users';
 import { VERSION } from './ops/version';
@@ -14,4 +15,5 @@ program.name('reglookup').description('Vehicle registration lookup service (SOAP
 registerServe(program);
 registerData(program);
 registerUsers(program);
+registerMigrate(program);
 program.parseAsync(process.argv).catch(fatal);

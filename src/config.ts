@@ -2,6 +2,7 @@
 // value stops start-up with a message naming the variable.
 
 import net from 'node:net';
+import os from 'node:os';
 import type { UsernamePolicy } from './accounts/accounts';
 import { AddressListError, addressSet, splitList, type AddressSet } from './net/cidr';
 
@@ -21,6 +22,12 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly databaseUrl: string;
+  /** PostgreSQL connections per process (DATABASE_POOL). */
+  readonly databasePool: number;
+  /** PostgreSQL: longest a request's statement may run, ms; 0 for no limit (DATABASE_STATEMENT_TIMEOUT_MS). */
+  readonly databaseStatementTimeoutMs: number;
+  /** PostgreSQL: a lookup is answered from this process's memory for at most this long, ms; 0: off (CACHE_TTL_MS). */
+  readonly cacheTtlMs: number;
   readonly namespace: string;
   /** Base URL written into the WSDL's addresses; when unset, the caller's Host header is used. */
   readonly publicUrl: string | null;
@@ -39,7 +46,7 @@ export interface Config {
   /** Days of usage records kept (USAGE_DAYS). */
   readonly usageDays: number;
   readonly requestTimeoutMs: number;
-  /** Processes serving the port (node:cluster); 1 serves from the main process. */
+  /** Processes serving the port (node:cluster); 1 serves from the main process. WORKERS=auto: one per core. */
   readonly workers: number;
   /** Proxies whose X-Forwarded-* headers are believed (TRUST_PROXY, CIDRs); empty: none. */
   readonly trustProxy: TrustedProxies;
@@ -114,6 +121,16 @@ function prefix(env: Env, name: string, dflt: string): string {
   if (raw === undefined) return dflt;
   if (raw.length > 100 || /[\s\u0000-\u001f\u007f]/.test(raw)) throw new ConfigError(`${name} must be at most 100 characters without spaces or control characters`);
   return raw;
+}
+
+/** WORKERS: a number, or `auto` for one per core the process may use. */
+function workers(env: Env, name: string): number {
+  if (env[name]?.trim().toLowerCase() === 'auto') return Math.min(64, Math.max(1, os.availableParallelism()));
+  try {
+    return int(env, name, 1, 1, 64);
+  } catch (e) {
+    throw new ConfigError(`${(e as Error).message} (or 'auto' for one per core)`);
+  }
 }
 
 function redis(env: Env, name: string): string | null {
@@ -203,6 +220,9 @@ export function loadConfig(env: Env = process.env): Config {
     port: int(env, 'PORT', 8080, 0, 65535),
     host: host(env, 'HOST', '0.0.0.0'),
     databaseUrl: env.DATABASE_URL || 'sqlite:data/reglookup.db',
+    databasePool: int(env, 'DATABASE_POOL', 10, 1, 1000),
+    databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
+    cacheTtlMs: int(env, 'CACHE_TTL_MS', 0, 0, 3_600_000),
     namespace,
     publicUrl: url(env, 'PUBLIC_URL'),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug', 'silent']),
@@ -215,7 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisPrefix: prefix(env, 'REDIS_PREFIX', 'reglookup:'),
     usageDays: int(env, 'USAGE_DAYS', 400, 1, 36_500),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10_000, 1_000, 600_000),
-    workers: int(env, 'WORKERS', 1, 1, 64),
+    workers: workers(env, 'WORKERS'),
     trustProxy: cidrs(env, 'TRUST_PROXY'),
     redisUrl: redis(env, 'REDIS_URL'),
     sandbox: bool(env, 'SANDBOX', false),

@@ -37,8 +37,13 @@ export function startupFailed(e: unknown): never {
   process.exit(2);
 }
 
+/** The store DATABASE_URL names, with its pool and timeout settings. */
+export function openConfiguredStore(cfg: Config): VehicleStore {
+  return openStore(cfg.databaseUrl, { pool: cfg.databasePool, statementTimeoutMs: cfg.databaseStatementTimeoutMs, cacheTtlMs: cfg.cacheTtlMs });
+}
+
 export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>): Promise<T> {
-  const store = openStore(config().databaseUrl);
+  const store = openConfiguredStore(config());
   try {
     return await fn(store);
   } finally {

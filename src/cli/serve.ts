@@ -13,9 +13,9 @@ import { tuneHeap } from '../ops/memory';
 import { clusterMetrics, metrics } from '../ops/metrics';
 import { createMetricsServer } from '../ops/metricsport';
 import { redisProbe } from '../ops/redisprobe';
-import { openStore } from '../store/open';
+import { isMigratable, redactUrl } from '../store/open';
 import type { VehicleStore } from '../store/store';
-import { config, startupFailed } from './common';
+import { config, openConfiguredStore, startupFailed } from './common';
 
 /** Something shutdown closes after the last answer: the store, Redis (#12 adds its client here), ... */
 export interface Closer {
@@ -23,13 +23,25 @@ export interface Closer {
   close(): Promise<unknown>;
 }
 
-const redact = (url: string) => url.replace(/\/\/[^@/]*@/, '//***@');
+const redact = redactUrl;
 
-/** The store DATABASE_URL names, opened and asked once, so that a store that cannot serve fails here by name. */
-async function openNamedStore(cfg: Config): Promise<VehicleStore> {
+/** Brings a migrated store's schema up to date before anything else touches it, and says what changed. */
+async function migrateAtStart(store: VehicleStore, logger: Logger): Promise<void> {
+  if (!isMigratable(store)) return;
+  const report = await store.migrate();
+  if (report.applied.length > 0) logger.info('applied migrations', { versions: report.applied.map((m) => m.version), version: report.version });
+}
+
+/**
+ * The store DATABASE_URL names, brought up to date (when `migrate`: the primary process) and asked
+ * once, so that a store that cannot serve (unreachable, or written by a newer release) fails here by name.
+ */
+async function openNamedStore(cfg: Config, logger: Logger, migrate: boolean): Promise<VehicleStore> {
   let store: VehicleStore | undefined;
   try {
-    store = openStore(cfg.databaseUrl);
+    store = openConfiguredStore(cfg);
+    // Before anything else touches it, so that the versions applied are logged here.
+    if (migrate) await migrateAtStart(store, logger);
     await store.isEmpty();
     return store;
   } catch (e) {
@@ -103,7 +115,7 @@ function drainOnSignals(servers: readonly http.Server[], beginShutdown: () => vo
 /** WORKERS > 1: the primary prepares the store once, then forks workers that share the port. */
 async function supervise(cfg: Config): Promise<void> {
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
-  const store = await openNamedStore(cfg);
+  const store = await openNamedStore(cfg, logger, true);
   if (cfg.loadSampleData) await loadSampleIfEmpty(store, logger);
   // Once here, so that the workers find the stored answers current instead of racing to prepare them.
   await ensurePrepared(store, logger);
@@ -163,7 +175,7 @@ async function serve(): Promise<void> {
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
   // Made before the sample data is loaded so that its import is counted.
   if (cfg.metrics) metrics();
-  const store = await openNamedStore(cfg);
+  const store = await openNamedStore(cfg, logger, cluster.isPrimary);
   if (cfg.loadSampleData && cluster.isPrimary) await loadSampleIfEmpty(store, logger);
   process.on('unhandledRejection', (e) => logger.error('unhandled rejection', { error: String((e as Error)?.stack ?? e) }));
   process.on('uncaughtException', (e) => {

@@ -1,14 +1,46 @@
-// DATABASE_URL -> a VehicleStore.
+// DATABASE_URL -> a VehicleStore: sqlite:PATH (embedded) or postgres://... (scale-out).
 
 import { ConfigError } from '../config';
+import { isPostgresUrl, PostgresStore } from './postgres';
 import { SqliteStore } from './sqlite';
+import type { MigrationReport } from './migrations/runner';
 import type { VehicleStore } from './store';
 
-export function openStore(databaseUrl: string): VehicleStore {
+export interface StoreOptions {
+  /** PostgreSQL: connections per process (DATABASE_POOL). */
+  readonly pool?: number;
+  /** PostgreSQL: longest a request's statement may run, ms (DATABASE_STATEMENT_TIMEOUT_MS); 0: none. */
+  readonly statementTimeoutMs?: number;
+  /** PostgreSQL: how long a lookup may be answered from this process's memory, ms (CACHE_TTL_MS); 0: off. */
+  readonly cacheTtlMs?: number;
+}
+
+/** A store whose schema is brought up to date by versioned migrations (`reglookup migrate`). */
+export interface MigratableStore extends VehicleStore {
+  migrate(upTo?: number): Promise<MigrationReport>;
+}
+
+export function isMigratable(store: VehicleStore): store is MigratableStore {
+  return typeof (store as Partial<MigratableStore>).migrate === 'function';
+}
+
+/** The URL with any password hidden, for logs and messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/(\/\/[^:@/]*):[^@/]*@/, '$1:***@');
+}
+
+export function openStore(databaseUrl: string, options: StoreOptions = {}): VehicleStore {
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (file === '') throw new ConfigError('DATABASE_URL sqlite: needs a file path, e.g. sqlite:data/reglookup.db');
     return new SqliteStore(file);
   }
-  throw new ConfigError(`DATABASE_URL '${databaseUrl.replace(/\/\/[^@/]*@/, '//***@')}' is not supported; use sqlite:PATH`);
+  if (isPostgresUrl(databaseUrl)) {
+    try {
+      return new PostgresStore(databaseUrl, options);
+    } catch (e) {
+      throw new ConfigError((e as Error).message);
+    }
+  }
+  throw new ConfigError(`DATABASE_URL '${redactUrl(databaseUrl)}' is not supported; use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`);
 }

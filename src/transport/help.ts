@@ -10,8 +10,10 @@ import { OPERATIONS, findOperation, namesIgnoringCase, suggestOperation, type Op
 import { readContract, type ContractModel } from '../contract/schema';
 import { SOAP_PATH, wsdlFor } from '../contract/wsdl';
 import { LookupError } from '../service/errors';
+import type { TrustedProxies } from '../config';
 import { note } from './context';
 import { discoDocument } from './disco';
+import { plainHost, publicBase } from './forwarded';
 import { parseForm, queryString } from './http';
 import { HELP_CSP, operationPage, servicePage, unknownOperationPage, type PageLinks } from './pages';
 import { sendPlainError } from './plain';
@@ -21,46 +23,27 @@ export interface HelpDeps {
   readonly wsdl: string;
   readonly namespace: string;
   readonly publicUrl: string | null;
+  /** Proxies whose X-Forwarded-Proto/-Host/-Prefix set the addresses written into the WSDL. */
+  readonly trustProxy?: TrustedProxies;
 }
 
-// A plain host: a DNS name or IPv4 address, or an IPv6 address in brackets; then an optional port.
-const HOST_RE = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251})|\[[0-9A-Fa-f:.]{2,45}\])(?::(\d{1,5}))?$/;
+const NO_PROXIES: TrustedProxies = { list: [], has: () => false };
 const MAX_CACHED = 32;
 
 /** Where the JSON API's OpenAPI document is served (issue #11), relative to the base URL. */
 const OPENAPI_PATH = '/api/json.aspx/openapi.json';
 
-/**
- * The Host header when it is a plain host with, optionally, a port from 1 to 65535 (what a URL can
- * hold), normalised as a URL writes it (`:80` dropped, names in lower case); null for anything else.
- */
-export function plainHost(host: string | undefined): string | null {
-  if (host === undefined) return null;
-  const m = HOST_RE.exec(host);
-  if (!m) return null;
-  if (m[1] !== undefined) {
-    const port = Number(m[1]);
-    if (port < 1 || port > 65535) return null;
-  }
-  try {
-    return new URL(`http://${host}`).host;
-  } catch {
-    return null;
-  }
-}
+export { plainHost };
 
 /**
- * The base URL a caller used (scheme and host), or PUBLIC_URL when set. The one place that decides
- * it: the WSDL's addresses, the DISCO document, the help pages' links and samples, and the OpenAPI
- * document's server all come from here. A Host that is not a plain host is not written anywhere;
- * the address the request came in on is used instead.
+ * The base URL a caller used (scheme, host, and behind a trusted proxy the forwarded scheme, host
+ * and prefix), or PUBLIC_URL when set. The one place that decides it: the WSDL's addresses, the
+ * DISCO document, the help pages' links and samples, and the OpenAPI document's server all come
+ * from here. A host that is not a plain host (plainHost) is not written anywhere; the address the
+ * request came in on is used instead.
  */
-export function baseUrl(req: IncomingMessage, publicUrl: string | null): string {
-  if (publicUrl) return publicUrl;
-  const host = plainHost(req.headers.host);
-  if (host !== null) return `http://${host}`;
-  const addr = req.socket.localAddress ?? '127.0.0.1';
-  return `http://${addr.includes(':') ? `[${addr}]` : addr}:${req.socket.localPort ?? 80}`;
+export function baseUrl(req: IncomingMessage, publicUrl: string | null, trust: TrustedProxies = NO_PROXIES): string {
+  return publicBase(req, trust, publicUrl);
 }
 
 const HTML = 'text/html; charset=utf-8';
@@ -102,7 +85,7 @@ export function helpRouter(deps: HelpDeps): express.Router {
   let read: Promise<ContractModel> | undefined;
   const model = (): Promise<ContractModel> => (read ??= readContract(deps.wsdl));
   const linksFor = (req: IncomingMessage): PageLinks => {
-    const base = baseUrl(req, deps.publicUrl);
+    const base = baseUrl(req, deps.publicUrl, deps.trustProxy);
     const address = base + SOAP_PATH;
     return { address, path: new URL(address).pathname, wsdl: `${address}?WSDL`, disco: `${address}?disco`, openapi: base + OPENAPI_PATH };
   };
@@ -124,7 +107,7 @@ export function helpRouter(deps: HelpDeps): express.Router {
       const ask = helpAsk(queryString(req.url));
       if (ask.kind === 'wsdl') {
         note(req, { transport: 'wsdl' });
-        const base = baseUrl(req, deps.publicUrl);
+        const base = baseUrl(req, deps.publicUrl, deps.trustProxy);
         let text = served.get(base);
         if (text === undefined) {
           text = wsdlFor(deps.wsdl, base);

@@ -206,7 +206,7 @@ export function jsonHandler(deps: JsonDeps): express.RequestHandler {
       let rest = pathname.slice(PREFIX.length);
       if (rest.endsWith('/')) rest = rest.slice(0, -1);
       if (lower === OPENAPI_PATH.toLowerCase()) {
-        send(req, res, 200, JSON.stringify(openApiDocument(baseUrl(req, deps.publicUrl), errorCodes)), cors);
+        send(req, res, 200, JSON.stringify(openApiDocument(baseUrl(req, deps.publicUrl, deps.trustProxy), errorCodes)), cors);
         return;
       }
       if (rest === '') throw new LookupError('UNKNOWN_OPERATION', `Give an operation: ${JSON_PATH}/{Operation}/{RegistrationNumber}; the operations are in ${OPENAPI_PATH}`);

@@ -1,12 +1,15 @@
 // The AccountStore contract (src/store/accounts.ts), as behaviour: one suite that any store must
 // pass. SQLite runs it here on a file, with a second handle on the same file standing in for a second
-// process; a PostgreSQL store adds itself to STORES with its own factory.
+// process; PostgreSQL in a schema of its own on the machine's server, with two stores (two pools)
+// standing in for two processes.
 
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AccountStore } from '../../src/store/accounts';
+import { PostgresStore } from '../../src/store/postgres';
 import { SqliteStore } from '../../src/store/sqlite';
+import { postgresAvailable, testSchema } from '../helpers/postgres';
 
 interface Opened {
   /** Two handles on one database: as two processes would hold it. */
@@ -16,6 +19,25 @@ interface Opened {
 }
 
 const STORES: Record<string, () => Promise<Opened>> = {
+  ...(postgresAvailable()
+    ? {
+        postgres: async () => {
+          const schema = testSchema();
+          const a = new PostgresStore(schema.url);
+          await a.migrate();
+          const b = new PostgresStore(schema.url);
+          return {
+            a,
+            b,
+            close: async () => {
+              await a.close();
+              await b.close();
+              await schema.drop();
+            },
+          };
+        },
+      }
+    : {}),
   sqlite: async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-accounts-'));
     const file = path.join(dir, 'a.db');

@@ -1,0 +1,80 @@
+// The PostgreSQL schema, as the steps that build it. Each step is released once and never edited;
+// a change to the schema is a new step at the end. Tables are created in the connection's
+// search_path schema (DATABASE_URL's ?schema=, or public).
+
+import type { Migration } from './runner';
+
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'records, meta and accounts',
+    sql: `
+CREATE TABLE IF NOT EXISTS records (
+  id           BIGSERIAL PRIMARY KEY,
+  operation    TEXT NOT NULL,
+  registration TEXT NOT NULL,
+  state        TEXT NOT NULL DEFAULT '',
+  payload      TEXT NOT NULL
+);
+-- The lookup key: a lookup is one probe of this index.
+CREATE UNIQUE INDEX IF NOT EXISTS records_key ON records (operation, registration, state);
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS accounts (
+  username TEXT PRIMARY KEY,
+  -- Lookups left; NULL is unlimited. Taken one at a time by a single conditional UPDATE.
+  credits  BIGINT CHECK (credits IS NULL OR credits >= 0)
+);
+`,
+  },
+  {
+    version: 2,
+    name: 'prepared answers beside each record',
+    sql: `
+ALTER TABLE records ADD COLUMN IF NOT EXISTS prepared TEXT;
+-- Records still to be prepared (written without answers, or by a writer that changed the payload
+-- only) are found through this index instead of a scan.
+CREATE INDEX IF NOT EXISTS records_unprepared ON records (id) WHERE prepared IS NULL;
+-- Prepared answers never outlive the payload they were made from, whoever writes the row.
+CREATE OR REPLACE FUNCTION records_prepared_follows_payload() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.payload IS DISTINCT FROM OLD.payload AND NEW.prepared IS NOT DISTINCT FROM OLD.prepared THEN
+    NEW.prepared := NULL;
+  END IF;
+  RETURN NEW;
+END
+$$;
+DROP TRIGGER IF EXISTS records_prepared_follows_payload ON records;
+CREATE TRIGGER records_prepared_follows_payload BEFORE UPDATE OF payload ON records
+  FOR EACH ROW EXECUTE FUNCTION records_prepared_follows_payload();
+`,
+  },
+  {
+    version: 3,
+    name: 'account settings, daily counts, usage, key order for export',
+    sql: `
+-- The account contract of accounts.ts (as sqlite-accounts.ts keeps it). Today's charged lookups
+-- live in the row (day, day_count) so that a charge is one conditional UPDATE.
+ALTER TABLE accounts ADD COLUMN IF NOT EXISTS enabled BOOLEAN NOT NULL DEFAULT true;
+ALTER TABLE accounts ADD COLUMN IF NOT EXISTS daily_limit INTEGER;
+ALTER TABLE accounts ADD COLUMN IF NOT EXISTS rate DOUBLE PRECISION;
+ALTER TABLE accounts ADD COLUMN IF NOT EXISTS allow TEXT NOT NULL DEFAULT '';
+ALTER TABLE accounts ADD COLUMN IF NOT EXISTS day TEXT;
+ALTER TABLE accounts ADD COLUMN IF NOT EXISTS day_count INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS usage (
+  username  TEXT NOT NULL,
+  day       TEXT NOT NULL,
+  operation TEXT NOT NULL,
+  found     BIGINT NOT NULL DEFAULT 0,
+  not_found BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (username, day, operation)
+);
+CREATE INDEX IF NOT EXISTS usage_day ON usage (day);
+-- Export reads records in code-point order (COLLATE "C") a page at a time, whatever the database's
+-- collation: this index serves each page as one range scan.
+CREATE INDEX IF NOT EXISTS records_key_c ON records (operation COLLATE "C", registration COLLATE "C", state COLLATE "C");
+`,
+  },
+];

@@ -1,0 +1,63 @@
+// Versioned schema changes, applied in order and each at most once. A store records what it has
+// applied in a `schema_version` table; the runner is the same for every store, which supplies only
+// how to take its lock, read that table and apply one step (see postgres.ts in this folder).
+// Several instances starting at once take turns under the store's lock: the first applies what is
+// missing, the others then find nothing left to do.
+
+export interface Migration {
+  /** 1, 2, 3, ...: applied in this order; never renumber or edit one that has been released. */
+  readonly version: number;
+  /** A few words for logs and `reglookup migrate`. */
+  readonly name: string;
+  /** The statements, run in one transaction together with the schema_version row. */
+  readonly sql: string;
+}
+
+/** What a store provides for the runner. */
+export interface MigrationTarget {
+  /** Holds the store's migration lock (across processes) while fn runs. */
+  withLock<T>(fn: () => Promise<T>): Promise<T>;
+  /** Versions recorded in schema_version (creating the table when there is none). */
+  appliedVersions(): Promise<number[]>;
+  /** Runs the migration and records its version, all or nothing. */
+  apply(migration: Migration): Promise<void>;
+}
+
+export interface MigrationReport {
+  /** Versions applied by this call, in order. */
+  readonly applied: readonly Migration[];
+  /** The version the store is at afterwards. */
+  readonly version: number;
+}
+
+export class MigrationError extends Error {}
+
+/** Checks a list of migrations: versions 1..n, in order, none twice. */
+export function checkMigrations(list: readonly Migration[]): void {
+  list.forEach((m, i) => {
+    if (m.version !== i + 1) throw new MigrationError(`migration '${m.name}' has version ${m.version}, expected ${i + 1}`);
+  });
+}
+
+/**
+ * Applies every migration of `list` the store has not applied, under its lock. `upTo` stops at a
+ * version (for tests of an upgrade from an older schema). A store at a version this release does not
+ * know (written by a newer release) is refused rather than served with a schema it cannot read.
+ */
+export async function migrate(target: MigrationTarget, list: readonly Migration[], upTo = Infinity): Promise<MigrationReport> {
+  checkMigrations(list);
+  return target.withLock(async () => {
+    const applied = new Set(await target.appliedVersions());
+    const newest = Math.max(0, ...applied);
+    if (newest > list.length) {
+      throw new MigrationError(`the database is at schema version ${newest}, newer than this release knows (${list.length}); upgrade reglookup`);
+    }
+    const done: Migration[] = [];
+    for (const m of list) {
+      if (m.version > upTo || applied.has(m.version)) continue;
+      await target.apply(m);
+      done.push(m);
+    }
+    return { applied: done, version: Math.max(newest, ...done.map((m) => m.version)) };
+  });
+}

@@ -1,0 +1,194 @@
+// The accounts side of the PostgreSQL store (see accounts.ts for each method's contract; the same
+// contract as sqlite-accounts.ts keeps). Every write that must be atomic is one statement, or one
+// transaction holding the row's lock: charge() is one conditional UPDATE ... RETURNING that takes
+// the credit and counts the day together, so concurrent charges from any number of processes queue
+// on the row and each re-checks the condition against the row as the one before left it.
+
+import type pg from 'pg';
+import {
+  ACCOUNT_DEFAULTS,
+  type Account,
+  type AccountChanges,
+  type AccountInput,
+  type AccountStore,
+  type AccountSummary,
+  type ChargeResult,
+  type CreditResult,
+  type UsageCount,
+} from './accounts';
+
+/** What the accounts side needs of the store: a pooled query, and one transaction on one connection. */
+export interface PgRunner {
+  query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>>;
+  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+}
+
+interface Row {
+  username: string;
+  credits: string | null;
+  daily_limit: number | null;
+  rate: number | null;
+  allow: string;
+  enabled: boolean;
+  day: string | null;
+  day_count: number;
+}
+
+const COLUMNS = 'username, credits, daily_limit, rate, allow, enabled, day, day_count';
+
+function toAccount(r: Row): Account {
+  return {
+    username: r.username,
+    // BIGINT arrives as text (it may exceed 2^53 in principle; balances never do).
+    credits: r.credits === null ? null : Number(r.credits),
+    dailyLimit: r.daily_limit,
+    rate: r.rate,
+    allow: r.allow === '' ? [] : r.allow.split(','),
+    enabled: r.enabled,
+  };
+}
+
+/** Column values of the fields given; an absent field is not in the result. */
+function columnsOf(changes: AccountChanges): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  if (changes.credits !== undefined) out.push(['credits', changes.credits]);
+  if (changes.dailyLimit !== undefined) out.push(['daily_limit', changes.dailyLimit]);
+  if (changes.rate !== undefined) out.push(['rate', changes.rate]);
+  if (changes.allow !== undefined) out.push(['allow', changes.allow.join(',')]);
+  if (changes.enabled !== undefined) out.push(['enabled', changes.enabled]);
+  return out;
+}
+
+function insertValues(account: AccountInput): unknown[] {
+  const a = { ...ACCOUNT_DEFAULTS, ...account };
+  return [a.username, a.credits, a.dailyLimit, a.rate, a.allow.join(','), a.enabled];
+}
+
+const INSERT = 'INSERT INTO accounts (username, credits, daily_limit, rate, allow, enabled) VALUES ($1, $2, $3, $4, $5, $6)';
+
+export class PostgresAccounts implements AccountStore {
+  constructor(private readonly db: PgRunner) {}
+
+  async getAccount(username: string): Promise<Account | null> {
+    const r = await this.db.query<Row>('account-get', `SELECT ${COLUMNS} FROM accounts WHERE username = $1`, [username]);
+    return r.rows[0] ? toAccount(r.rows[0]) : null;
+  }
+
+  async addAccount(account: AccountInput): Promise<boolean> {
+    const r = await this.db.query('account-add', `${INSERT} ON CONFLICT (username) DO NOTHING`, insertValues(account));
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async putAccount(account: AccountInput): Promise<void> {
+    const { username: _username, ...changes } = account;
+    const cols = columnsOf(changes);
+    // One statement: the insert, or on conflict the fields given (and only those) set on the row.
+    const set = cols.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${cols.map(([c]) => `${c} = EXCLUDED.${c}`).join(', ')}`;
+    await this.db.query(`account-put-${cols.map(([c]) => c).join('-')}`, `${INSERT} ON CONFLICT (username) ${set}`, insertValues(account));
+  }
+
+  async updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> {
+    return this.db.transaction(async (client) => {
+      const before = (await client.query<Row>(`SELECT ${COLUMNS} FROM accounts WHERE username = $1 FOR UPDATE`, [username])).rows[0];
+      if (!before) return null;
+      const cols = columnsOf(changes);
+      if (cols.length > 0) {
+        await client.query(`UPDATE accounts SET ${cols.map(([c], i) => `${c} = $${i + 2}`).join(', ')} WHERE username = $1`, [username, ...cols.map(([, v]) => v)]);
+      }
+      if (before.daily_limit === null && changes.dailyLimit != null && before.day !== day) {
+        // A limit set mid-day counts the day's lookups so far, as far as usage has been flushed.
+        await client.query(
+          'UPDATE accounts SET day = $2, day_count = (SELECT COALESCE(SUM(found), 0) FROM usage WHERE username = $1 AND day = $2) WHERE username = $1',
+          [username, day],
+        );
+      }
+      return toAccount((await client.query<Row>(`SELECT ${COLUMNS} FROM accounts WHERE username = $1`, [username])).rows[0]);
+    });
+  }
+
+  async addCredits(username: string, delta: number): Promise<CreditResult> {
+    const r = await this.db.query<{ credits: string }>(
+      'account-add-credits',
+      'UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 AND credits IS NOT NULL RETURNING credits',
+      [username, delta],
+    );
+    if (r.rows[0]) return { balance: Number(r.rows[0].credits) };
+    return (await this.getAccount(username)) ? 'unlimited' : 'unknown';
+  }
+
+  async setEnabled(username: string, enabled: boolean): Promise<boolean> {
+    const r = await this.db.query('account-enable', 'UPDATE accounts SET enabled = $2 WHERE username = $1', [username, enabled]);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async removeAccount(username: string): Promise<boolean> {
+    return this.db.transaction(async (client) => {
+      await client.query('DELETE FROM usage WHERE username = $1', [username]);
+      return ((await client.query('DELETE FROM accounts WHERE username = $1', [username])).rowCount ?? 0) > 0;
+    });
+  }
+
+  async listAccounts(day: string): Promise<AccountSummary[]> {
+    // Byte order, as SQLite sorts: the same list whatever the database's collation.
+    const r = await this.db.query<Row & { used_today: string }>(
+      'account-list',
+      `SELECT ${COLUMNS}, GREATEST(CASE WHEN day = $1 THEN day_count ELSE 0 END,
+              COALESCE((SELECT SUM(found) FROM usage u WHERE u.username = a.username AND u.day = $1), 0)) AS used_today
+         FROM accounts a ORDER BY username COLLATE "C"`,
+      [day],
+    );
+    return r.rows.map((row) => ({ ...toAccount(row), usedToday: Number(row.used_today) }));
+  }
+
+  async charge(username: string, day: string): Promise<ChargeResult> {
+    // One statement: the row lock makes concurrent chargers queue, and each re-evaluates the WHERE
+    // against the row as the previous one left it (READ COMMITTED's re-check of an updated row).
+    const r = await this.db.query<{ credits: string | null; day_count: number }>(
+      'account-charge',
+      `UPDATE accounts SET
+         credits = CASE WHEN credits IS NULL THEN NULL ELSE credits - 1 END,
+         day_count = CASE WHEN day = $2 THEN day_count + 1 ELSE 1 END,
+         day = $2
+       WHERE username = $1 AND enabled
+         AND (credits IS NULL OR credits > 0)
+         AND (daily_limit IS NULL OR day IS DISTINCT FROM $2 OR day_count < daily_limit)
+       RETURNING credits, day_count`,
+      [username, day],
+    );
+    const done = r.rows[0];
+    if (done) return { ok: true, credits: done.credits === null ? null : Number(done.credits), usedToday: done.day_count };
+    const row = await this.getAccount(username);
+    if (!row) return { ok: false, reason: 'unknown' };
+    if (!row.enabled) return { ok: false, reason: 'disabled' };
+    if (row.credits !== null && row.credits <= 0) return { ok: false, reason: 'credits' };
+    return { ok: false, reason: 'daily' };
+  }
+
+  async addUsage(counts: readonly UsageCount[]): Promise<void> {
+    if (counts.length === 0) return;
+    // One statement: the counts of a key summed first (an upsert may not touch a row twice), rows
+    // taken in key order (two writers never wait on each other crosswise), added to what is stored.
+    await this.db.query(
+      'usage-add',
+      `INSERT INTO usage (username, day, operation, found, not_found)
+       SELECT username, day, operation, SUM(found), SUM(not_found)
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS c(username, day, operation, found, not_found)
+        GROUP BY username, day, operation ORDER BY username, day, operation
+       ON CONFLICT (username, day, operation) DO UPDATE SET found = usage.found + EXCLUDED.found, not_found = usage.not_found + EXCLUDED.not_found`,
+      [counts.map((c) => c.username), counts.map((c) => c.day), counts.map((c) => c.operation), counts.map((c) => c.found), counts.map((c) => c.notFound)],
+    );
+  }
+
+  async usage(username: string, fromDay: string): Promise<UsageCount[]> {
+    const r = await this.db.query<{ username: string; day: string; operation: string; found: string; not_found: string }>(
+      'usage-get',
+      'SELECT username, day, operation, found, not_found FROM usage WHERE username = $1 AND day >= $2 ORDER BY day COLLATE "C" DESC, operation COLLATE "C"',
+      [username, fromDay],
+    );
+    return r.rows.map((u) => ({ username: u.username, day: u.day, operation: u.operation, found: Number(u.found), notFound: Number(u.not_found) }));
+  }
+
+  async pruneUsage(beforeDay: string): Promise<number> {
+    return (await this.db.query('usage-prune', 'DELETE FROM usage WHERE day < $1', [beforeDay])).rowCount ?? 0;
+  }
+}

@@ -1,0 +1,531 @@
+// The scale-out store: PostgreSQL through a pg connection pool, shared by any number of service
+// instances. Same interface and behaviour as the SQLite store (the behavioural suite in test/store/
+// runs against both). The schema comes from migrations/postgres.ts, applied on first use under an
+// advisory lock, so that instances starting together take turns.
+//
+// What concurrency needs here, and where it is handled:
+// - credits: one conditional UPDATE ... RETURNING takes a credit, so no two lookups can both take
+//   the last one, from any number of processes;
+// - imports stream through COPY into a temporary staging table and are merged into `records` by one
+//   INSERT ... ON CONFLICT in the same transaction: readers see the old records until the commit,
+//   then all of the new ones;
+// - imports and the preparation of answers take one transaction-scoped advisory lock, so two
+//   instances starting together do not both prepare every record.
+
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { migrate, type Migration, type MigrationReport, type MigrationTarget } from './migrations/runner';
+import { POSTGRES_MIGRATIONS } from './migrations/postgres';
+import type { AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
+import { PostgresAccounts } from './postgres-accounts';
+import type { Account, CommitOptions, FoundRecord, ImportBatch, ImportOptions, PreparedForms, RecordKey, StoredRecord, VehicleStore } from './store';
+
+export interface PostgresOptions {
+  /** Most connections this process holds (DATABASE_POOL). */
+  readonly pool?: number;
+  /** Longest a request's statement may run, in ms (DATABASE_STATEMENT_TIMEOUT_MS); 0 for none. */
+  readonly statementTimeoutMs?: number;
+  /**
+   * Lookups answered from this process's memory for at most this long, ms (CACHE_TTL_MS); 0: off.
+   * An entry is dropped this long after it was read, so a record changed by anyone is served in its
+   * old form for at most this long; this process's own imports clear the cache at once.
+   */
+  readonly cacheTtlMs?: number;
+  /** Apply migrations on first use (the default); false leaves that to `reglookup migrate`. */
+  readonly migrate?: boolean;
+}
+
+/**
+ * A schema name as DATABASE_URL's ?schema= may give it: a plain lower-case identifier, the same
+ * whether quoted (CREATE SCHEMA) or not (the connection's search_path, which folds case).
+ */
+const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Second key of the two-part advisory locks (the first is the schema's hash). */
+const LOCK_MIGRATE = 1;
+const LOCK_WRITE = 2;
+
+/** Records read per page while preparing answers. */
+const PREPARE_PAGE = 1000;
+/** Most cached lookups; past it the cache starts again empty (cheaper than tracking recency). */
+const CACHE_MAX = 50_000;
+/** Records read per page by records(). */
+const RECORDS_PAGE = 1000;
+/** Text gathered before it is written to the COPY stream. */
+const COPY_CHUNK = 64 * 1024;
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url);
+}
+
+/** The connection string without ?schema=, and the schema (null: the server's search_path). */
+export function parsePostgresUrl(url: string): { connectionString: string; schema: string | null } {
+  const u = new URL(url);
+  const schema = u.searchParams.get('schema');
+  u.searchParams.delete('schema');
+  if (schema !== null && !SCHEMA_RE.test(schema)) throw new Error(`DATABASE_URL ?schema= must be a plain identifier (lower-case letters, digits, _), got '${schema.slice(0, 70)}'`);
+  return { connectionString: u.toString(), schema };
+}
+
+function ident(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** One field of COPY's text format. */
+function copyField(v: string | null): string {
+  if (v === null) return '\\N';
+  return v.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
+}
+
+export class PostgresStore implements VehicleStore {
+  private readonly pool: pg.Pool;
+  private readonly schema: string | null;
+  private readonly autoMigrate: boolean;
+  private ready: Promise<void> | null = null;
+  private isReady = false;
+  private importing = false;
+  private closed = false;
+  private readonly cacheTtlMs: number;
+  private cache = new Map<string, { found: FoundRecord | null; until: number }>();
+  /** Counts this process's writes to records, so that a read overlapping one is not cached. */
+  private generation = 0;
+  private pending: { key: RecordKey; resolve: (f: FoundRecord | null) => void; reject: (e: unknown) => void }[] | null = null;
+  private readonly accounts = new PostgresAccounts({ query: (name, text, values) => this.query(name, text, values), transaction: (fn) => this.transaction(fn) });
+
+  constructor(url: string, options: PostgresOptions = {}) {
+    const { connectionString, schema } = parsePostgresUrl(url);
+    this.schema = schema;
+    this.autoMigrate = options.migrate !== false;
+    this.cacheTtlMs = options.cacheTtlMs ?? 0;
+    const timeout = options.statementTimeoutMs ?? 5000;
+    this.pool = new pg.Pool({
+      connectionString,
+      max: options.pool ?? 10,
+      application_name: 'reglookup',
+      ...(timeout > 0 ? { statement_timeout: timeout } : {}),
+      // A request waits at most this long for a free connection before it fails (and is logged).
+      connectionTimeoutMillis: 10_000,
+      idleTimeoutMillis: 30_000,
+      ...(schema !== null ? { options: `-c search_path=${schema}` } : {}),
+    });
+    // An idle connection the server drops must not take the process with it: the next query on the
+    // pool opens a new one, and reports the failure if the server is still away.
+    this.pool.on('error', () => undefined);
+  }
+
+  /** The two-part advisory lock keys of this store's schema. */
+  private lockKey(part: number): string {
+    return `SELECT pg_advisory_xact_lock(hashtext($1), ${part})`;
+  }
+
+  private lockName(): string {
+    return `reglookup:${this.schema ?? ''}`;
+  }
+
+  /** Migrations (unless turned off), once per store object, before its first query. */
+  private init(): Promise<void> {
+    if (!this.ready) {
+      this.ready = (async () => {
+        if (this.autoMigrate) await this.migrate();
+        this.isReady = true;
+      })();
+      this.ready.catch(() => {
+        this.ready = null; // try again on the next call rather than fail for ever
+      });
+    }
+    return this.ready;
+  }
+
+  /** Applies the migrations this store lacks (up to `upTo`), one instance at a time. */
+  async migrate(upTo = Infinity, list: readonly Migration[] = POSTGRES_MIGRATIONS): Promise<MigrationReport> {
+    const client = await this.pool.connect();
+    try {
+      // Migrations may run for longer than a request is allowed to.
+      await client.query('SET statement_timeout = 0');
+      const target: MigrationTarget = {
+        withLock: async (fn) => {
+          await client.query('SELECT pg_advisory_lock(hashtext($1), $2)', [this.lockName(), LOCK_MIGRATE]);
+          try {
+            // Under the lock: CREATE SCHEMA IF NOT EXISTS is not safe against itself run concurrently.
+            if (this.schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(this.schema)}`);
+            return await fn();
+          } finally {
+            await client.query('SELECT pg_advisory_unlock(hashtext($1), $2)', [this.lockName(), LOCK_MIGRATE]);
+          }
+        },
+        appliedVersions: async () => {
+          await client.query(
+            'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
+          );
+          const rows = await client.query<{ version: number }>('SELECT version FROM schema_version ORDER BY version');
+          return rows.rows.map((r) => r.version);
+        },
+        apply: async (m) => {
+          await client.query('BEGIN');
+          try {
+            await client.query(m.sql);
+            await client.query('INSERT INTO schema_version (version, name) VALUES ($1, $2)', [m.version, m.name]);
+            await client.query('COMMIT');
+          } catch (e) {
+            await client.query('ROLLBACK');
+            throw new Error(`migration ${m.version} (${m.name}) failed: ${(e as Error).message}`);
+          }
+        },
+      };
+      const report = await migrate(target, list, upTo);
+      if (upTo === Infinity && list === POSTGRES_MIGRATIONS) {
+        this.isReady = true;
+        this.ready ??= Promise.resolve();
+      }
+      return report;
+    } finally {
+      await client.query('RESET statement_timeout').catch(() => undefined);
+      client.release();
+    }
+  }
+
+  /** Runs fn in one transaction on one connection, with no statement timeout (bulk work). */
+  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    if (!this.isReady) await this.init();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL statement_timeout = 0');
+      const out = await fn(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    if (!this.isReady) await this.init();
+    // Named: each connection parses and plans the statement once.
+    return this.pool.query<R>({ name, text, values });
+  }
+
+  async get(key: RecordKey): Promise<FoundRecord | null> {
+    if (this.cacheTtlMs === 0) return this.read(key);
+    const id = `${key.operation}\u0000${key.registration}\u0000${key.state}`;
+    const now = Date.now();
+    const hit = this.cache.get(id);
+    if (hit !== undefined && hit.until > now) return hit.found;
+    const generation = this.generation;
+    const found = await this.read(key);
+    // A read that overlapped this process's own write may hold the old record: not kept.
+    if (generation !== this.generation) return found;
+    if (this.cache.size >= CACHE_MAX) this.cache = new Map();
+    // Timed from before the read: the answer is at most as old as the moment it was asked for.
+    this.cache.set(id, { found, until: now + this.cacheTtlMs });
+    return found;
+  }
+
+  /** Forgets every cached lookup: after this process changed records. */
+  private forget(): void {
+    this.generation++;
+    if (this.cache.size > 0) this.cache = new Map();
+  }
+
+  /**
+   * Lookups asked for in the same turn of the event loop go to the server as one query (the service
+   * serves the requests of one turn together: transport/turn.ts): one round trip and one pool
+   * checkout for all of them instead of one each.
+   */
+  private read(key: RecordKey): Promise<FoundRecord | null> {
+    return new Promise((resolve, reject) => {
+      if (this.pending === null) {
+        this.pending = [];
+        setImmediate(() => void this.readPending());
+      }
+      this.pending.push({ key, resolve, reject });
+    });
+  }
+
+  private async readPending(): Promise<void> {
+    const batch = this.pending ?? [];
+    this.pending = null;
+    try {
+      if (batch.length === 1) {
+        const { key } = batch[0];
+        const r = await this.query<FoundRecord>('get', 'SELECT payload, prepared FROM records WHERE operation = $1 AND registration = $2 AND state = $3', [
+          key.operation,
+          key.registration,
+          key.state,
+        ]);
+        batch[0].resolve(r.rows[0] ?? null);
+        return;
+      }
+      const r = await this.query<FoundRecord & { i: string }>(
+        'get-many',
+        `SELECT k.i::int AS i, r.payload, r.prepared
+           FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(operation, registration, state, i)
+           JOIN records r ON r.operation = k.operation AND r.registration = k.registration AND r.state = k.state`,
+        [batch.map((b) => b.key.operation), batch.map((b) => b.key.registration), batch.map((b) => b.key.state)],
+      );
+      const found: (FoundRecord | null)[] = batch.map(() => null);
+      for (const row of r.rows) found[Number(row.i) - 1] = { payload: row.payload, prepared: row.prepared };
+      batch.forEach((b, i) => b.resolve(found[i]));
+    } catch (e) {
+      for (const b of batch) b.reject(e);
+    }
+  }
+
+  async preparedVersion(): Promise<string | null> {
+    const r = await this.query<{ value: string }>('prepared-version', "SELECT value FROM meta WHERE key = 'prepared_version'", []);
+    return r.rows[0]?.value ?? null;
+  }
+
+  async prepareAll(forms: PreparedForms): Promise<number> {
+    return this.prepareRows(forms, true);
+  }
+
+  async prepareMissing(forms: PreparedForms): Promise<number> {
+    return this.prepareRows(forms, false);
+  }
+
+  private async prepareRows(forms: PreparedForms, allOfThem: boolean): Promise<number> {
+    if (this.importing) throw new Error('an import is running on this store');
+    return this.transaction(async (client) => {
+      await client.query(this.lockKey(LOCK_WRITE), [this.lockName()]);
+      // Another instance may have prepared everything while this one waited for the lock: then only
+      // the records without answers are left (updatePrepared, the one caller, would ask for those).
+      const version = await client.query<{ value: string }>("SELECT value FROM meta WHERE key = 'prepared_version'");
+      const all = allOfThem && version.rows[0]?.value !== forms.version;
+      const select = `SELECT id::text AS id, operation, payload FROM records WHERE ${all ? '' : 'prepared IS NULL AND '}id > $1::bigint ORDER BY id LIMIT ${PREPARE_PAGE}`;
+      let done = 0;
+      for (let last = '0'; ; ) {
+        const rows = (await client.query<{ id: string; operation: string; payload: string }>(select, [last])).rows;
+        if (rows.length === 0) break;
+        await client.query('UPDATE records AS r SET prepared = v.p FROM unnest($1::bigint[], $2::text[]) AS v(id, p) WHERE r.id = v.id', [
+          rows.map((r) => r.id),
+          rows.map((r) => forms.make(r.operation, r.payload)),
+        ]);
+        done += rows.length;
+        last = rows[rows.length - 1].id;
+      }
+      if (allOfThem) await this.setPreparedVersion(client, forms.version);
+      return done;
+    }).finally(() => this.forget());
+  }
+
+  private async setPreparedVersion(client: pg.PoolClient, version: string): Promise<void> {
+    await client.query("INSERT INTO meta (key, value) VALUES ('prepared_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", [version]);
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return (await this.query('is-empty', 'SELECT 1 FROM records LIMIT 1', [])).rowCount === 0;
+  }
+
+  async count(): Promise<number> {
+    const r = await this.query<{ n: string }>('count', 'SELECT count(*) AS n FROM records', []);
+    return Number(r.rows[0].n);
+  }
+
+  /**
+   * One transaction: puts and deletes stream through COPY into a staging table as they are made
+   * (memory stays flat), each row with its sequence number and a delete flag; commit reduces them
+   * to the last word on each key and applies, in that same transaction, first the replacement (the
+   * replaced operations' records that the batch does not put go), then the deletions, then the
+   * puts (unchanged records are left alone). Readers, on any connection, see the records as they
+   * were until COMMIT, and never wait for it (MVCC).
+   */
+  async beginImport(options: ImportOptions = {}): Promise<ImportBatch> {
+    if (this.importing) throw new Error('an import is already running on this store');
+    if (!this.isReady) await this.init();
+    this.importing = true;
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      this.importing = false;
+      throw e;
+    }
+    let open = true;
+    let copyError: Error | null = null;
+    const end = async (sql: string) => {
+      open = false;
+      this.importing = false;
+      try {
+        await client.query(sql);
+      } finally {
+        client.release();
+      }
+    };
+    let copy: ReturnType<typeof copyFrom>;
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL statement_timeout = 0');
+      await client.query(this.lockKey(LOCK_WRITE), [this.lockName()]);
+      await client.query(
+        'CREATE TEMPORARY TABLE import_staging (seq BIGSERIAL, operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL, payload TEXT, prepared TEXT, del BOOLEAN NOT NULL) ON COMMIT DROP',
+      );
+      copy = client.query(copyFrom('COPY import_staging (operation, registration, state, payload, prepared, del) FROM STDIN'));
+      copy.on('error', (e: Error) => {
+        copyError ??= e;
+      });
+    } catch (e) {
+      await end('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+    const replaceAll = options.replace === 'all';
+    const replaced = new Set<string>(options.replace === 'all' || options.replace === undefined ? [] : options.replace);
+    let chunk = '';
+    const flush = async () => {
+      if (chunk === '') return;
+      const text = chunk;
+      chunk = '';
+      if (!copy.write(text)) await Promise.race([once(copy, 'drain'), once(copy, 'error')]);
+    };
+    const stopCopy = async () => {
+      copy.end();
+      await finished(copy).catch((e: Error) => {
+        copyError ??= e;
+      });
+    };
+    const add = async (line: string) => {
+      if (!open) throw new Error('this import has ended');
+      if (copyError) throw copyError;
+      chunk += line;
+      if (chunk.length >= COPY_CHUNK) await flush();
+    };
+    const KEY_MATCH = 'f.operation = r.operation AND f.registration = r.registration AND f.state = r.state';
+    return {
+      put: (r: StoredRecord) =>
+        add(`${copyField(r.operation)}\t${copyField(r.registration)}\t${copyField(r.state)}\t${copyField(r.payload)}\t${copyField(r.prepared ?? null)}\tf\n`),
+      delete: (k: RecordKey) => add(`${copyField(k.operation)}\t${copyField(k.registration)}\t${copyField(k.state)}\t\\N\t\\N\tt\n`),
+      replaceOperation: async (operation: string) => {
+        if (!open) throw new Error('this import has ended');
+        replaced.add(operation);
+      },
+      commit: async (o?: CommitOptions | string) => {
+        if (!open) return;
+        const preparedVersion = typeof o === 'string' ? o : o?.preparedVersion;
+        try {
+          await flush();
+          await stopCopy();
+          if (copyError) throw copyError;
+          // The last word on each key: a later put or delete of the same key wins.
+          await client.query(
+            `CREATE TEMPORARY TABLE import_final ON COMMIT DROP AS
+               SELECT DISTINCT ON (operation, registration, state) operation, registration, state, payload, prepared, del
+                 FROM import_staging ORDER BY operation, registration, state, seq DESC`,
+          );
+          await client.query('ANALYZE import_final');
+          if (replaceAll || replaced.size > 0) {
+            await client.query(
+              `DELETE FROM records r WHERE ${replaceAll ? 'true' : 'r.operation = ANY($1::text[])'}
+                 AND NOT EXISTS (SELECT 1 FROM import_final f WHERE NOT f.del AND ${KEY_MATCH})`,
+              replaceAll ? [] : [[...replaced]],
+            );
+          }
+          await client.query(`DELETE FROM records r USING import_final f WHERE f.del AND ${KEY_MATCH}`);
+          // Unchanged records are left alone: a re-import of the same file writes (almost) nothing.
+          await client.query(
+            `INSERT INTO records (operation, registration, state, payload, prepared)
+             SELECT operation, registration, state, payload, prepared FROM import_final WHERE NOT del
+             ON CONFLICT (operation, registration, state) DO UPDATE SET payload = EXCLUDED.payload, prepared = EXCLUDED.prepared
+             WHERE records.payload IS DISTINCT FROM EXCLUDED.payload OR records.prepared IS DISTINCT FROM EXCLUDED.prepared`,
+          );
+          if (preparedVersion !== undefined) await this.setPreparedVersion(client, preparedVersion);
+          if (options.sample) await client.query("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING");
+          else await client.query("DELETE FROM meta WHERE key = 'sample'");
+        } catch (e) {
+          await end('ROLLBACK').catch(() => undefined);
+          throw e;
+        }
+        await end('COMMIT');
+        this.forget();
+      },
+      rollback: async () => {
+        if (!open) return;
+        chunk = '';
+        await stopCopy();
+        await end('ROLLBACK');
+      },
+    };
+  }
+
+  async holdsOnlySample(): Promise<boolean> {
+    return (await this.query('holds-only-sample', "SELECT 1 FROM meta WHERE key = 'sample'", [])).rowCount !== 0;
+  }
+
+  /**
+   * Every record in code-point key order, a page of 1,000 at a time by keyset (each page one range
+   * scan of records_key_c, the same cost at any depth), all pages inside one REPEATABLE READ
+   * READ ONLY transaction on a connection of its own: one snapshot for the whole pass, while writers
+   * go on (MVCC: they never wait for it).
+   */
+  async *records(): AsyncIterable<StoredRecord> {
+    if (!this.isReady) await this.init();
+    const client = await this.pool.connect();
+    let began = false;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      began = true;
+      await client.query('SET LOCAL statement_timeout = 0');
+      const page = `SELECT operation, registration, state, payload FROM records
+         WHERE (operation COLLATE "C", registration COLLATE "C", state COLLATE "C") > ($1, $2, $3)
+         ORDER BY operation COLLATE "C", registration COLLATE "C", state COLLATE "C" LIMIT ${RECORDS_PAGE}`;
+      let last: StoredRecord | null = null;
+      for (;;) {
+        const rows: StoredRecord[] = (await client.query<StoredRecord>({ name: 'records-page', text: page, values: [last?.operation ?? '', last?.registration ?? '', last?.state ?? ''] })).rows;
+        if (rows.length === 0) break;
+        for (const r of rows) yield r;
+        last = rows[rows.length - 1];
+      }
+    } finally {
+      if (began) await client.query('COMMIT').catch(() => undefined);
+      client.release();
+    }
+  }
+
+  // The accounts side: postgres-accounts.ts, on this store's pool.
+  getAccount(username: string): Promise<Account | null> {
+    return this.accounts.getAccount(username);
+  }
+  addAccount(account: AccountInput): Promise<boolean> {
+    return this.accounts.addAccount(account);
+  }
+  putAccount(account: AccountInput): Promise<void> {
+    return this.accounts.putAccount(account);
+  }
+  updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> {
+    return this.accounts.updateAccount(username, changes, day);
+  }
+  addCredits(username: string, delta: number): Promise<CreditResult> {
+    return this.accounts.addCredits(username, delta);
+  }
+  setEnabled(username: string, enabled: boolean): Promise<boolean> {
+    return this.accounts.setEnabled(username, enabled);
+  }
+  removeAccount(username: string): Promise<boolean> {
+    return this.accounts.removeAccount(username);
+  }
+  listAccounts(day: string): Promise<AccountSummary[]> {
+    return this.accounts.listAccounts(day);
+  }
+  charge(username: string, day: string): Promise<ChargeResult> {
+    return this.accounts.charge(username, day);
+  }
+  addUsage(counts: readonly UsageCount[]): Promise<void> {
+    return this.accounts.addUsage(counts);
+  }
+  usage(username: string, fromDay: string): Promise<UsageCount[]> {
+    return this.accounts.usage(username, fromDay);
+  }
+  pruneUsage(beforeDay: string): Promise<number> {
+    return this.accounts.pruneUsage(beforeDay);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

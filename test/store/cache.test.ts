@@ -1,0 +1,46 @@
+// CACHE_TTL_MS on PostgreSQL: a record changed by anyone is served in its old form for at most
+// CACHE_TTL_MS (README, "Scaling out"); this process's own imports are seen at once.
+
+import { PostgresStore } from '../../src/store/postgres';
+import { describePostgres, sqlIn, testSchema } from '../helpers/postgres';
+
+describePostgres('PostgreSQL lookup cache', () => {
+  const s = testSchema();
+  let store: PostgresStore;
+  const key = { operation: 'Check', registration: 'C1', state: '' };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  beforeAll(async () => {
+    store = new PostgresStore(s.url, { cacheTtlMs: 300 });
+    const batch = await store.beginImport();
+    await batch.put({ ...key, payload: '{"v":1}' });
+    await batch.commit();
+  });
+  afterAll(async () => {
+    await store.close();
+    await s.drop();
+  });
+
+  test('a change made by another instance is served once CACHE_TTL_MS has passed', async () => {
+    expect((await store.get(key))?.payload).toBe('{"v":1}');
+    await sqlIn(s.schema, `UPDATE records SET payload = '{"v":2}' WHERE registration = 'C1'`);
+    await sleep(400);
+    expect((await store.get(key))?.payload).toBe('{"v":2}');
+  });
+
+  test('a record added by another instance, after a lookup found nothing, is found once CACHE_TTL_MS has passed', async () => {
+    const other = { operation: 'Check', registration: 'C2', state: '' };
+    expect(await store.get(other)).toBeNull();
+    await sqlIn(s.schema, `INSERT INTO records (operation, registration, state, payload) VALUES ('Check', 'C2', '', '{"v":3}')`);
+    await sleep(400);
+    expect((await store.get(other))?.payload).toBe('{"v":3}');
+  });
+
+  test("this process's own import is served at once", async () => {
+    expect((await store.get(key))?.payload).toBe('{"v":2}');
+    const batch = await store.beginImport();
+    await batch.put({ ...key, payload: '{"v":4}' });
+    await batch.commit();
+    expect((await store.get(key))?.payload).toBe('{"v":4}');
+  });
+});

@@ -1,0 +1,152 @@
+// One behavioural suite for every store: what the service relies on a store for, run against
+// SQLite and PostgreSQL alike.
+
+import { Readable } from 'node:stream';
+import { importStream } from '../../src/data/import';
+import { updatePrepared, type PreparedForms, type VehicleStore } from '../../src/store/store';
+import { SAMPLE } from '../helpers/sample';
+import { open, STORE_KINDS } from './stores';
+
+/** Answers that say which payload and version they were made from, so a stale one is visible. */
+function forms(version: string): PreparedForms {
+  return { version, make: (operation, payload) => `${version}:${operation}:${payload}` };
+}
+
+describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, kind) => {
+  let url: string;
+  let store: VehicleStore;
+  beforeEach(() => {
+    url = kind.url();
+    store = open(url);
+  });
+  afterEach(() => store.close());
+  afterAll(() => kind.cleanup());
+
+  test('records with the same key replace each other; keys differ by operation and state', async () => {
+    expect(await store.isEmpty()).toBe(true);
+    const batch = await store.beginImport();
+    await batch.put({ operation: 'CheckUSA', registration: 'A1', state: 'CA', payload: '{"n":1}' });
+    await batch.put({ operation: 'CheckUSA', registration: 'A1', state: 'NY', payload: '{"n":2}' });
+    await batch.put({ operation: 'Check', registration: 'A1', state: '', payload: '{"n":3}' });
+    await batch.put({ operation: 'CheckUSA', registration: 'A1', state: 'CA', payload: '{"n":4}' });
+    await batch.commit();
+    expect(await store.count()).toBe(3);
+    expect(await store.isEmpty()).toBe(false);
+    expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'CA' })).toEqual({ payload: '{"n":4}', prepared: null });
+    expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'TX' })).toBeNull();
+    expect(await store.get({ operation: 'CheckCanada', registration: 'A1', state: 'CA' })).toBeNull();
+  });
+
+  test('many lookups at once, found, missing and repeated, each get their own answer', async () => {
+    const batch = await store.beginImport();
+    for (let i = 0; i < 50; i++) await batch.put({ operation: 'Check', registration: `M${i}`, state: '', payload: `{"i":${i}}` });
+    await batch.commit();
+    const keys = Array.from({ length: 120 }, (_, j) => ({ operation: 'Check', registration: `M${(j * 7) % 60}`, state: '' }));
+    const found = await Promise.all(keys.map((k) => store.get(k)));
+    found.forEach((f, j) => {
+      const i = (j * 7) % 60;
+      expect(f?.payload ?? null).toBe(i < 50 ? `{"i":${i}}` : null);
+    });
+  });
+
+  test('text comes back byte for byte: tabs, newlines, backslashes, quotes, CJK, emoji', async () => {
+    const payload = JSON.stringify({ Description: 'tab\there\nline\\back "q" \u4eac A12345 \u{1F697}' }) + '\t\\N\r\n';
+    const batch = await store.beginImport();
+    await batch.put({ operation: 'CheckChina', registration: '\u4eacA12345', state: '', payload, prepared: 'a\\b\tc\nd' });
+    await batch.commit();
+    expect(await store.get({ operation: 'CheckChina', registration: '\u4eacA12345', state: '' })).toEqual({ payload, prepared: 'a\\b\tc\nd' });
+  });
+
+  test('another instance on the same store sees none of an import until it commits, then all of it', async () => {
+    const other = open(url);
+    try {
+      const before = await store.beginImport();
+      await before.put({ operation: 'Check', registration: 'OLD', state: '', payload: '{"v":0}' });
+      await before.commit();
+      const batch = await store.beginImport();
+      await batch.put({ operation: 'Check', registration: 'OLD', state: '', payload: '{"v":1}' });
+      await batch.put({ operation: 'Check', registration: 'NEW', state: '', payload: '{"v":1}' });
+      expect(await other.get({ operation: 'Check', registration: 'NEW', state: '' })).toBeNull();
+      expect((await other.get({ operation: 'Check', registration: 'OLD', state: '' }))?.payload).toBe('{"v":0}');
+      await batch.commit();
+      await new Promise((r) => setImmediate(r)); // SQLite: another connection's commit is seen from the next turn
+      expect((await other.get({ operation: 'Check', registration: 'NEW', state: '' }))?.payload).toBe('{"v":1}');
+      expect((await other.get({ operation: 'Check', registration: 'OLD', state: '' }))?.payload).toBe('{"v":1}');
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('a rolled-back import leaves nothing; a later one goes through', async () => {
+    const batch = await store.beginImport();
+    await batch.put({ operation: 'Check', registration: 'R1', state: '', payload: '{}' });
+    await batch.rollback();
+    expect(await store.isEmpty()).toBe(true);
+    const again = await store.beginImport();
+    await again.put({ operation: 'Check', registration: 'R2', state: '', payload: '{}' });
+    await again.commit();
+    expect(await store.count()).toBe(1);
+  });
+
+  test('the bundled sample file imports whole, and a file with one bad line imports nothing', async () => {
+    const text = SAMPLE.map((r) => JSON.stringify(r)).join('\n') + '\n';
+    const report = await importStream(store, Readable.from([text]), { forms: forms('v1') });
+    expect(report.committed).toBe(true);
+    expect(report.imported).toBe(SAMPLE.length);
+    expect(await store.count()).toBe(SAMPLE.length);
+    const bad = await importStream(store, Readable.from(['{"operation":"Check","registration":"NEW1","vehicle":{"Description":"x"}}\n{"operation":"Nope"}\n']), { forms: forms('v1') });
+    expect(bad.committed).toBe(false);
+    expect(await store.get({ operation: 'Check', registration: 'NEW1', state: '' })).toBeNull();
+  });
+
+  test('prepared answers: made on import, dropped when another writer changes the payload, made again', async () => {
+    const key = { operation: 'Check', registration: 'P1', state: '' };
+    const text = '{"operation":"Check","registration":"P1","vehicle":{"Description":"one"}}\n';
+    await importStream(store, Readable.from([text]), { forms: forms('v1') });
+    expect(await store.preparedVersion()).toBe('v1');
+    const first = await store.get(key);
+    expect(first?.prepared).toBe(`v1:Check:${first?.payload}`);
+
+    await kind.rawSetPayload(url, key, '{"Description":"two"}');
+    expect(await store.get(key)).toEqual({ payload: '{"Description":"two"}', prepared: null });
+    expect(await updatePrepared(store, forms('v1'))).toEqual({ records: 1, all: false });
+    expect((await store.get(key))?.prepared).toBe('v1:Check:{"Description":"two"}');
+
+    // Another version of the answers: every record is made anew, and the version recorded.
+    expect(await updatePrepared(store, forms('v2'))).toEqual({ records: 1, all: true });
+    expect(await store.preparedVersion()).toBe('v2');
+    expect((await store.get(key))?.prepared).toBe('v2:Check:{"Description":"two"}');
+    expect(await updatePrepared(store, forms('v2'))).toEqual({ records: 0, all: false });
+  });
+
+  test('accounts: saved, listed in code-point order of their names, changed, removed', async () => {
+    await store.putAccount({ username: 'bob', credits: 3 });
+    await store.putAccount({ username: 'Alice', credits: null });
+    await store.putAccount({ username: 'alice', credits: 0 });
+    expect((await store.listAccounts('2026-01-01')).map((a) => [a.username, a.credits])).toEqual([
+      ['Alice', null],
+      ['alice', 0],
+      ['bob', 3],
+    ]);
+    await store.putAccount({ username: 'bob', credits: 5_000_000_000 });
+    expect((await store.getAccount('bob'))?.credits).toBe(5_000_000_000);
+    expect(await store.removeAccount('bob')).toBe(true);
+    expect(await store.removeAccount('bob')).toBe(false);
+    expect(await store.getAccount('bob')).toBeNull();
+  });
+
+  test('credits: charged one at a time down to zero, never below; 200 charges at once for 50 credits get exactly 50', async () => {
+    const day = '2026-01-01';
+    await store.putAccount({ username: 'c', credits: 2 });
+    expect(await store.charge('c', day)).toEqual({ ok: true, credits: 1, usedToday: 1 });
+    expect(await store.charge('c', day)).toEqual({ ok: true, credits: 0, usedToday: 2 });
+    expect(await store.charge('c', day)).toEqual({ ok: false, reason: 'credits' });
+    expect((await store.getAccount('c'))?.credits).toBe(0);
+    expect(await store.charge('nobody', day)).toEqual({ ok: false, reason: 'unknown' });
+
+    await store.putAccount({ username: 'many', credits: 50 });
+    const taken = await Promise.all(Array.from({ length: 200 }, () => store.charge('many', day)));
+    expect(taken.filter((t) => t.ok)).toHaveLength(50);
+    expect((await store.getAccount('many'))?.credits).toBe(0);
+  });
+});

@@ -1,0 +1,36 @@
+// The scale-out settings, as the README's Configuration table gives them.
+
+import os from 'node:os';
+import { loadConfig } from '../../src/config';
+import { openStore } from '../../src/store/open';
+
+test('WORKERS=auto is one worker per core the process may use', () => {
+  expect(loadConfig({ WORKERS: 'auto' }).workers).toBe(os.availableParallelism());
+  expect(loadConfig({ WORKERS: '3' }).workers).toBe(3);
+  expect(() => loadConfig({ WORKERS: 'many' })).toThrow(/WORKERS must be a whole number.*'auto'/);
+});
+
+test('DATABASE_POOL: 10 by default, 1 to 1000', () => {
+  expect(loadConfig({}).databasePool).toBe(10);
+  expect(loadConfig({ DATABASE_POOL: '1000' }).databasePool).toBe(1000);
+  expect(() => loadConfig({ DATABASE_POOL: '0' })).toThrow(/DATABASE_POOL must be between 1 and 1000/);
+});
+
+test('DATABASE_STATEMENT_TIMEOUT_MS: 5000 by default, 0 (none) to 3600000', () => {
+  expect(loadConfig({}).databaseStatementTimeoutMs).toBe(5000);
+  expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' }).databaseStatementTimeoutMs).toBe(0);
+  expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '3600001' })).toThrow(/DATABASE_STATEMENT_TIMEOUT_MS/);
+});
+
+test('DATABASE_URL: a schema that is not a plain lower-case name, or another kind of database, is refused without showing the password', () => {
+  expect(() => openStore('postgres://u:hunter2@127.0.0.1/test?schema=a;drop')).toThrow(/\?schema= must be a plain identifier/);
+  expect(() => openStore('postgres://u:hunter2@127.0.0.1/test?schema=Mixed')).toThrow(/\?schema= must be a plain identifier/);
+  let message = '';
+  try {
+    openStore('mysql://u:hunter2@127.0.0.1/test');
+  } catch (e) {
+    message = (e as Error).message;
+  }
+  expect(message).toMatch(/not supported; use sqlite:PATH or postgres:\/\//);
+  expect(message).not.toContain('hunter2');
+});
