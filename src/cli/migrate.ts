@@ -10,7 +10,8 @@ async function runMigrate(): Promise<void> {
   const url = redactUrl(config().databaseUrl);
   await withStore(async (store) => {
     if (!isMigratable(store)) {
-      // SQLite brings its schema up to date whenever the file is opened, which withStore just did.
+      // Every store this release has is migratable (SQLite and PostgreSQL); a store without
+      // versioned steps would have brought its schema up to date when withStore opened it.
       process.stdout.write(`${url}: schema is up to date\n`);
       return;
     }

@@ -3,7 +3,8 @@
 // transaction (beforeWrite), so that it is never held in a read snapshot or refused as stale.
 // Today's charged lookups live in the account row (day, day_count) so that charging a lookup is one
 // UPDATE: SQLite runs it under the database's write lock, which orders it against every other
-// process's charge. Usage records are written in batches, off the request path.
+// process's charge. Usage records are written in batches, off the request path. The schema (accounts,
+// usage) comes from migrations/sqlite.ts, applied when the store opens.
 
 import type Database from 'better-sqlite3';
 import {
@@ -17,32 +18,6 @@ import {
   type CreditResult,
   type UsageCount,
 } from './accounts';
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS accounts (
-  username TEXT PRIMARY KEY,
-  credits  INTEGER
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS usage (
-  username  TEXT NOT NULL,
-  day       TEXT NOT NULL,
-  operation TEXT NOT NULL,
-  found     INTEGER NOT NULL DEFAULT 0,
-  not_found INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (username, day, operation)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS usage_day ON usage (day);
-`;
-
-/** Columns added to the accounts table of older stores (additive: old rows take the defaults). */
-const ACCOUNT_COLUMNS: readonly [string, string][] = [
-  ['enabled', 'INTEGER NOT NULL DEFAULT 1'],
-  ['daily_limit', 'INTEGER'],
-  ['rate', 'REAL'],
-  ['allow', "TEXT NOT NULL DEFAULT ''"],
-  ['day', 'TEXT'],
-  ['day_count', 'INTEGER NOT NULL DEFAULT 0'],
-];
 
 interface Row {
   username: string;
@@ -85,9 +60,7 @@ export class SqliteAccounts implements AccountStore {
   private readonly usageStmt: Database.Statement<[string, string, string, number, number]>;
 
   constructor(private readonly db: Database.Database, private readonly beforeWrite: () => void) {
-    db.exec(SCHEMA);
-    const have = new Set((db.prepare('PRAGMA table_info(accounts)').all() as { name: string }[]).map((c) => c.name));
-    for (const [name, type] of ACCOUNT_COLUMNS) if (!have.has(name)) db.exec(`ALTER TABLE accounts ADD COLUMN ${name} ${type}`);
+    // The tables are the SQLite store's migrations' (migrations/sqlite.ts), applied before this.
     this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM accounts WHERE username = ?`);
     this.chargeStmt = db.prepare(
       `UPDATE accounts SET

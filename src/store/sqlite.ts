@@ -10,37 +10,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Account, AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
 import { SqliteAccounts } from './sqlite-accounts';
+import { migrateSqlite } from './migrations/sqlite';
+import type { Migration, MigrationReport } from './migrations/runner';
 import type { CommitOptions, FoundRecord, ImportBatch, ImportOptions, PreparedForms, Progress, RecordKey, StoredRecord, VehicleStore } from './store';
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS records (
-  id           INTEGER PRIMARY KEY,
-  operation    TEXT NOT NULL,
-  registration TEXT NOT NULL,
-  state        TEXT NOT NULL DEFAULT '',
-  payload      TEXT NOT NULL,
-  prepared     TEXT
-);
-CREATE UNIQUE INDEX IF NOT EXISTS records_key ON records (operation, registration, state);
-CREATE TABLE IF NOT EXISTS meta (
-  key   TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-) WITHOUT ROWID;
-`;
-
-const TRIGGERS = `
--- Prepared answers never outlive the payload they were made from, whoever writes the row (an older
--- release's import knows nothing of them): a payload changed without new answers drops the old ones,
--- and the record is answered by building until it is prepared again (prepareMissing, which start-up
--- and every import run, finds such records through the partial index).
-CREATE INDEX IF NOT EXISTS records_unprepared ON records (id) WHERE prepared IS NULL;
-CREATE TRIGGER IF NOT EXISTS records_prepared_follows_payload
-AFTER UPDATE OF payload ON records
-WHEN NEW.payload IS NOT OLD.payload AND NEW.prepared IS OLD.prepared AND NEW.prepared IS NOT NULL
-BEGIN
-  UPDATE records SET prepared = NULL WHERE id = NEW.id;
-END;
-`;
 
 /** Page cache of an import's connection while the batch is open (KiB, as SQLite's negative cache_size). */
 const IMPORT_CACHE_KIB = -32768;
@@ -57,6 +29,8 @@ export class SqliteStore implements VehicleStore {
   private readonly commitStmt: Database.Statement<[]>;
   private sharing = false;
   private readonly file: string;
+  /** Steps opening the file applied, reported by the first migrate() (`reglookup migrate`, serve's log). */
+  private unreported: Migration[];
 
   constructor(file: string) {
     this.file = file;
@@ -79,11 +53,10 @@ export class SqliteStore implements VehicleStore {
     // and mapped pages count in the process's RSS (+100 MB), so the file is not mapped.
     this.db.pragma('mmap_size = 0');
     this.db.pragma('cache_size = -8192');
-    this.db.exec(SCHEMA);
-    // A store written before answers were prepared: the column is added; its records have none yet.
-    const columns = this.db.prepare('PRAGMA table_info(records)').all() as { name: string }[];
-    if (!columns.some((c) => c.name === 'prepared')) this.db.exec('ALTER TABLE records ADD COLUMN prepared TEXT');
-    this.db.exec(TRIGGERS);
+    // The schema (migrations/sqlite.ts) before any statement is prepared against it. A file written
+    // by an older release is upgraded in place; one written by a newer release is refused here.
+    // (A store written before answers were prepared gains the column; its records have none yet.)
+    this.unreported = [...migrateSqlite(this.db).applied];
     this.getStmt = this.db.prepare('SELECT payload, prepared FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.putStmt = this.db.prepare(
       'INSERT INTO records (operation, registration, state, payload, prepared) VALUES (?, ?, ?, ?, ?) ' +
@@ -93,6 +66,20 @@ export class SqliteStore implements VehicleStore {
     this.deleteStmt = this.db.prepare('DELETE FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.beginStmt = this.db.prepare('BEGIN');
     this.commitStmt = this.db.prepare('COMMIT');
+  }
+
+  /**
+   * Applies the steps this file lacks (up to `upTo`) and reports them, with those that opening it
+   * applied and no migrate() call has reported yet: so `reglookup migrate` and the service's start
+   * say what changed, as they do on PostgreSQL.
+   */
+  async migrate(upTo = Infinity): Promise<MigrationReport> {
+    if (this.importing) throw new Error('an import is running on this store');
+    this.endSharedRead();
+    const now = migrateSqlite(this.db, upTo);
+    const report = { applied: [...this.unreported, ...now.applied], version: now.version };
+    this.unreported = [];
+    return report;
   }
 
   /**

@@ -40,24 +40,54 @@ export function checkMigrations(list: readonly Migration[]): void {
 }
 
 /**
+ * The migrations of `list` a store that has applied `applied` still lacks, up to `upTo`, in order.
+ * A store at a version this release does not know (written by a newer release) is refused rather
+ * than served with a schema it cannot read.
+ */
+export function pendingMigrations<M extends Migration>(applied: readonly number[], list: readonly M[], upTo = Infinity): M[] {
+  checkMigrations(list);
+  const have = new Set(applied);
+  const newest = Math.max(0, ...have);
+  if (newest > list.length) {
+    throw new MigrationError(`the database is at schema version ${newest}, newer than this release knows (${list.length}); upgrade reglookup`);
+  }
+  return list.filter((m) => m.version <= upTo && !have.has(m.version));
+}
+
+/**
  * Applies every migration of `list` the store has not applied, under its lock. `upTo` stops at a
- * version (for tests of an upgrade from an older schema). A store at a version this release does not
- * know (written by a newer release) is refused rather than served with a schema it cannot read.
+ * version (for tests of an upgrade from an older schema).
  */
 export async function migrate(target: MigrationTarget, list: readonly Migration[], upTo = Infinity): Promise<MigrationReport> {
-  checkMigrations(list);
   return target.withLock(async () => {
-    const applied = new Set(await target.appliedVersions());
-    const newest = Math.max(0, ...applied);
-    if (newest > list.length) {
-      throw new MigrationError(`the database is at schema version ${newest}, newer than this release knows (${list.length}); upgrade reglookup`);
-    }
+    const applied = await target.appliedVersions();
     const done: Migration[] = [];
-    for (const m of list) {
-      if (m.version > upTo || applied.has(m.version)) continue;
+    for (const m of pendingMigrations(applied, list, upTo)) {
       await target.apply(m);
       done.push(m);
     }
-    return { applied: done, version: Math.max(newest, ...done.map((m) => m.version)) };
+    return { applied: done, version: Math.max(0, ...applied, ...done.map((m) => m.version)) };
+  });
+}
+
+/**
+ * The same for a store whose driver is synchronous (better-sqlite3): its schema is brought up to
+ * date while the store object is constructed, before any statement is prepared against it.
+ */
+export interface SyncMigrationTarget<M extends Migration = Migration> {
+  withLock<T>(fn: () => T): T;
+  appliedVersions(): number[];
+  apply(migration: M): void;
+}
+
+export function migrateSync<M extends Migration>(target: SyncMigrationTarget<M>, list: readonly M[], upTo = Infinity): MigrationReport {
+  return target.withLock(() => {
+    const applied = target.appliedVersions();
+    const done: M[] = [];
+    for (const m of pendingMigrations(applied, list, upTo)) {
+      target.apply(m);
+      done.push(m);
+    }
+    return { applied: done, version: Math.max(0, ...applied, ...done.map((m) => m.version)) };
   });
 }

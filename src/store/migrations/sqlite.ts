@@ -1,0 +1,174 @@
+// The SQLite schema, as the steps that built it release by release (the PostgreSQL steps in
+// postgres.ts follow the same history). Each step is released once and never edited; a change to
+// the schema is a new step at the end.
+//
+// Releases before these steps existed created their schema with CREATE ... IF NOT EXISTS and added
+// columns when they found them missing, and recorded no version. Such a file is recognised by what
+// it holds (inferVersion), its version recorded, and the remaining steps applied. Every step can be
+// applied over a partly present schema (a release between two steps): tables, indexes and triggers
+// are created IF NOT EXISTS, and columns (SQLite has no ADD COLUMN IF NOT EXISTS) are listed in
+// `columns` and added only where absent.
+
+import type Database from 'better-sqlite3';
+import { MigrationError, migrateSync, type Migration, type MigrationReport, type SyncMigrationTarget } from './runner';
+
+export interface SqliteMigration extends Migration {
+  /** Columns the step adds, [table, column, definition], each added only if the table lacks it; before `sql`. */
+  readonly columns?: readonly (readonly [string, string, string])[];
+}
+
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
+  {
+    version: 1,
+    name: 'records, meta and accounts',
+    // A rowid table with a unique key index: vehicle JSON is larger than a WITHOUT ROWID leaf keeps.
+    sql: `
+CREATE TABLE IF NOT EXISTS records (
+  id           INTEGER PRIMARY KEY,
+  operation    TEXT NOT NULL,
+  registration TEXT NOT NULL,
+  state        TEXT NOT NULL DEFAULT '',
+  payload      TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS records_key ON records (operation, registration, state);
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS accounts (
+  username TEXT PRIMARY KEY,
+  credits  INTEGER
+) WITHOUT ROWID;
+`,
+  },
+  {
+    version: 2,
+    name: 'prepared answers beside each record',
+    columns: [['records', 'prepared', 'TEXT']],
+    sql: `
+-- Prepared answers never outlive the payload they were made from, whoever writes the row (an older
+-- release's import knows nothing of them): a payload changed without new answers drops the old ones,
+-- and the record is answered by building until it is prepared again (prepareMissing, which start-up
+-- and every import run, finds such records through the partial index).
+CREATE INDEX IF NOT EXISTS records_unprepared ON records (id) WHERE prepared IS NULL;
+CREATE TRIGGER IF NOT EXISTS records_prepared_follows_payload
+AFTER UPDATE OF payload ON records
+WHEN NEW.payload IS NOT OLD.payload AND NEW.prepared IS OLD.prepared AND NEW.prepared IS NOT NULL
+BEGIN
+  UPDATE records SET prepared = NULL WHERE id = NEW.id;
+END;
+`,
+  },
+  {
+    version: 3,
+    name: 'account settings, daily counts, usage',
+    // Today's charged lookups live in the account row (day, day_count) so that a charge is one
+    // UPDATE. Old rows take the defaults: enabled, no limits, no allow-list.
+    columns: [
+      ['accounts', 'enabled', 'INTEGER NOT NULL DEFAULT 1'],
+      ['accounts', 'daily_limit', 'INTEGER'],
+      ['accounts', 'rate', 'REAL'],
+      ['accounts', 'allow', "TEXT NOT NULL DEFAULT ''"],
+      ['accounts', 'day', 'TEXT'],
+      ['accounts', 'day_count', 'INTEGER NOT NULL DEFAULT 0'],
+    ],
+    sql: `
+CREATE TABLE IF NOT EXISTS usage (
+  username  TEXT NOT NULL,
+  day       TEXT NOT NULL,
+  operation TEXT NOT NULL,
+  found     INTEGER NOT NULL DEFAULT 0,
+  not_found INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (username, day, operation)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS usage_day ON usage (day);
+`,
+  },
+];
+
+function columnsOf(db: Database.Database, table: string): Set<string> {
+  return new Set((db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
+}
+
+function objectsOf(db: Database.Database): Set<string> {
+  return new Set((db.prepare('SELECT name FROM sqlite_master').all() as { name: string }[]).map((r) => r.name));
+}
+
+/**
+ * The version a file written before schema_version existed is at: the last step all of whose
+ * tables, columns, indexes and triggers it holds (with every step before it). 0: nothing of ours.
+ */
+export function inferVersion(db: Database.Database): number {
+  const objects = objectsOf(db);
+  if (!objects.has('records') && !objects.has('accounts')) return 0;
+  if (objects.has('records') && !columnsOf(db, 'records').has('id')) {
+    // The very first release keyed records WITHOUT ROWID; no later release could open such a file.
+    throw new MigrationError('the records table predates every release this one can upgrade (no id column); export it with that release and import it into a new file');
+  }
+  const present = (m: SqliteMigration): boolean => {
+    const named = [...m.sql.matchAll(/CREATE (?:UNIQUE )?(?:TABLE|INDEX|TRIGGER) IF NOT EXISTS (\w+)/g)].map((x) => x[1]);
+    return named.every((n) => objects.has(n)) && (m.columns ?? []).every(([t, c]) => objects.has(t) && columnsOf(db, t).has(c));
+  };
+  let version = 0;
+  for (const m of SQLITE_MIGRATIONS) {
+    if (!present(m)) break;
+    version = m.version;
+  }
+  return version;
+}
+
+function recordedVersion(db: Database.Database): number | null {
+  if (!objectsOf(db).has('schema_version')) return null;
+  return (db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0;
+}
+
+/**
+ * Brings the file's schema up to `upTo` (all of this release's steps by default). The lock is
+ * SQLite's write lock: one BEGIN IMMEDIATE transaction holds the reading of schema_version, every
+ * step and each step's schema_version row, so that processes opening the file together take turns
+ * and a step that fails leaves the file as it was. A file already up to date is only read: no write
+ * lock is taken, so opening one never waits behind a long import in another process.
+ */
+export function migrateSqlite(db: Database.Database, upTo = Infinity, list: readonly SqliteMigration[] = SQLITE_MIGRATIONS): MigrationReport {
+  const recorded = recordedVersion(db);
+  if (recorded !== null && recorded >= Math.min(upTo, list.length) && recorded <= list.length) return { applied: [], version: recorded };
+  const target: SyncMigrationTarget<SqliteMigration> = {
+    withLock: (fn) => {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const out = fn();
+        db.exec('COMMIT');
+        return out;
+      } catch (e) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw e;
+      }
+    },
+    appliedVersions: () => {
+      if (!objectsOf(db).has('schema_version')) {
+        // Inferred before the table exists (it is one of the objects looked at).
+        const found = inferVersion(db);
+        db.exec("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))");
+        const insert = db.prepare('INSERT INTO schema_version (version, name) VALUES (?, ?)');
+        for (const m of list) if (m.version <= found) insert.run(m.version, `${m.name} (found in place)`);
+      }
+      return (db.prepare('SELECT version FROM schema_version ORDER BY version').all() as { version: number }[]).map((r) => r.version);
+    },
+    apply: (m) => {
+      db.exec('SAVEPOINT migration');
+      try {
+        for (const [table, column, definition] of m.columns ?? []) {
+          if (!columnsOf(db, table).has(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+        }
+        db.exec(m.sql);
+        db.prepare('INSERT INTO schema_version (version, name) VALUES (?, ?)').run(m.version, m.name);
+        db.exec('RELEASE migration');
+      } catch (e) {
+        db.exec('ROLLBACK TO migration');
+        db.exec('RELEASE migration');
+        throw new MigrationError(`migration ${m.version} (${m.name}) failed: ${(e as Error).message}`);
+      }
+    },
+  };
+  return migrateSync(target, list, upTo);
+}

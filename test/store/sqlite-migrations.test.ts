@@ -1,0 +1,215 @@
+// SQLite schema migrations: the same numbered steps as PostgreSQL, recorded in schema_version. A file
+// written by an older release (which recorded no version) is recognised by what it holds and
+// upgraded in place with its data intact; running them again changes nothing; a file written by a
+// newer release is refused. The old schemas below are written out by hand as those releases wrote them.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
+import { SqliteStore } from '../../src/store/sqlite';
+import { openStore, isMigratable } from '../../src/store/open';
+import { updatePrepared } from '../../src/store/store';
+import { CLI, runCli } from '../helpers/process';
+
+/** The first releases' schema (before prepared answers and account settings). */
+const V1_DDL = `
+CREATE TABLE records (
+  id           INTEGER PRIMARY KEY,
+  operation    TEXT NOT NULL,
+  registration TEXT NOT NULL,
+  state        TEXT NOT NULL DEFAULT '',
+  payload      TEXT NOT NULL
+);
+CREATE UNIQUE INDEX records_key ON records (operation, registration, state);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE accounts (username TEXT PRIMARY KEY, credits INTEGER) WITHOUT ROWID;
+`;
+
+/** What the release before versioned SQLite migrations created on a new file (all columns, no schema_version). */
+const UNVERSIONED_CURRENT_DDL = `
+CREATE TABLE IF NOT EXISTS records (
+  id           INTEGER PRIMARY KEY,
+  operation    TEXT NOT NULL,
+  registration TEXT NOT NULL,
+  state        TEXT NOT NULL DEFAULT '',
+  payload      TEXT NOT NULL,
+  prepared     TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS records_key ON records (operation, registration, state);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS records_unprepared ON records (id) WHERE prepared IS NULL;
+CREATE TRIGGER IF NOT EXISTS records_prepared_follows_payload
+AFTER UPDATE OF payload ON records
+WHEN NEW.payload IS NOT OLD.payload AND NEW.prepared IS OLD.prepared AND NEW.prepared IS NOT NULL
+BEGIN
+  UPDATE records SET prepared = NULL WHERE id = NEW.id;
+END;
+CREATE TABLE IF NOT EXISTS accounts (username TEXT PRIMARY KEY, credits INTEGER) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS usage (
+  username  TEXT NOT NULL,
+  day       TEXT NOT NULL,
+  operation TEXT NOT NULL,
+  found     INTEGER NOT NULL DEFAULT 0,
+  not_found INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (username, day, operation)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS usage_day ON usage (day);
+ALTER TABLE accounts ADD COLUMN enabled INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE accounts ADD COLUMN daily_limit INTEGER;
+ALTER TABLE accounts ADD COLUMN rate REAL;
+ALTER TABLE accounts ADD COLUMN allow TEXT NOT NULL DEFAULT '';
+ALTER TABLE accounts ADD COLUMN day TEXT;
+ALTER TABLE accounts ADD COLUMN day_count INTEGER NOT NULL DEFAULT 0;
+`;
+
+let dir: string;
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-sqlite-migrations-'));
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+let n = 0;
+function newFile(ddl?: string): string {
+  const file = path.join(dir, `store-${++n}.db`);
+  if (ddl !== undefined) {
+    const db = new Database(file);
+    db.exec(ddl);
+    db.close();
+  }
+  return file;
+}
+
+function sql<T>(file: string, text: string): T[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare(text).all() as T[];
+  } finally {
+    db.close();
+  }
+}
+
+/** Every table's columns (name, type, not null, default, key) and every index and trigger, by name. */
+function schemaOf(file: string): unknown {
+  const objects = sql<{ type: string; name: string; tbl_name: string }>(file, "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name <> 'schema_version' ORDER BY name");
+  const tables = objects.filter((o) => o.type === 'table').map((o) => ({ table: o.name, columns: sql(file, `PRAGMA table_info(${o.name})`) }));
+  return { objects, tables };
+}
+
+const KEY = { operation: 'Check', registration: 'OLD1', state: '' };
+
+describe('SQLite migrations', () => {
+  test('a new file gets every step, reported once; opened again, nothing is applied', async () => {
+    const file = newFile();
+    const store = new SqliteStore(file);
+    expect(isMigratable(store)).toBe(true);
+    const first = await store.migrate();
+    expect(first.applied.map((m) => m.version)).toEqual([1, 2, 3]);
+    expect(first.version).toBe(3);
+    expect(await store.migrate()).toEqual({ applied: [], version: 3 });
+    await store.close();
+    const again = new SqliteStore(file);
+    expect(await again.migrate()).toEqual({ applied: [], version: 3 });
+    await again.close();
+    expect(sql(file, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+  });
+
+  test('a new file ends up with the same tables, columns, indexes and triggers as the previous release created', async () => {
+    const migrated = newFile();
+    await new SqliteStore(migrated).close();
+    expect(schemaOf(migrated)).toEqual(schemaOf(newFile(UNVERSIONED_CURRENT_DDL)));
+  });
+
+  test('sqlite::memory: is migrated and serves', async () => {
+    const store = openStore('sqlite::memory:');
+    expect(isMigratable(store) && (await store.migrate()).version).toBe(3);
+    expect(await store.isEmpty()).toBe(true);
+    await store.close();
+  });
+
+  test('a file written with the first schema upgrades in place: records, accounts and lookups intact', async () => {
+    const file = newFile(V1_DDL);
+    const db = new Database(file);
+    db.prepare('INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?)').run('Check', 'OLD1', '', '{"Description":"kept"}');
+    db.prepare('INSERT INTO accounts (username, credits) VALUES (?, ?)').run('kept', 7);
+    db.close();
+
+    const store = new SqliteStore(file);
+    const report = await store.migrate();
+    expect(report.applied.map((m) => m.version)).toEqual([2, 3]);
+    expect(report.version).toBe(3);
+    expect(await store.get(KEY)).toEqual({ payload: '{"Description":"kept"}', prepared: null });
+    expect(await store.getAccount('kept')).toEqual({ username: 'kept', credits: 7, dailyLimit: null, rate: null, allow: [], enabled: true });
+    expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
+    await store.addUsage([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
+    expect(await store.usage('kept', '2026-01-01')).toEqual([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
+    // The old record is prepared as start-up does, and a later payload change drops its answers (v2's trigger).
+    await updatePrepared(store, { version: 'v', make: (_op, p) => `made from ${p}` });
+    expect((await store.get(KEY))?.prepared).toBe('made from {"Description":"kept"}');
+    const raw = new Database(file);
+    raw.prepare("UPDATE records SET payload = '{\"Description\":\"changed\"}' WHERE registration = 'OLD1'").run();
+    raw.close();
+    await new Promise((r) => setImmediate(r)); // past the shared read of this event-loop turn
+    expect(await store.get(KEY)).toEqual({ payload: '{"Description":"changed"}', prepared: null });
+    expect(await store.migrate()).toEqual({ applied: [], version: 3 });
+    await store.close();
+    expect(sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version)).toEqual([1, 2, 3]);
+  });
+
+  test('a file created by the previous release (every column, no schema_version) is recognised as current', async () => {
+    const file = newFile(UNVERSIONED_CURRENT_DDL);
+    const db = new Database(file);
+    db.prepare("INSERT INTO records (operation, registration, state, payload, prepared) VALUES ('Check', 'OLD1', '', '{}', 'ready')").run();
+    db.close();
+    const store = new SqliteStore(file);
+    expect(await store.migrate()).toEqual({ applied: [], version: 3 });
+    expect(await store.get(KEY)).toEqual({ payload: '{}', prepared: 'ready' });
+    await store.close();
+    expect(sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version)).toEqual([1, 2, 3]);
+  });
+
+  test('a file already up to date opens while another process holds the write lock (a long import)', async () => {
+    const file = newFile();
+    await new SqliteStore(file).close();
+    const writer = new Database(file);
+    writer.exec('BEGIN IMMEDIATE');
+    try {
+      const store = new SqliteStore(file);
+      expect(await store.isEmpty()).toBe(true);
+      await store.close();
+    } finally {
+      writer.exec('ROLLBACK');
+      writer.close();
+    }
+  });
+
+  test('a file written by a newer release is refused, not served', async () => {
+    const file = newFile();
+    await new SqliteStore(file).close();
+    const db = new Database(file);
+    db.prepare("INSERT INTO schema_version (version, name) VALUES (99, 'from the future')").run();
+    db.close();
+    expect(() => new SqliteStore(file)).toThrow(/schema version 99, newer than this release knows/);
+    const run = runCli(['serve'], { DATABASE_URL: `sqlite:${file}`, PORT: '0', HOST: '127.0.0.1' });
+    expect(await run.exited).toBe(2);
+    expect(run.stderr()).toMatch(/DATABASE_URL .*schema version 99, newer than this release knows/);
+  });
+
+  test('`reglookup migrate` on an old file applies the missing steps and says so; run again, it has nothing to do', () => {
+    const file = newFile(V1_DDL);
+    const run = () =>
+      spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, 'migrate'], {
+        env: { ...process.env, DATABASE_URL: `sqlite:${file}`, LOG_LEVEL: 'silent' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+    const first = run();
+    expect(first.stderr).toBe('');
+    expect(first.status).toBe(0);
+    expect(first.stdout).toMatch(/^applied 2: .+\napplied 3: .+\n.*schema version 3\n$/);
+    const second = run();
+    expect(second.status).toBe(0);
+    expect(second.stdout).toMatch(/schema version 3, nothing to apply\n$/);
+  });
+});
