@@ -87,6 +87,8 @@ describe('the README limit: a registration over 32 characters is refused', () =>
     expect(normalizeRegistration('AB\u2028').ok).toBe(false);
     expect(normalizeRegistration('AB\u0085').ok).toBe(false);
     expect(normalizeRegistration('AB\u007f').ok).toBe(false);
+    // README, Errors: INVALID_PARAMETER for control characters; the reason says which rule it broke
+    expect(normalizeRegistration('AB\u0000')).toEqual({ ok: false, reason: expect.stringContaining('control characters') });
     expect(normalizeRegistration('AB🚗12').ok).toBe(true);
   });
 
