@@ -30,6 +30,9 @@ beforeAll(async () => {
   await registered.store.putAccount({ username: 'garage', credits: 3 });
   await registered.store.putAccount({ username: 'fleet', credits: null });
   await registered.store.putAccount({ username: 'broke', credits: 0 });
+  await registered.store.putAccount({ username: 'hoard', credits: 3_000_000_000 });
+  // Only a hand edit of the database can leave a negative balance (users credit stops at 0).
+  await registered.store.putAccount({ username: 'owing', credits: -5 });
 });
 afterAll(async () => {
   await Promise.all([open.close(), registered.close()]);
@@ -55,6 +58,14 @@ describe('the connection test: GET /ajax/getcredits.aspx', () => {
     expect(await credits(registered.url, '?username=nobody')).toMatchObject({ status: 200, body: '0' });
     expect(await credits(registered.url, '?username=broke')).toMatchObject({ status: 200, body: '0' });
     expect(await credits(registered.url, '?username=fleet')).toMatchObject({ status: 200, body: UNMETERED });
+  });
+
+  test('a balance over the largest 32-bit int is reported as that int (README, Credits)', async () => {
+    expect(await credits(registered.url, '?username=hoard')).toMatchObject({ status: 200, body: UNMETERED });
+  });
+
+  test('a negative balance is reported as 0: credits left are never below 0 (README, users credit)', async () => {
+    expect(await credits(registered.url, '?username=owing')).toMatchObject({ status: 200, body: '0' });
   });
 
   test('under USERNAME_POLICY=any a username with no account is unmetered', async () => {
