@@ -87,7 +87,7 @@ function failure(plate: Plate): LookupError | null {
     case 'ER19USR':
       return new LookupError('UNKNOWN_USERNAME', `Your username is incorrect ${tag}`);
     case 'ER19CRD':
-      return new LookupError('OUT_OF_CREDIT', `Out of credit ${tag}`, 3600);
+      return new LookupError('OUT_OF_CREDIT', `Out of credit ${tag}`);
     case 'ER19THR':
       return new LookupError('RATE_LIMITED', `Too many requests; retry in 30 s ${tag}`, 30);
     case 'ER19ERR':

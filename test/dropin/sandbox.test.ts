@@ -69,7 +69,7 @@ describe.each(FIVE_TRANSPORTS)('%s', (t) => {
     ['ER19NFD', 'VEHICLE_NOT_FOUND', 404, 'Client', null],
     ['ER19BAD', 'INVALID_PARAMETER', 400, 'Client', null],
     ['ER19USR', 'UNKNOWN_USERNAME', 403, 'Client', null],
-    ['ER19CRD', 'OUT_OF_CREDIT', 429, 'Client', '3600'],
+    ['ER19CRD', 'OUT_OF_CREDIT', 429, 'Client', null],
     ['ER19THR', 'RATE_LIMITED', 429, 'Client', '30'],
     ['ER19ERR', 'INTERNAL_ERROR', 500, 'Server', null],
     ['ER19MNT', 'SERVICE_UNAVAILABLE', 503, 'Server', '120'],
