@@ -133,17 +133,22 @@ function workers(env: Env, name: string): number {
   }
 }
 
-function redis(env: Env, name: string): string | null {
+/** An absolute URL with one of the given schemes, or null when unset; `what` names the form in messages. */
+function urlOf(env: Env, name: string, schemes: readonly string[], what: string, unparsable: string): string | null {
   const raw = env[name];
   if (raw === undefined || raw === '') return null;
   let u: URL;
   try {
     u = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be a redis:// or rediss:// URL, got '${raw}'`);
+    throw new ConfigError(`${name} must be ${unparsable}, got '${raw}'`);
   }
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new ConfigError(`${name} must be a redis:// or rediss:// URL`);
+  if (!schemes.includes(u.protocol)) throw new ConfigError(`${name} must be ${what}`);
   return raw;
+}
+
+function redis(env: Env, name: string): string | null {
+  return urlOf(env, name, ['redis:', 'rediss:'], 'a redis:// or rediss:// URL', 'a redis:// or rediss:// URL');
 }
 
 /**
@@ -180,16 +185,7 @@ function origins(env: Env, name: string): readonly string[] {
 }
 
 function url(env: Env, name: string): string | null {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return null;
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be an absolute URL, got '${raw}'`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${name} must be an http or https URL`);
-  return raw.replace(/\/+$/, '');
+  return urlOf(env, name, ['http:', 'https:'], 'an http or https URL', 'an absolute URL')?.replace(/\/+$/, '') ?? null;
 }
 
 /** HOST: an IP address or a host name; a dotted quad out of range is caught here, not by a DNS lookup. */
