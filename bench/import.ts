@@ -198,23 +198,22 @@ const fs = require('fs'); const { StringDecoder } = require('string_decoder');
 const IMPORT = `
 const { SqliteStore } = require(${JSON.stringify(path.join(DIST, 'store', 'sqlite'))});
 const { importFile } = require(${JSON.stringify(path.join(DIST, 'data', 'import'))});
-const { PREPARED_FORMS } = require(${JSON.stringify(path.join(DIST, 'transport', 'prepared'))});
 (async () => {
   const [file, db] = process.argv.slice(1);
   const t = performance.now();
   const store = new SqliteStore(db);
-  const report = await importFile(store, file, { forms: PREPARED_FORMS, workers: Number(process.argv[3]) });
+  const report = await importFile(store, file, { workers: Number(process.argv[3]) });
   const committedMs = performance.now() - t;
   await store.close();
   console.log(JSON.stringify({ ms: performance.now() - t, committedMs, imported: report.imported, committed: report.committed, errors: report.errors.slice(0, 3), maxRssBytes: process.resourceUsage().maxRSS * 1024 }));
 })();
 `;
 
-// Lookups as the service makes them: the store read and the answer's bytes (transport/prepared.ts),
+// Lookups as the service makes them: the store read and the answer's bytes (transport/answers.ts),
 // over random keys, one event-loop turn per 50 lookups (the service shares a read per turn).
 const LOOKUP = `
 const { SqliteStore } = require(${JSON.stringify(path.join(DIST, 'store', 'sqlite'))});
-const { resultInner } = require(${JSON.stringify(path.join(DIST, 'transport', 'prepared'))});
+const { resultInner } = require(${JSON.stringify(path.join(DIST, 'transport', 'answers'))});
 const { findOperation } = require(${JSON.stringify(path.join(DIST, 'contract', 'operations'))});
 const keys = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
 (async () => {
@@ -226,7 +225,7 @@ const keys = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
     const s = performance.now();
     const found = await store.get(k);
     if (!found) throw new Error('not found: ' + JSON.stringify(k));
-    const bytes = resultInner({ kind: findOperation(k.operation).result, payload: found.payload, prepared: found.prepared }, i % 2 ? 'soap' : 'http');
+    const bytes = resultInner({ kind: findOperation(k.operation).result, payload: found.payload }, i % 2 ? 'soap' : 'http');
     if (bytes.length === 0) throw new Error('empty answer');
     times.push(performance.now() - s);
     if (i % 50 === 49) await new Promise((r) => setImmediate(r));
@@ -243,7 +242,6 @@ const IMPORT_PG = `
 const pg = require('pg');
 const { openStore } = require(${JSON.stringify(path.join(DIST, 'store', 'open'))});
 const { importFile } = require(${JSON.stringify(path.join(DIST, 'data', 'import'))});
-const { PREPARED_FORMS } = require(${JSON.stringify(path.join(DIST, 'transport', 'prepared'))});
 (async () => {
   const [file, base, schema, workers] = process.argv.slice(1);
   const drop = async () => { const c = new pg.Client(base); await c.connect(); await c.query('DROP SCHEMA IF EXISTS ' + schema + ' CASCADE'); await c.end(); };
@@ -252,7 +250,7 @@ const { PREPARED_FORMS } = require(${JSON.stringify(path.join(DIST, 'transport',
   const store = openStore(u.toString());
   await store.isEmpty(); // migrations, before the clock starts
   const t = performance.now();
-  const report = await importFile(store, file, { forms: PREPARED_FORMS, workers: Number(workers) });
+  const report = await importFile(store, file, { workers: Number(workers) });
   const committedMs = performance.now() - t;
   const count = await store.count();
   await store.close();

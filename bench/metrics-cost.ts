@@ -27,7 +27,7 @@ function loop(count: boolean): number {
   return Number(process.hrtime.bigint() - t) / N;
 }
 
-const found = { payload: '{}', prepared: null };
+const found = { payload: '{}' };
 const plain = { get: () => Promise.resolve(found) } as unknown as VehicleStore;
 // The wrapper createService puts around the store when METRICS is on.
 const timed = timedReads(plain, m);

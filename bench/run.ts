@@ -25,8 +25,6 @@ import { Readable } from 'node:stream';
 import { importStream } from '../src/data/import';
 import { PostgresStore } from '../src/store/postgres';
 import { SqliteStore } from '../src/store/sqlite';
-import { updatePrepared } from '../src/store/store';
-import { PREPARED_FORMS } from '../src/transport/prepared';
 
 const ROOT = path.resolve(__dirname, '..');
 const WORK = path.join(ROOT, 'bench', '.work');
@@ -142,14 +140,10 @@ async function prepareStore(): Promise<{ db: string; regsFile: string }> {
   const have = await store.count();
   if (have !== VEHICLES + MOTS) {
     const t = Date.now();
-    const report = await importStream(store, Readable.from(records()), { forms: PREPARED_FORMS });
+    const report = await importStream(store, Readable.from(records()));
     if (!report.committed) throw new Error(`bench data invalid: ${JSON.stringify(report.errors[0])}`);
     log(`generated ${report.imported} records in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   }
-  // A store from an earlier version gets its answers prepared here, not inside the measured start-up.
-  const started = Date.now();
-  const { records: n } = await updatePrepared(store, PREPARED_FORMS);
-  if (n > 0) log(`prepared the answers of ${n} records in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   await store.close();
   const regs = { Check: Array.from({ length: VEHICLES }, (_, i) => plate(i)), UKMOT: Array.from({ length: MOTS }, (_, i) => plate(i)) };
   fs.writeFileSync(regsFile, JSON.stringify(regs));
@@ -167,14 +161,12 @@ async function preparePostgres(): Promise<string> {
     const rss0 = process.memoryUsage().rss;
     let peak = rss0;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100);
-    const report = await importStream(store, Readable.from(records()), { forms: PREPARED_FORMS });
+    const report = await importStream(store, Readable.from(records()));
     clearInterval(sampler);
     if (!report.committed) throw new Error(`bench data invalid: ${JSON.stringify(report.errors[0])}`);
     const s = (Date.now() - t) / 1000;
-    log(`PostgreSQL: imported ${report.imported} records in ${s.toFixed(1)} s (${Math.round(report.imported / s)} records/s, answers prepared as they are written; bench process peak RSS ${Math.round(peak / 2 ** 20)} MB)`);
+    log(`PostgreSQL: imported ${report.imported} records in ${s.toFixed(1)} s (${Math.round(report.imported / s)} records/s; bench process peak RSS ${Math.round(peak / 2 ** 20)} MB)`);
   }
-  const { records: n } = await updatePrepared(store, PREPARED_FORMS);
-  if (n > 0) log(`PostgreSQL: prepared the answers of ${n} records`);
   await store.close();
   return url;
 }

@@ -4,8 +4,8 @@
 //     POST /api/reg.asmx            -> SOAP transport (body limit, XML guard, node-soap)
 //     everything else               -> Express: GET/POST /api/reg.asmx/{Op}, the JSON API at
 //                                      /api/json.aspx, /ajax/getcredits.aspx, /image.aspx, WSDL and help, health
-// and every transport calls the one LookupService, which asks the accounts and the store. Answers
-// are prepared when records are written (transport/prepared.ts); start-up makes sure they are current.
+// and every transport calls the one LookupService, which asks the accounts and the store. The
+// transport writes the answer from the record's payload (transport/answers.ts).
 
 import http from 'node:http';
 import path from 'node:path';
@@ -18,13 +18,13 @@ import type { Config } from './config';
 import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
 import { readiness, type ReadinessProbe } from './ops/health';
 import { createLogger, logAccess, type Logger } from './ops/logger';
-import { askPrimaryForMetrics, countPrepared, CONTENT_TYPE as METRICS_CONTENT_TYPE, metrics as processMetrics, type Metrics } from './ops/metrics';
+import { askPrimaryForMetrics, CONTENT_TYPE as METRICS_CONTENT_TYPE, metrics as processMetrics, type Metrics } from './ops/metrics';
 import { VERSION } from './ops/version';
 import { LookupError } from './service/errors';
 import { CreditsService } from './service/credits';
 import { LookupService } from './service/lookup';
 import { importFile } from './data/import';
-import { updatePrepared, type VehicleStore } from './store/store';
+import type { VehicleStore } from './store/store';
 import { contextOf, note, setContext } from './transport/context';
 import { creditsRouter } from './transport/credits';
 import { clientAddress } from './transport/forwarded';
@@ -32,7 +32,6 @@ import { helpRouter } from './transport/help';
 import { httpHandler } from './transport/http';
 import { imageHandler } from './transport/image';
 import { jsonHandler } from './transport/json';
-import { PREPARED_FORMS } from './transport/prepared';
 import { sendPlainError } from './transport/plain';
 import { createSoapHandler } from './transport/soap';
 import { servedTogether } from './transport/turn';
@@ -75,10 +74,9 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 export async function createService(config: Config, store: VehicleStore, logger?: Logger, options: ServiceOptions = {}): Promise<Service> {
   const log = logger ?? createLogger(config.logLevel, config.logFormat);
   const metrics: Metrics | null = config.metrics ? processMetrics() : null;
-  const state = { prepared: false, stopping: false };
+  const state = { prepared: false, stopping: false }; // prepared: start-up (the contract's checks) has finished
   const wsdl = loadWsdl(config.namespace);
   await assertContract(wsdl, config.namespace);
-  await ensurePrepared(store, log);
   state.prepared = true;
 
   // A failure no transport answered: logged with its stack, answered with one plain line (or, once
@@ -275,25 +273,10 @@ export function originForm(req: http.IncomingMessage): void {
   req.headers.host = m[1];
 }
 
-/**
- * Lookups read answers prepared when records were written; a store whose answers were prepared by
- * another version of the service (or by none) has them all made anew before anything is served,
- * and records without any get theirs.
- */
-export async function ensurePrepared(store: VehicleStore, logger: Logger): Promise<void> {
-  const t = Date.now();
-  const { records, all } = await updatePrepared(store, PREPARED_FORMS);
-  if (records === 0) return;
-  countPrepared(records);
-  // all: made under another version (an upgrade); otherwise records written without them (by an
-  // older release's import, say).
-  logger.info(all ? 'prepared the stored answers for this version' : 'prepared the answers of records that had none', { records, ms: Date.now() - t });
-}
-
 /** Loads the bundled sample data into an empty store. */
 export async function loadSampleIfEmpty(store: VehicleStore, logger: Logger): Promise<void> {
   if (!(await store.isEmpty())) return;
-  const report = await importFile(store, SAMPLE_FILE, { forms: PREPARED_FORMS, sample: true });
+  const report = await importFile(store, SAMPLE_FILE, { sample: true });
   if (!report.committed) throw new Error(`bundled sample data is invalid: ${JSON.stringify(report.errors.slice(0, 3))}`);
   logger.info('loaded sample data', { records: report.imported });
 }

@@ -7,7 +7,6 @@ import type { Command } from 'commander';
 import { backupStore, BackupError } from '../data/backup';
 import { exportRecords } from '../data/export';
 import { importFile, type ImportReport } from '../data/import';
-import { PREPARED_FORMS } from '../transport/prepared';
 import { fatal, withStore } from './common';
 import { meter, type Meter } from './progress';
 
@@ -41,7 +40,6 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
     let report: ImportReport;
     try {
       report = await importFile(store, file, {
-        forms: PREPARED_FORMS,
         replace: flags.replaceAll ? 'all' : flags.replace ? 'named' : undefined,
         workers,
         onBytes: (b) => bar.update(b),
@@ -107,7 +105,7 @@ export function registerData(program: Command): void {
     .argument('<file>', 'NDJSON file, one record (or deletion) per line')
     .option('--replace', "replace every operation the file names: each then holds exactly the file's records")
     .option('--replace-all', 'replace the whole store with the file')
-    .option('--workers <n>', 'threads that parse and prepare answers beside the one writing (default: one fewer than the cores, 1 to 4; 0: all on one thread)', String(Math.max(1, Math.min(os.availableParallelism() - 1, 4))))
+    .option('--workers <n>', 'threads that parse and check lines beside the one writing (default: one fewer than the cores, 1 to 4; 0: all on one thread)', String(Math.max(1, Math.min(os.availableParallelism() - 1, 4))))
     .option('-q, --quiet', 'no progress and no summary (errors are still printed)')
     .description('import vehicles and MOT histories; all or nothing, in one transaction')
     .action((file: string, flags: ImportFlags) => runImport(file, flags).catch(fatal));

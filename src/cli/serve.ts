@@ -5,7 +5,7 @@
 import cluster from 'node:cluster';
 import type http from 'node:http';
 import type { Command } from 'commander';
-import { createHttpServer, createService, ensurePrepared, loadSampleIfEmpty } from '../app';
+import { createHttpServer, createService, loadSampleIfEmpty } from '../app';
 import { ConfigError, type Config } from '../config';
 import { hostSharedLimits } from '../accounts/limiter';
 import { createLogger, type Logger } from '../ops/logger';
@@ -112,13 +112,11 @@ function drainOnSignals(servers: readonly http.Server[], beginShutdown: () => vo
   process.on('SIGINT', stop);
 }
 
-/** WORKERS > 1: the primary prepares the store once, then forks workers that share the port. */
+/** WORKERS > 1: the primary migrates the store (and loads the sample) once, then forks workers that share the port. */
 async function supervise(cfg: Config): Promise<void> {
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
   const store = await openNamedStore(cfg, logger, true);
   if (cfg.loadSampleData) await loadSampleIfEmpty(store, logger);
-  // Once here, so that the workers find the stored answers current instead of racing to prepare them.
-  await ensurePrepared(store, logger);
   await store.close();
   // Without Redis the workers share one rate limit, kept here and asked over the cluster's IPC.
   if (!cfg.redisUrl) hostSharedLimits();

@@ -1,25 +1,10 @@
-// A worker thread of an import: parses and prepares runs of lines (parse.ts) and posts back their
-// outcomes, in the order received. The answers' maker is loaded from the module PreparedForms.source
-// names (a function cannot be sent to a thread).
+// A worker thread of an import: takes runs of the file's bytes and posts back their lines'
+// outcomes (chunk.ts), in the order received; the typed arrays are moved, not copied.
 
-import { parentPort, workerData } from 'node:worker_threads';
-import type { PreparedForms } from '../store/store';
-import { parseChunk } from './parse';
+import { parentPort } from 'node:worker_threads';
+import { packLines } from './chunk';
 
-interface Data {
-  readonly source: { readonly module: string; readonly name: string } | null;
-  readonly version: string | null;
-}
-
-const data = workerData as Data;
-let make: PreparedForms['make'] | undefined;
-if (data.source) {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const forms = (require(data.source.module) as Record<string, PreparedForms>)[data.source.name];
-  if (!forms || forms.version !== data.version) throw new Error(`import worker: ${data.source.module} does not export forms of version ${data.version}`);
-  make = forms.make;
-}
-
-parentPort?.on('message', (lines: string[]) => {
-  parentPort?.postMessage(parseChunk(lines, make));
+parentPort?.on('message', (bytes: Uint8Array) => {
+  const packed = packLines(bytes);
+  parentPort?.postMessage(packed, [packed.kinds.buffer as ArrayBuffer, packed.ends.buffer as ArrayBuffer, packed.hashes.buffer as ArrayBuffer]);
 });

@@ -6,11 +6,10 @@
 
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { countImport } from '../ops/metrics';
-import { updatePrepared, type PreparedForms, type Replace, type VehicleStore } from '../store/store';
+import type { Replace, VehicleStore } from '../store/store';
+import { BLANK, DELETE, INVALID, overlongLine, type PackedChunk } from './chunk';
 import { KeySet } from './keyset';
-import type { LineOutcome } from './parse';
 import { chunkRunner, type ChunkRunner } from './workers';
 
 export { parseLine } from './parse';
@@ -43,70 +42,98 @@ export interface ImportReport {
 }
 
 export interface ImportOptions {
-  /** Each record's answers are made as it is written (transport/prepared.ts). */
-  readonly forms?: PreparedForms;
   /** 'all': every operation; 'named': the operations the file has lines for. */
   readonly replace?: 'all' | 'named';
   /** The bundled sample is being loaded (the store will say it holds only the sample). */
   readonly sample?: boolean;
-  /** Worker threads that parse and prepare (data/workers.ts); 0 (the default) does it on this thread. */
+  /** Worker threads that decode, parse and check (data/workers.ts); 0 (the default) does it on this thread. */
   readonly workers?: number;
   /** Called as the input is read, with the bytes read so far. */
   readonly onBytes?: (bytes: number) => void;
 }
 
+/** Bytes read before they go to be parsed as a run (cut at the last line break in them). */
+const RUN_BYTES = 1 << 20;
+/** The longest line read as one; a longer one is skipped to its line break and reported (parse.ts refuses over 1 MiB of text). */
+const MAX_LINE_BYTES = 4 << 20;
+
+/** What the reader hands on: a run of complete lines, or one line too long to read. */
+type Run = Uint8Array | { readonly overlong: true };
+
 /**
- * The lines of a byte stream, decoded as UTF-8 (a BOM at the start dropped), with the bytes read
- * so far. Splitting large chunks by hand is several times cheaper than readline's per-line events.
+ * The runs of complete lines of a byte stream, each a fresh copy the parser may take over, with
+ * the bytes read so far. A UTF-8 BOM at the start is dropped; a last line without a line break is
+ * a line. Lines are cut at LF bytes, which never occur inside a UTF-8 multi-byte character.
  */
-export async function* readLines(input: Readable, onBytes?: (bytes: number) => void): AsyncGenerator<string> {
-  const decoder = new StringDecoder('utf8');
-  let rest = '';
+export async function* readRuns(input: Readable, onBytes?: (bytes: number) => void): AsyncGenerator<Run> {
+  let complete: Buffer[] = []; // whole lines not yet handed on
+  let completeBytes = 0;
+  let partial: Buffer[] = []; // the line being read, up to the end of the last chunk
+  let partialBytes = 0;
   let bytes = 0;
   let first = true;
-  for await (const chunk of input as AsyncIterable<Buffer | string>) {
-    let text: string;
-    if (typeof chunk === 'string') {
-      text = chunk;
-      bytes += Buffer.byteLength(chunk);
-    } else {
-      text = decoder.write(chunk);
-      bytes += chunk.length;
-    }
-    if (first && text.length > 0) {
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-      first = false;
-    }
+  let skipping = false; // inside an overlong line, until its line break
+  for await (const raw of input as AsyncIterable<Buffer | string>) {
+    let chunk = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
+    bytes += chunk.length;
     onBytes?.(bytes);
-    let from = 0;
-    let nl = text.indexOf('\n');
-    if (nl === -1) {
-      rest += text;
+    if (first && chunk.length > 0) {
+      first = false;
+      if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
+    }
+    if (skipping) {
+      const nl = chunk.indexOf(10);
+      if (nl === -1) continue;
+      skipping = false;
+      yield { overlong: true };
+      chunk = chunk.subarray(nl + 1);
+    }
+    const last = chunk.lastIndexOf(10);
+    if (last === -1) {
+      partial.push(chunk);
+      partialBytes += chunk.length;
+      if (partialBytes > MAX_LINE_BYTES) {
+        if (completeBytes > 0) yield copyOf(complete, completeBytes);
+        complete = [];
+        completeBytes = 0;
+        partial = [];
+        partialBytes = 0;
+        skipping = true;
+      }
       continue;
     }
-    yield stripCr(rest + text.slice(0, nl));
-    rest = '';
-    from = nl + 1;
-    while ((nl = text.indexOf('\n', from)) !== -1) {
-      yield stripCr(text.slice(from, nl));
-      from = nl + 1;
+    complete.push(...partial, chunk.subarray(0, last + 1));
+    completeBytes += partialBytes + last + 1;
+    partial = last + 1 < chunk.length ? [chunk.subarray(last + 1)] : [];
+    partialBytes = chunk.length - last - 1;
+    if (completeBytes >= RUN_BYTES) {
+      yield copyOf(complete, completeBytes);
+      complete = [];
+      completeBytes = 0;
     }
-    rest = text.slice(from);
   }
-  rest += decoder.end();
-  if (rest !== '') yield stripCr(rest);
+  if (skipping) {
+    if (completeBytes > 0) yield copyOf(complete, completeBytes);
+    yield { overlong: true };
+    return;
+  }
+  complete.push(...partial);
+  completeBytes += partialBytes;
+  if (completeBytes > 0) yield copyOf(complete, completeBytes);
 }
 
-function stripCr(line: string): string {
-  return line.charCodeAt(line.length - 1) === 13 ? line.slice(0, -1) : line;
+function copyOf(parts: readonly Buffer[], length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
-/**
- * Imports a stream of NDJSON; all or nothing. With forms, each record's answers are made as it is
- * written; if the store held records prepared under another version, all are made anew.
- */
+/** Imports a stream of NDJSON; all or nothing. */
 export async function importStream(store: VehicleStore, input: Readable, options: ImportOptions = {}): Promise<ImportReport> {
-  const forms = options.forms;
   let replace: Replace | null = options.replace === 'all' ? 'all' : null;
   // --replace: each operation is replaced from its first line on (the file is read once).
   const named: string[] | null = options.replace === 'named' ? [] : null;
@@ -114,42 +141,50 @@ export async function importStream(store: VehicleStore, input: Readable, options
   let sampleRemoved = 0;
   if (!options.sample && (await store.holdsOnlySample())) sampleRemoved = await store.count();
   const replaceAll = replace === 'all' || sampleRemoved > 0;
-  const current = forms !== undefined && (replaceAll || (await store.isEmpty()) || (await store.preparedVersion()) === forms.version);
   const batch = await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample });
   const errors: LineError[] = [];
   const byOperation: Record<string, number> = {};
   const seen = new KeySet();
-  const runner = chunkRunner(options.workers ?? 0, forms);
+  const runner = chunkRunner(options.workers ?? 0);
   let n = 0;
   let imported = 0;
   let deleted = 0;
   let repeated = 0;
   let invalid = 0;
   try {
-    for await (const outcomes of parsedChunks(readLines(input, options.onBytes), runner)) {
-      for (const parsed of outcomes) {
+    for await (const chunk of parsedRuns(readRuns(input, options.onBytes), runner)) {
+      const { kinds, text, ends, hashes, reasons } = chunk;
+      let field = 0; // index into ends: 4 a record
+      let reason = 0;
+      for (let i = 0; i < kinds.length; i++) {
         n++;
-        if (parsed === null) continue;
-        if (!parsed.ok) {
+        const kind = kinds[i];
+        if (kind === BLANK) continue;
+        if (kind === INVALID) {
           invalid++;
-          if (errors.length < MAX_REPORTED) errors.push({ line: n, reason: parsed.reason });
+          if (errors.length < MAX_REPORTED) errors.push({ line: n, reason: reasons[reason] });
+          reason++;
           continue;
         }
+        const at = field;
+        field += 4;
         if (invalid > 0) continue; // nothing will be committed; keep checking the rest
-        const r = parsed.record;
-        if (named && !named.includes(r.operation)) {
-          if (!replaceAll) await batch.replaceOperation(r.operation);
-          named.push(r.operation);
+        const from = at === 0 ? 0 : ends[at - 1];
+        const operation = text.slice(from, ends[at]);
+        const key = { operation, registration: text.slice(ends[at], ends[at + 1]), state: text.slice(ends[at + 1], ends[at + 2]) };
+        if (named && !named.includes(operation)) {
+          if (!replaceAll) await batch.replaceOperation(operation);
+          named.push(operation);
         }
-        if (seen.addSeen(`${r.operation}\u0001${r.registration}\u0001${r.state}`)) repeated++;
-        if (parsed.delete) {
-          await batch.delete(r);
+        if (seen.addHash(hashes[at >> 1], hashes[(at >> 1) + 1])) repeated++;
+        if (kind === DELETE) {
+          await batch.delete(key);
           deleted++;
           continue;
         }
-        await batch.put(parsed.record);
+        await batch.put({ operation, registration: key.registration, state: key.state, payload: text.slice(ends[at + 2], ends[at + 3]) });
         imported++;
-        byOperation[r.operation] = (byOperation[r.operation] ?? 0) + 1;
+        byOperation[operation] = (byOperation[operation] ?? 0) + 1;
       }
     }
   } catch (e) {
@@ -163,33 +198,23 @@ export async function importStream(store: VehicleStore, input: Readable, options
     countImport(0, false);
     return { lines: n, imported: 0, deleted: 0, repeated: 0, byOperation: {}, errors, invalid, committed: false, replaced: null, sampleRemoved: 0 };
   }
-  await batch.commit(current ? { preparedVersion: forms.version } : undefined);
+  await batch.commit();
   if (named) replace = named;
-  // Records whose answers a trigger dropped (see store/sqlite.ts) or that had none get them here;
-  // all of them, if the store's were made under another version.
-  if (forms) await updatePrepared(store, forms);
   countImport(imported, true);
   return { lines: n, imported, deleted, repeated, byOperation, errors, invalid, committed: true, replaced: replace, sampleRemoved };
 }
 
-/** Lines in runs of CHUNK_LINES, parsed by the runner, a few runs ahead of the writer, in order. */
-const CHUNK_LINES = 500;
-
-async function* parsedChunks(lines: AsyncIterable<string>, runner: ChunkRunner): AsyncGenerator<LineOutcome[]> {
-  const ahead: Promise<LineOutcome[]>[] = [];
-  let chunk: string[] = [];
-  for await (const line of lines) {
-    chunk.push(line);
-    if (chunk.length < CHUNK_LINES) continue;
-    ahead.push(runner.run(chunk));
-    chunk = [];
-    if (ahead.length >= MAX_AHEAD) yield await (ahead.shift() as Promise<LineOutcome[]>);
+/** Runs parsed by the runner, a few ahead of the writer, handed on in the file's order. */
+async function* parsedRuns(runs: AsyncIterable<Run>, runner: ChunkRunner): AsyncGenerator<PackedChunk> {
+  const ahead: Promise<PackedChunk>[] = [];
+  for await (const run of runs) {
+    ahead.push(run instanceof Uint8Array ? runner.run(run) : Promise.resolve(overlongLine(`line is longer than ${MAX_LINE_BYTES} bytes`)));
+    if (ahead.length >= MAX_AHEAD) yield await (ahead.shift() as Promise<PackedChunk>);
   }
-  if (chunk.length > 0) ahead.push(runner.run(chunk));
-  while (ahead.length > 0) yield await (ahead.shift() as Promise<LineOutcome[]>);
+  while (ahead.length > 0) yield await (ahead.shift() as Promise<PackedChunk>);
 }
 
-/** Runs in flight at most: enough to keep the threads busy while the writer writes, and no more (memory). */
+/** Runs in flight at most: enough to keep the threads busy while the writer writes, and no more (memory: ~1 MB a run, and its outcomes). */
 const MAX_AHEAD = 4;
 
 export async function importFile(store: VehicleStore, file: string, options: ImportOptions = {}): Promise<ImportReport> {

@@ -23,19 +23,15 @@ export class KeySet {
 
   /** Adds the key; true when it was already there. */
   addSeen(key: string): boolean {
-    // Two independent 32-bit hashes (FNV-1a, and a multiply-xorshift with another seed).
-    let a = 0x811c9dc5;
-    let b = 0x9747b28c;
-    for (let i = 0; i < key.length; i++) {
-      const c = key.charCodeAt(i);
-      a = Math.imul(a ^ c, 0x01000193);
-      b = Math.imul(b ^ c, 0x5bd1e995);
-      b ^= b >>> 15;
-    }
-    a >>>= 0;
-    b = (b ^ (b >>> 13)) >>> 0;
-    if (a === 0 && b === 0) a = 1; // (0, 0) marks an empty slot
+    const [a, b] = hashOf(key);
     return this.insert(a, b);
+  }
+
+  /** Adds a key by its hash (keyHash, made where the key was parsed); true when it was already there. */
+  addHash(a: number, b: number): boolean {
+    a >>>= 0;
+    b >>>= 0;
+    return this.insert(a === 0 && b === 0 ? 1 : a, b); // (0, 0) marks an empty slot
   }
 
   private insert(a: number, b: number): boolean {
@@ -62,4 +58,25 @@ export class KeySet {
     this.used = 0;
     for (let i = 0; i < hi.length; i++) if (hi[i] !== 0 || lo[i] !== 0) this.insert(hi[i], lo[i]);
   }
+}
+
+/** Two independent 32-bit hashes of a string (FNV-1a, and a multiply-xorshift with another seed); never (0, 0). */
+function hashOf(key: string): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x9747b28c;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 15;
+  }
+  a >>>= 0;
+  b = (b ^ (b >>> 13)) >>> 0;
+  if (a === 0 && b === 0) a = 1; // (0, 0) marks an empty slot
+  return [a, b];
+}
+
+/** A record key's hash, as addHash takes it: the same as addSeen of the key's three parts joined. */
+export function keyHash(operation: string, registration: string, state: string): [number, number] {
+  return hashOf(`${operation}\u0001${registration}\u0001${state}`);
 }

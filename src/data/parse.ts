@@ -5,7 +5,7 @@
 
 import { findOperation } from '../contract/operations';
 import { normalizeRegistration, normalizeState } from '../service/normalize';
-import { motProblem, unknownKeyProblem, vehicleProblem } from '../service/records';
+import { motProblem, plainJsonText, unknownKeyProblem, vehicleProblem } from '../service/records';
 import type { RecordKey, StoredRecord } from '../store/store';
 
 const MAX_LINE_CHARS = 1024 * 1024;
@@ -13,7 +13,7 @@ const MAX_LINE_CHARS = 1024 * 1024;
 const RECORD_KEYS: readonly string[] = ['operation', 'registration', 'state', 'vehicle', 'mot', 'delete'];
 const DELETE_KEYS: readonly string[] = ['operation', 'registration', 'state', 'delete'];
 
-export type Parsed = { ok: true; record: StoredRecord; delete: false; value?: unknown } | { ok: true; record: RecordKey; delete: true } | { ok: false; reason: string };
+export type Parsed = { ok: true; record: StoredRecord; delete: false } | { ok: true; record: RecordKey; delete: true } | { ok: false; reason: string };
 
 /** One NDJSON line -> a record to store, a key to delete, or why it cannot be imported. */
 export function parseLine(text: string): Parsed {
@@ -48,43 +48,53 @@ export function parseLine(text: string): Parsed {
   }
   if (isDelete) return { ok: true, delete: true, record: { operation: op.name, registration: reg.value, state } };
 
-  let payload: string;
-  let value: unknown;
-  if (op.result === 'UKMOTData') {
+  const plain = plainJsonText(text);
+  const body = op.result === 'UKMOTData' ? 'mot' : 'vehicle';
+  if (body === 'mot') {
     if (r.vehicle !== undefined) return { ok: false, reason: 'a UKMOT record holds "mot", not "vehicle"' };
-    const p = motProblem(r.mot);
+    const p = motProblem(r.mot, plain);
     if (p) return { ok: false, reason: p };
-    payload = JSON.stringify(r.mot);
-    value = r.mot;
   } else {
     if (r.mot !== undefined) return { ok: false, reason: `a ${op.name} record holds "vehicle", not "mot"` };
-    const p = vehicleProblem(r.vehicle);
+    const p = vehicleProblem(r.vehicle, plain);
     if (p) return { ok: false, reason: p };
-    payload = JSON.stringify(r.vehicle);
-    value = r.vehicle;
   }
-  return { ok: true, delete: false, record: { operation: op.name, registration: reg.value, state, payload }, value };
+  const payload = (plain && bodyText(text, r, body)) || JSON.stringify(r[body]);
+  return { ok: true, delete: false, record: { operation: op.name, registration: reg.value, state, payload } };
 }
 
 
-/** A line's outcome as the import loop takes it: null for a blank line; a put carries its answers when forms are given. */
+/** Any top-level key a record line may hold, as it would be written in the line's text. */
+const QUOTED_KEY_RE = new RegExp(`"(?:${RECORD_KEYS.join('|')})"`);
+
+/**
+ * The text of the line's body ("vehicle" or "mot") exactly as the line writes it, when the line is
+ * laid out as export writes it ({"operation":..,"registration":..[,"state":..],"vehicle":{...}}),
+ * so that the body need not be written out again; otherwise null (the caller writes it with
+ * JSON.stringify). The line has been parsed already; what is left to rule out is a second
+ * top-level member after the body (a repeated key, which JSON.parse lets the last of win): it
+ * would have to be written as one of the record's key names in quotes (none of them can be written
+ * with any escape but \u, and a plain line has none), so a body holding none of those names is
+ * the body alone.
+ */
+function bodyText(text: string, r: Readonly<Record<string, unknown>>, body: 'vehicle' | 'mot'): string | null {
+  const state = r.state === undefined ? '' : `,"state":${JSON.stringify(r.state)}`;
+  const head = `{"operation":${JSON.stringify(r.operation)},"registration":${JSON.stringify(r.registration)}${state},"${body}":`;
+  if (!text.startsWith(head) || text.charCodeAt(text.length - 1) !== 125 /* } */) return null;
+  const value = text.slice(head.length, -1);
+  if (value.charCodeAt(0) !== 123 /* { */ || value.charCodeAt(value.length - 1) !== 125) return null;
+  return QUOTED_KEY_RE.test(value) ? null : value;
+}
+
+/** A line's outcome as the import loop takes it: null for a blank line. */
 export type LineOutcome = Parsed | null;
 
-/** Parses (and prepares the answers of) a run of lines: the unit of work a worker thread takes. */
-export function parseChunk(lines: readonly string[], make?: (operation: string, payload: string, value?: unknown) => string | null): LineOutcome[] {
+/** Parses a run of lines: the unit of work a worker thread takes. */
+export function parseChunk(lines: readonly string[]): LineOutcome[] {
   const out: LineOutcome[] = new Array(lines.length);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
-    if (line.trim() === '') {
-      out[i] = null;
-      continue;
-    }
-    const p = parseLine(line);
-    if (p.ok && !p.delete && make) {
-      const r = p.record;
-      // The parsed object stays here: only the record crosses back from a worker thread.
-      out[i] = { ok: true, delete: false, record: { operation: r.operation, registration: r.registration, state: r.state, payload: r.payload, prepared: make(r.operation, r.payload, p.value) } };
-    } else out[i] = p.ok && !p.delete ? { ok: true, delete: false, record: p.record } : p;
+    out[i] = line.trim() === '' ? null : parseLine(line);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 // Prometheus metrics (prom-client): what the service does, counted at the few places that know it.
-// One registry per process, made when first asked for (the import and preparation counters are
+// One registry per process, made when first asked for (the import counters are
 // reached from code that runs outside a server too). The request path pays a few map lookups and
 // additions per request: the counters' label children are looked up once and kept, never made per
 // request, and the request counter is a plain tally that becomes Prometheus samples only when scraped.
@@ -36,8 +36,6 @@ export interface Metrics {
   storeQuery(seconds: number): void;
   /** Records an import committed or rolled back. */
   imported(records: number, committed: boolean): void;
-  /** Records whose answers start-up prepared. */
-  prepared(records: number): void;
 }
 
 /**
@@ -132,7 +130,6 @@ function build(): Metrics {
   const storeReads = cheapHistogram(registry, 'reglookup_store_query_duration_seconds', 'Time the store took to answer a lookup read', STORE_BUCKETS, null)('');
   const imports = new client.Counter({ name: 'reglookup_imports_total', help: 'Imports run in this process, by result (committed or rolled_back)', labelNames: ['result'], registers: [registry] });
   const importedRecords = new client.Counter({ name: 'reglookup_imported_records_total', help: 'Records written by committed imports in this process', registers: [registry] });
-  const preparedRecords = new client.Counter({ name: 'reglookup_prepared_records_total', help: 'Records whose answers were prepared at start-up', registers: [registry] });
   new client.Gauge({ name: 'reglookup_build_info', help: 'The running release (always 1)', labelNames: ['version'], registers: [registry], aggregator: 'first' }).set({ version: VERSION }, 1);
 
   return {
@@ -149,9 +146,6 @@ function build(): Metrics {
     imported(records, committed) {
       imports.inc({ result: committed ? 'committed' : 'rolled_back' });
       if (committed) importedRecords.inc(records);
-    },
-    prepared(records) {
-      preparedRecords.inc(records);
     },
   };
 }
@@ -235,7 +229,3 @@ export function countImport(records: number, committed: boolean): void {
   instance?.imported(records, committed);
 }
 
-/** Counts records whose answers were prepared, when this process serves metrics. */
-export function countPrepared(records: number): void {
-  instance?.prepared(records);
-}

@@ -1,7 +1,7 @@
 // The service object every transport calls: (operation, raw parameters) -> result tree, or a
 // LookupError. It never sees XML or HTTP; transports decode into RawParams and encode the result.
-// The result is the stored record: its payload (resultNodes turns it into the result's elements)
-// and, when the record has them, its answers prepared when it was written, handed on unread.
+// The result is the stored record's payload: the transport writes the answer from it
+// (transport/answers.ts, through resultNodes).
 
 import type { Operation, ResultKind } from '../contract/operations';
 import type { Accounts, Caller } from '../accounts/accounts';
@@ -15,8 +15,6 @@ import { isSandboxPlate, sandboxPayload } from './sandbox';
 export interface LookupResult {
   readonly kind: ResultKind;
   readonly payload: string;
-  /** Answers made when the record was written, opaque here; null when it has none. */
-  readonly prepared: string | null;
 }
 
 /**
@@ -107,7 +105,7 @@ export class LookupService {
     if (this.sandbox && isSandboxPlate(reg.value)) {
       if (notes) notes.sandbox = true;
       const payload = await sandboxPayload(op, reg.value, values.get('Model'));
-      return { kind: op.result, payload, prepared: null };
+      return { kind: op.result, payload };
     }
 
     // Refusals come before the lookup and cost nothing; the credit and the day's count are taken
@@ -126,6 +124,6 @@ export class LookupService {
     }
     await this.accounts.charge(admitted);
     this.accounts.record(admitted, op.name, true);
-    return { kind: op.result, payload: found.payload, prepared: found.prepared };
+    return { kind: op.result, payload: found.payload };
   }
 }

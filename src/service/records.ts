@@ -72,16 +72,32 @@ function isIntegerLike(v: unknown): boolean {
   return (typeof v === 'number' && Number.isSafeInteger(v)) || (typeof v === 'string' && /^-?\d{1,15}$/.test(v.trim()));
 }
 
-function textProblem(where: string, v: unknown): string | null {
+const PLAIN_SPOILER_RE = /\\[ubf]|[\ud800-\udfff\ufffe\uffff]/;
+
+/**
+ * Whether every string inside the JSON text `source` is known, from the text alone, to be at most
+ * MAX_TEXT characters and free of characters XML cannot carry: the text is that short, holds no
+ * escape that could make such a character (\u, \b, \f), no surrogate and no U+FFFE/U+FFFF (JSON
+ * itself forbids raw control characters in strings). Then the checks below need not look at each
+ * string: an import's line is checked once instead of once a value. A false answer costs nothing
+ * but the per-value checks.
+ */
+export function plainJsonText(source: string): boolean {
+  return source.length <= MAX_TEXT && !PLAIN_SPOILER_RE.test(source);
+}
+
+/** `plain`: see plainJsonText; only the value's type is left to check. */
+function textProblem(where: string, v: unknown, plain = false): string | null {
   if (typeof v === 'number') return Number.isFinite(v) ? null : `${where} must be a finite number`;
   if (typeof v !== 'string') return `${where} must be a string or a number`;
+  if (plain) return null;
   if (v.length > MAX_TEXT) return `${where} is longer than ${MAX_TEXT} characters`;
   if (NOT_XML_RE.test(v)) return `${where} holds a character XML cannot carry`;
   return null;
 }
 
-/** Why this vehicle object cannot be imported, or null when it can. */
-export function vehicleProblem(v: unknown): string | null {
+/** Why this vehicle object cannot be imported, or null when it can; `plain`: see plainJsonText. */
+export function vehicleProblem(v: unknown, plain = false): string | null {
   if (!isObject(v)) return '"vehicle" must be a JSON object';
   for (const [name, kind] of VEHICLE_FIELDS) {
     if (!(name in v) || v[name] === null) continue;
@@ -95,7 +111,7 @@ export function vehicleProblem(v: unknown): string | null {
         return `${where} may only hold CurrentValue and CurrentTextValue`;
       }
       if (inner !== null && inner !== undefined) {
-        const p = textProblem(isObject(value) ? `${where}.CurrentTextValue` : where, inner);
+        const p = textProblem(isObject(value) ? `${where}.CurrentTextValue` : where, inner, plain);
         if (p) return p;
       }
     } else if (isObject(value)) {
@@ -107,11 +123,11 @@ export function vehicleProblem(v: unknown): string | null {
       }
       const ct = value.CurrentTextValue;
       if (ct !== undefined && ct !== null) {
-        const p = textProblem(`${where}.CurrentTextValue`, ct);
+        const p = textProblem(`${where}.CurrentTextValue`, ct, plain);
         if (p) return p;
       }
     } else {
-      const p = textProblem(where, value);
+      const p = textProblem(where, value, plain);
       if (p) return `${p} (or a composite {"CurrentValue":int|null,"CurrentTextValue":string})`;
     }
   }
@@ -170,24 +186,24 @@ function vehicleNodes(payload: string, value?: unknown): XNode[] {
   ];
 }
 
-function stringList(where: string, v: unknown): string | null {
+function stringList(where: string, v: unknown, plain: boolean): string | null {
   if (v === undefined || v === null) return null;
   if (!Array.isArray(v)) return `${where} must be an array of strings`;
   for (let i = 0; i < v.length; i++) {
-    const p = textProblem(`${where}[${i}]`, v[i]);
+    const p = textProblem(`${where}[${i}]`, v[i], plain);
     if (p) return p;
   }
   return null;
 }
 
-/** Why this MOT object cannot be imported, or null when it can. */
-export function motProblem(m: unknown): string | null {
+/** Why this MOT object cannot be imported, or null when it can; `plain`: see plainJsonText. */
+export function motProblem(m: unknown, plain = false): string | null {
   if (!isObject(m)) return '"mot" must be a JSON object';
   const unknown = unknownKeyProblem('"mot"', m, MOT_KEYS);
   if (unknown) return unknown;
   for (const key of ['make', 'model', 'taxDate']) {
     if (m[key] !== undefined && m[key] !== null) {
-      const p = textProblem(`mot.${key}`, m[key]);
+      const p = textProblem(`mot.${key}`, m[key], plain);
       if (p) return p;
     }
   }
@@ -201,12 +217,12 @@ export function motProblem(m: unknown): string | null {
       if (unknownInTest) return unknownInTest;
       for (const f of MOT_TEST_FIELDS) {
         if (t[f] !== undefined && t[f] !== null) {
-          const p = textProblem(`${where}.${f}`, t[f]);
+          const p = textProblem(`${where}.${f}`, t[f], plain);
           if (p) return p;
         }
       }
       for (const f of MOT_TEST_LISTS) {
-        const p = stringList(`${where}.${f}`, t[f]);
+        const p = stringList(`${where}.${f}`, t[f], plain);
         if (p) return p;
       }
     }
@@ -215,7 +231,7 @@ export function motProblem(m: unknown): string | null {
   if (ext !== undefined && ext !== null) {
     if (!Array.isArray(ext)) return 'mot.extendedInformation must be an array of arrays of strings';
     for (let i = 0; i < ext.length; i++) {
-      const p = stringList(`mot.extendedInformation[${i}]`, ext[i]);
+      const p = stringList(`mot.extendedInformation[${i}]`, ext[i], plain);
       if (p) return p;
     }
   }

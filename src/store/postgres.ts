@@ -9,8 +9,7 @@
 // - imports stream through COPY into a temporary staging table and are merged into `records` by one
 //   INSERT ... ON CONFLICT in the same transaction: readers see the old records until the commit,
 //   then all of the new ones;
-// - imports and the preparation of answers take one transaction-scoped advisory lock, so two
-//   instances starting together do not both prepare every record.
+// - imports take one transaction-scoped advisory lock, so two imports into one database take turns.
 
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
@@ -20,7 +19,7 @@ import { migrate, type Migration, type MigrationReport, type MigrationTarget } f
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import type { AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
 import { PostgresAccounts } from './postgres-accounts';
-import type { Account, CommitOptions, FoundRecord, ImportBatch, ImportOptions, PreparedForms, RecordKey, StoredRecord, VehicleStore } from './store';
+import type { Account, FoundRecord, ImportBatch, ImportOptions, RecordKey, StoredRecord, VehicleStore } from './store';
 
 export interface PostgresOptions {
   /** Most connections this process holds (DATABASE_POOL). */
@@ -47,8 +46,6 @@ const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 const LOCK_MIGRATE = 1;
 const LOCK_WRITE = 2;
 
-/** Records read per page while preparing answers. */
-const PREPARE_PAGE = 1000;
 /** Most cached lookups; past it the cache starts again empty (cheaper than tracking recency). */
 const CACHE_MAX = 50_000;
 /** Records read per page by records(). */
@@ -253,7 +250,7 @@ export class PostgresStore implements VehicleStore {
     try {
       if (batch.length === 1) {
         const { key } = batch[0];
-        const r = await this.query<FoundRecord>('get', 'SELECT payload, prepared FROM records WHERE operation = $1 AND registration = $2 AND state = $3', [
+        const r = await this.query<FoundRecord>('get', 'SELECT payload FROM records WHERE operation = $1 AND registration = $2 AND state = $3', [
           key.operation,
           key.registration,
           key.state,
@@ -263,59 +260,17 @@ export class PostgresStore implements VehicleStore {
       }
       const r = await this.query<FoundRecord & { i: string }>(
         'get-many',
-        `SELECT k.i::int AS i, r.payload, r.prepared
+        `SELECT k.i::int AS i, r.payload
            FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(operation, registration, state, i)
            JOIN records r ON r.operation = k.operation AND r.registration = k.registration AND r.state = k.state`,
         [batch.map((b) => b.key.operation), batch.map((b) => b.key.registration), batch.map((b) => b.key.state)],
       );
       const found: (FoundRecord | null)[] = batch.map(() => null);
-      for (const row of r.rows) found[Number(row.i) - 1] = { payload: row.payload, prepared: row.prepared };
+      for (const row of r.rows) found[Number(row.i) - 1] = { payload: row.payload };
       batch.forEach((b, i) => b.resolve(found[i]));
     } catch (e) {
       for (const b of batch) b.reject(e);
     }
-  }
-
-  async preparedVersion(): Promise<string | null> {
-    const r = await this.query<{ value: string }>('prepared-version', "SELECT value FROM meta WHERE key = 'prepared_version'", []);
-    return r.rows[0]?.value ?? null;
-  }
-
-  async prepareAll(forms: PreparedForms): Promise<number> {
-    return this.prepareRows(forms, true);
-  }
-
-  async prepareMissing(forms: PreparedForms): Promise<number> {
-    return this.prepareRows(forms, false);
-  }
-
-  private async prepareRows(forms: PreparedForms, allOfThem: boolean): Promise<number> {
-    if (this.importing) throw new Error('an import is running on this store');
-    return this.transaction(async (client) => {
-      await client.query(this.lockKey(LOCK_WRITE), [this.lockName()]);
-      // Another instance may have prepared everything while this one waited for the lock: then only
-      // the records without answers are left (updatePrepared, the one caller, would ask for those).
-      const version = await client.query<{ value: string }>("SELECT value FROM meta WHERE key = 'prepared_version'");
-      const all = allOfThem && version.rows[0]?.value !== forms.version;
-      const select = `SELECT id::text AS id, operation, payload FROM records WHERE ${all ? '' : 'prepared IS NULL AND '}id > $1::bigint ORDER BY id LIMIT ${PREPARE_PAGE}`;
-      let done = 0;
-      for (let last = '0'; ; ) {
-        const rows = (await client.query<{ id: string; operation: string; payload: string }>(select, [last])).rows;
-        if (rows.length === 0) break;
-        await client.query('UPDATE records AS r SET prepared = v.p FROM unnest($1::bigint[], $2::text[]) AS v(id, p) WHERE r.id = v.id', [
-          rows.map((r) => r.id),
-          rows.map((r) => forms.make(r.operation, r.payload)),
-        ]);
-        done += rows.length;
-        last = rows[rows.length - 1].id;
-      }
-      if (allOfThem) await this.setPreparedVersion(client, forms.version);
-      return done;
-    }).finally(() => this.forget());
-  }
-
-  private async setPreparedVersion(client: pg.PoolClient, version: string): Promise<void> {
-    await client.query("INSERT INTO meta (key, value) VALUES ('prepared_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", [version]);
   }
 
   async isEmpty(): Promise<boolean> {
@@ -363,9 +318,9 @@ export class PostgresStore implements VehicleStore {
       await client.query('SET LOCAL statement_timeout = 0');
       await client.query(this.lockKey(LOCK_WRITE), [this.lockName()]);
       await client.query(
-        'CREATE TEMPORARY TABLE import_staging (seq BIGSERIAL, operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL, payload TEXT, prepared TEXT, del BOOLEAN NOT NULL) ON COMMIT DROP',
+        'CREATE TEMPORARY TABLE import_staging (seq BIGSERIAL, operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL, payload TEXT, del BOOLEAN NOT NULL) ON COMMIT DROP',
       );
-      copy = client.query(copyFrom('COPY import_staging (operation, registration, state, payload, prepared, del) FROM STDIN'));
+      copy = client.query(copyFrom('COPY import_staging (operation, registration, state, payload, del) FROM STDIN'));
       copy.on('error', (e: Error) => {
         copyError ??= e;
       });
@@ -397,15 +352,14 @@ export class PostgresStore implements VehicleStore {
     const KEY_MATCH = 'f.operation = r.operation AND f.registration = r.registration AND f.state = r.state';
     return {
       put: (r: StoredRecord) =>
-        add(`${copyField(r.operation)}\t${copyField(r.registration)}\t${copyField(r.state)}\t${copyField(r.payload)}\t${copyField(r.prepared ?? null)}\tf\n`),
-      delete: (k: RecordKey) => add(`${copyField(k.operation)}\t${copyField(k.registration)}\t${copyField(k.state)}\t\\N\t\\N\tt\n`),
+        add(`${copyField(r.operation)}\t${copyField(r.registration)}\t${copyField(r.state)}\t${copyField(r.payload)}\tf\n`),
+      delete: (k: RecordKey) => add(`${copyField(k.operation)}\t${copyField(k.registration)}\t${copyField(k.state)}\t\\N\tt\n`),
       replaceOperation: async (operation: string) => {
         if (!open) throw new Error('this import has ended');
         replaced.add(operation);
       },
-      commit: async (o?: CommitOptions | string) => {
+      commit: async () => {
         if (!open) return;
-        const preparedVersion = typeof o === 'string' ? o : o?.preparedVersion;
         try {
           await flush();
           await stopCopy();
@@ -413,7 +367,7 @@ export class PostgresStore implements VehicleStore {
           // The last word on each key: a later put or delete of the same key wins.
           await client.query(
             `CREATE TEMPORARY TABLE import_final ON COMMIT DROP AS
-               SELECT DISTINCT ON (operation, registration, state) operation, registration, state, payload, prepared, del
+               SELECT DISTINCT ON (operation, registration, state) operation, registration, state, payload, del
                  FROM import_staging ORDER BY operation, registration, state, seq DESC`,
           );
           await client.query('ANALYZE import_final');
@@ -427,12 +381,11 @@ export class PostgresStore implements VehicleStore {
           await client.query(`DELETE FROM records r USING import_final f WHERE f.del AND ${KEY_MATCH}`);
           // Unchanged records are left alone: a re-import of the same file writes (almost) nothing.
           await client.query(
-            `INSERT INTO records (operation, registration, state, payload, prepared)
-             SELECT operation, registration, state, payload, prepared FROM import_final WHERE NOT del
-             ON CONFLICT (operation, registration, state) DO UPDATE SET payload = EXCLUDED.payload, prepared = EXCLUDED.prepared
-             WHERE records.payload IS DISTINCT FROM EXCLUDED.payload OR records.prepared IS DISTINCT FROM EXCLUDED.prepared`,
+            `INSERT INTO records (operation, registration, state, payload)
+             SELECT operation, registration, state, payload FROM import_final WHERE NOT del
+             ON CONFLICT (operation, registration, state) DO UPDATE SET payload = EXCLUDED.payload
+             WHERE records.payload IS DISTINCT FROM EXCLUDED.payload`,
           );
-          if (preparedVersion !== undefined) await this.setPreparedVersion(client, preparedVersion);
           if (options.sample) await client.query("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING");
           else await client.query("DELETE FROM meta WHERE key = 'sample'");
         } catch (e) {

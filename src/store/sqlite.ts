@@ -1,9 +1,9 @@
 // The embedded store: one SQLite file through better-sqlite3. A unique index on the lookup key makes
-// a lookup two short b-tree probes at any size. (Not WITHOUT ROWID: a record's row is over the
-// ~1 KB such a table keeps in its leaf pages, and every row would spill into an overflow page.)
-// A record's prepared answers sit in its own row beside its payload, so a lookup reads one row;
-// with 8 KB pages two such rows (~4 KB each) share a page instead of each taking a 4 KB page and
-// an overflow page.
+// a lookup two short b-tree probes at any size. (Not WITHOUT ROWID: a record's row is near the
+// ~1 KB such a table keeps in its leaf pages, so many rows would spill into an overflow page, and
+// rows inserted in key order fill its pages only half after random-order imports.) A row is the
+// key and the payload, nothing else: rows are appended in rowid order, so table pages come out
+// full, and the file is about the size of the NDJSON it was imported from.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,7 +12,7 @@ import type { Account, AccountChanges, AccountInput, AccountSummary, ChargeResul
 import { SqliteAccounts } from './sqlite-accounts';
 import { migrateSqlite } from './migrations/sqlite';
 import type { Migration, MigrationReport } from './migrations/runner';
-import type { CommitOptions, FoundRecord, ImportBatch, ImportOptions, PreparedForms, Progress, RecordKey, StoredRecord, VehicleStore } from './store';
+import type { FoundRecord, ImportBatch, ImportOptions, Progress, RecordKey, StoredRecord, VehicleStore } from './store';
 
 /** Page cache of an import's connection while the batch is open (KiB, as SQLite's negative cache_size). */
 const IMPORT_CACHE_KIB = -32768;
@@ -21,7 +21,7 @@ const BACKUP_PAGES_PER_STEP = 4096;
 export class SqliteStore implements VehicleStore {
   private readonly db: Database.Database;
   private readonly getStmt: Database.Statement<[string, string, string], FoundRecord>;
-  private readonly putStmt: Database.Statement<[string, string, string, string, string | null]>;
+  private readonly putStmt: Database.Statement<[string, string, string, string]>;
   private readonly accounts: SqliteAccounts;
   private readonly deleteStmt: Database.Statement<[string, string, string]>;
   private importing = false;
@@ -40,11 +40,9 @@ export class SqliteStore implements VehicleStore {
     this.db.pragma('page_size = 8192');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    // The upsert of a record can fire the trigger below, so SQLite keeps a statement journal for
-    // it: a copy of every page the statement changes. Inside an import's one long transaction that
-    // is every put (~2 pages of 8 KB), and with the default temp_store the journal spills to a
-    // temporary file: 4 write() calls a record, half of an import's system time. In memory it is
-    // two page copies, freed at the statement's end.
+    // Whatever temporary storage SQLite needs (a statement journal, a sort) stays in memory rather
+    // than spilling to a temporary file: inside an import's one long transaction a statement
+    // journal copies every page a statement changes, 4 write() calls a record when it spilled.
     this.db.pragma('temp_store = MEMORY');
     this.db.pragma('busy_timeout = 5000');
     // Lookups are random reads across the whole table, so a page cache larger than the key index and
@@ -55,12 +53,11 @@ export class SqliteStore implements VehicleStore {
     this.db.pragma('cache_size = -8192');
     // The schema (migrations/sqlite.ts) before any statement is prepared against it. A file written
     // by an older release is upgraded in place; one written by a newer release is refused here.
-    // (A store written before answers were prepared gains the column; its records have none yet.)
     this.unreported = [...migrateSqlite(this.db).applied];
-    this.getStmt = this.db.prepare('SELECT payload, prepared FROM records WHERE operation = ? AND registration = ? AND state = ?');
+    this.getStmt = this.db.prepare('SELECT payload FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.putStmt = this.db.prepare(
-      'INSERT INTO records (operation, registration, state, payload, prepared) VALUES (?, ?, ?, ?, ?) ' +
-        'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload, prepared = excluded.prepared',
+      'INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload',
     );
     this.accounts = new SqliteAccounts(this.db, () => this.endSharedRead());
     this.deleteStmt = this.db.prepare('DELETE FROM records WHERE operation = ? AND registration = ? AND state = ?');
@@ -115,42 +112,6 @@ export class SqliteStore implements VehicleStore {
     return rows.map((r) => r.detail).join('; ');
   }
 
-  async preparedVersion(): Promise<string | null> {
-    const row = this.db.prepare("SELECT value FROM meta WHERE key = 'prepared_version'").get() as { value: string } | undefined;
-    return row ? row.value : null;
-  }
-
-  private setPreparedVersion(version: string): void {
-    this.db.prepare("INSERT INTO meta (key, value) VALUES ('prepared_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(version);
-  }
-
-  async prepareAll(forms: PreparedForms): Promise<number> {
-    return this.prepareRows(forms, 'SELECT id, operation, payload FROM records WHERE id > ? ORDER BY id LIMIT 1000', true);
-  }
-
-  async prepareMissing(forms: PreparedForms): Promise<number> {
-    return this.prepareRows(forms, 'SELECT id, operation, payload FROM records WHERE prepared IS NULL AND id > ? ORDER BY id LIMIT 1000', false);
-  }
-
-  private prepareRows(forms: PreparedForms, select: string, allOfThem: boolean): number {
-    if (this.importing) throw new Error('an import is running on this store');
-    this.endSharedRead();
-    const page = this.db.prepare(select);
-    const update = this.db.prepare('UPDATE records SET prepared = ? WHERE id = ?');
-    let done = 0;
-    this.db.transaction(() => {
-      for (let last = -1; ; ) {
-        const rows = page.all(last) as { id: number; operation: string; payload: string }[];
-        if (rows.length === 0) break;
-        for (const r of rows) update.run(forms.make(r.operation, r.payload), r.id);
-        done += rows.length;
-        last = rows[rows.length - 1].id;
-      }
-      if (allOfThem) this.setPreparedVersion(forms.version);
-    })();
-    return done;
-  }
-
   async isEmpty(): Promise<boolean> {
     return this.db.prepare('SELECT 1 FROM records LIMIT 1').get() === undefined;
   }
@@ -194,7 +155,7 @@ export class SqliteStore implements VehicleStore {
     const del = this.deleteStmt;
     return {
       put: async (r: StoredRecord) => {
-        put.run(r.operation, r.registration, r.state, r.payload, r.prepared ?? null);
+        put.run(r.operation, r.registration, r.state, r.payload);
       },
       delete: async (k: RecordKey) => {
         del.run(k.operation, k.registration, k.state);
@@ -202,10 +163,8 @@ export class SqliteStore implements VehicleStore {
       replaceOperation: async (operation: string) => {
         if (replace !== 'all') dropOperation.run(operation);
       },
-      commit: async (o?: CommitOptions | string) => {
+      commit: async () => {
         if (!open) return;
-        const version = typeof o === 'string' ? o : o?.preparedVersion;
-        if (version !== undefined) this.setPreparedVersion(version);
         if (options.sample) this.db.prepare("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING").run();
         else this.db.prepare("DELETE FROM meta WHERE key = 'sample'").run();
         finish('COMMIT');

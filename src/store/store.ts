@@ -16,32 +16,17 @@ export interface RecordKey {
 }
 
 export interface StoredRecord extends RecordKey {
-  /** JSON text: the vehicle object, or the MOT object for UKMOT. */
+  /**
+   * JSON text: the vehicle object, or the MOT object for UKMOT, as the import wrote it. It is the
+   * record's only stored form: answers are written from it at lookup (transport/answers.ts), so a
+   * record costs its payload and its key, about the size of its import line.
+   */
   readonly payload: string;
-  /** The record's answers, made when it was written (see PreparedForms); absent when not made. */
-  readonly prepared?: string | null;
 }
 
-/** What a lookup reads: the payload, and the prepared answers when the record has them. */
+/** What a lookup reads: the payload. */
 export interface FoundRecord {
   readonly payload: string;
-  readonly prepared: string | null;
-}
-
-/**
- * A record's answers made once, when the record is written, so that a lookup reads its answer
- * instead of building it (transport/prepared.ts makes them; to the store they are opaque text).
- */
-export interface PreparedForms {
-  /** How the answers are made: answers stored under another version are stale and made anew. */
-  readonly version: string;
-  /**
-   * A record's answers, or null to leave it to be answered by building them per lookup. `value`,
-   * when given, is JSON.parse(payload) already made by the caller (an import has it), to save a parse.
-   */
-  make(operation: string, payload: string, value?: unknown): string | null;
-  /** The module and export these forms can be loaded from again, for a worker thread (a function cannot be sent to one). */
-  readonly source?: { readonly module: string; readonly name: string };
 }
 
 /**
@@ -60,15 +45,6 @@ export interface ImportOptions {
    * the sample (holdsOnlySample), until a batch without this flag commits.
    */
   readonly sample?: boolean;
-}
-
-export interface CommitOptions {
-  /**
-   * Every record in the store after the commit has its answers made under this version (the
-   * caller knows it: the store was empty, or already at that version, or the batch replaced all,
-   * and every put carried answers); the store records it (see preparedVersion).
-   */
-  readonly preparedVersion?: string;
 }
 
 /**
@@ -90,11 +66,8 @@ export interface ImportBatch {
    * operation's first line, so the file is read once).
    */
   replaceOperation(operation: string): Promise<void>;
-  /**
-   * Makes the batch visible, atomically, and ends it. A string argument is the same as
-   * { preparedVersion } (older callers).
-   */
-  commit(options?: CommitOptions | string): Promise<void>;
+  /** Makes the batch visible, atomically, and ends it. */
+  commit(): Promise<void>;
   /** Drops everything the batch did, and ends it. Harmless after commit or a second rollback. */
   rollback(): Promise<void>;
 }
@@ -105,15 +78,6 @@ export type Progress = (done: number, total: number) => void;
 export interface VehicleStore extends AccountStore {
   /** The record with that key, or null when there is none. */
   get(key: RecordKey): Promise<FoundRecord | null>;
-  /** The version every stored record's prepared answers were made under, or null when that is not known. */
-  preparedVersion(): Promise<string | null>;
-  /** Makes every record's answers anew, in one transaction, and records their version; returns the records done. */
-  prepareAll(forms: PreparedForms): Promise<number>;
-  /**
-   * Makes the answers of the records that have none (written without them, or by a writer that
-   * changed the payload and not the answers), where the stored version is already forms.version.
-   */
-  prepareMissing(forms: PreparedForms): Promise<number>;
   /** Counts every record: a full pass over the key index, for tools and tests, not the request path. */
   count(): Promise<number>;
   /** Whether any record is held: one index probe, at any size. */
@@ -126,7 +90,7 @@ export interface VehicleStore extends AccountStore {
    * Every record, in key order (operation, registration, state, compared by Unicode code point,
    * i.e. SQLite's BINARY or PostgreSQL's COLLATE "C"), from one consistent snapshot, a page at a
    * time: memory does not grow with the store. Writers are not blocked while it runs. Each record
-   * carries its key and payload, not its prepared answers (export has no use for them).
+   * carries its key and payload.
    */
   records(): AsyncIterable<StoredRecord>;
   /**
@@ -136,13 +100,4 @@ export interface VehicleStore extends AccountStore {
   backup?(dest: string, progress?: Progress): Promise<void>;
 
   close(): Promise<void>;
-}
-
-/**
- * Brings a store's prepared answers up to `forms`: every record's made anew when they were made
- * under another version (or none is recorded), otherwise those of the records that have none.
- */
-export async function updatePrepared(store: VehicleStore, forms: PreparedForms): Promise<{ records: number; all: boolean }> {
-  if ((await store.preparedVersion()) === forms.version) return { records: await store.prepareMissing(forms), all: false };
-  return { records: await store.prepareAll(forms), all: true };
 }

@@ -12,7 +12,7 @@ import { bodyIfArrived, checkCharset, decodeUtf8, endIfArrived, hasBody, parseMe
 import { contextOf, note, noteUsername } from './context';
 import { callerOf } from './forwarded';
 import { sendPlainError } from './plain';
-import { resultInner } from './prepared';
+import { resultInner } from './answers';
 import { httpResultXml } from './xml';
 
 export interface HttpDeps {

@@ -16,7 +16,7 @@ import { bodyIfArrived, checkCharset, decodeUtf8, parseMediaType, readBody, type
 import { contextOf, note, noteUsername } from './context';
 import { callerOf } from './forwarded';
 import { sendPlainError } from './plain';
-import { resultInner } from './prepared';
+import { resultInner } from './answers';
 import { escapeAttr, escapeText, soapResponseXml } from './xml';
 import { scanEnvelope, XmlRejected } from './xmlguard';
 

@@ -14,7 +14,6 @@ import { exportLine, exportRecords } from '../../src/data/export';
 import { importFile, importStream, type ImportOptions } from '../../src/data/import';
 import { createLogger } from '../../src/ops/logger';
 import { SqliteStore } from '../../src/store/sqlite';
-import { PREPARED_FORMS } from '../../src/transport/prepared';
 import { call } from '../helpers/call';
 import { startServer, type TestServer } from '../helpers/server';
 
@@ -22,7 +21,7 @@ const car = (description: string) => ({ Description: description, RegistrationYe
 const check = (reg: string, description: string) => JSON.stringify({ operation: 'Check', registration: reg, vehicle: car(description) });
 const usa = (reg: string, description: string) => JSON.stringify({ operation: 'CheckUSA', registration: reg, state: 'CA', vehicle: car(description) });
 const ndjson = (...lines: string[]) => Readable.from([lines.join('\n') + '\n']);
-const run = (store: SqliteStore, options: ImportOptions, ...lines: string[]) => importStream(store, ndjson(...lines), { forms: PREPARED_FORMS, ...options });
+const run = (store: SqliteStore, options: ImportOptions, ...lines: string[]) => importStream(store, ndjson(...lines), options);
 const description = async (store: SqliteStore, operation: string, registration: string, state = '') => {
   const r = await store.get({ operation, registration, state });
   return r ? (JSON.parse(r.payload) as { Description: string }).Description : null;
@@ -175,7 +174,7 @@ describe('a replacing import while a server answers from the same file', () => {
     const importer = new SqliteStore(db); // its own connection, as `reglookup import` in another process
     const input = new PassThrough();
     let read = 0;
-    const done = importStream(importer, input, { forms: PREPARED_FORMS, replace: 'all', onBytes: (b) => (read = b) });
+    const done = importStream(importer, input, { replace: 'all', onBytes: (b) => (read = b) });
     input.write(check('LIVE1', 'NEW LIVE') + '\n');
     for (let i = 0; i < 2000; i++) input.write(check(`NEW${i}`, `NEW ${i}`) + '\n');
     // Let the importer write what it has been given, with the batch still open.
@@ -217,7 +216,7 @@ describe('export', () => {
 
   test('export, import --replace-all into an empty store, export again: the same bytes', async () => {
     const a = new SqliteStore(path.join(dir, 'export-a.db'));
-    expect((await importFile(a, SAMPLE_FILE, { forms: PREPARED_FORMS })).committed).toBe(true);
+    expect((await importFile(a, SAMPLE_FILE, {})).committed).toBe(true);
     // Over two worker threads, as `reglookup import` runs here, and over several runs of lines: a
     // key repeated in a later run must still win.
     const many = Array.from({ length: 1500 }, (_, i) => check(`MANY${i}`, `MANY ${i}`));
@@ -232,7 +231,7 @@ describe('export', () => {
     await a.close();
 
     const b = new SqliteStore(path.join(dir, 'export-b.db'));
-    const report = await importFile(b, first, { forms: PREPARED_FORMS, replace: 'all', workers: 2 });
+    const report = await importFile(b, first, { replace: 'all', workers: 2 });
     expect(report).toMatchObject({ committed: true, imported: n, repeated: 0 });
     const chunks: Buffer[] = [];
     const out = new PassThrough();

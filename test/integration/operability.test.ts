@@ -152,7 +152,6 @@ describe('/metrics', () => {
     expect(sample(text, 'reglookup_store_query_duration_seconds_count')).toBe(3);
     expect(sample(text, 'reglookup_imports_total{result="committed"}')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'reglookup_imported_records_total')).toBeGreaterThan(0);
-    expect(text).toContain('\nreglookup_prepared_records_total ');
     expect(text).toContain('\nnodejs_eventloop_lag_seconds ');
     expect(text).toContain('\nprocess_cpu_user_seconds_total ');
     expect(sample(text, `reglookup_build_info{version="${PACKAGE_VERSION}"}`)).toBe(1);

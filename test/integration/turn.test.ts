@@ -4,7 +4,6 @@
 
 import { Readable } from 'node:stream';
 import { importStream } from '../../src/data/import';
-import { PREPARED_FORMS } from '../../src/transport/prepared';
 import { call, TRANSPORTS } from '../helpers/call';
 import { envelope, soapHeaders } from '../helpers/soap';
 import { startServer, type TestServer } from '../helpers/server';
@@ -17,7 +16,7 @@ let srv: TestServer;
 beforeAll(async () => {
   srv = await startServer();
   const lines = Array.from({ length: COUNT }, (_, i) => JSON.stringify({ operation: 'Check', registration: reg(i), vehicle: { Description: description(i), ABICode: String(90000000 + i) } }) + '\n');
-  const report = await importStream(srv.store, Readable.from(lines), { forms: PREPARED_FORMS });
+  const report = await importStream(srv.store, Readable.from(lines), {});
   expect(report.committed).toBe(true);
 });
 afterAll(() => srv.close());

@@ -10,7 +10,6 @@ import { exportRecords } from '../../src/data/export';
 import { importStream, type ImportOptions } from '../../src/data/import';
 import { createLogger } from '../../src/ops/logger';
 import type { StoredRecord, VehicleStore } from '../../src/store/store';
-import { PREPARED_FORMS } from '../../src/transport/prepared';
 import { open, STORE_KINDS } from './stores';
 
 jest.setTimeout(60_000);
@@ -19,7 +18,7 @@ const car = (description: string) => ({ Description: description, RegistrationYe
 const check = (reg: string, description: string) => JSON.stringify({ operation: 'Check', registration: reg, vehicle: car(description) });
 const usa = (reg: string, description: string) => JSON.stringify({ operation: 'CheckUSA', registration: reg, state: 'CA', vehicle: car(description) });
 const ndjson = (...lines: string[]) => Readable.from([lines.join('\n') + '\n']);
-const run = (store: VehicleStore, options: ImportOptions, ...lines: string[]) => importStream(store, ndjson(...lines), { forms: PREPARED_FORMS, ...options });
+const run = (store: VehicleStore, options: ImportOptions, ...lines: string[]) => importStream(store, ndjson(...lines), options);
 const description = async (store: VehicleStore, operation: string, registration: string, state = '') => {
   const r = await store.get({ operation, registration, state });
   return r ? (JSON.parse(r.payload) as { Description: string }).Description : null;
@@ -113,7 +112,7 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     const reader = open(url);
     try {
       const input = new PassThrough();
-      const done = importStream(store, input, { forms: PREPARED_FORMS, replace: 'all' });
+      const done = importStream(store, input, { replace: 'all' });
       input.write(check('LIVE1', 'NEW LIVE') + '\n');
       for (let i = 0; i < 2000; i++) input.write(check(`NEW${i}`, `NEW ${i}`) + '\n');
       for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
@@ -197,7 +196,7 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('export | import fro
       await run(from, {}, check('ÜNÏCÖDE 1', 'Ünïcödé & <tags> "quotes"\ttab'), usa('9XYZ999', 'TX CAR'), ...many);
       const text = await exported(from);
       expect(text.length).toBeGreaterThan(1000);
-      const report = await importStream(to, Readable.from([text]), { forms: PREPARED_FORMS, replace: 'all' });
+      const report = await importStream(to, Readable.from([text]), { replace: 'all' });
       expect(report).toMatchObject({ committed: true, imported: await from.count() });
       expect(await exported(to)).toBe(text);
     } finally {

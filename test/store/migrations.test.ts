@@ -6,7 +6,6 @@ import { spawnSync } from 'node:child_process';
 import { PostgresStore } from '../../src/store/postgres';
 import { runCli, serveCli } from '../helpers/process';
 import { startServer } from '../helpers/server';
-import { updatePrepared } from '../../src/store/store';
 import { describePostgres, sqlIn, testSchema } from '../helpers/postgres';
 
 describePostgres('PostgreSQL migrations', () => {
@@ -31,19 +30,37 @@ describePostgres('PostgreSQL migrations', () => {
 
     const store = new PostgresStore(s.url);
     const report = await store.migrate();
-    expect(report.applied.map((m) => m.version)).toEqual([2, 3]);
-    expect(report.version).toBe(3);
-    expect(await store.get({ operation: 'Check', registration: 'OLD1', state: '' })).toEqual({ payload: '{"Description":"kept"}', prepared: null });
+    expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4]);
+    expect(report.version).toBe(4);
+    expect(await store.get({ operation: 'Check', registration: 'OLD1', state: '' })).toEqual({ payload: '{"Description":"kept"}' });
     // An account written before the account settings existed takes their defaults, and is charged as any other.
     expect(await store.getAccount('kept')).toEqual({ username: 'kept', credits: 7, dailyLimit: null, rate: null, allow: [], enabled: true });
     expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
-    // The upgraded store prepares the old record's answers, as start-up does.
-    await updatePrepared(store, { version: 'v', make: (_op, p) => `made from ${p}` });
-    expect((await store.get({ operation: 'Check', registration: 'OLD1', state: '' }))?.prepared).toBe('made from {"Description":"kept"}');
 
     const again = await store.migrate();
-    expect(again).toEqual({ applied: [], version: 3 });
-    expect(await sqlIn(s.schema, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(again).toEqual({ applied: [], version: 4 });
+    expect(await sqlIn(s.schema, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+    await store.close();
+  });
+
+  test('a database at schema version 3, records stored with prepared answers: version 4 drops them, the records read and import as before', async () => {
+    const s = fresh();
+    const old = new PostgresStore(s.url, { migrate: false });
+    expect((await old.migrate(3)).version).toBe(3);
+    await old.close();
+    await sqlIn(s.schema, "INSERT INTO records (operation, registration, state, payload, prepared) VALUES ('Check', 'OLD3', '', '{\"Description\":\"kept\"}', 'an answer')");
+    await sqlIn(s.schema, "INSERT INTO meta (key, value) VALUES ('prepared_version', 'abc')");
+    const store = new PostgresStore(s.url);
+    expect((await store.migrate()).applied.map((m) => m.version)).toEqual([4]);
+    expect(await sqlIn(s.schema, "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'records' ORDER BY ordinal_position")).toEqual(
+      ['id', 'operation', 'registration', 'state', 'payload'].map((column_name) => ({ column_name })),
+    );
+    expect(await sqlIn(s.schema, "SELECT key FROM meta WHERE key = 'prepared_version'")).toEqual([]);
+    expect(await store.get({ operation: 'Check', registration: 'OLD3', state: '' })).toEqual({ payload: '{"Description":"kept"}' });
+    const batch = await store.beginImport();
+    await batch.put({ operation: 'Check', registration: 'OLD3', state: '', payload: '{"Description":"new"}' });
+    await batch.commit();
+    expect(await store.get({ operation: 'Check', registration: 'OLD3', state: '' })).toEqual({ payload: '{"Description":"new"}' });
     await store.close();
   });
 
@@ -51,7 +68,7 @@ describePostgres('PostgreSQL migrations', () => {
     const s = fresh();
     const stores = Array.from({ length: 5 }, () => new PostgresStore(s.url));
     const reports = await Promise.all(stores.map((st) => st.migrate()));
-    expect(reports.flatMap((r) => r.applied.map((m) => m.version)).sort()).toEqual([1, 2, 3]);
+    expect(reports.flatMap((r) => r.applied.map((m) => m.version)).sort()).toEqual([1, 2, 3, 4]);
     expect(await Promise.all(stores.map((st) => st.isEmpty()))).toEqual([true, true, true, true, true]);
     await Promise.all(stores.map((st) => st.close()));
   });
@@ -73,7 +90,7 @@ describePostgres('PostgreSQL migrations', () => {
       const lines = run.stdout().split('\n');
       const applied = lines.findIndex((l) => l.includes('"message":"applied migrations"'));
       expect(applied).toBeGreaterThanOrEqual(0);
-      expect(JSON.parse(lines[applied])).toMatchObject({ versions: [1, 2, 3], version: 3 });
+      expect(JSON.parse(lines[applied])).toMatchObject({ versions: [1, 2, 3, 4], version: 4 });
       expect(applied).toBeLessThan(lines.findIndex((l) => l.includes('"message":"listening"')));
     } finally {
       run.child.kill('SIGTERM');
@@ -104,10 +121,10 @@ describePostgres('PostgreSQL migrations', () => {
     const first = run();
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
-    expect(first.stdout).toMatch(/^applied 1: .+\napplied 2: .+\napplied 3: .+\n.*schema version 3\n$/);
+    expect(first.stdout).toMatch(/^applied 1: .+\napplied 2: .+\napplied 3: .+\napplied 4: .+\n.*schema version 4\n$/);
     const second = run();
     expect(second.status).toBe(0);
-    expect(second.stdout).toMatch(/schema version 3, nothing to apply\n$/);
+    expect(second.stdout).toMatch(/schema version 4, nothing to apply\n$/);
   });
 });
 

@@ -10,7 +10,6 @@ import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { SqliteStore } from '../../src/store/sqlite';
 import { openStore, isMigratable } from '../../src/store/open';
-import { updatePrepared } from '../../src/store/store';
 import { CLI, runCli } from '../helpers/process';
 
 /** The first releases' schema (before prepared answers and account settings). */
@@ -91,9 +90,9 @@ function sql<T>(file: string, text: string): T[] {
 }
 
 /** Every table's columns (name, type, not null, default, key) and every index and trigger, by name. */
-function schemaOf(file: string): unknown {
+function schemaOf(file: string): { objects: { type: string; name: string; tbl_name: string }[]; tables: { table: string; columns: { name: string }[] }[] } {
   const objects = sql<{ type: string; name: string; tbl_name: string }>(file, "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name <> 'schema_version' ORDER BY name");
-  const tables = objects.filter((o) => o.type === 'table').map((o) => ({ table: o.name, columns: sql(file, `PRAGMA table_info(${o.name})`) }));
+  const tables = objects.filter((o) => o.type === 'table').map((o) => ({ table: o.name, columns: sql<{ name: string }>(file, `PRAGMA table_info(${o.name})`) }));
   return { objects, tables };
 }
 
@@ -105,25 +104,30 @@ describe('SQLite migrations', () => {
     const store = new SqliteStore(file);
     expect(isMigratable(store)).toBe(true);
     const first = await store.migrate();
-    expect(first.applied.map((m) => m.version)).toEqual([1, 2, 3]);
-    expect(first.version).toBe(3);
-    expect(await store.migrate()).toEqual({ applied: [], version: 3 });
+    expect(first.applied.map((m) => m.version)).toEqual([1, 2, 3, 4]);
+    expect(first.version).toBe(4);
+    expect(await store.migrate()).toEqual({ applied: [], version: 4 });
     await store.close();
     const again = new SqliteStore(file);
-    expect(await again.migrate()).toEqual({ applied: [], version: 3 });
+    expect(await again.migrate()).toEqual({ applied: [], version: 4 });
     await again.close();
-    expect(sql(file, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(sql(file, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
   });
 
-  test('a new file ends up with the same tables, columns, indexes and triggers as the previous release created', async () => {
+  test('a file the unversioned release created, upgraded, has the same tables, columns, indexes and triggers as a new file', async () => {
     const migrated = newFile();
     await new SqliteStore(migrated).close();
-    expect(schemaOf(migrated)).toEqual(schemaOf(newFile(UNVERSIONED_CURRENT_DDL)));
+    const upgraded = newFile(UNVERSIONED_CURRENT_DDL);
+    await new SqliteStore(upgraded).close();
+    expect(schemaOf(upgraded)).toEqual(schemaOf(migrated));
+    // Step 4 left each record its key and payload only: no stored answers, no trigger keeping them.
+    expect(schemaOf(migrated).tables.find((t) => t.table === 'records')?.columns.map((c) => c.name)).toEqual(['id', 'operation', 'registration', 'state', 'payload']);
+    expect(schemaOf(migrated).objects.map((o) => o.name)).not.toContain('records_prepared_follows_payload');
   });
 
   test('sqlite::memory: is migrated and serves', async () => {
     const store = openStore('sqlite::memory:');
-    expect(isMigratable(store) && (await store.migrate()).version).toBe(3);
+    expect(isMigratable(store) && (await store.migrate()).version).toBe(4);
     expect(await store.isEmpty()).toBe(true);
     await store.close();
   });
@@ -137,36 +141,35 @@ describe('SQLite migrations', () => {
 
     const store = new SqliteStore(file);
     const report = await store.migrate();
-    expect(report.applied.map((m) => m.version)).toEqual([2, 3]);
-    expect(report.version).toBe(3);
-    expect(await store.get(KEY)).toEqual({ payload: '{"Description":"kept"}', prepared: null });
+    expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4]);
+    expect(report.version).toBe(4);
+    expect(await store.get(KEY)).toEqual({ payload: '{"Description":"kept"}' });
     expect(await store.getAccount('kept')).toEqual({ username: 'kept', credits: 7, dailyLimit: null, rate: null, allow: [], enabled: true });
     expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
     await store.addUsage([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
     expect(await store.usage('kept', '2026-01-01')).toEqual([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
-    // The old record is prepared as start-up does, and a later payload change drops its answers (v2's trigger).
-    await updatePrepared(store, { version: 'v', make: (_op, p) => `made from ${p}` });
-    expect((await store.get(KEY))?.prepared).toBe('made from {"Description":"kept"}');
     const raw = new Database(file);
     raw.prepare("UPDATE records SET payload = '{\"Description\":\"changed\"}' WHERE registration = 'OLD1'").run();
     raw.close();
     await new Promise((r) => setImmediate(r)); // past the shared read of this event-loop turn
-    expect(await store.get(KEY)).toEqual({ payload: '{"Description":"changed"}', prepared: null });
-    expect(await store.migrate()).toEqual({ applied: [], version: 3 });
+    expect(await store.get(KEY)).toEqual({ payload: '{"Description":"changed"}' });
+    expect(await store.migrate()).toEqual({ applied: [], version: 4 });
     await store.close();
-    expect(sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version)).toEqual([1, 2, 3]);
+    expect(sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version)).toEqual([1, 2, 3, 4]);
   });
 
-  test('a file created by the previous release (every column, no schema_version) is recognised as current', async () => {
+  test('a file created by the unversioned release (prepared answers, no schema_version) is recognised as version 3 and upgraded', async () => {
     const file = newFile(UNVERSIONED_CURRENT_DDL);
     const db = new Database(file);
     db.prepare("INSERT INTO records (operation, registration, state, payload, prepared) VALUES ('Check', 'OLD1', '', '{}', 'ready')").run();
+    db.prepare("INSERT INTO meta (key, value) VALUES ('prepared_version', 'abc')").run();
     db.close();
     const store = new SqliteStore(file);
-    expect(await store.migrate()).toEqual({ applied: [], version: 3 });
-    expect(await store.get(KEY)).toEqual({ payload: '{}', prepared: 'ready' });
+    expect(await store.migrate()).toEqual({ applied: [expect.objectContaining({ version: 4 })], version: 4 });
+    expect(await store.get(KEY)).toEqual({ payload: '{}' });
     await store.close();
-    expect(sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version)).toEqual([1, 2, 3]);
+    expect(sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version)).toEqual([1, 2, 3, 4]);
+    expect(sql(file, "SELECT key FROM meta WHERE key = 'prepared_version'")).toEqual([]);
   });
 
   test('a file already up to date opens while another process holds the write lock (a long import)', async () => {
@@ -207,9 +210,9 @@ describe('SQLite migrations', () => {
     const first = run();
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
-    expect(first.stdout).toMatch(/^applied 2: .+\napplied 3: .+\n.*schema version 3\n$/);
+    expect(first.stdout).toMatch(/^applied 2: .+\napplied 3: .+\napplied 4: .+\n.*schema version 4\n$/);
     const second = run();
     expect(second.status).toBe(0);
-    expect(second.stdout).toMatch(/schema version 3, nothing to apply\n$/);
+    expect(second.stdout).toMatch(/schema version 4, nothing to apply\n$/);
   });
 });

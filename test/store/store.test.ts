@@ -3,14 +3,9 @@
 
 import { Readable } from 'node:stream';
 import { importStream } from '../../src/data/import';
-import { updatePrepared, type PreparedForms, type VehicleStore } from '../../src/store/store';
+import type { VehicleStore } from '../../src/store/store';
 import { SAMPLE } from '../helpers/sample';
 import { open, STORE_KINDS } from './stores';
-
-/** Answers that say which payload and version they were made from, so a stale one is visible. */
-function forms(version: string): PreparedForms {
-  return { version, make: (operation, payload) => `${version}:${operation}:${payload}` };
-}
 
 describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, kind) => {
   let url: string;
@@ -32,7 +27,7 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     await batch.commit();
     expect(await store.count()).toBe(3);
     expect(await store.isEmpty()).toBe(false);
-    expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'CA' })).toEqual({ payload: '{"n":4}', prepared: null });
+    expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'CA' })).toEqual({ payload: '{"n":4}' });
     expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'TX' })).toBeNull();
     expect(await store.get({ operation: 'CheckCanada', registration: 'A1', state: 'CA' })).toBeNull();
   });
@@ -52,9 +47,9 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
   test('text comes back byte for byte: tabs, newlines, backslashes, quotes, CJK, emoji', async () => {
     const payload = JSON.stringify({ Description: 'tab\there\nline\\back "q" \u4eac A12345 \u{1F697}' }) + '\t\\N\r\n';
     const batch = await store.beginImport();
-    await batch.put({ operation: 'CheckChina', registration: '\u4eacA12345', state: '', payload, prepared: 'a\\b\tc\nd' });
+    await batch.put({ operation: 'CheckChina', registration: '\u4eacA12345', state: '', payload });
     await batch.commit();
-    expect(await store.get({ operation: 'CheckChina', registration: '\u4eacA12345', state: '' })).toEqual({ payload, prepared: 'a\\b\tc\nd' });
+    expect(await store.get({ operation: 'CheckChina', registration: '\u4eacA12345', state: '' })).toEqual({ payload });
   });
 
   test('another instance on the same store sees none of an import until it commits, then all of it', async () => {
@@ -90,33 +85,23 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
 
   test('the bundled sample file imports whole, and a file with one bad line imports nothing', async () => {
     const text = SAMPLE.map((r) => JSON.stringify(r)).join('\n') + '\n';
-    const report = await importStream(store, Readable.from([text]), { forms: forms('v1') });
+    const report = await importStream(store, Readable.from([text]));
     expect(report.committed).toBe(true);
     expect(report.imported).toBe(SAMPLE.length);
     expect(await store.count()).toBe(SAMPLE.length);
-    const bad = await importStream(store, Readable.from(['{"operation":"Check","registration":"NEW1","vehicle":{"Description":"x"}}\n{"operation":"Nope"}\n']), { forms: forms('v1') });
+    const bad = await importStream(store, Readable.from(['{"operation":"Check","registration":"NEW1","vehicle":{"Description":"x"}}\n{"operation":"Nope"}\n']));
     expect(bad.committed).toBe(false);
     expect(await store.get({ operation: 'Check', registration: 'NEW1', state: '' })).toBeNull();
   });
 
-  test('prepared answers: made on import, dropped when another writer changes the payload, made again', async () => {
+  test('a record changed by another writer is read in its new form at once', async () => {
     const key = { operation: 'Check', registration: 'P1', state: '' };
     const text = '{"operation":"Check","registration":"P1","vehicle":{"Description":"one"}}\n';
-    await importStream(store, Readable.from([text]), { forms: forms('v1') });
-    expect(await store.preparedVersion()).toBe('v1');
-    const first = await store.get(key);
-    expect(first?.prepared).toBe(`v1:Check:${first?.payload}`);
-
+    await importStream(store, Readable.from([text]));
+    expect(await store.get(key)).toEqual({ payload: '{"Description":"one"}' });
     await kind.rawSetPayload(url, key, '{"Description":"two"}');
-    expect(await store.get(key)).toEqual({ payload: '{"Description":"two"}', prepared: null });
-    expect(await updatePrepared(store, forms('v1'))).toEqual({ records: 1, all: false });
-    expect((await store.get(key))?.prepared).toBe('v1:Check:{"Description":"two"}');
-
-    // Another version of the answers: every record is made anew, and the version recorded.
-    expect(await updatePrepared(store, forms('v2'))).toEqual({ records: 1, all: true });
-    expect(await store.preparedVersion()).toBe('v2');
-    expect((await store.get(key))?.prepared).toBe('v2:Check:{"Description":"two"}');
-    expect(await updatePrepared(store, forms('v2'))).toEqual({ records: 0, all: false });
+    await new Promise((r) => setImmediate(r)); // SQLite: another connection's commit is seen from the next turn
+    expect(await store.get(key)).toEqual({ payload: '{"Description":"two"}' });
   });
 
   test('accounts: saved, listed in code-point order of their names, changed, removed', async () => {

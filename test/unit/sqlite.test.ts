@@ -29,7 +29,7 @@ test('records with the same key replace each other; keys differ by operation and
   await batch.commit();
   expect(await store.count()).toBe(3);
   expect(await store.isEmpty()).toBe(false);
-  expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'CA' })).toEqual({ payload: '{"n":4}', prepared: null });
+  expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'CA' })).toEqual({ payload: '{"n":4}' });
   expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'TX' })).toBeNull();
   await store.close();
 });

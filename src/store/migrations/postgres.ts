@@ -77,4 +77,18 @@ CREATE INDEX IF NOT EXISTS usage_day ON usage (day);
 CREATE INDEX IF NOT EXISTS records_key_c ON records (operation COLLATE "C", registration COLLATE "C", state COLLATE "C");
 `,
   },
+  {
+    version: 4,
+    name: 'answers written at lookup: stored answers dropped',
+    sql: `
+-- A record is its key and its payload: the answers are written from the payload at lookup, so the
+-- prepared column, its index and the trigger that kept it in step go. (Dropping a column is a
+-- catalogue change in PostgreSQL: the space comes back as rows are rewritten, or with VACUUM FULL.)
+DROP TRIGGER IF EXISTS records_prepared_follows_payload ON records;
+DROP FUNCTION IF EXISTS records_prepared_follows_payload();
+DROP INDEX IF EXISTS records_unprepared;
+ALTER TABLE records DROP COLUMN IF EXISTS prepared;
+DELETE FROM meta WHERE key = 'prepared_version';
+`,
+  },
 ];

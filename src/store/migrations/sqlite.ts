@@ -15,6 +15,8 @@ import { MigrationError, migrateSync, type Migration, type MigrationReport, type
 export interface SqliteMigration extends Migration {
   /** Columns the step adds, [table, column, definition], each added only if the table lacks it; before `sql`. */
   readonly columns?: readonly (readonly [string, string, string])[];
+  /** Columns the step drops, [table, column], each only where the table has it; after `sql`. */
+  readonly dropColumns?: readonly (readonly [string, string])[];
 }
 
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
@@ -84,6 +86,19 @@ CREATE TABLE IF NOT EXISTS usage (
 CREATE INDEX IF NOT EXISTS usage_day ON usage (day);
 `,
   },
+  {
+    version: 4,
+    name: 'answers written at lookup: stored answers dropped',
+    // A record is its key and its payload: answers are written from the payload at lookup. The
+    // index and trigger name the column, so they go first. Dropping the column rewrites every row;
+    // the pages it frees are reused by later imports (VACUUM returns them to the file system).
+    sql: `
+DROP TRIGGER IF EXISTS records_prepared_follows_payload;
+DROP INDEX IF EXISTS records_unprepared;
+DELETE FROM meta WHERE key = 'prepared_version';
+`,
+    dropColumns: [['records', 'prepared']],
+  },
 ];
 
 function columnsOf(db: Database.Database, table: string): Set<string> {
@@ -107,7 +122,11 @@ export function inferVersion(db: Database.Database): number {
   }
   const present = (m: SqliteMigration): boolean => {
     const named = [...m.sql.matchAll(/CREATE (?:UNIQUE )?(?:TABLE|INDEX|TRIGGER) IF NOT EXISTS (\w+)/g)].map((x) => x[1]);
-    return named.every((n) => objects.has(n)) && (m.columns ?? []).every(([t, c]) => objects.has(t) && columnsOf(db, t).has(c));
+    return (
+      named.every((n) => objects.has(n)) &&
+      (m.columns ?? []).every(([t, c]) => objects.has(t) && columnsOf(db, t).has(c)) &&
+      (m.dropColumns ?? []).every(([t, c]) => objects.has(t) && !columnsOf(db, t).has(c))
+    );
   };
   let version = 0;
   for (const m of SQLITE_MIGRATIONS) {
@@ -161,6 +180,9 @@ export function migrateSqlite(db: Database.Database, upTo = Infinity, list: read
           if (!columnsOf(db, table).has(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
         }
         db.exec(m.sql);
+        for (const [table, column] of m.dropColumns ?? []) {
+          if (columnsOf(db, table).has(column)) db.exec(`ALTER TABLE ${table} DROP COLUMN ${column}`);
+        }
         db.prepare('INSERT INTO schema_version (version, name) VALUES (?, ?)').run(m.version, m.name);
         db.exec('RELEASE migration');
       } catch (e) {
