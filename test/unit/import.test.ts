@@ -41,6 +41,131 @@ describe('import: one line', () => {
   });
 });
 
+describe('import: the stored body', () => {
+  const payloadOf = (text: string) => {
+    const r = parseLine(text);
+    if (!r.ok || r.delete) throw new Error(`not a put: ${JSON.stringify(r)}`);
+    return r.record.payload;
+  };
+
+  test('a line laid out as export writes it keeps its body byte for byte (number forms, escapes)', () => {
+    const body = '{"Description":"A \\"quoted\\" \\/ name\\n","EngineSize":{"CurrentValue":1598,"CurrentTextValue":"1.60"},"Price":1.50}';
+    expect(payloadOf(`{"operation":"Check","registration":"AB12CDE","vehicle":${body}}`)).toBe(body);
+    const state = '{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":{"Description":"X"}}';
+    expect(payloadOf(state)).toBe('{"Description":"X"}');
+    const mot = '{"operation":"UKMOT","registration":"AB12CDE","mot":{"make":"FORD","tests":[]}}';
+    expect(payloadOf(mot)).toBe('{"make":"FORD","tests":[]}');
+  });
+
+  test('any other layout stores the body as JSON.stringify writes it', () => {
+    expect(payloadOf('{"registration":"AB12CDE","operation":"Check","vehicle":{"Description":"X"}}')).toBe('{"Description":"X"}');
+    expect(payloadOf('{"operation":"Check", "registration":"AB12CDE", "vehicle": { "Description" : "X" } }')).toBe('{"Description":"X"}');
+    expect(payloadOf('{"operation":"Check","registration":"ab12cde","vehicle":{"Description":"\\u0058"}}')).toBe('{"Description":"X"}');
+  });
+
+  test('a repeated top-level key stores what JSON.parse keeps (the last), as valid JSON', () => {
+    const twice = '{"operation":"Check","registration":"AB12CDE","vehicle":{"Description":"FIRST"},"vehicle":{"Description":"LAST"}}';
+    expect(JSON.parse(payloadOf(twice))).toEqual({ Description: 'LAST' });
+    const escaped = '{"operation":"Check","registration":"AB12CDE","vehicle":{"Description":"FIRST"},"veh\\u0069cle":{"Description":"LAST"}}';
+    expect(JSON.parse(payloadOf(escaped))).toEqual({ Description: 'LAST' });
+    const stateAfter = '{"operation":"CheckUSA","registration":"A1","state":"CA","vehicle":{"Description":"X"},"state":"NY"}';
+    const r = parseLine(stateAfter);
+    expect(r).toMatchObject({ ok: true, record: { state: 'NY' } });
+    if (r.ok && !r.delete) expect(JSON.parse(r.record.payload)).toEqual({ Description: 'X' });
+  });
+
+  test.each([
+    ['\\b', '{"operation":"Check","registration":"A1","vehicle":{"Description":"a\\bb"}}'],
+    ['\\f', '{"operation":"Check","registration":"A1","vehicle":{"CarMake":{"CurrentTextValue":"a\\fb"}}}'],
+    ['\\u0001', '{"operation":"UKMOT","registration":"A1","mot":{"tests":[{"Advisories":["a\\u0001b"]}]}}'],
+    ['\\uffff', '{"operation":"UKMOT","registration":"A1","mot":{"extendedInformation":[["\\uffff"]]}}'],
+    ['a lone surrogate', '{"operation":"Check","registration":"A1","vehicle":{"CarModel":"\\ud800"}}'],
+  ])('a character XML cannot carry, written as %s, is refused in every kind of value', (_name, text) => {
+    const r = parseLine(text);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.reason).toMatch(/XML cannot carry/);
+  });
+
+  test('a value over 8,192 characters is refused, in a vehicle and in an MOT history', () => {
+    for (const text of [
+      line({ operation: 'Check', registration: 'A1', vehicle: { Description: 'x'.repeat(8193) } }),
+      line({ operation: 'UKMOT', registration: 'A1', mot: { make: 'x'.repeat(8193) } }),
+    ]) {
+      const r = parseLine(text);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.reason).toMatch(/longer than 8192 characters/);
+    }
+    expect(parseLine(line({ operation: 'Check', registration: 'A1', vehicle: { Description: 'x'.repeat(8192) } })).ok).toBe(true);
+  });
+});
+
+describe('import: reading the bytes', () => {
+  let store: SqliteStore;
+  beforeEach(() => {
+    store = new SqliteStore(':memory:');
+  });
+  afterEach(() => store.close());
+  const rec = (reg: string, d = 'X') => line({ operation: 'Check', registration: reg, vehicle: { Description: d } });
+
+  test('a BOM, CRLF line ends, blank lines and a last line without a line break', async () => {
+    const text = '\ufeff' + rec('B1') + '\r\n\r\n' + rec('B2') + '\n   \n' + rec('B3');
+    const report = await importStream(store, Readable.from([Buffer.from(text, 'utf8')]));
+    expect(report).toMatchObject({ committed: true, lines: 5, imported: 3 });
+    expect((await store.get({ operation: 'Check', registration: 'B1', state: '' }))?.payload).toBe('{"Description":"X"}');
+    expect((await store.get({ operation: 'Check', registration: 'B3', state: '' }))?.payload).toBe('{"Description":"X"}');
+  });
+
+  test('a multi-byte character cut between two reads, and reads of one byte each', async () => {
+    const text = rec('M1', 'caf\u00e9 \u4eac \u{1F697}') + '\n' + rec('M2', '\u00e9') + '\n';
+    const bytes = Buffer.from(text, 'utf8');
+    const ones = Array.from(bytes, (b) => Buffer.from([b]));
+    for (const chunks of [[bytes.subarray(0, 60), bytes.subarray(60)], ones]) {
+      const report = await importStream(store, Readable.from(chunks));
+      expect(report).toMatchObject({ committed: true, imported: 2, errors: [] });
+      expect(JSON.parse((await store.get({ operation: 'Check', registration: 'M1', state: '' }))!.payload)).toEqual({ Description: 'caf\u00e9 \u4eac \u{1F697}' });
+    }
+  });
+
+  test('line numbers count across runs of the file, and a line too long to read is reported by its number', async () => {
+    const many = Array.from({ length: 3000 }, (_, i) => rec(`N${i}`, 'y'.repeat(400)));
+    many[2500] = '{"operation":"Nope"}';
+    const big = await importStream(store, Readable.from([many.join('\n') + '\n']), { workers: 1 });
+    expect(big.committed).toBe(false);
+    expect(big.errors).toEqual([{ line: 2501, reason: expect.stringMatching(/unknown operation "Nope"/) }]);
+
+    const huge = 'z'.repeat(5 * 1024 * 1024);
+    const withHuge = Buffer.from([rec('H1'), huge, rec('H2'), '{"operation":"Nope"}'].join('\n') + '\n');
+    // Read whole, and in reads of 64 KiB (as a file or a pipe gives them): the long line is never held whole.
+    const pieces = Array.from({ length: Math.ceil(withHuge.length / 65536) }, (_, i) => withHuge.subarray(i * 65536, (i + 1) * 65536));
+    for (const chunks of [[withHuge], pieces]) {
+      const report = await importStream(store, Readable.from(chunks));
+      expect(report.committed).toBe(false);
+      expect(report.lines).toBe(4);
+      expect(report.errors.map((e) => e.line)).toEqual([2, 4]);
+      expect(report.errors[0].reason).toMatch(/line is longer than/);
+    }
+    expect(await store.isEmpty()).toBe(true);
+  });
+
+  test('with and without worker threads, a file gives the same store and report', async () => {
+    const lines = Array.from({ length: 2000 }, (_, i) => (i % 7 === 3 ? line({ operation: 'Check', registration: `W${i - 1}`, delete: true }) : rec(`W${i % 1500}`, `v${i}`)));
+    const text = lines.join('\n') + '\n';
+    const other = new SqliteStore(':memory:');
+    const a = await importStream(store, Readable.from([text]), { workers: 0 });
+    const b = await importStream(other, Readable.from([text]), { workers: 2 });
+    expect(b).toEqual(a);
+    expect(a).toMatchObject({ committed: true, deleted: 286 });
+    expect(a.repeated).toBeGreaterThan(0);
+    const all = async (s: SqliteStore) => {
+      const out: unknown[] = [];
+      for await (const r of s.records()) out.push(r);
+      return out;
+    };
+    expect(await all(other)).toEqual(await all(store));
+    await other.close();
+  });
+});
+
 describe('import: a file', () => {
   let store: SqliteStore;
   beforeEach(() => {
