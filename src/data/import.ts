@@ -176,13 +176,14 @@ export async function importStream(store: VehicleStore, input: Readable, options
           if (!replaceAll) await batch.replaceOperation(operation);
           named.push(operation);
         }
-        if (seen.addHash(hashes[at >> 1], hashes[(at >> 1) + 1])) repeated++;
+        const repeat = seen.addHash(hashes[at >> 1], hashes[(at >> 1) + 1]);
+        if (repeat) repeated++;
         if (kind === DELETE) {
           await batch.delete(key);
           deleted++;
           continue;
         }
-        await batch.put({ operation, registration: key.registration, state: key.state, payload: text.slice(ends[at + 2], ends[at + 3]) });
+        await batch.put({ operation, registration: key.registration, state: key.state, payload: text.slice(ends[at + 2], ends[at + 3]) }, !repeat);
         imported++;
         byOperation[operation] = (byOperation[operation] ?? 0) + 1;
       }

@@ -11,7 +11,6 @@
 //   then all of the new ones;
 // - imports take one transaction-scoped advisory lock, so two imports into one database take turns.
 
-import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
@@ -68,6 +67,19 @@ export function parsePostgresUrl(url: string): { connectionString: string; schem
 
 function ident(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** Until the stream drains or fails (its failure is recorded by the stream's own error listener). */
+function drained(stream: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('error', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('error', done);
+  });
 }
 
 /** One field of COPY's text format. */
@@ -283,10 +295,13 @@ export class PostgresStore implements VehicleStore {
   }
 
   /**
-   * One transaction: puts and deletes stream through COPY into a staging table as they are made
-   * (memory stays flat), each row with its sequence number and a delete flag; commit reduces them
-   * to the last word on each key and applies, in that same transaction, first the replacement (the
-   * replaced operations' records that the batch does not put go), then the deletions, then the
+   * One transaction. Into a table that holds no records when it begins (a first load, a move from
+   * SQLite), records stream through COPY straight into `records` for as long as every put is a
+   * key's first in the batch (put's `fresh`) and nothing is deleted: one write a record. Otherwise,
+   * and from the first repeat or delete on, puts and deletes stream through COPY into a staging
+   * table (memory stays flat), each row with its sequence number and a delete flag; commit reduces
+   * them to the last word on each key and applies, in that same transaction, first the replacement
+   * (the replaced operations' records that the batch does not put go), then the deletions, then the
    * puts (unchanged records are left alone). Readers, on any connection, see the records as they
    * were until COMMIT, and never wait for it (MVCC).
    */
@@ -312,18 +327,26 @@ export class PostgresStore implements VehicleStore {
         client.release();
       }
     };
-    let copy: ReturnType<typeof copyFrom>;
+    let copy: ReturnType<typeof copyFrom> | null = null;
+    const startCopy = (sql: string) => {
+      const stream = client.query(copyFrom(sql));
+      stream.on('error', (e: Error) => {
+        copyError ??= e;
+      });
+      copy = stream;
+    };
+    /** 'direct': rows go into records; 'staged': into import_staging, merged at commit. */
+    let mode: 'direct' | 'staged';
+    let beganEmpty: boolean;
     try {
       await client.query('BEGIN');
       await client.query('SET LOCAL statement_timeout = 0');
       await client.query(this.lockKey(LOCK_WRITE), [this.lockName()]);
-      await client.query(
-        'CREATE TEMPORARY TABLE import_staging (seq BIGSERIAL, operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL, payload TEXT, del BOOLEAN NOT NULL) ON COMMIT DROP',
-      );
-      copy = client.query(copyFrom('COPY import_staging (operation, registration, state, payload, del) FROM STDIN'));
-      copy.on('error', (e: Error) => {
-        copyError ??= e;
-      });
+      // Under the write lock: no other import can add records before this one commits.
+      beganEmpty = (await client.query('SELECT 1 FROM records LIMIT 1')).rowCount === 0;
+      mode = beganEmpty ? 'direct' : 'staged';
+      if (mode === 'direct') startCopy('COPY records (operation, registration, state, payload) FROM STDIN');
+      else await this.beginStaging(client, startCopy);
     } catch (e) {
       await end('ROLLBACK').catch(() => undefined);
       throw e;
@@ -332,14 +355,17 @@ export class PostgresStore implements VehicleStore {
     const replaced = new Set<string>(options.replace === 'all' || options.replace === undefined ? [] : options.replace);
     let chunk = '';
     const flush = async () => {
-      if (chunk === '') return;
+      if (chunk === '' || copy === null) return;
       const text = chunk;
       chunk = '';
-      if (!copy.write(text)) await Promise.race([once(copy, 'drain'), once(copy, 'error')]);
+      if (!copy.write(text)) await drained(copy);
     };
     const stopCopy = async () => {
-      copy.end();
-      await finished(copy).catch((e: Error) => {
+      const stream = copy;
+      if (stream === null) return;
+      copy = null;
+      stream.end();
+      await finished(stream).catch((e: Error) => {
         copyError ??= e;
       });
     };
@@ -349,11 +375,26 @@ export class PostgresStore implements VehicleStore {
       chunk += line;
       if (chunk.length >= COPY_CHUNK) await flush();
     };
+    // From the first repeat or delete on, rows go to the staging table (what was copied stays).
+    const toStaging = async () => {
+      if (!open) throw new Error('this import has ended');
+      await flush();
+      await stopCopy();
+      if (copyError) throw copyError;
+      mode = 'staged';
+      await this.beginStaging(client, startCopy);
+    };
     const KEY_MATCH = 'f.operation = r.operation AND f.registration = r.registration AND f.state = r.state';
     return {
-      put: (r: StoredRecord) =>
-        add(`${copyField(r.operation)}\t${copyField(r.registration)}\t${copyField(r.state)}\t${copyField(r.payload)}\tf\n`),
-      delete: (k: RecordKey) => add(`${copyField(k.operation)}\t${copyField(k.registration)}\t${copyField(k.state)}\t\\N\tt\n`),
+      put: async (r: StoredRecord, fresh?: boolean) => {
+        const key = `${copyField(r.operation)}\t${copyField(r.registration)}\t${copyField(r.state)}\t${copyField(r.payload)}`;
+        if (mode === 'direct' && fresh !== true) await toStaging();
+        await add(mode === 'direct' ? `${key}\n` : `${key}\tf\n`);
+      },
+      delete: async (k: RecordKey) => {
+        if (mode === 'direct') await toStaging();
+        await add(`${copyField(k.operation)}\t${copyField(k.registration)}\t${copyField(k.state)}\t\\N\tt\n`);
+      },
       replaceOperation: async (operation: string) => {
         if (!open) throw new Error('this import has ended');
         replaced.add(operation);
@@ -364,28 +405,31 @@ export class PostgresStore implements VehicleStore {
           await flush();
           await stopCopy();
           if (copyError) throw copyError;
-          // The last word on each key: a later put or delete of the same key wins.
-          await client.query(
-            `CREATE TEMPORARY TABLE import_final ON COMMIT DROP AS
-               SELECT DISTINCT ON (operation, registration, state) operation, registration, state, payload, del
-                 FROM import_staging ORDER BY operation, registration, state, seq DESC`,
-          );
-          await client.query('ANALYZE import_final');
-          if (replaceAll || replaced.size > 0) {
+          if (mode === 'staged') {
+            // The last word on each key: a later put or delete of the same key wins.
             await client.query(
-              `DELETE FROM records r WHERE ${replaceAll ? 'true' : 'r.operation = ANY($1::text[])'}
-                 AND NOT EXISTS (SELECT 1 FROM import_final f WHERE NOT f.del AND ${KEY_MATCH})`,
-              replaceAll ? [] : [[...replaced]],
+              `CREATE TEMPORARY TABLE import_final ON COMMIT DROP AS
+                 SELECT DISTINCT ON (operation, registration, state) operation, registration, state, payload, del
+                   FROM import_staging ORDER BY operation, registration, state, seq DESC`,
+            );
+            await client.query('ANALYZE import_final');
+            // A table empty when the batch began holds only what this batch copied: nothing to replace.
+            if (!beganEmpty && (replaceAll || replaced.size > 0)) {
+              await client.query(
+                `DELETE FROM records r WHERE ${replaceAll ? 'true' : 'r.operation = ANY($1::text[])'}
+                   AND NOT EXISTS (SELECT 1 FROM import_final f WHERE NOT f.del AND ${KEY_MATCH})`,
+                replaceAll ? [] : [[...replaced]],
+              );
+            }
+            await client.query(`DELETE FROM records r USING import_final f WHERE f.del AND ${KEY_MATCH}`);
+            // Unchanged records are left alone: a re-import of the same file writes (almost) nothing.
+            await client.query(
+              `INSERT INTO records (operation, registration, state, payload)
+               SELECT operation, registration, state, payload FROM import_final WHERE NOT del
+               ON CONFLICT (operation, registration, state) DO UPDATE SET payload = EXCLUDED.payload
+               WHERE records.payload IS DISTINCT FROM EXCLUDED.payload`,
             );
           }
-          await client.query(`DELETE FROM records r USING import_final f WHERE f.del AND ${KEY_MATCH}`);
-          // Unchanged records are left alone: a re-import of the same file writes (almost) nothing.
-          await client.query(
-            `INSERT INTO records (operation, registration, state, payload)
-             SELECT operation, registration, state, payload FROM import_final WHERE NOT del
-             ON CONFLICT (operation, registration, state) DO UPDATE SET payload = EXCLUDED.payload
-             WHERE records.payload IS DISTINCT FROM EXCLUDED.payload`,
-          );
           if (options.sample) await client.query("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING");
           else await client.query("DELETE FROM meta WHERE key = 'sample'");
         } catch (e) {
@@ -402,6 +446,14 @@ export class PostgresStore implements VehicleStore {
         await end('ROLLBACK');
       },
     };
+  }
+
+  /** The batch's staging table, and a COPY into it. */
+  private async beginStaging(client: pg.PoolClient, startCopy: (sql: string) => void): Promise<void> {
+    await client.query(
+      'CREATE TEMPORARY TABLE import_staging (seq BIGSERIAL, operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL, payload TEXT, del BOOLEAN NOT NULL) ON COMMIT DROP',
+    );
+    startCopy('COPY import_staging (operation, registration, state, payload, del) FROM STDIN');
   }
 
   async holdsOnlySample(): Promise<boolean> {

@@ -56,8 +56,12 @@ export interface ImportOptions {
  * individual put may surface only at commit, which then rolls the batch back and rejects.
  */
 export interface ImportBatch {
-  /** Writes a record, replacing any with the same key. */
-  put(record: StoredRecord): Promise<void>;
+  /**
+   * Writes a record, replacing any with the same key. `fresh`: the caller vouches that no earlier
+   * put or delete of this batch had this key (an import knows: it counts repeated keys), which lets
+   * a store write the record more directly; without it a store must allow for a repeat.
+   */
+  put(record: StoredRecord, fresh?: boolean): Promise<void>;
   /** Removes the record with that key, if there is one (no error when there is none). */
   delete(key: RecordKey): Promise<void>;
   /**

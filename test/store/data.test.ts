@@ -68,6 +68,37 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     expect(await description(store, 'Check', 'K2')).toBe('back');
   });
 
+  test('into an empty store: fresh records, then a repeat, a deletion of an earlier record and more fresh ones, all as the file says', async () => {
+    const lines = [
+      ...Array.from({ length: 300 }, (_, i) => check(`E${i}`, `first ${i}`)),
+      check('E7', 'second 7'), // the first repeat
+      JSON.stringify({ operation: 'Check', registration: 'E8', delete: true }),
+      ...Array.from({ length: 300 }, (_, i) => check(`F${i}`, `fresh ${i}`)),
+      check('E7', 'third 7'),
+      JSON.stringify({ operation: 'Check', registration: 'F5', delete: true }),
+      check('F5', 'back 5'),
+    ];
+    const report = await run(store, {}, ...lines);
+    expect(report).toMatchObject({ committed: true, imported: 603, deleted: 2, repeated: 5 });
+    expect(await store.count()).toBe(599);
+    expect(await description(store, 'Check', 'E7')).toBe('third 7');
+    expect(await description(store, 'Check', 'E8')).toBeNull();
+    expect(await description(store, 'Check', 'E9')).toBe('first 9');
+    expect(await description(store, 'Check', 'F5')).toBe('back 5');
+    expect(await description(store, 'Check', 'F299')).toBe('fresh 299');
+  });
+
+  test('into an empty store: a batch whose puts carry no fresh hint, with a key put twice, keeps the last', async () => {
+    const batch = await store.beginImport();
+    await batch.put({ operation: 'Check', registration: 'H1', state: '', payload: '{"Description":"one"}' }, true);
+    await batch.put({ operation: 'Check', registration: 'H2', state: '', payload: '{"Description":"two"}' });
+    await batch.put({ operation: 'Check', registration: 'H2', state: '', payload: '{"Description":"three"}' });
+    await batch.commit();
+    expect(await description(store, 'Check', 'H1')).toBe('one');
+    expect(await description(store, 'Check', 'H2')).toBe('three');
+    expect(await store.count()).toBe(2);
+  });
+
   test('--replace: the operations the file names hold exactly its records; the others are untouched', async () => {
     await run(store, {}, check('A1', 'OLD A'), check('B1', 'OLD B'), usa('X1', 'OLD X'));
     const report = await run(store, { replace: 'named' }, check('B1', 'NEW B'), check('C1', 'NEW C'));
