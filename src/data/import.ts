@@ -52,8 +52,8 @@ export interface ImportOptions {
   readonly onBytes?: (bytes: number) => void;
 }
 
-/** Bytes read before they go to be parsed as a run (cut at the last line break in them). */
-const RUN_BYTES = 1 << 20;
+/** Bytes a file is read in: each read's complete lines go to be parsed as one run. */
+const READ_BYTES = 1 << 20;
 /** The longest line read as one; a longer one is skipped to its line break and reported (parse.ts refuses over 1 MiB of text). */
 const MAX_LINE_BYTES = 4 << 20;
 
@@ -61,19 +61,19 @@ const MAX_LINE_BYTES = 4 << 20;
 type Run = Uint8Array | { readonly overlong: true };
 
 /**
- * The runs of complete lines of a byte stream, each a fresh copy the parser may take over, with
- * the bytes read so far. A UTF-8 BOM at the start is dropped; a last line without a line break is
- * a line. Lines are cut at LF bytes, which never occur inside a UTF-8 multi-byte character.
+ * The runs of complete lines of a byte stream, one a chunk read, each a fresh copy the parser may
+ * take over (so the chunk may be reused once the next is asked for: importFile reads every chunk
+ * into one buffer), with the bytes read so far. A UTF-8 BOM at the start is dropped; a last line
+ * without a line break is a line. Lines are cut at LF bytes, which never occur inside a UTF-8
+ * multi-byte character.
  */
-export async function* readRuns(input: Readable, onBytes?: (bytes: number) => void): AsyncGenerator<Run> {
-  let complete: Buffer[] = []; // whole lines not yet handed on
-  let completeBytes = 0;
-  let partial: Buffer[] = []; // the line being read, up to the end of the last chunk
+export async function* readRuns(input: AsyncIterable<Uint8Array | string>, onBytes?: (bytes: number) => void): AsyncGenerator<Run> {
+  let partial: Uint8Array[] = []; // the line being read, up to the end of the last chunk (copies)
   let partialBytes = 0;
   let bytes = 0;
   let first = true;
   let skipping = false; // inside an overlong line, until its line break
-  for await (const raw of input as AsyncIterable<Buffer | string>) {
+  for await (const raw of input) {
     let chunk = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
     bytes += chunk.length;
     onBytes?.(bytes);
@@ -90,39 +90,24 @@ export async function* readRuns(input: Readable, onBytes?: (bytes: number) => vo
     }
     const last = chunk.lastIndexOf(10);
     if (last === -1) {
-      partial.push(chunk);
+      partial.push(chunk.slice());
       partialBytes += chunk.length;
       if (partialBytes > MAX_LINE_BYTES) {
-        if (completeBytes > 0) yield copyOf(complete, completeBytes);
-        complete = [];
-        completeBytes = 0;
         partial = [];
         partialBytes = 0;
         skipping = true;
       }
       continue;
     }
-    complete.push(...partial, chunk.subarray(0, last + 1));
-    completeBytes += partialBytes + last + 1;
-    partial = last + 1 < chunk.length ? [chunk.subarray(last + 1)] : [];
+    yield joined([...partial, chunk.subarray(0, last + 1)], partialBytes + last + 1);
+    partial = last + 1 < chunk.length ? [chunk.slice(last + 1)] : [];
     partialBytes = chunk.length - last - 1;
-    if (completeBytes >= RUN_BYTES) {
-      yield copyOf(complete, completeBytes);
-      complete = [];
-      completeBytes = 0;
-    }
   }
-  if (skipping) {
-    if (completeBytes > 0) yield copyOf(complete, completeBytes);
-    yield { overlong: true };
-    return;
-  }
-  complete.push(...partial);
-  completeBytes += partialBytes;
-  if (completeBytes > 0) yield copyOf(complete, completeBytes);
+  if (skipping) yield { overlong: true };
+  else if (partialBytes > 0) yield joined(partial, partialBytes);
 }
 
-function copyOf(parts: readonly Buffer[], length: number): Uint8Array {
+function joined(parts: readonly Uint8Array[], length: number): Uint8Array {
   const out = new Uint8Array(length);
   let at = 0;
   for (const p of parts) {
@@ -132,8 +117,31 @@ function copyOf(parts: readonly Buffer[], length: number): Uint8Array {
   return out;
 }
 
+/**
+ * A file's bytes, every read into the same buffer (readRuns copies what it keeps): an import of
+ * a large file then makes no garbage buffer a read, which the heap would only free at its next
+ * full collection (tens of MB of RSS).
+ */
+async function* fileChunks(file: string): AsyncGenerator<Uint8Array> {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    const buffer = new Uint8Array(READ_BYTES);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, READ_BYTES, null);
+      if (bytesRead === 0) return;
+      yield buffer.subarray(0, bytesRead);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Imports a stream of NDJSON; all or nothing. */
 export async function importStream(store: VehicleStore, input: Readable, options: ImportOptions = {}): Promise<ImportReport> {
+  return importChunks(store, input as AsyncIterable<Uint8Array | string>, options);
+}
+
+async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array | string>, options: ImportOptions): Promise<ImportReport> {
   let replace: Replace | null = options.replace === 'all' ? 'all' : null;
   // --replace: each operation is replaced from its first line on (the file is read once).
   const named: string[] | null = options.replace === 'named' ? [] : null;
@@ -219,5 +227,7 @@ async function* parsedRuns(runs: AsyncIterable<Run>, runner: ChunkRunner): Async
 const MAX_AHEAD = 4;
 
 export async function importFile(store: VehicleStore, file: string, options: ImportOptions = {}): Promise<ImportReport> {
-  return importStream(store, fs.createReadStream(file, { highWaterMark: 1 << 20 }), options);
+  // Opened before anything is written, so that a missing file fails as it did with a stream.
+  await fs.promises.access(file, fs.constants.R_OK);
+  return importChunks(store, fileChunks(file), options);
 }
