@@ -219,6 +219,18 @@ describe('daily limit', () => {
     expect(await refusal(a.admit('daily', HOME))).toBeNull();
   });
 
+  test('several usernames that used up their day are each refused before the rate limit is asked', async () => {
+    await store.putAccount({ username: 'd1', dailyLimit: 1 });
+    await store.putAccount({ username: 'd2', dailyLimit: 1 });
+    const a = accounts({ rateLimit: 10 });
+    await a.charge(await a.admit('d1', HOME));
+    await a.charge(await a.admit('d2', HOME));
+    const asked = limiter.calls.length;
+    expect((await refusal(a.admit('d1', HOME)))?.code).toBe('DAILY_LIMIT_REACHED');
+    expect((await refusal(a.admit('d2', HOME)))?.code).toBe('DAILY_LIMIT_REACHED');
+    expect(limiter.calls.length).toBe(asked);
+  });
+
   test('a lookup short of the limit does not refuse the next one', async () => {
     await store.putAccount({ username: 'daily', dailyLimit: 3 });
     const a = accounts();

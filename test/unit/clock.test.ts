@@ -30,6 +30,22 @@ describe('today', () => {
     expect(today(Date.UTC(2027, 5, 1, 8))).toBe('2027-06-01');
   });
 
+  test('the day string is made once a day, not per call (its doc comment: not per lookup)', () => {
+    const iso = jest.spyOn(Date.prototype, 'toISOString');
+    try {
+      expect(today(Date.UTC(2030, 2, 3, 9))).toBe('2030-03-03');
+      expect(iso).toHaveBeenCalledTimes(1);
+      expect(today(Date.UTC(2030, 2, 3, 9, 0, 1))).toBe('2030-03-03');
+      expect(today(Date.UTC(2030, 2, 3, 0, 0, 0, 0))).toBe('2030-03-03');
+      expect(today(Date.UTC(2030, 2, 3, 23, 59, 59, 999))).toBe('2030-03-03');
+      expect(iso).toHaveBeenCalledTimes(1);
+      expect(today(Date.UTC(2030, 2, 4, 0, 0, 0, 0))).toBe('2030-03-04');
+      expect(iso).toHaveBeenCalledTimes(2);
+    } finally {
+      iso.mockRestore();
+    }
+  });
+
   test('without an argument it is the day of the current time', () => {
     const now = Date.UTC(2026, 10, 23, 15, 30);
     jest.spyOn(Date, 'now').mockReturnValue(now);
