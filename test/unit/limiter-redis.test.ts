@@ -109,6 +109,39 @@ maybe('in Redis', () => {
     expect([...a.lines, ...b.lines, ...c.lines]).toEqual([]);
   });
 
+  test('ready() resolves as soon as Redis is connected, not after a wait', async () => {
+    const { l } = limiter({ redisPrefix: 'ready:' });
+    const t = Date.now();
+    await l.ready();
+    expect(Date.now() - t).toBeLessThan(1500);
+  });
+
+  test('a username counted at two rates in turn is counted as in memory: each rate from zero', async () => {
+    // 1 a second, then 3 a second, within the same second: 1 + 3 admitted, as separate limits in memory give.
+    const { l } = limiter({ redisPrefix: 'tworates:' });
+    await l.ready();
+    let admitted = 0;
+    for (let i = 0; i < 3; i++) if ((await l.consume('changer', 1)) === null) admitted++;
+    for (let i = 0; i < 5; i++) if ((await l.consume('changer', 3)) === null) admitted++;
+    expect(admitted).toBe(4);
+  });
+
+  test('close() lets go of the connection', async () => {
+    const { l } = limiter({ redisPrefix: 'close:' });
+    await l.ready();
+    const client = new Redis(`redis://127.0.0.1:${port}`);
+    try {
+      const clients = async () => (await client.client('LIST')).toString().trim().split('\n').length;
+      const before = await clients();
+      await l.close();
+      const until = Date.now() + 3000;
+      while ((await clients()) >= before && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(await clients()).toBe(before - 1);
+    } finally {
+      client.disconnect();
+    }
+  });
+
   test('the burst pool is shared too', async () => {
     const a = limiter({ redisPrefix: 'burst:', burst: 2 });
     const b = limiter({ redisPrefix: 'burst:', burst: 2 });
@@ -120,6 +153,21 @@ maybe('in Redis', () => {
     }
     // One at the rate, two from the pool.
     expect(admitted).toBe(3);
+  });
+
+  test('Redis going and coming back is logged when it happens, without waiting for a lookup', async () => {
+    const { l, lines } = limiter({ redisPrefix: 'events:' });
+    await l.ready();
+    await stopRedis();
+    const waitFor = async (level: string) => {
+      const until = Date.now() + 8000;
+      while (!lines.some((x) => x.level === level) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    };
+    await waitFor('warn');
+    expect(lines.filter((x) => x.level === 'warn')).toHaveLength(1);
+    await startRedis();
+    await waitFor('info');
+    expect(lines.filter((x) => x.level === 'info').map((x) => x.message)).toEqual(['Redis is reachable again; rate limits apply']);
   });
 
   test('Redis stopped and started again: one warning, refusals under deny meanwhile, one line when it is back, and the limit applies again', async () => {

@@ -107,7 +107,8 @@ describe('UsageRecorder', () => {
     await usage.flush();
     expect(store.batches).toHaveLength(0);
     expect(errors).toHaveLength(1);
-    expect(String((errors[0].meta as { error: string }).error)).toContain('database is locked');
+    expect(errors[0].message).toMatch(/usage records/);
+    expect((errors[0].meta as { error: string }).error).toBe('database is locked');
     usage.record('alice', '2026-11-23', 'Check', true);
     usage.record('carol', '2026-11-23', 'Check', false);
     await usage.flush();
@@ -116,6 +117,29 @@ describe('UsageRecorder', () => {
       { username: 'bob', day: '2026-11-23', operation: 'Check', found: 1, notFound: 0 },
       { username: 'carol', day: '2026-11-23', operation: 'Check', found: 0, notFound: 1 },
     ]);
+    await usage.close();
+  });
+
+  test('counts made while a failed write was under way are added to the ones put back', async () => {
+    const { store, usage } = setup();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const original = store.addUsage.bind(store);
+    store.addUsage = async (counts) => {
+      await gate;
+      return original(counts);
+    };
+    usage.record('alice', '2026-11-23', 'Check', true);
+    store.failNext = 1;
+    const first = usage.flush();
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    // The batch is taken; the write has not failed yet.
+    usage.record('alice', '2026-11-23', 'Check', true);
+    usage.record('alice', '2026-11-23', 'Check', false);
+    release();
+    await first;
+    await usage.flush();
+    expect(store.batches).toEqual([[{ username: 'alice', day: '2026-11-23', operation: 'Check', found: 2, notFound: 1 }]]);
     await usage.close();
   });
 
