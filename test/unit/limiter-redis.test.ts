@@ -131,7 +131,7 @@ maybe('in Redis', () => {
     await l.ready();
     const client = new Redis(`redis://127.0.0.1:${port}`);
     try {
-      const clients = async () => (await client.client('LIST')).toString().trim().split('\n').length;
+      const clients = async () => String(await client.client('LIST')).trim().split('\n').length;
       const before = await clients();
       await l.close();
       const until = Date.now() + 3000;
