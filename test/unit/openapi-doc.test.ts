@@ -101,4 +101,52 @@ describe('the OpenAPI document', () => {
     expect(test.properties.Advisories.type).toBe('array');
     expect(test.required).toEqual(['FailureReasons', 'Advisories']);
   });
+
+  test('every description and summary in the document says something (they are what a reader of the API sees)', () => {
+    const found: string[] = [];
+    const walk = (v: unknown, at: string): void => {
+      if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${at}[${i}]`));
+      else if (v && typeof v === 'object') {
+        for (const [k, x] of Object.entries(v)) {
+          if (k === 'description' || k === 'summary') {
+            found.push(at);
+            expect({ at, text: typeof x === 'string' && x.trim().length > 3 }).toEqual({ at, text: true });
+          }
+          walk(x, `${at}.${k}`);
+        }
+      }
+    };
+    walk(doc, '$');
+    // The info, both parameters of the components, the security scheme, and per path the two path-parameter, eight response and one summary texts at least.
+    expect(found.length).toBeGreaterThan(31 * 10);
+    expect(found).toContain('$.info');
+    expect(found).toContain('$.components.securitySchemes.basicAuth');
+    expect(found).toContain('$.components.parameters.username');
+    expect(found).toContain('$.components.parameters.Model');
+    expect(found).toContain('$.components.schemas.Vehicle');
+    expect(found).toContain('$.components.schemas.UKMOTData.properties.Json');
+  });
+
+  test('the JSON API description names the transports it mirrors and how the username is given', () => {
+    expect(doc.info.description).toMatch(/\/api\/reg\.asmx/);
+    expect(doc.info.description).toMatch(/Basic/);
+    expect(doc.components.securitySchemes.basicAuth.description).toMatch(/password is ignored/);
+  });
+
+  test('the schemas: a vehicle is an open object; taxDate, Json and the lists as the README gives them', () => {
+    expect(doc.components.schemas.Vehicle).toMatchObject({ type: 'object', additionalProperties: true });
+    const mot = doc.components.schemas.UKMOTData;
+    expect(mot.type).toBe('object');
+    expect(mot.properties.taxDate).toEqual({ type: 'string' });
+    expect(mot.properties.Json).toMatchObject({ type: 'string' });
+    expect(mot.properties.ExtendedInformationJson).toEqual({ type: 'string' });
+    expect(mot.properties.ExtendedInformation).toEqual({ type: 'array', items: { type: 'array', items: { type: ['string', 'null'] } } });
+    expect(mot.required).toEqual(['Tests', 'Json', 'ExtendedInformation', 'ExtendedInformationJson']);
+    const test = doc.components.schemas.UKTest;
+    expect(test.type).toBe('object');
+    for (const f of ['TestDate', 'ExpiryDate', 'Result', 'Odometer', 'TestNumber']) expect(test.properties[f]).toEqual({ type: 'string' });
+    for (const f of ['FailureReasons', 'Advisories']) expect(test.properties[f]).toEqual({ type: 'array', items: { type: ['string', 'null'] } });
+    expect(doc.components.parameters.username.schema).toEqual({ type: 'string', minLength: 1, maxLength: 256 });
+    expect(doc.components.parameters.Model.schema).toEqual({ type: 'string', maxLength: 256 });
+  });
 });
