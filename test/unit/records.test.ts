@@ -36,6 +36,7 @@ describe('vehicleProblem: what an import takes', () => {
     for (const bad of [2019.5, '20x9', '', '1234567890123456', {}, [], true, Number.MAX_SAFE_INTEGER + 2]) {
       expect(vehicleProblem({ RegistrationYear: bad })).toBe('vehicle.RegistrationYear must be an integer');
     }
+    for (const bad of ['x12', '12x', '--1', '1 2']) expect(vehicleProblem({ ABICode: bad })).toBe('vehicle.ABICode must be an integer');
     expect(vehicleProblem({ ABICode: 'abc' })).toBe('vehicle.ABICode must be an integer');
     expect(vehicleProblem({ ManufactureYearFrom: 'abc' })).toBe('vehicle.ManufactureYearFrom must be an integer');
     expect(vehicleProblem({ ManufactureYearTo: 'abc' })).toBe('vehicle.ManufactureYearTo must be an integer');
@@ -186,6 +187,9 @@ describe('resultNodes: a Vehicle', () => {
     expect(child(fromText, 'ABICode')?.text).toBe('12');
     expect(child(fromText, 'RegistrationYear')).toBeUndefined();
     expect(child(fromText, 'ManufactureYearFrom')).toBeUndefined();
+    // Strings that are not wholly an integer of at most 15 digits are left out, not half-read.
+    const notWhole = vehicleData({ ABICode: '20x9', RegistrationYear: 'x12', ManufactureYearFrom: '1234567890123456', ManufactureYearTo: '--1' });
+    for (const f of ['ABICode', 'RegistrationYear', 'ManufactureYearFrom', 'ManufactureYearTo']) expect(child(notWhole, f)).toBeUndefined();
   });
 
   test('texts: a string, a number written as digits, or an object\'s CurrentTextValue; otherwise left out', () => {
