@@ -229,6 +229,9 @@ describe('readContract: what the help pages read from wsdl/reg.wsdl', () => {
     expect(model.elements.get('CheckCanada')).toEqual([p('RegistrationNumber'), p('state'), p('username')]);
     expect(model.elements.get('UKMOT')).toEqual([p('RegistrationNumber'), p('Model'), p('username')]);
     expect(model.elements.get('CheckIcelandResponse')).toEqual([{ name: 'CheckIcelandResult', type: 'Vehicle', own: true, repeated: false }]);
+    // Vehicle and UKMOTData are global elements by type (the HTTP answers' roots), without a sequence of their own.
+    expect(model.elements.has('Vehicle')).toBe(false);
+    expect(model.elements.has('UKMOTData')).toBe(false);
   });
 
   test('complex types: sequences with own and built-in types, repeated elements, and simple content', () => {

@@ -19,6 +19,7 @@ describe('the OpenAPI document', () => {
     expect(doc.components.securitySchemes.basicAuth).toMatchObject({ type: 'http', scheme: 'basic' });
     expect(typeof doc.info.title).toBe('string');
     expect(doc.info.title).not.toBe('');
+    expect(doc.info.version).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
   test('the paths are the README\'s', () => {
@@ -40,7 +41,10 @@ describe('the OpenAPI document', () => {
     expect(usa.summary).toBe('CheckUSA: USA');
     const [reg, state, user, ...rest] = usa.parameters;
     expect(reg).toMatchObject({ name: 'RegistrationNumber', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 32 } });
-    expect(state).toMatchObject({ name: 'State', in: 'path', required: true, schema: { type: 'string', minLength: 1 } });
+    // The state: an abbreviation or a full name, a parameter of at most 256 characters as every other.
+    expect(state).toMatchObject({ name: 'State', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } });
+    expect(state.description).toMatch(/abbreviation/);
+    expect(reg.description).toMatch(/percent-encoded/);
     expect(user).toEqual({ $ref: '#/components/parameters/username' });
     expect(rest).toEqual([]);
     const canada = doc.paths['/api/json.aspx/CheckCanada/{RegistrationNumber}/{state}'].get;
@@ -64,10 +68,14 @@ describe('the OpenAPI document', () => {
     expect(doc.components.parameters.username).toMatchObject({ name: 'username', in: 'query', required: false });
   });
 
-  test('200 is the Vehicle for vehicle operations and the UKMOTData for UKMOT, as JSON', () => {
+  test('200 is the Vehicle for vehicle operations and the UKMOTData for UKMOT, as JSON, each described as such', () => {
     const ok = (p: string) => doc.paths[p].get.responses['200'].content['application/json'].schema.$ref;
     expect(ok('/api/json.aspx/Check/{RegistrationNumber}')).toBe('#/components/schemas/Vehicle');
     expect(ok('/api/json.aspx/UKMOT/{RegistrationNumber}')).toBe('#/components/schemas/UKMOTData');
+    const said = (p: string) => doc.paths[p].get.responses['200'].description;
+    expect(said('/api/json.aspx/Check/{RegistrationNumber}')).toMatch(/vehicle/i);
+    expect(said('/api/json.aspx/Check/{RegistrationNumber}')).not.toMatch(/MOT/);
+    expect(said('/api/json.aspx/UKMOT/{RegistrationNumber}')).toMatch(/MOT/);
   });
 
   test("errors: the error table's statuses and 401, each an Error object", () => {
