@@ -142,6 +142,51 @@ describe('contractDifferences: one break at a time is named, and nothing else', 
     expect(threeKinds).toContain(kinds);
   });
 
+  test('lists of two or more are named in full, comma-separated', async () => {
+    const getIn = '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="RegistrationNumber" type="s:string" />\n    <wsdl:part name="username" type="s:string" />';
+    expect(await diffs(edit(getIn, '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="username" type="s:string" />\n    <wsdl:part name="RegistrationNumber" type="s:string" />'))).toEqual([
+      'CheckIceland: message CheckIcelandHttpGetIn parts are (username, RegistrationNumber)',
+    ]);
+    // The RegSoap portType (occurrence 0) without CheckIceland and CheckNigeria, holding CheckAtlantis and CheckMu instead.
+    let w = wsdl;
+    for (const [from, to] of [['CheckIceland', 'CheckAtlantis'], ['CheckNigeria', 'CheckMu']]) {
+      const at = w.indexOf(`<wsdl:operation name="${from}">`);
+      w = w.slice(0, at) + `<wsdl:operation name="${to}">` + w.slice(at + `<wsdl:operation name="${from}">`.length);
+    }
+    const d = await diffs(w);
+    expect(d).toContain('portType RegSoap: missing CheckIceland, CheckNigeria');
+    expect(d).toContain('portType RegSoap: not in the catalogue: CheckAtlantis, CheckMu');
+    // The RegSoap binding (occurrences 3) likewise.
+    let b = wsdl;
+    for (const from of ['CheckIceland', 'CheckNigeria']) {
+      let at = -1;
+      for (let i = 0; i < 4; i++) at = b.indexOf(`<wsdl:operation name="${from}">`, at + 1);
+      b = b.slice(0, at) + `<wsdl:operation name="${from}X">` + b.slice(at + `<wsdl:operation name="${from}">`.length);
+    }
+    expect(await diffs(b)).toContain('binding RegSoap: missing CheckIceland, CheckNigeria');
+  });
+
+  test('elements and operations without a name are named as empty', async () => {
+    const unnamed = await diffs(edit('<s:element name="CheckIceland">', '<s:element><s:complexType><s:sequence /></s:complexType></s:element>\n      <s:element name="CheckIceland">'));
+    expect(unnamed).toEqual(["request element '' has no operation in the catalogue"]);
+    const param = await diffs(edit('<s:element minOccurs="0" maxOccurs="1" name="username" type="s:string" />', '<s:element minOccurs="0" maxOccurs="1" type="s:string" />', 0));
+    expect(param).toEqual(['Check: request parameters are (RegistrationNumber, ), catalogue has (RegistrationNumber, username)']);
+    const pt = await diffs(edit('<wsdl:portType name="RegSoap">', '<wsdl:portType name="RegSoap">\n    <wsdl:operation />'));
+    expect(pt).toEqual(['portType RegSoap: not in the catalogue: ']);
+    const bd = await diffs(edit('<wsdl:binding name="RegHttpGet" type="tns:RegHttpGet">', '<wsdl:binding name="RegHttpGet" type="tns:RegHttpGet">\n    <wsdl:operation><http:operation location="/" /></wsdl:operation>'));
+    expect(bd).toEqual(['binding RegHttpGet: operation  is not in the catalogue']);
+  });
+
+  test('an HTTP binding operation without its http:operation is named, not a crash', async () => {
+    expect(await diffs(edit('<http:operation location="/CheckIceland" />', '', 0))).toEqual(["binding RegHttpGet: CheckIceland has location 'undefined', expected '/CheckIceland'"]);
+  });
+
+  test('one binding kind short is enough to be named: no SOAP 1.1 binding, or no SOAP 1.2 binding', async () => {
+    const kinds = 'expected exactly one SOAP 1.1 binding, one SOAP 1.2 binding and two HTTP bindings';
+    expect(await diffs(edit('<soap:binding transport="http://schemas.xmlsoap.org/soap/http" />', ''))).toContain(kinds);
+    expect(await diffs(edit('<soap12:binding transport="http://schemas.xmlsoap.org/soap/http" />', ''))).toContain(kinds);
+  });
+
   test('a namespace other than the WSDL\'s: the target namespace and every soapAction are named', async () => {
     const d = await diffs(wsdl, 'urn:other');
     expect(d[0]).toBe(`targetNamespace is '${NS}', expected 'urn:other'`);
@@ -203,7 +248,8 @@ describe('loadWsdl and wsdlFor', () => {
 
 describe('readContract: what the help pages read from wsdl/reg.wsdl', () => {
   let model: Awaited<ReturnType<typeof readContract>>;
-  beforeAll(async () => {
+  // Read in each test (not once before them all), so that the reading counts as tested.
+  beforeEach(async () => {
     model = await readContract(wsdl);
   });
 
