@@ -1,0 +1,198 @@
+// The rate limit in Redis, in one test process against a private redis-server on a free port (the
+// machine's shared Redis is left alone), held to the README: with REDIS_URL every instance shares one
+// limit; every key written starts with REDIS_PREFIX; when Redis goes, one warning is logged, and one
+// line when it is back, and the limit applies again. Without the redis-server binary the tests are
+// skipped with a message (test/integration/shared-limit.test.ts does the same, and its CI installs it).
+
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import net from 'node:net';
+import { Redis } from 'ioredis';
+import { FlexibleRateLimiter, type LimiterConfig } from '../../src/accounts/limiter';
+import type { Logger } from '../../src/ops/logger';
+
+const HAVE_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
+const maybe = HAVE_REDIS_SERVER ? describe : describe.skip;
+if (!HAVE_REDIS_SERVER) console.warn('limiter-redis.test.ts: skipped, no redis-server (Debian package redis-server)');
+
+jest.setTimeout(30_000);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+function fakeLogger() {
+  const lines: Array<{ level: string; message: string }> = [];
+  const at = (level: string) => (message: string) => {
+    lines.push({ level, message });
+  };
+  return { logger: { warn: at('warn'), info: at('info'), error: at('error'), debug: at('debug') } as unknown as Logger, lines };
+}
+
+maybe('in Redis', () => {
+  let port: number;
+  let server: ChildProcessWithoutNullStreams | null = null;
+  const open: FlexibleRateLimiter[] = [];
+
+  async function startRedis(): Promise<void> {
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 20_000);
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.on('exit', (code) => reject(new Error(`redis-server exited ${code}: ${out}`)));
+    });
+    server = child;
+  }
+
+  async function stopRedis(): Promise<void> {
+    const child = server;
+    server = null;
+    if (!child || child.exitCode !== null) return;
+    child.kill('SIGKILL');
+    await new Promise((r) => child.on('close', r));
+  }
+
+  function limiter(config: Partial<LimiterConfig> = {}) {
+    const { logger, lines } = fakeLogger();
+    const l = new FlexibleRateLimiter({ burst: 0, redisUrl: `redis://127.0.0.1:${port}`, redisPrefix: 'unit:', onError: 'allow', ...config }, logger);
+    open.push(l);
+    return { l, lines };
+  }
+
+  beforeAll(async () => {
+    port = await freePort();
+    await startRedis();
+  });
+  afterEach(async () => {
+    for (const l of open.splice(0)) await l.close();
+  });
+  afterAll(() => stopRedis());
+
+  test('two instances on one Redis share one limit; every key starts with REDIS_PREFIX', async () => {
+    const a = limiter({ redisPrefix: 'one:' });
+    const b = limiter({ redisPrefix: 'one:' });
+    await Promise.all([a.l.ready(), b.l.ready()]);
+    let admitted = 0;
+    for (let i = 0; i < 3; i++) {
+      if ((await a.l.consume('shared', 0.01)) === null) admitted++;
+      if ((await b.l.consume('shared', 0.01)) === null) admitted++;
+    }
+    // 0.01 a second is one lookup per 100 s: one of the six, whichever instance asked.
+    expect(admitted).toBe(1);
+    expect(await b.l.consume('shared', 0.01)).toEqual({ retryAfter: 100, unavailable: false });
+    // Another prefix is another limit.
+    const c = limiter({ redisPrefix: 'two:' });
+    await c.l.ready();
+    expect(await c.l.consume('shared', 0.01)).toBeNull();
+    const client = new Redis(`redis://127.0.0.1:${port}`);
+    try {
+      const keys = await client.keys('*');
+      expect(keys.length).toBeGreaterThan(0);
+      for (const k of keys) expect(k.startsWith('one:') || k.startsWith('two:')).toBe(true);
+      expect(keys.filter((k) => k.startsWith('two:'))).toHaveLength(1);
+    } finally {
+      client.disconnect();
+    }
+    expect([...a.lines, ...b.lines, ...c.lines]).toEqual([]);
+  });
+
+  test('ready() resolves as soon as Redis is connected, not after a wait', async () => {
+    const { l } = limiter({ redisPrefix: 'ready:' });
+    const t = Date.now();
+    await l.ready();
+    expect(Date.now() - t).toBeLessThan(1500);
+  });
+
+  test('a username counted at two rates in turn is counted as in memory: each rate from zero', async () => {
+    // 1 a second, then 3 a second, within the same second: 1 + 3 admitted, as separate limits in memory give.
+    const { l } = limiter({ redisPrefix: 'tworates:' });
+    await l.ready();
+    let admitted = 0;
+    for (let i = 0; i < 3; i++) if ((await l.consume('changer', 1)) === null) admitted++;
+    for (let i = 0; i < 5; i++) if ((await l.consume('changer', 3)) === null) admitted++;
+    expect(admitted).toBe(4);
+  });
+
+  test('close() lets go of the connection', async () => {
+    const { l } = limiter({ redisPrefix: 'close:' });
+    await l.ready();
+    const client = new Redis(`redis://127.0.0.1:${port}`);
+    try {
+      const clients = async () => String(await client.client('LIST')).trim().split('\n').length;
+      const before = await clients();
+      await l.close();
+      const until = Date.now() + 3000;
+      while ((await clients()) >= before && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(await clients()).toBe(before - 1);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  test('the burst pool is shared too', async () => {
+    const a = limiter({ redisPrefix: 'burst:', burst: 2 });
+    const b = limiter({ redisPrefix: 'burst:', burst: 2 });
+    await Promise.all([a.l.ready(), b.l.ready()]);
+    let admitted = 0;
+    for (let i = 0; i < 3; i++) {
+      if ((await a.l.consume('pool', 0.01)) === null) admitted++;
+      if ((await b.l.consume('pool', 0.01)) === null) admitted++;
+    }
+    // One at the rate, two from the pool.
+    expect(admitted).toBe(3);
+  });
+
+  test('Redis going and coming back is logged when it happens, without waiting for a lookup', async () => {
+    const { l, lines } = limiter({ redisPrefix: 'events:' });
+    await l.ready();
+    await stopRedis();
+    const waitFor = async (level: string) => {
+      const until = Date.now() + 8000;
+      while (!lines.some((x) => x.level === level) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    };
+    await waitFor('warn');
+    expect(lines.filter((x) => x.level === 'warn')).toHaveLength(1);
+    await startRedis();
+    await waitFor('info');
+    expect(lines.filter((x) => x.level === 'info').map((x) => x.message)).toEqual(['Redis is reachable again; rate limits apply']);
+  });
+
+  test('Redis stopped and started again: one warning, refusals under deny meanwhile, one line when it is back, and the limit applies again', async () => {
+    const { l, lines } = limiter({ redisPrefix: 'outage:', onError: 'deny' });
+    await l.ready();
+    expect(await l.consume('o', 0.01)).toBeNull();
+    await stopRedis();
+    for (let i = 0; i < 3; i++) expect(await l.consume('o2', 100)).toEqual({ retryAfter: 1, unavailable: true });
+    await startRedis();
+    // Reconnects within a second (retries at most every second).
+    const until = Date.now() + 10_000;
+    let back = await l.consume('o3', 100);
+    while (back !== null && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 100));
+      back = await l.consume('o3', 100);
+    }
+    expect(back).toBeNull();
+    const warns = lines.filter((x) => x.level === 'warn');
+    const infos = lines.filter((x) => x.level === 'info');
+    expect(warns).toHaveLength(1);
+    expect(warns[0].message).toMatch(/^Redis cannot be reached; rate limits are refusing every lookup/);
+    expect(infos).toHaveLength(1);
+    expect(infos[0].message).toBe('Redis is reachable again; rate limits apply');
+    // The new Redis is empty: the limit starts afresh, and applies.
+    expect(await l.consume('o', 0.01)).toBeNull();
+    expect(await l.consume('o', 0.01)).toEqual({ retryAfter: 100, unavailable: false });
+  });
+});
