@@ -25,6 +25,8 @@ export class UsageRecorder {
   private pending = new Map<string, Pending>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
+  /** A flush asked for by the count's size is queued and has not yet taken the counts: ask for no other. */
+  private sizeFlushQueued = false;
   private lastPrune = 0;
 
   constructor(private readonly store: AccountStore, private readonly keepDays: number, private readonly logger: Logger) {
@@ -38,7 +40,10 @@ export class UsageRecorder {
     if (!p) {
       p = { username, day, operation, found: 0, notFound: 0 };
       this.pending.set(key, p);
-      if (this.pending.size >= MAX_PENDING) void this.flush();
+      if (this.pending.size >= MAX_PENDING && !this.sizeFlushQueued) {
+        this.sizeFlushQueued = true;
+        void this.flush();
+      }
     }
     if (found) p.found++;
     else p.notFound++;
@@ -51,10 +56,11 @@ export class UsageRecorder {
   }
 
   private async write(): Promise<void> {
+    this.sizeFlushQueued = false;
     const batch: UsageCount[] = [...this.pending.values()];
     this.pending = new Map();
     try {
-      await this.store.addUsage(batch);
+      if (batch.length > 0) await this.store.addUsage(batch);
       const now = Date.now();
       if (now - this.lastPrune >= PRUNE_EVERY_MS) {
         this.lastPrune = now;

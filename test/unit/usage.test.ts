@@ -177,3 +177,29 @@ describe('UsageRecorder', () => {
     expect(store.batches.flat()).toHaveLength(60_000);
   });
 });
+
+describe('UsageRecorder under a burst of distinct callers', () => {
+  test('60,000 new counts in one go: one early write when the pending counts grow large, then the rest; no empty writes, nothing lost', async () => {
+    const { store, usage } = setup();
+    for (let i = 0; i < 60_000; i++) usage.record(`user${i}`, '2026-11-23', 'Check', true);
+    await usage.close();
+    expect(store.batches.length).toBeLessThanOrEqual(3);
+    expect(store.batches.every((b) => b.length > 0)).toBe(true);
+    const written = store.batches.flat();
+    expect(written).toHaveLength(60_000);
+    expect(new Set(written.map((c) => c.username)).size).toBe(60_000);
+  });
+
+  test('while the store fails, a burst asks for one write at a time, not one a new caller', async () => {
+    const { store, usage } = setup();
+    store.failNext = 1_000;
+    for (let i = 0; i < 60_000; i++) usage.record(`user${i}`, '2026-11-23', 'Check', false);
+    await new Promise((r) => setImmediate(r));
+    const attempts = 1_000 - store.failNext;
+    expect(attempts).toBeGreaterThanOrEqual(1);
+    expect(attempts).toBeLessThanOrEqual(2);
+    store.failNext = 0;
+    await usage.close();
+    expect(store.batches.flat().reduce((n, c) => n + c.notFound, 0)).toBe(60_000);
+  });
+});
