@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { BackupError, backupStore } from '../../src/data/backup';
 import { exportLine, exportRecords } from '../../src/data/export';
-import { importStream, parseLine, type ImportOptions } from '../../src/data/import';
+import { importFile, importStream, parseLine, type ImportOptions } from '../../src/data/import';
 import { parseChunk } from '../../src/data/parse';
 import { KeySet } from '../../src/data/keyset';
 import { chunkRunner } from '../../src/data/workers';
@@ -101,6 +101,42 @@ describe('reading the bytes', () => {
     expect(report.errors).toHaveLength(1);
     expect(report.errors[0].line).toBe(2);
     expect(report.errors[0].reason).toMatch(/characters/);
+  });
+});
+
+describe('a file', () => {
+  let dir: string;
+  let store: SqliteStore;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-file-'));
+    store = new SqliteStore(':memory:');
+  });
+  afterEach(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a file of several MB, its lines cut across reads anywhere: every record whole', async () => {
+    const file = path.join(dir, 'big.ndjson');
+    // Lines of differing lengths (none a divisor of a read), so that reads end inside lines.
+    const lines = Array.from({ length: 9000 }, (_, i) => rec(`F${i}`, `${i}:${'d'.repeat(100 + (i % 397))}`));
+    fs.writeFileSync(file, '\ufeff' + lines.join('\n') + '\n');
+    expect(fs.statSync(file).size).toBeGreaterThan(3 * 1024 * 1024);
+    const seen: number[] = [];
+    const report = await importFile(store, file, { onBytes: (n) => seen.push(n) });
+    expect(report).toMatchObject({ committed: true, lines: 9000, imported: 9000, errors: [] });
+    expect(seen[seen.length - 1]).toBe(fs.statSync(file).size);
+    for (const i of [0, 1, 2047, 2048, 4095, 6000, 8999]) {
+      const r = await store.get({ operation: 'Check', registration: `F${i}`, state: '' });
+      expect(JSON.parse(r!.payload)).toEqual({ Description: `${i}:${'d'.repeat(100 + (i % 397))}` });
+    }
+  });
+
+  test('an empty file imports nothing; a missing file fails before anything is written', async () => {
+    const empty = path.join(dir, 'empty.ndjson');
+    fs.writeFileSync(empty, '');
+    expect(await importFile(store, empty)).toMatchObject({ committed: true, lines: 0, imported: 0 });
+    await expect(importFile(store, path.join(dir, 'missing.ndjson'))).rejects.toThrow(/ENOENT/);
   });
 });
 
