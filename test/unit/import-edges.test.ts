@@ -170,6 +170,15 @@ describe('the report', () => {
     });
   });
 
+  test('two bad lines in one run: each is listed with its own reason', async () => {
+    const report = await importInto(store, [[rec('W1'), '{"operation":"Nope"}', rec('W2'), 'nope', '[1]'].join('\n') + '\n']);
+    expect(report.errors).toEqual([
+      { line: 2, reason: 'unknown operation "Nope"' },
+      { line: 4, reason: expect.stringMatching(/^not valid JSON/) },
+      { line: 5, reason: 'a record must be a JSON object' },
+    ]);
+  });
+
   test('every bad line is counted; the first 50 are listed by number, in order', async () => {
     const lines = Array.from({ length: 60 }, (_, i) => (i % 2 ? 'nope' : rec(`G${i}`)));
     const report = await importInto(store, [lines.join('\n') + '\n']);
