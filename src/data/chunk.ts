@@ -26,7 +26,9 @@ export interface PackedChunk {
   readonly reasons: string[];
 }
 
-const decoder = new TextDecoder('utf-8');
+// ignoreBOM: a BOM is dropped only at the very start of the file (readRuns), not at the start of
+// every run, where it would make whether a line imports depend on where the reads fell.
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /**
  * The lines of `bytes` (complete lines: the caller cuts runs at a line break; a last line without

@@ -1,7 +1,7 @@
 // One NDJSON import line -> a record to store, a key to delete, or why it cannot be imported.
 // Strict: a key the format does not know is an error (a misspelling would otherwise vanish from
 // the answer), except inside "vehicle", whose other keys go to vehicleJson. Pure, so that worker
-// threads can run it (data/import-worker.ts).
+// threads can run it (data/chunk.ts, on the threads of data/workers.ts).
 
 import { findOperation } from '../contract/operations';
 import { normalizeRegistration, normalizeState } from '../service/normalize';
@@ -84,17 +84,4 @@ function bodyText(text: string, r: Readonly<Record<string, unknown>>, body: 'veh
   const value = text.slice(head.length, -1);
   if (value.charCodeAt(0) !== 123 /* { */ || value.charCodeAt(value.length - 1) !== 125) return null;
   return QUOTED_KEY_RE.test(value) ? null : value;
-}
-
-/** A line's outcome as the import loop takes it: null for a blank line. */
-export type LineOutcome = Parsed | null;
-
-/** Parses a run of lines: the unit of work a worker thread takes. */
-export function parseChunk(lines: readonly string[]): LineOutcome[] {
-  const out: LineOutcome[] = new Array(lines.length);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    out[i] = line.trim() === '' ? null : parseLine(line);
-  }
-  return out;
 }

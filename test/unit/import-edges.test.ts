@@ -11,7 +11,6 @@ import { Readable, Writable } from 'node:stream';
 import { BackupError, backupStore } from '../../src/data/backup';
 import { exportLine, exportRecords } from '../../src/data/export';
 import { importFile, importStream, parseLine, type ImportOptions } from '../../src/data/import';
-import { parseChunk } from '../../src/data/parse';
 import { KeySet } from '../../src/data/keyset';
 import { chunkRunner } from '../../src/data/workers';
 import { metrics } from '../../src/ops/metrics';
@@ -327,15 +326,6 @@ describe('one line: refusals and their reasons', () => {
   test('an unknown operation is named, but only its first 40 characters', () => {
     const r = parseLine(`{"operation":"${'Q'.repeat(100)}","registration":"A1","vehicle":{}}`);
     expect(r).toEqual({ ok: false, reason: `unknown operation "${'Q'.repeat(40)}"` });
-  });
-
-  test('a run of lines: a blank line is nothing, every other line its outcome, in order', () => {
-    const out = parseChunk(['', '   \t', rec('a1'), 'nope']);
-    expect(out).toHaveLength(4);
-    expect(out.slice(0, 2)).toEqual([null, null]);
-    expect(out[2]).toEqual({ ok: true, delete: false, record: { operation: 'Check', registration: 'A1', state: '', payload: '{"Description":"X"}' } });
-    expect(out[3]).toMatchObject({ ok: false, reason: expect.stringMatching(/not valid JSON/) });
-    expect(parseChunk([])).toEqual([]);
   });
 
   test('a deletion is the key alone, normalised', () => {

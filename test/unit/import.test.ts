@@ -276,3 +276,21 @@ describe('reglookup import --replace-all, export, backup (the commands)', () => 
     expect(run('backup', backup).status).not.toBe(0);
   }, 120_000); // five command-line runs, each compiling the sources on a shared machine
 });
+
+describe('import: a byte-order mark', () => {
+  test('only at the very start of the file is it dropped; anywhere else the line is refused, wherever the reads fall', async () => {
+    const line1 = Buffer.from('{"operation":"Check","registration":"F1","vehicle":{}}\n');
+    const line2 = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"operation":"Check","registration":"F2","vehicle":{}}\n')]);
+    const whole = Buffer.concat([line1, line2]);
+    for (const chunks of [[whole], [line1, line2], [whole.subarray(0, line1.length + 1), whole.subarray(line1.length + 1)]]) {
+      const store = new SqliteStore(':memory:');
+      const report = await importStream(store, Readable.from(chunks));
+      expect(report.committed).toBe(false);
+      expect(report.errors).toEqual([{ line: 2, reason: expect.stringMatching(/not valid JSON/) }]);
+      await store.close();
+    }
+    const store = new SqliteStore(':memory:');
+    expect(await importStream(store, Readable.from([Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), line1])]))).toMatchObject({ committed: true, imported: 1 });
+    await store.close();
+  });
+});
