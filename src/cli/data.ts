@@ -6,7 +6,7 @@ import os from 'node:os';
 import type { Command } from 'commander';
 import { backupStore, BackupError } from '../data/backup';
 import { exportRecords } from '../data/export';
-import { importFile, type ImportReport } from '../data/import';
+import { importFile, importStream, type ImportReport } from '../data/import';
 import { fatal, withStore } from './common';
 import { meter, type Meter } from './progress';
 
@@ -34,21 +34,27 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
   if (flags.replace && flags.replaceAll) throw new Error('give --replace or --replace-all, not both');
   const workers = Number(flags.workers);
   if (!Number.isInteger(workers) || workers < 0 || workers > 64) throw new Error(`--workers must be an integer from 0 to 64, not '${flags.workers}'`);
-  const size = fs.statSync(file).size;
+  // `-`: standard input (`reglookup export | reglookup import --replace-all -`); its size is not known, so no bar.
+  const stdin = file === '-';
+  let size = 0;
+  if (!stdin) {
+    try {
+      size = fs.statSync(file).size;
+    } catch (e) {
+      throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+    }
+  }
   await withStore(async (store) => {
     const bar = meter('import', size, 'bytes', !!flags.quiet);
     let report: ImportReport;
     try {
-      report = await importFile(store, file, {
-        replace: flags.replaceAll ? 'all' : flags.replace ? 'named' : undefined,
-        workers,
-        onBytes: (b) => bar.update(b),
-      });
+      const options = { replace: flags.replaceAll ? ('all' as const) : flags.replace ? ('named' as const) : undefined, workers, onBytes: (b: number) => bar.update(b) };
+      report = await (stdin ? importStream(store, process.stdin, options) : importFile(store, file, options));
     } finally {
       bar.stop();
     }
     if (!report.committed) {
-      for (const e of report.errors) process.stderr.write(`${file}:${e.line}: ${e.reason}\n`);
+      for (const e of report.errors) process.stderr.write(`${stdin ? "(stdin)" : file}:${e.line}: ${e.reason}\n`);
       if (report.invalid > report.errors.length) process.stderr.write(`... and ${report.invalid - report.errors.length} more invalid lines\n`);
       process.stderr.write(`reglookup: ${report.invalid} invalid line(s) of ${report.lines}; nothing was imported\n`);
       process.exitCode = 1;
@@ -102,10 +108,10 @@ async function runBackup(file: string, flags: { quiet?: boolean }): Promise<void
 export function registerData(program: Command): void {
   program
     .command('import')
-    .argument('<file>', 'NDJSON file, one record (or deletion) per line')
+    .argument('<file>', 'NDJSON file, one record (or deletion) per line; - for standard input')
     .option('--replace', "replace every operation the file names: each then holds exactly the file's records")
     .option('--replace-all', 'replace the whole store with the file')
-    .option('--workers <n>', 'threads that parse and check lines beside the one writing (default: one fewer than the cores, 1 to 4; 0: all on one thread)', String(Math.max(1, Math.min(os.availableParallelism() - 1, 4))))
+    .option('--workers <n>', 'threads that parse and check lines beside the one writing, 0 to 64 (0: all on one thread; the default is one fewer than the cores, at least 1 and at most 4)', String(Math.max(1, Math.min(os.availableParallelism() - 1, 4))))
     .option('-q, --quiet', 'no progress and no summary (errors are still printed)')
     .description('import vehicles and MOT histories; all or nothing, in one transaction')
     .action((file: string, flags: ImportFlags) => runImport(file, flags).catch(fatal));

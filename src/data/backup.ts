@@ -3,6 +3,7 @@
 // and renamed when complete, so a file at the given name is always a whole backup.
 
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Progress, VehicleStore } from '../store/store';
 
 export class BackupError extends Error {}
@@ -10,6 +11,8 @@ export class BackupError extends Error {}
 export async function backupStore(store: VehicleStore, dest: string, progress?: Progress): Promise<void> {
   if (!store.backup) throw new BackupError('this store has no backup of its own; use its database tools (PostgreSQL: pg_dump)');
   if (fs.existsSync(dest)) throw new BackupError(`${dest} already exists; give a new file name`);
+  const dir = path.dirname(path.resolve(dest));
+  if (!fs.existsSync(dir)) throw new BackupError(`the folder ${dir} does not exist; create it first (mkdir -p ${dir})`);
   const partial = `${dest}.partial-${process.pid}`;
   try {
     await store.backup(partial, progress);

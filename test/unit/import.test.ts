@@ -237,6 +237,42 @@ describe('reglookup import (the command)', () => {
   });
 });
 
+describe('reglookup import - and the refusals of the data commands', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-stdin-'));
+  const cli = path.resolve(__dirname, '../../src/cli.ts');
+  const run = (db: string, args: string[], input?: string) =>
+    spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', cli, ...args], {
+      env: { ...process.env, DATABASE_URL: `sqlite:${path.join(dir, db)}` },
+      encoding: 'utf8',
+      input,
+    });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('export | import --replace-all - into an empty store: its export is byte-identical', () => {
+    const file = path.join(dir, 'in.ndjson');
+    fs.writeFileSync(file, [line({ operation: 'CheckUSA', registration: '7abc 123', state: 'Texas', vehicle: car }), line({ operation: 'UKMOT', registration: 'M1', mot: { make: 'FORD', tests: [] } })].join('\n') + '\n');
+    expect(run('a.db', ['import', '--quiet', file]).status).toBe(0);
+    const first = run('a.db', ['export', '--quiet']);
+    expect(first.stdout.split('\n').filter(Boolean)).toHaveLength(2);
+    const piped = run('b.db', ['import', '--replace-all', '-'], first.stdout);
+    expect(piped.status).toBe(0);
+    expect(piped.stdout).toMatch(/imported 2 record\(s\) from 2 line\(s\)/);
+    expect(run('b.db', ['export', '--quiet']).stdout).toBe(first.stdout);
+    const bad = run('b.db', ['import', '-'], '{"operation":"Nope"}\n');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/^\(stdin\):1: unknown operation "Nope"$/m);
+  });
+
+  test('a missing file to import, and a backup into a folder that does not exist: one clear line each, exit 1', () => {
+    const missing = run('c.db', ['import', path.join(dir, 'nope.ndjson')]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toBe(`reglookup: cannot read ${path.join(dir, 'nope.ndjson')}: no such file\n`);
+    const backup = run('c.db', ['backup', path.join(dir, 'no-such-folder', 'x.db')]);
+    expect(backup.status).toBe(1);
+    expect(backup.stderr).toBe(`reglookup: the folder ${path.join(dir, 'no-such-folder')} does not exist; create it first (mkdir -p ${path.join(dir, 'no-such-folder')})\n`);
+  });
+});
+
 describe('reglookup import --replace-all, export, backup (the commands)', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-cli-'));
   const db = path.join(dir, 'cli.db');
