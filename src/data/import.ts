@@ -122,17 +122,12 @@ function joined(parts: readonly Uint8Array[], length: number): Uint8Array {
  * a large file then makes no garbage buffer a read, which the heap would only free at its next
  * full collection (tens of MB of RSS).
  */
-async function* fileChunks(file: string): AsyncGenerator<Uint8Array> {
-  const handle = await fs.promises.open(file, 'r');
-  try {
-    const buffer = new Uint8Array(READ_BYTES);
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, READ_BYTES, null);
-      if (bytesRead === 0) return;
-      yield buffer.subarray(0, bytesRead);
-    }
-  } finally {
-    await handle.close();
+async function* fileChunks(handle: fs.promises.FileHandle): AsyncGenerator<Uint8Array> {
+  const buffer = new Uint8Array(READ_BYTES);
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, 0, READ_BYTES, null);
+    if (bytesRead === 0) return;
+    yield buffer.subarray(0, bytesRead);
   }
 }
 
@@ -179,7 +174,8 @@ async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array
         if (invalid > 0) continue; // nothing will be committed; keep checking the rest
         const from = at === 0 ? 0 : ends[at - 1];
         const operation = text.slice(from, ends[at]);
-        const key = { operation, registration: text.slice(ends[at], ends[at + 1]), state: text.slice(ends[at + 1], ends[at + 2]) };
+        const registration = text.slice(ends[at], ends[at + 1]);
+        const state = text.slice(ends[at + 1], ends[at + 2]);
         if (named && !named.includes(operation)) {
           if (!replaceAll) await batch.replaceOperation(operation);
           named.push(operation);
@@ -187,11 +183,11 @@ async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array
         const repeat = seen.addHash(hashes[at >> 1], hashes[(at >> 1) + 1]);
         if (repeat) repeated++;
         if (kind === DELETE) {
-          await batch.delete(key);
+          await batch.delete({ operation, registration, state });
           deleted++;
           continue;
         }
-        await batch.put({ operation, registration: key.registration, state: key.state, payload: text.slice(ends[at + 2], ends[at + 3]) }, !repeat);
+        await batch.put({ operation, registration, state, payload: text.slice(ends[at + 2], ends[at + 3]) }, !repeat);
         imported++;
         byOperation[operation] = (byOperation[operation] ?? 0) + 1;
       }
@@ -227,7 +223,11 @@ async function* parsedRuns(runs: AsyncIterable<Run>, runner: ChunkRunner): Async
 const MAX_AHEAD = 4;
 
 export async function importFile(store: VehicleStore, file: string, options: ImportOptions = {}): Promise<ImportReport> {
-  // Opened before anything is written, so that a missing file fails as it did with a stream.
-  await fs.promises.access(file, fs.constants.R_OK);
-  return importChunks(store, fileChunks(file), options);
+  // Opened before the store's batch begins, so that a missing file fails as it did with a stream.
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    return await importChunks(store, fileChunks(handle), options);
+  } finally {
+    await handle.close();
+  }
 }
