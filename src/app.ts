@@ -74,10 +74,9 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 export async function createService(config: Config, store: VehicleStore, logger?: Logger, options: ServiceOptions = {}): Promise<Service> {
   const log = logger ?? createLogger(config.logLevel, config.logFormat);
   const metrics: Metrics | null = config.metrics ? processMetrics() : null;
-  const state = { prepared: false, stopping: false }; // prepared: start-up (the contract's checks) has finished
+  const state = { stopping: false };
   const wsdl = loadWsdl(config.namespace);
   await assertContract(wsdl, config.namespace);
-  state.prepared = true;
 
   // A failure no transport answered: logged with its stack, answered with one plain line (or, once
   // the answer has begun, by closing the connection: sendPlainError).

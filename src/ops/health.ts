@@ -30,13 +30,14 @@ function withTimeout(p: Promise<unknown>, ms: number): Promise<unknown> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
-/** Runs every probe at once; the state flags (start-up preparation, shutdown) come first. */
-export async function readiness(probes: readonly ReadinessProbe[], state: { prepared: boolean; stopping: boolean }): Promise<Readiness> {
+/**
+ * Runs every probe at once; the shutdown flag comes first. (There is no start-up check: the service
+ * checks its contract before it listens, so nothing reaches /readyz until start-up has finished.)
+ */
+export async function readiness(probes: readonly ReadinessProbe[], state: { stopping: boolean }): Promise<Readiness> {
   const checks: Record<string, string> = {};
   const reasons: string[] = [];
   const details: { probe: string; error: string }[] = [];
-  checks.preparation = state.prepared ? 'ok' : 'in progress';
-  if (!state.prepared) reasons.push('start-up preparation has not finished');
   if (state.stopping) {
     checks.shutdown = 'in progress';
     reasons.push('the service is shutting down');
