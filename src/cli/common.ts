@@ -3,7 +3,8 @@
 
 import { ConfigError, loadConfig, type Config } from '../config';
 import { ContractError } from '../contract/wsdl';
-import { openStore } from '../store/open';
+import fs from 'node:fs';
+import { openStore, redactUrl, sqliteFileOf } from '../store/open';
 import type { VehicleStore } from '../store/store';
 
 export function config(): Config {
@@ -42,11 +43,34 @@ export function openConfiguredStore(cfg: Config): VehicleStore {
   return openStore(cfg.databaseUrl, { pool: cfg.databasePool, statementTimeoutMs: cfg.databaseStatementTimeoutMs, cacheTtlMs: cfg.cacheTtlMs });
 }
 
-export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>): Promise<T> {
-  const store = openConfiguredStore(config());
+/** Network failures (PostgreSQL unreachable) and PostgreSQL's refusals of the login or the database. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
+function isConnectionFailure(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  if (typeof code !== 'string') return false;
+  // SQLSTATE 28xxx: the login refused; 3D000: no such database.
+  return UNREACHABLE.has(code) || code.startsWith('28') || code === '3D000';
+}
+
+/**
+ * One command's store. `mustExist`: a command that only reads (export, backup) refuses a SQLite file
+ * that is not there, instead of creating an empty store at a mistyped path. A store that cannot be
+ * reached fails naming DATABASE_URL (exit 2), as `serve` does.
+ */
+export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>, options: { mustExist?: boolean } = {}): Promise<T> {
+  const cfg = config();
+  const file = sqliteFileOf(cfg.databaseUrl);
+  if (options.mustExist && file && file !== ':memory:' && !fs.existsSync(file)) {
+    throw new ConfigError(`DATABASE_URL '${cfg.databaseUrl}': no store at ${file} (nothing to read; check the path, or import into it first)`);
+  }
+  let store: VehicleStore | undefined;
   try {
+    store = openConfiguredStore(cfg);
     return await fn(store);
+  } catch (e) {
+    if (isConnectionFailure(e)) throw new ConfigError(`DATABASE_URL '${redactUrl(cfg.databaseUrl)}' cannot be opened: ${(e as Error).message || (e as { code: string }).code}`);
+    throw e;
   } finally {
-    await store.close();
+    await store?.close().catch(() => undefined);
   }
 }

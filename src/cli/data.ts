@@ -80,7 +80,7 @@ async function runExport(file: string | undefined, flags: { quiet?: boolean }): 
     }
     if (file) await new Promise<void>((resolve, reject) => (out as fs.WriteStream).end((e?: Error | null) => (e ? reject(e) : resolve())));
     if (!flags.quiet) process.stderr.write(`exported ${n} record(s)${file ? ` to ${file}` : ''}\n`);
-  });
+  }, { mustExist: true });
 }
 
 async function runBackup(file: string, flags: { quiet?: boolean }): Promise<void> {
@@ -102,7 +102,7 @@ async function runBackup(file: string, flags: { quiet?: boolean }): Promise<void
       bars[0]?.stop();
     }
     if (!flags.quiet) process.stderr.write(`backed up to ${file} (${(fs.statSync(file).size / 1024 / 1024).toFixed(1)} MB)\n`);
-  });
+  }, { mustExist: true });
 }
 
 export function registerData(program: Command): void {

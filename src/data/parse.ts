@@ -3,7 +3,7 @@
 // the answer), except inside "vehicle", whose other keys go to vehicleJson. Pure, so that worker
 // threads can run it (data/chunk.ts, on the threads of data/workers.ts).
 
-import { findOperation } from '../contract/operations';
+import { findOperation, suggestOperation } from '../contract/operations';
 import { normalizeRegistration, normalizeState } from '../service/normalize';
 import { motProblem, plainJsonText, unknownKeyProblem, vehicleProblem } from '../service/records';
 import type { RecordKey, StoredRecord } from '../store/store';
@@ -32,7 +32,10 @@ export function parseLine(text: string): Parsed {
   if (unknown) return { ok: false, reason: isDelete && RECORD_KEYS.includes(Object.keys(r).find((k) => !DELETE_KEYS.includes(k)) ?? '') ? `a deletion holds only operation, registration, state and "delete":true` : unknown };
   if (typeof r.operation !== 'string') return { ok: false, reason: '"operation" is missing (e.g. "Check", "CheckUSA", "UKMOT")' };
   const op = findOperation(r.operation);
-  if (!op) return { ok: false, reason: `unknown operation "${r.operation.slice(0, 40)}"` };
+  if (!op) {
+    const near = suggestOperation(r.operation);
+    return { ok: false, reason: `unknown operation "${r.operation.slice(0, 40)}"${near ? ` (names are case-sensitive here: did you mean "${near.name}"?)` : ''}` };
+  }
   if (typeof r.registration !== 'string') return { ok: false, reason: '"registration" must be a string' };
   const reg = normalizeRegistration(r.registration);
   if (!reg.ok) return { ok: false, reason: `"registration" ${reg.reason}` };

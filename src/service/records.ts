@@ -98,6 +98,7 @@ function textProblem(where: string, v: unknown, plain = false): string | null {
 
 /** Why this vehicle object cannot be imported, or null when it can; `plain`: see plainJsonText. */
 export function vehicleProblem(v: unknown, plain = false): string | null {
+  if (v === undefined) return '"vehicle" is missing (the vehicle\'s fields, a JSON object)';
   if (!isObject(v)) return '"vehicle" must be a JSON object';
   for (const [name, kind] of VEHICLE_FIELDS) {
     if (!(name in v) || v[name] === null) continue;
@@ -198,6 +199,7 @@ function stringList(where: string, v: unknown, plain: boolean): string | null {
 
 /** Why this MOT object cannot be imported, or null when it can; `plain`: see plainJsonText. */
 export function motProblem(m: unknown, plain = false): string | null {
+  if (m === undefined) return '"mot" is missing (the MOT history, a JSON object)';
   if (!isObject(m)) return '"mot" must be a JSON object';
   const unknown = unknownKeyProblem('"mot"', m, MOT_KEYS);
   if (unknown) return unknown;

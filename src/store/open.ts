@@ -29,9 +29,14 @@ export function redactUrl(url: string): string {
   return url.replace(/(\/\/[^:@/]*):[^@/]*@/, '$1:***@');
 }
 
+/** The file a sqlite: URL names (sqlite:PATH, sqlite:///abs/path); null for any other URL. */
+export function sqliteFileOf(databaseUrl: string): string | null {
+  return databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '') : null;
+}
+
 export function openStore(databaseUrl: string, options: StoreOptions = {}): VehicleStore {
-  if (databaseUrl.startsWith('sqlite:')) {
-    const file = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+  const file = sqliteFileOf(databaseUrl);
+  if (file !== null) {
     if (file === '') throw new ConfigError('DATABASE_URL sqlite: needs a file path, e.g. sqlite:data/reglookup.db');
     return new SqliteStore(file);
   }

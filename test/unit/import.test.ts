@@ -26,6 +26,11 @@ describe('import: one line', () => {
     ['bad state', line({ operation: 'CheckCanada', registration: 'A1', state: 'Texas', vehicle: car }), /"state" is not a known subdivision/],
     ['state where none belongs', line({ operation: 'Check', registration: 'A1', state: 'CA', vehicle: car }), /only for CheckUSA/],
     ['vehicle not an object', line({ operation: 'Check', registration: 'A1', vehicle: 'car' }), /"vehicle" must be a JSON object/],
+    ['no vehicle at all', line({ operation: 'Check', registration: 'A1' }), /^"vehicle" is missing/],
+    ['no mot at all', line({ operation: 'UKMOT', registration: 'A1' }), /^"mot" is missing/],
+    // The operation names are the WSDL's, spelt exactly; a name right but for case says which it meant.
+    ['an operation in the wrong case', line({ operation: 'CheckUsa', registration: 'A1', state: 'TX', vehicle: car }), /^unknown operation "CheckUsa" \(names are case-sensitive here: did you mean "CheckUSA"\?\)$/],
+    ['an operation with no near name', line({ operation: 'CheckMars', registration: 'A1', vehicle: car }), /^unknown operation "CheckMars"$/],
     ['integer field not an integer', line({ operation: 'Check', registration: 'A1', vehicle: { RegistrationYear: 'nineteen' } }), /RegistrationYear must be an integer/],
     ['composite with a stray key', line({ operation: 'Check', registration: 'A1', vehicle: { CarMake: { Text: 'FORD' } } }), /unknown key "Text"/],
     ['CurrentValue not an integer', line({ operation: 'Check', registration: 'A1', vehicle: { FuelType: { CurrentValue: 'x' } } }), /CurrentValue must be an integer or null/],
@@ -267,9 +272,37 @@ describe('reglookup import - and the refusals of the data commands', () => {
     const missing = run('c.db', ['import', path.join(dir, 'nope.ndjson')]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toBe(`reglookup: cannot read ${path.join(dir, 'nope.ndjson')}: no such file\n`);
+    expect(run('c.db', ['import', '--quiet', '-'], line({ operation: 'UKMOT', registration: 'M1', mot: { make: 'FORD', tests: [] } }) + '\n').status).toBe(0);
     const backup = run('c.db', ['backup', path.join(dir, 'no-such-folder', 'x.db')]);
     expect(backup.status).toBe(1);
     expect(backup.stderr).toBe(`reglookup: the folder ${path.join(dir, 'no-such-folder')} does not exist; create it first (mkdir -p ${path.join(dir, 'no-such-folder')})\n`);
+  });
+
+  // README, Export: export and backup refuse a SQLite path with no store (exit 2, one line naming
+  // DATABASE_URL) and do not create one; a store that cannot be reached names DATABASE_URL too.
+  test('export and backup of a SQLite path with no store: refused, exit 2, and no file created there', () => {
+    const where = path.join(dir, 'typo.db');
+    for (const args of [['export'], ['export', path.join(dir, 'out.ndjson')], ['backup', path.join(dir, 'copy.db')]]) {
+      const r = run('typo.db', args);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toBe(`reglookup: DATABASE_URL 'sqlite:${where}': no store at ${where} (nothing to read; check the path, or import into it first)\n`);
+      expect(r.stdout).toBe('');
+    }
+    expect(fs.existsSync(where)).toBe(false);
+    expect(fs.existsSync(path.join(dir, 'copy.db'))).toBe(false);
+  });
+
+  test('a PostgreSQL that cannot be reached: one line naming DATABASE_URL (password hidden), exit 2, for data and users commands', () => {
+    const url = 'postgres://reg:secret@127.0.0.1:1/test';
+    for (const args of [['export'], ['users', 'list'], ['import', '-']]) {
+      const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', cli, ...args], {
+        env: { ...process.env, DATABASE_URL: url },
+        encoding: 'utf8',
+        input: '',
+      });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toBe("reglookup: DATABASE_URL 'postgres://reg:***@127.0.0.1:1/test' cannot be opened: connect ECONNREFUSED 127.0.0.1:1\n");
+    }
   });
 });
 
