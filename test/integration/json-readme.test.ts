@@ -329,3 +329,34 @@ describe('the service address (README, Help pages)', () => {
     ]);
   });
 });
+
+describe('vehicle images (README, Vehicle images)', () => {
+  const name = Buffer.from('FORD FOCUS', 'utf8').toString('base64');
+
+  test('an SVG with the README headers; HEAD answers them alone; the path prefix in any case', async () => {
+    const a = await get(server.url, `/image.aspx/@${name}`);
+    expect([a.status, a.headers.get('content-type'), a.headers.get('x-content-type-options'), a.headers.get('content-security-policy')]).toEqual([
+      200,
+      'image/svg+xml; charset=utf-8',
+      'nosniff',
+      "default-src 'none'",
+    ]);
+    expect(a.headers.get('content-length')).toBe(String(Buffer.byteLength(a.body)));
+    expect(a.headers.get('cache-control')).toMatch(/max-age=\d+/);
+    expect(a.body).toContain('>FORD</text>');
+    expect(a.body).toContain('>FOCUS</text>');
+    const h = await fetch(`${server.url}/IMAGE.ASPX/@${name}?x=1`, { method: 'HEAD' });
+    expect([h.status, h.headers.get('content-length'), await h.text()]).toEqual([200, String(Buffer.byteLength(a.body)), '']);
+  });
+
+  test('a name without @, or refused, is one plain INVALID_PARAMETER line; another method is 405', async () => {
+    const noAt = await get(server.url, `/image.aspx/${name}`);
+    expect([noAt.status, noAt.headers.get('x-error-code'), noAt.body]).toEqual([400, 'INVALID_PARAMETER', 'INVALID_PARAMETER: The image name must be @ and the base64 of "Make Model"\n']);
+    const bad = await get(server.url, '/image.aspx/@Rk9SRCBGT0NVUx==');
+    expect([bad.status, bad.body]).toEqual([400, 'INVALID_PARAMETER: The image name is not canonical base64\n']);
+    const post = await get(server.url, `/image.aspx/@${name}`, { method: 'POST', body: '' });
+    expect([post.status, post.headers.get('allow'), post.body]).toEqual([405, 'GET, HEAD', 'METHOD_NOT_ALLOWED: POST is not allowed here; use GET\n']);
+    // Only /image.aspx/... is the image path.
+    expect((await get(server.url, `/image.aspxx/@${name}`)).status).toBe(404);
+  });
+});

@@ -16,7 +16,9 @@ import { LookupError } from '../../src/service/errors';
 import { helpAsk } from '../../src/transport/help';
 import { imageSvg, imageText } from '../../src/transport/image';
 import { basicUsername, resultJson } from '../../src/transport/json';
+import { operationPage, servicePage, unknownOperationPage, type PageLinks } from '../../src/transport/pages';
 import { indentXml, operationSamples } from '../../src/transport/samples';
+import type { Operation } from '../../src/contract/operations';
 
 const WSDL = fs.readFileSync(path.resolve(__dirname, '../../wsdl/reg.wsdl'), 'utf8');
 const NS = 'http://regcheck.org.uk';
@@ -357,5 +359,107 @@ describe('the vehicle image (README, Vehicle images)', () => {
     expect(hostile).toContain('<title>&lt;b&gt;&quot;x&quot; &amp;amp; y</title>');
     expect(hostile).toContain('font-weight="bold" fill="#1d2b3a">&lt;b&gt;&quot;x&quot;</text>');
     expect(hostile).toContain('font-size="18" fill="#1d2b3a">&amp;amp; y</text>');
+  });
+});
+
+describe('the help pages as written (README, Help pages), against hand-written HTML', () => {
+  const LINKS: PageLinks = {
+    address: ADDRESS,
+    path: '/base/api/reg.asmx',
+    wsdl: `${ADDRESS}?WSDL`,
+    disco: `${ADDRESS}?disco`,
+    openapi: 'http://example.com:8080/base/api/json.aspx/openapi.json',
+  };
+  const noStyle = (page: string) => page.replace(/<style>[^<]*<\/style>/, '<style></style>');
+  const HEAD = (title: string) =>
+    `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title><style></style></head>\n<body>`;
+  const BACK = '<p><a href="/base/api/reg.asmx">Click here for a complete list of operations.</a></p>';
+
+  test('the service page: name and documentation from the WSDL, the three documents linked, every operation a line', () => {
+    const page = noStyle(servicePage(model, [findOperation('CheckUSA')!, findOperation('UKMOT')!], NS, LINKS));
+    expect(page).toBe(
+      HEAD('Reg Web Service') +
+        '<header><h1>Reg</h1><p>Vehicle registration lookup (reglookup)</p></header>\n<main>' +
+        `<p>The following operations are supported. For a formal definition, please review the <a href="${ADDRESS}?WSDL">Service Description</a> (WSDL).</p>\n` +
+        '<ul>' +
+        `<li>Service description (WSDL): <a href="${ADDRESS}?WSDL">${ADDRESS}?WSDL</a></li>` +
+        '<li>JSON API (OpenAPI document): <a href="http://example.com:8080/base/api/json.aspx/openapi.json">http://example.com:8080/base/api/json.aspx/openapi.json</a></li>' +
+        `<li>Discovery document (DISCO): <a href="${ADDRESS}?disco">${ADDRESS}?disco</a></li>` +
+        '</ul>\n' +
+        `<p>Namespace <code>http://regcheck.org.uk</code>. Every operation answers SOAP 1.1, SOAP 1.2, HTTP GET and HTTP POST at <code>${ADDRESS}</code>.</p>\n` +
+        '<h2>Operations</h2>\n<ul>\n' +
+        '<li><a href="?op=CheckUSA">CheckUSA</a>: USA. Parameters: <code>RegistrationNumber</code>, <code>State</code>, <code>username</code>. Returns <code>Vehicle</code>.</li>\n' +
+        '<li><a href="?op=UKMOT">UKMOT</a>: United Kingdom (MOT test history). Parameters: <code>RegistrationNumber</code>, <code>Model</code> (optional), <code>username</code>. Returns <code>UKMOTData</code>.</li>' +
+        '\n</ul>\n</main></body></html>\n',
+    );
+  });
+
+  test('the UKMOT page: what it does, its parameters, a labelled and described field each, the form to the operation, then the samples', () => {
+    const op = findOperation('UKMOT')!;
+    const page = noStyle(operationPage(model, op, operationSamples(model, op, NS, ADDRESS), LINKS));
+    const field = (p: string, label: string, hint: string) =>
+      `<div class="field"><label for="param-${p}">${label}</label><input id="param-${p}" name="${p}" type="text" autocomplete="off" spellcheck="false" aria-describedby="param-${p}-hint">` +
+      `<span class="hint" id="param-${p}-hint">${hint}</span></div>`;
+    const top =
+      HEAD('Reg Web Service: UKMOT') +
+      `<header><h1>Reg</h1>${BACK}</header>\n<main><h2>UKMOT</h2>\n` +
+      '<p>Looks up the MOT tests of a UK registration and returns them as <code>UKMOTData</code>: each test with its failure reasons and advisories, the tax date, and extended information.</p>\n' +
+      '<p>Parameters: <code>RegistrationNumber</code>, <code>Model</code> (optional), <code>username</code>. Returns <code>UKMOTData</code>.</p>\n' +
+      '<h3>Test</h3>\n<p>To test the operation using the HTTP POST protocol, fill in the values and click <strong>Invoke</strong>. The answer is shown as it is sent: XML, or one line naming the error.</p>\n' +
+      '<form method="post" action="/base/api/reg.asmx/UKMOT" accept-charset="utf-8">\n' +
+      field('RegistrationNumber', 'RegistrationNumber', 'As on the plate; case, spaces, hyphens and dots are ignored.') +
+      '\n' +
+      field('Model', 'Model (optional)', 'Optional: the vehicle&#39;s make or model; a record that matches neither is not found.') +
+      '\n' +
+      field('username', 'username', 'Your username.') +
+      '\n<button type="submit">Invoke</button>\n</form>\n';
+    expect(page.startsWith(top)).toBe(true);
+    const rest = page.slice(top.length);
+    const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+    const sections = operationSamples(model, op, NS, ADDRESS)
+      .map(
+        (s) =>
+          `<h3 id="${s.id}">${s.title}</h3>\n<p>The following is a sample ${s.title} request and response. The placeholders shown need to be replaced with actual values.</p>\n` +
+          `<pre id="${s.id}-request" tabindex="0" aria-label="${s.title} request">${esc(s.request)}</pre>\n` +
+          `<pre id="${s.id}-response" tabindex="0" aria-label="${s.title} response">${esc(s.response)}</pre>\n`,
+      )
+      .join('');
+    expect(rest).toBe(sections + '</main></body></html>\n');
+    expect(rest.match(/<h3 id="(\w+)">([^<]+)<\/h3>/g)).toEqual(['<h3 id="soap11">SOAP 1.1</h3>', '<h3 id="soap12">SOAP 1.2</h3>', '<h3 id="get">HTTP GET</h3>', '<h3 id="post">HTTP POST</h3>']);
+  });
+
+  test('a vehicle operation: its WSDL documentation and its state parameter named; without documentation, its country', () => {
+    const usa = findOperation('CheckUSA')!;
+    expect(operationPage(model, usa, [], LINKS)).toContain(
+      '<p>USA: looks up a vehicle by its registration and <code>State</code> and returns it as a <code>Vehicle</code>: <code>vehicleJson</code>, the record as JSON text, and <code>vehicleData</code>, its fields.</p>',
+    );
+    const check = findOperation('Check')!;
+    const undocumented: ContractModel = { ...model, documentation: new Map() };
+    expect(operationPage(undocumented, check, [], LINKS)).toContain(
+      '<p>United Kingdom: looks up a vehicle by its registration and returns it as a <code>Vehicle</code>: <code>vehicleJson</code>, the record as JSON text, and <code>vehicleData</code>, its fields.</p>',
+    );
+  });
+
+  test('a parameter with no hint gets a field without a description; every value is escaped, quotes too', () => {
+    const op = { ...findOperation('Check')!, name: 'Odd', params: ['Colour', 'username'], required: ['username'] } as unknown as Operation;
+    const page = operationPage(model, op, [], LINKS);
+    expect(page).toContain('<div class="field"><label for="param-Colour">Colour (optional)</label><input id="param-Colour" name="Colour" type="text" autocomplete="off" spellcheck="false"></div>');
+    const hostile: ContractModel = { ...model, serviceName: `A&B <"x'>`, serviceDocumentation: '' };
+    const svc = noStyle(servicePage(hostile, [], NS, LINKS));
+    expect(svc).toContain('<title>A&amp;B &lt;&quot;x&#39;&gt; Web Service</title>');
+    expect(svc).toContain('<header><h1>A&amp;B &lt;&quot;x&#39;&gt;</h1></header>');
+  });
+
+  test('the unknown-operation page offers a case-insensitive match, or nothing', () => {
+    const withMatch = noStyle(unknownOperationPage(model, findOperation('UKMOT'), LINKS));
+    expect(withMatch).toBe(
+      HEAD('Reg Web Service: unknown operation') +
+        `<header><h1>Reg</h1>${BACK}</header>\n<main><h2>Unknown operation</h2>\n<p>This service has no operation of that name.</p>\n` +
+        '<p>Operation names are case-sensitive. Did you mean <a href="?op=UKMOT">UKMOT</a>?</p>\n</main></body></html>\n',
+    );
+    expect(noStyle(unknownOperationPage(model, undefined, LINKS))).toBe(
+      HEAD('Reg Web Service: unknown operation') +
+        `<header><h1>Reg</h1>${BACK}</header>\n<main><h2>Unknown operation</h2>\n<p>This service has no operation of that name.</p>\n</main></body></html>\n`,
+    );
   });
 });
