@@ -15,7 +15,16 @@ import { readContract, type ContractModel } from '../../src/contract/schema';
 import { LookupError } from '../../src/service/errors';
 import { helpAsk } from '../../src/transport/help';
 import { imageSvg, imageText } from '../../src/transport/image';
-import { basicUsername, resultJson } from '../../src/transport/json';
+import { basicUsername, jsonHandler, resultJson } from '../../src/transport/json';
+import { creditsRouter } from '../../src/transport/credits';
+import express from 'express';
+import { setContext, type RequestContext } from '../../src/transport/context';
+import { imageHandler } from '../../src/transport/image';
+import { helpRouter } from '../../src/transport/help';
+import type { AddressInfo } from 'node:net';
+import type { LookupService } from '../../src/service/lookup';
+import type { CreditsService } from '../../src/service/credits';
+import type { Logger } from '../../src/ops/logger';
 import { operationPage, servicePage, unknownOperationPage, type PageLinks } from '../../src/transport/pages';
 import { indentXml, operationSamples } from '../../src/transport/samples';
 import type { Operation } from '../../src/contract/operations';
@@ -461,5 +470,191 @@ describe('the help pages as written (README, Help pages), against hand-written H
       HEAD('Reg Web Service: unknown operation') +
         `<header><h1>Reg</h1>${BACK}</header>\n<main><h2>Unknown operation</h2>\n<p>This service has no operation of that name.</p>\n</main></body></html>\n`,
     );
+  });
+});
+
+describe('failures on our side (README, Errors: INTERNAL_ERROR, "the log has the detail")', () => {
+  /** The JSON API and the credits endpoint alone in an express app, with a service that fails and a logger that records. */
+  async function failing(error: unknown): Promise<{ url: string; logged: Array<[string, Record<string, unknown>]>; close: () => Promise<void> }> {
+    const logged: Array<[string, Record<string, unknown>]> = [];
+    const logger = { error: (msg: string, meta: Record<string, unknown>) => logged.push([msg, meta]) } as unknown as Logger;
+    const service = { lookup: async () => Promise.reject(error) } as unknown as LookupService;
+    const credits = { creditsLeft: async () => Promise.reject(error) } as unknown as CreditsService;
+    const app = express();
+    app.use(jsonHandler({ service, logger, corsOrigins: [], publicUrl: null, trustProxy: { list: [], has: () => false } as never }));
+    app.use(creditsRouter(credits, logger));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return { url, logged, close: () => new Promise<void>((r) => server.close(() => r())) };
+  }
+
+  test('a lookup that throws is 500 INTERNAL_ERROR without the detail, which goes to the log with the operation', async () => {
+    const f = await failing(new Error('disk on fire at /var/lib/secret.db'));
+    try {
+      const res = await fetch(`${f.url}/api/json.aspx/Check/RG11ABC?username=demo`);
+      const body = await res.text();
+      expect([res.status, res.headers.get('x-error-code')]).toEqual([500, 'INTERNAL_ERROR']);
+      expect(body).not.toContain('disk on fire');
+      expect(f.logged).toHaveLength(1);
+      expect(f.logged[0][0]).toBe('lookup failed');
+      expect(f.logged[0][1].operation).toBe('Check');
+      expect(String(f.logged[0][1].error)).toContain('Error: disk on fire at /var/lib/secret.db');
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('a lookup refused with an error of the table is answered, not logged', async () => {
+    const f = await failing(new LookupError('VEHICLE_NOT_FOUND', 'No vehicle found for registration \'X\' (United Kingdom)'));
+    try {
+      const res = await fetch(`${f.url}/api/json.aspx/Check/X?username=demo`);
+      expect(res.status).toBe(404);
+      expect(f.logged).toEqual([]);
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('a thrown value that is not an Error is logged as text', async () => {
+    const f = await failing('plain text failure');
+    try {
+      expect((await fetch(`${f.url}/api/json.aspx/Check/X?username=demo`)).status).toBe(500);
+      expect(f.logged.map(([m, meta]) => [m, meta.error])).toEqual([['lookup failed', 'plain text failure']]);
+      expect((await fetch(`${f.url}/ajax/getcredits.aspx?username=demo`)).status).toBe(500);
+      expect(f.logged[1]).toEqual(['credits failed', { error: 'plain text failure' }]);
+    } finally {
+      await f.close();
+    }
+  });
+
+  test('credits that fail are INTERNAL_ERROR as one plain line, logged; a refusal of the table is not logged', async () => {
+    const f = await failing(new Error('pool exhausted'));
+    try {
+      const res = await fetch(`${f.url}/ajax/getcredits.aspx?username=demo`);
+      expect([res.status, res.headers.get('x-error-code'), res.headers.get('content-type')]).toEqual([500, 'INTERNAL_ERROR', 'text/plain; charset=utf-8']);
+      expect(await res.text()).not.toContain('pool exhausted');
+      expect(f.logged.map(([m]) => m)).toEqual(['credits failed']);
+      expect(String(f.logged[0][1].error)).toContain('Error: pool exhausted');
+    } finally {
+      await f.close();
+    }
+    const g = await failing(new LookupError('MISSING_PARAMETER', "Missing required parameter 'username'"));
+    try {
+      expect((await fetch(`${g.url}/ajax/getcredits.aspx`)).status).toBe(400);
+      expect(g.logged).toEqual([]);
+    } finally {
+      await g.close();
+    }
+  });
+});
+
+describe('what each transport tells the access log (README, The access log: transport, operation, outcome, username)', () => {
+  interface Harness {
+    url: string;
+    contexts: RequestContext[];
+    logged: string[];
+    close: () => Promise<void>;
+  }
+  async function harness(): Promise<Harness> {
+    const contexts: RequestContext[] = [];
+    const logged: string[] = [];
+    const logger = { error: (msg: string) => logged.push(msg) } as unknown as Logger;
+    const service = {
+      lookup: async (op: { name: string }, raw: Record<string, unknown>, _caller: unknown, notes?: { username?: string; sandbox?: boolean }) => {
+        if (notes) notes.username = String(raw.username);
+        const reg = String(raw.RegistrationNumber);
+        if (reg === 'SLOW') throw new LookupError('RATE_LIMITED', 'Too many lookups', 30);
+        if (reg === 'ER19ERR') {
+          if (notes) notes.sandbox = true;
+          throw new LookupError('INTERNAL_ERROR', 'sandbox failure');
+        }
+        if (reg !== 'RG11ABC') throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration '${reg}' (${op.name})`);
+        return { kind: 'Vehicle', payload: '{"Description":"FORD FOCUS"}' };
+      },
+    } as unknown as LookupService;
+    const credits = { creditsLeft: async (raw: Record<string, unknown>) => ({ username: String(raw.username), credits: 5 }) } as unknown as CreditsService;
+    const app = express();
+    app.use((req, res, next) => {
+      const ctx: RequestContext = { id: String(contexts.length), start: 0 };
+      setContext(req, ctx);
+      res.on('finish', () => contexts.push(ctx));
+      next();
+    });
+    app.use(jsonHandler({ service, logger, corsOrigins: [], publicUrl: null, trustProxy: { list: [], has: () => false } as never }));
+    app.use(creditsRouter(credits, logger));
+    app.use(imageHandler());
+    app.use(helpRouter({ wsdl: WSDL, namespace: NS, publicUrl: null }));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return { url, contexts, logged, close: () => new Promise<void>((r) => server.close(() => r())) };
+  }
+
+  async function fields(h: Harness, path: string, init: RequestInit = {}): Promise<Omit<RequestContext, 'id' | 'start'> & { status: number; retryAfter: string | null }> {
+    const before = h.contexts.length;
+    const res = await fetch(h.url + path, init);
+    await res.text();
+    for (let i = 0; i < 100 && h.contexts.length === before; i++) await new Promise((r) => setTimeout(r, 5));
+    const { id: _id, start: _start, ...rest } = h.contexts[h.contexts.length - 1];
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), ...rest };
+  }
+
+  test('the JSON API: json, the operation, the username, the error code', async () => {
+    const h = await harness();
+    try {
+      expect(await fields(h, '/api/json.aspx/Check/RG11ABC?username=demo')).toEqual({ status: 200, retryAfter: null, transport: 'json', operation: 'Check', username: 'demo' });
+      expect(await fields(h, '/api/json.aspx/Check/ZZ99ZZZ?username=demo')).toEqual({
+        status: 404,
+        retryAfter: null,
+        transport: 'json',
+        operation: 'Check',
+        username: 'demo',
+        errorCode: 'VEHICLE_NOT_FOUND',
+      });
+      expect(await fields(h, '/api/json.aspx/Check/RG11ABC')).toEqual({ status: 401, retryAfter: null, transport: 'json', operation: 'Check', errorCode: 'MISSING_PARAMETER' });
+      expect(await fields(h, '/api/json.aspx/Nope/RG11ABC')).toEqual({ status: 404, retryAfter: null, transport: 'json', errorCode: 'UNKNOWN_OPERATION' });
+      // README, Errors: Retry-After where it applies.
+      expect(await fields(h, '/api/json.aspx/Check/SLOW?username=demo')).toEqual({
+        status: 429,
+        retryAfter: '30',
+        transport: 'json',
+        operation: 'Check',
+        username: 'demo',
+        errorCode: 'RATE_LIMITED',
+      });
+      // A sandbox plate's INTERNAL_ERROR is the sandbox doing as asked: answered, marked, not logged as a failure.
+      expect(await fields(h, '/api/json.aspx/Check/ER19ERR?username=demo')).toEqual({
+        status: 500,
+        retryAfter: null,
+        transport: 'json',
+        operation: 'Check',
+        username: 'demo',
+        sandbox: true,
+        errorCode: 'INTERNAL_ERROR',
+      });
+      expect(h.logged).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('credits, images, the service address', async () => {
+    const h = await harness();
+    try {
+      expect(await fields(h, '/ajax/getcredits.aspx?username=garage')).toEqual({ status: 200, retryAfter: null, transport: 'credits', username: 'garage' });
+      expect(await fields(h, '/ajax/getcredits.aspx?username=garage', { method: 'POST' })).toEqual({ status: 405, retryAfter: null, transport: 'credits', errorCode: 'METHOD_NOT_ALLOWED' });
+      const name = Buffer.from('FORD FOCUS').toString('base64');
+      expect(await fields(h, `/image.aspx/@${name}`)).toEqual({ status: 200, retryAfter: null, transport: 'other' });
+      expect(await fields(h, '/image.aspx/@!!!!')).toEqual({ status: 400, retryAfter: null, transport: 'other', errorCode: 'INVALID_PARAMETER' });
+      expect(await fields(h, '/api/reg.asmx')).toEqual({ status: 200, retryAfter: null, transport: 'help' });
+      expect(await fields(h, '/api/reg.asmx?op=UKMOT')).toEqual({ status: 200, retryAfter: null, transport: 'help' });
+      expect(await fields(h, '/api/reg.asmx?disco')).toEqual({ status: 200, retryAfter: null, transport: 'help' });
+      expect(await fields(h, '/api/reg.asmx?WSDL')).toEqual({ status: 200, retryAfter: null, transport: 'wsdl' });
+      expect(await fields(h, '/api/reg.asmx', { method: 'PUT' })).toEqual({ status: 405, retryAfter: null, transport: 'other', errorCode: 'METHOD_NOT_ALLOWED' });
+      expect(await fields(h, '/api/reg.asmx?op=A&op=B')).toEqual({ status: 400, retryAfter: null, transport: 'help', errorCode: 'INVALID_PARAMETER' });
+    } finally {
+      await h.close();
+    }
   });
 });
