@@ -137,6 +137,11 @@ describe('JSON API paths', () => {
     );
   });
 
+  test('a registration or state left out of the path is MISSING_PARAMETER', async () => {
+    expect(jsonError(await get(server.url, '/api/json.aspx/Check?username=demo'), 400, 'MISSING_PARAMETER')).toBe("Missing required parameter 'RegistrationNumber' for Check");
+    expect(jsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123?username=demo'), 400, 'MISSING_PARAMETER')).toBe("Missing required parameter 'State' for CheckUSA");
+  });
+
   test('the state is taken from the path for the state operations', async () => {
     expect((await get(server.url, '/api/json.aspx/CheckCanada/ABCD%20123/Ontario?username=demo')).status).toBe(200);
     const m = jsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123/Narnia?username=demo'), 400, 'INVALID_PARAMETER');
@@ -233,6 +238,10 @@ describe('JSON API methods and CORS', () => {
     expect(jsonError(p, 405, 'METHOD_NOT_ALLOWED')).toBe('DELETE is not allowed here; use GET');
     expect(p.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
     expect(p.headers.get('access-control-allow-origin')).toBe('*');
+    // No Origin, no browser: nothing to allow.
+    const none = await get(anyOrigin.url, '/api/json.aspx/Check/RG11ABC?username=demo');
+    expect(none.headers.get('access-control-allow-origin')).toBeNull();
+    expect(none.headers.get('vary')).toBeNull();
   });
 
   test('the OpenAPI document is served at /api/json.aspx/openapi.json, naming the caller\'s host and the error codes', async () => {
@@ -318,6 +327,21 @@ describe('the service address (README, Help pages)', () => {
     expect(empty.status).toBe(200);
     expect(empty.body).toContain('<h2>Operations</h2>');
     expect(empty.headers.get('content-security-policy')).toMatch(/^default-src 'none'; style-src 'sha256-/);
+  });
+
+  test('the service page links the WSDL, DISCO and OpenAPI documents at the caller\'s address; an operation page\'s form posts to its path', async () => {
+    const page = (await get(server.url, '/api/reg.asmx')).body;
+    expect(page).toContain(`<a href="${server.url}/api/reg.asmx?WSDL">${server.url}/api/reg.asmx?WSDL</a>`);
+    expect(page).toContain(`<a href="${server.url}/api/reg.asmx?disco">${server.url}/api/reg.asmx?disco</a>`);
+    expect(page).toContain(`<a href="${server.url}/api/json.aspx/openapi.json">${server.url}/api/json.aspx/openapi.json</a>`);
+    expect(page).toContain(`HTTP GET and HTTP POST at <code>${server.url}/api/reg.asmx</code>`);
+    const op = (await get(server.url, '/api/reg.asmx?op=CheckUSA')).body;
+    expect(op).toContain('<form method="post" action="/api/reg.asmx/CheckUSA" accept-charset="utf-8">');
+    expect(op).toContain('<p><a href="/api/reg.asmx">Click here for a complete list of operations.</a></p>');
+    expect(op).toContain(`Host: ${new URL(server.url).host}`);
+    const unknown = await get(server.url, '/api/reg.asmx?op=checkusa');
+    expect([unknown.status, unknown.headers.get('content-type')]).toEqual([404, 'text/html; charset=utf-8']);
+    expect(unknown.body).toContain('Did you mean <a href="?op=CheckUSA">CheckUSA</a>?');
   });
 
   test('the DISCO document is text/xml with nosniff but no page policy', async () => {

@@ -186,6 +186,30 @@ describe('operationSamples: the four sample messages of an operation page', () =
     );
   });
 
+  test('a type that contains itself is written 13 levels deep and no deeper (the bound on a future WSDL)', () => {
+    const loop: ContractModel = {
+      ...model,
+      types: new Map([...model.types, ['Loop', { kind: 'sequence', elements: [{ name: 'Again', type: 'Loop', own: true, repeated: false }] }]]),
+      elements: new Map([...model.elements, ['CheckResponse', [{ name: 'CheckResult', type: 'Loop', own: true, repeated: false }]]]),
+    };
+    const [, , get] = operationSamples(loop, findOperation('Check')!, NS, ADDRESS);
+    // 13 levels of Again: twelve holding the next, the thirteenth written empty.
+    expect(get.response.match(/<Again>/g)).toHaveLength(12);
+    expect(get.response.match(/<Again \/>/g)).toHaveLength(1);
+    expect(get.response).toContain('<?xml version="1.0" encoding="utf-8"?>\n<Loop ');
+  });
+
+  test('a request element or result the WSDL lacks: parameters shown as string, the catalogue result named', () => {
+    const bare: ContractModel = { ...model, elements: new Map() };
+    const [, , get] = operationSamples(bare, findOperation('CheckUSA')!, NS, ADDRESS);
+    expect(get.request.split('\n')[0]).toBe('GET /base/api/reg.asmx/CheckUSA?RegistrationNumber=string&State=string&username=string HTTP/1.1');
+    expect(get.response).toContain('<?xml version="1.0" encoding="utf-8"?>\n<Vehicle xmlns:xsi=');
+    const typed: ContractModel = { ...model, elements: new Map([...model.elements, ['CheckUSA', [{ name: 'State', type: 'int', own: false, repeated: false }]]]) };
+    expect(operationSamples(typed, findOperation('CheckUSA')!, NS, ADDRESS)[2].request.split('\n')[0]).toBe(
+      'GET /base/api/reg.asmx/CheckUSA?RegistrationNumber=string&State=int&username=string HTTP/1.1',
+    );
+  });
+
   test('a namespace with markup characters is escaped in the samples, and the SOAPAction names it', () => {
     const [soap11] = operationSamples(model, findOperation('Check')!, 'urn:a&b', ADDRESS);
     expect(soap11.request).toContain('SOAPAction: "urn:a&b/Check"');
@@ -257,6 +281,12 @@ describe('basicUsername (README, JSON API)', () => {
     expect(basicUsername('Bearer demo')).toBeNull();
     expect(basicUsername(`Basicx ${b64('demo:')}`)).toBeNull();
     expect(basicUsername(`Basic-Token ${b64('demo:')}`)).toBeNull();
+    expect(basicUsername(`Bearer basic ${b64('demo:')}`)).toBeNull();
+    expect(basicUsername('Bearer basic')).toBeNull();
+    expect(basicUsername(`Basic    ${b64('demo:')}`)).toBe('demo');
+    expect(basicUsername(`Basic ${b64('demo:')}  `)).toBe('demo');
+    expect(basicUsername(`  Basic ${b64('demo:')}`)).toBe('demo');
+    expect(basicUsername(`Basic\t\t${b64('demo:')}\t\t`)).toBe('demo');
   });
 
   test('anything else after Basic is MALFORMED_REQUEST with the README message', () => {
@@ -657,4 +687,24 @@ describe('what each transport tells the access log (README, The access log: tran
       await h.close();
     }
   });
+});
+
+test('a help page that cannot be written (an unreadable WSDL) goes to the app\'s error handler: answered, never left hanging', async () => {
+  const app = express();
+  app.use(helpRouter({ wsdl: '<wsdl:definitions', namespace: NS, publicUrl: null }));
+  const seen: unknown[] = [];
+  app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    seen.push(err);
+    res.status(500).end('INTERNAL_ERROR');
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  try {
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/reg.asmx?op=Check`, { signal: AbortSignal.timeout(5000) });
+    expect([res.status, await res.text()]).toEqual([500, 'INTERNAL_ERROR']);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).not.toBeInstanceOf(LookupError);
+  } finally {
+    await new Promise<void>((r) => server.close(() => r()));
+  }
 });
