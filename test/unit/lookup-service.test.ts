@@ -185,9 +185,22 @@ describe('LookupService.lookup', () => {
     ]);
   });
 
-  test('a Model given to an operation that does not take one changes nothing', async () => {
-    const { service } = harness(records);
+  test('a Model given to an operation that does not take one changes nothing, whatever the record holds', async () => {
+    // A vehicle of one's own data may carry fields named like the MOT history's make and model.
+    const own = JSON.stringify({ Description: 'FORD FOCUS', make: 'FORD', model: 'FOCUS' });
+    const { service, calls } = harness({ ...records, 'Check/OWN1/': own });
     expect((await service.lookup(CHECK, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'CORSA' }, LOCAL)).payload).toBe(FOCUS);
+    expect((await service.lookup(CHECK, { RegistrationNumber: 'OWN1', username: 'demo', Model: 'CORSA' }, LOCAL)).payload).toBe(own);
+    expect(calls.records).toEqual([
+      ['demo', 'Check', true],
+      ['demo', 'Check', true],
+    ]);
+  });
+
+  test('UKMOT without a Model is found as it is', async () => {
+    const { service, calls } = harness(records);
+    expect(await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo' }, LOCAL)).toEqual({ kind: 'UKMOTData', payload: MOT_FOCUS });
+    expect(calls.charges).toEqual(['demo']);
   });
 
   test('refusals come before the accounts and the store are asked', async () => {
