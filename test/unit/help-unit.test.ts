@@ -235,6 +235,13 @@ describe('indentXml', () => {
   test('an element whose text is followed by another element is opened, not closed on its line', () => {
     expect(indentXml('<a>t<b>u</b></a>')).toBe(['<a>', '  t', '  <b>u</b>', '</a>'].join('\n'));
     expect(indentXml('<a><b/><c>x</c></a>')).toBe(['<a>', '  <b/>', '  <c>x</c>', '</a>'].join('\n'));
+    expect(indentXml('<a><b></b></a>')).toBe(['<a>', '  <b></b>', '</a>'].join('\n'));
+  });
+
+  test('a document that stops after an open tag or its text is indented as far as it goes', () => {
+    expect(indentXml('<a>')).toBe('<a>');
+    expect(indentXml('<a>t')).toBe(['<a>', '  t'].join('\n'));
+    expect(indentXml('<a><b>')).toBe(['<a>', '  <b>'].join('\n'));
   });
 });
 
