@@ -249,6 +249,16 @@ describe('LookupService.lookup', () => {
     expect(mot.kind).toBe('UKMOTData');
   });
 
+  test('with SANDBOX=on, UKMOT AA19AAA takes its Model as a real history does (README: SANDBOX TESTCAR)', async () => {
+    const { service, calls } = harness(records, { sandbox: true });
+    expect((await service.lookup(MOT, { RegistrationNumber: 'AA19AAA', username: 'demo', Model: 'testcar' }, LOCAL)).kind).toBe('UKMOTData');
+    expect((await service.lookup(MOT, { RegistrationNumber: 'AA19AAA', username: 'demo', Model: 'Sandbox' }, LOCAL)).kind).toBe('UKMOTData');
+    const e = await rejected(service.lookup(MOT, { RegistrationNumber: 'AA19AAA', username: 'demo', Model: 'CORSA' }, LOCAL));
+    expect(e.code).toBe('VEHICLE_NOT_FOUND');
+    expect(e.message).toContain("with model 'CORSA'");
+    expect(calls).toEqual({ gets: [], admits: [], charges: [], records: [] });
+  });
+
   test('no notes object: the lookup still answers', async () => {
     const { service } = harness(records, { sandbox: true });
     expect((await service.lookup(CHECK, { RegistrationNumber: 'AA19AAA', username: 'demo' }, LOCAL)).kind).toBe('Vehicle');
