@@ -27,6 +27,7 @@ import type { CreditsService } from '../../src/service/credits';
 import type { Logger } from '../../src/ops/logger';
 import { operationPage, servicePage, unknownOperationPage, type PageLinks } from '../../src/transport/pages';
 import { indentXml, operationSamples } from '../../src/transport/samples';
+import { resultInner } from '../../src/transport/answers';
 import type { Operation } from '../../src/contract/operations';
 
 const WSDL = fs.readFileSync(path.resolve(__dirname, '../../wsdl/reg.wsdl'), 'utf8');
@@ -714,4 +715,93 @@ test('a help page that cannot be written (an unreadable WSDL) goes to the app\'s
   } finally {
     await new Promise<void>((r) => server.close(() => r()));
   }
+});
+
+describe('resultInner: a vehicle record as SOAP and the HTTP forms write it (README, What comes back)', () => {
+  // Hand-written: a record with some fields, markup and quotes in its text.
+  const payload = JSON.stringify({
+    ABICode: '12345678',
+    Description: 'FORD FOCUS <ZETEC> & "CO"',
+    RegistrationYear: '2011',
+    CarMake: { CurrentTextValue: 'FORD' },
+    CarModel: { CurrentTextValue: 'FOCUS' },
+    EngineSize: { CurrentValue: 1598, CurrentTextValue: '1598cc' },
+    IndicativeValue: 'x',
+  });
+  // vehicleJson: the stored text, & < > escaped, quotes kept. vehicleData: the WSDL's order; every
+  // composite written, one the record lacks with both values nil (SOAP) or type="null" (HTTP).
+  const json = payload.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const desc = 'FORD FOCUS &lt;ZETEC&gt; &amp; "CO"';
+  const missing = ['BodyStyle', 'NumberOfDoors', 'Transmission', 'FuelType', 'Immobiliser', 'NumberOfSeats', 'DriverSide'];
+
+  test('SOAP: compact, absent values xsi:nil', () => {
+    const nil = (n: string) => `<${n}><CurrentValue xsi:nil="true" /><CurrentTextValue xsi:nil="true" /></${n}>`;
+    expect(resultInner({ kind: 'Vehicle', payload }, 'soap')).toBe(
+      `<vehicleJson>${json}</vehicleJson><vehicleData>` +
+        `<ABICode>12345678</ABICode><Description>${desc}</Description><RegistrationYear>2011</RegistrationYear>` +
+        '<CarMake><CurrentValue xsi:nil="true" /><CurrentTextValue>FORD</CurrentTextValue></CarMake><CarModel>FOCUS</CarModel>' +
+        nil('BodyStyle') +
+        '<EngineSize><CurrentValue>1598</CurrentValue><CurrentTextValue>1598cc</CurrentTextValue></EngineSize>' +
+        nil('NumberOfDoors') + nil('Transmission') + nil('FuelType') + nil('Immobiliser') + nil('NumberOfSeats') +
+        '<IndicativeValue>x</IndicativeValue>' + nil('DriverSide') + '</vehicleData>',
+    );
+    expect(missing).toHaveLength(7);
+  });
+
+  test('HTTP: a CRLF and two spaces a level before each element, absent values type="null"', () => {
+    const nil = (n: string) => [`    <${n}>`, '      <CurrentValue type="null" />', '      <CurrentTextValue type="null" />', `    </${n}>`];
+    const lines = [
+      '',
+      `  <vehicleJson>${json}</vehicleJson>`,
+      '  <vehicleData>',
+      '    <ABICode>12345678</ABICode>',
+      `    <Description>${desc}</Description>`,
+      '    <RegistrationYear>2011</RegistrationYear>',
+      '    <CarMake>', '      <CurrentValue type="null" />', '      <CurrentTextValue>FORD</CurrentTextValue>', '    </CarMake>',
+      '    <CarModel>FOCUS</CarModel>',
+      ...nil('BodyStyle'),
+      '    <EngineSize>', '      <CurrentValue>1598</CurrentValue>', '      <CurrentTextValue>1598cc</CurrentTextValue>', '    </EngineSize>',
+      ...nil('NumberOfDoors'), ...nil('Transmission'), ...nil('FuelType'), ...nil('Immobiliser'), ...nil('NumberOfSeats'),
+      '    <IndicativeValue>x</IndicativeValue>',
+      ...nil('DriverSide'),
+      '  </vehicleData>',
+    ];
+    expect(resultInner({ kind: 'Vehicle', payload }, 'http')).toBe(lines.join('\r\n'));
+  });
+
+  test('UKMOT in both forms: the lists, a null string nil or type="null"', () => {
+    const mot = JSON.stringify({ taxDate: '2027-03-01', tests: [{ TestDate: '2024-03-01', Result: 'Pass', FailureReasons: [], Advisories: ['Tyre worn', null] }], extendedInformation: [['Colour', 'Blue']] });
+    expect(resultInner({ kind: 'UKMOTData', payload: mot }, 'soap')).toBe(
+      '<Tests><UKTest><TestDate>2024-03-01</TestDate><Result>Pass</Result><FailureReasons /><Advisories><string>Tyre worn</string><string xsi:nil="true" /></Advisories></UKTest></Tests>' +
+        '<taxDate>2027-03-01</taxDate>' +
+        '<Json>[{"TestDate":"2024-03-01","Result":"Pass","FailureReasons":[],"Advisories":["Tyre worn",null]}]</Json>' +
+        '<ExtendedInformation><ArrayOfString><string>Colour</string><string>Blue</string></ArrayOfString></ExtendedInformation>' +
+        '<ExtendedInformationJson>[["Colour","Blue"]]</ExtendedInformationJson>',
+    );
+    expect(resultInner({ kind: 'UKMOTData', payload: mot }, 'http')).toBe(
+      [
+        '',
+        '  <Tests>',
+        '    <UKTest>',
+        '      <TestDate>2024-03-01</TestDate>',
+        '      <Result>Pass</Result>',
+        '      <FailureReasons />',
+        '      <Advisories>',
+        '        <string>Tyre worn</string>',
+        '        <string type="null" />',
+        '      </Advisories>',
+        '    </UKTest>',
+        '  </Tests>',
+        '  <taxDate>2027-03-01</taxDate>',
+        '  <Json>[{"TestDate":"2024-03-01","Result":"Pass","FailureReasons":[],"Advisories":["Tyre worn",null]}]</Json>',
+        '  <ExtendedInformation>',
+        '    <ArrayOfString>',
+        '      <string>Colour</string>',
+        '      <string>Blue</string>',
+        '    </ArrayOfString>',
+        '  </ExtendedInformation>',
+        '  <ExtendedInformationJson>[["Colour","Blue"]]</ExtendedInformationJson>',
+      ].join('\r\n'),
+    );
+  });
 });
