@@ -211,6 +211,12 @@ describe('operationSamples: the four sample messages of an operation page', () =
     );
   });
 
+  test('a result element declared with no type: the catalogue result named', () => {
+    const empty: ContractModel = { ...model, elements: new Map([...model.elements, ['CheckResponse', []]]) };
+    const [, , get] = operationSamples(empty, findOperation('Check')!, NS, ADDRESS);
+    expect(get.response).toContain('<?xml version="1.0" encoding="utf-8"?>\n<Vehicle xmlns:xsi=');
+  });
+
   test('a namespace with markup characters is escaped in the samples, and the SOAPAction names it', () => {
     const [soap11] = operationSamples(model, findOperation('Check')!, 'urn:a&b', ADDRESS);
     expect(soap11.request).toContain('SOAPAction: "urn:a&b/Check"');
@@ -685,6 +691,7 @@ describe('what each transport tells the access log (README, The access log: tran
       const name = Buffer.from('FORD FOCUS').toString('base64');
       expect(await fields(h, `/image.aspx/@${name}`)).toEqual({ status: 200, retryAfter: null, transport: 'other' });
       expect(await fields(h, '/image.aspx/@!!!!')).toEqual({ status: 400, retryAfter: null, transport: 'other', errorCode: 'INVALID_PARAMETER' });
+      expect(await fields(h, `/image.aspx/@${name}`, { method: 'POST' })).toEqual({ status: 405, retryAfter: null, transport: 'other', errorCode: 'METHOD_NOT_ALLOWED' });
       expect(await fields(h, '/api/reg.asmx')).toEqual({ status: 200, retryAfter: null, transport: 'help' });
       expect(await fields(h, '/api/reg.asmx?op=UKMOT')).toEqual({ status: 200, retryAfter: null, transport: 'help' });
       expect(await fields(h, '/api/reg.asmx?disco')).toEqual({ status: 200, retryAfter: null, transport: 'help' });
@@ -803,5 +810,61 @@ describe('resultInner: a vehicle record as SOAP and the HTTP forms write it (REA
         '  <ExtendedInformationJson>[["Colour","Blue"]]</ExtendedInformationJson>',
       ].join('\r\n'),
     );
+  });
+});
+
+describe('the image handler (README, Vehicle images)', () => {
+  async function withImages<T>(f: (url: string) => Promise<T>): Promise<T> {
+    const app = express();
+    app.use(imageHandler());
+    app.use((_req, res) => res.status(404).end('next'));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      return await f(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  }
+  const name = Buffer.from('FORD FOCUS', 'utf8').toString('base64');
+
+  test('GET: the SVG with image/svg+xml, nosniff, default-src none, a day of caching; a query string is not part of the name', async () => {
+    await withImages(async (url) => {
+      for (const path of [`/image.aspx/@${name}`, `/image.aspx/@${name}?v=2`, `/Image.ASPX/@${name}`]) {
+        const res = await fetch(url + path);
+        const body = await res.text();
+        expect(res.status).toBe(200);
+        expect([res.headers.get('content-type'), res.headers.get('x-content-type-options'), res.headers.get('content-security-policy'), res.headers.get('cache-control')]).toEqual([
+          'image/svg+xml; charset=utf-8',
+          'nosniff',
+          "default-src 'none'",
+          'public, max-age=86400',
+        ]);
+        expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
+        expect(body).toBe(imageSvg('FORD FOCUS'));
+      }
+    });
+  });
+
+  test('HEAD: the headers alone; another method 405 with Allow; no @ or a bad name is one plain line; other paths pass by', async () => {
+    await withImages(async (url) => {
+      const head = await fetch(`${url}/image.aspx/@${name}`, { method: 'HEAD' });
+      expect([head.status, head.headers.get('content-type'), head.headers.get('content-length'), await head.text()]).toEqual([
+        200,
+        'image/svg+xml; charset=utf-8',
+        String(Buffer.byteLength(imageSvg('FORD FOCUS'))),
+        '',
+      ]);
+      const post = await fetch(`${url}/image.aspx/@${name}`, { method: 'POST' });
+      expect([post.status, post.headers.get('allow'), await post.text()]).toEqual([405, 'GET, HEAD', 'METHOD_NOT_ALLOWED: POST is not allowed here; use GET\n']);
+      const noAt = await fetch(`${url}/image.aspx/${name}`);
+      expect([noAt.status, await noAt.text()]).toEqual([400, 'INVALID_PARAMETER: The image name must be @ and the base64 of "Make Model"\n']);
+      const bad = await fetch(`${url}/image.aspx/@Rk9SRCBGT0NVUx==`);
+      expect([bad.status, await bad.text()]).toEqual([400, 'INVALID_PARAMETER: The image name is not canonical base64\n']);
+      for (const other of ['/image.aspxx/@' + name, '/image.aspx', '/images/@' + name]) {
+        const res = await fetch(url + other);
+        expect([res.status, await res.text()]).toEqual([404, 'next']);
+      }
+    });
   });
 });
