@@ -297,6 +297,7 @@ describe('basicUsername (README, JSON API)', () => {
     expect(basicUsername(`Basic-Token ${b64('demo:')}`)).toBeNull();
     expect(basicUsername(`Bearer basic ${b64('demo:')}`)).toBeNull();
     expect(basicUsername('Bearer basic')).toBeNull();
+    expect(basicUsername(`XBasic ${b64('demo:')}`)).toBeNull();
     expect(basicUsername(`Basic    ${b64('demo:')}`)).toBe('demo');
     expect(basicUsername(`Basic ${b64('demo:')}  `)).toBe('demo');
     expect(basicUsername(`  Basic ${b64('demo:')}`)).toBe('demo');
