@@ -405,3 +405,52 @@ describe('the service address (README, Help pages)', () => {
   });
 });
 
+
+// What ASP.NET does with these addresses, and the README's "given twice" rule, for the three GET
+// forms beside the SOAP endpoint. Expected answers written by hand from the README's examples.
+describe('paths as ASP.NET serves them, and a query name given twice', () => {
+  test('the credits page answers in any case and with a trailing slash (ASP.NET serves page.aspx/ as page.aspx)', async () => {
+    for (const p of ['/Ajax/GetCredits.aspx?username=garage', '/AJAX/GETCREDITS.ASPX?username=garage', '/ajax/getcredits.aspx/?username=garage']) {
+      const a = await get(server.url, p);
+      expect([p, a.status, a.body]).toEqual([p, 200, '7']);
+    }
+  });
+
+  test('the service address shows its pages and WSDL in any case, as ASP.NET paths are', async () => {
+    const page = await get(server.url, '/API/REG.ASMX');
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(page.body).toContain('<h2>Operations</h2>');
+    const wsdl = await get(server.url, '/Api/Reg.asmx?WSDL');
+    expect(wsdl.status).toBe(200);
+    expect(wsdl.body).toContain('targetNamespace="http://regcheck.org.uk"');
+  });
+
+  test('a query name given twice in different case is INVALID_PARAMETER saying names are matched ignoring case', async () => {
+    const expected = (name: string) => `Parameter '${name}' was given 2 times; give it once (query names are matched ignoring case)`;
+    const credits = await get(server.url, '/ajax/getcredits.aspx?username=garage&USERNAME=garage');
+    expect([credits.status, credits.headers.get('x-error-code'), credits.body]).toEqual([400, 'INVALID_PARAMETER', `INVALID_PARAMETER: ${expected('username')}\n`]);
+    const json = await get(server.url, '/api/json.aspx/Check/RG11ABC?username=garage&Username=garage');
+    expect(jsonError(json, 400, 'INVALID_PARAMETER')).toBe(expected('username'));
+    const help = await get(server.url, '/api/reg.asmx?op=Check&OP=Check');
+    expect([help.status, help.body]).toEqual([400, `INVALID_PARAMETER: ${expected('op')}\n`]);
+  });
+});
+
+describe('the service address without TRUST_PROXY (README, Security: X-Forwarded-* is read only from trusted proxies)', () => {
+  test("a caller's X-Forwarded-Host and -Proto do not change the addresses the WSDL names", async () => {
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = http.get(
+        { host: '127.0.0.1', port: server.port, path: '/api/reg.asmx?WSDL', headers: { Host: 'svc.example:8080', 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Proto': 'https' } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        },
+      );
+      req.on('error', reject);
+    });
+    expect(body).toContain('location="http://svc.example:8080/api/reg.asmx"');
+    expect(body).not.toContain('evil.example');
+    expect(body).not.toContain('https://');
+  });
+});
