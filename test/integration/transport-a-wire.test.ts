@@ -245,6 +245,29 @@ describe('SOAP refusals, by what the caller sent (README, Errors and Security)',
     expect(await logOf(b.id)).toMatchObject({ transport: 'soap12', operation: 'Check', username: 'dave', outcome: 'ok' });
   });
 
+  test('a SOAP result carries its Content-Length, never chunked (README: every answer)', async () => {
+    for (const version of ['1.1', '1.2'] as const) {
+      const a = await soap(srv.url, version, check(version));
+      expect(a.status).toBe(200);
+      expect(a.headers['transfer-encoding']).toBeUndefined();
+      expect(Number(a.headers['content-length'])).toBe(Buffer.byteLength(a.body));
+      expect(a.body).toContain('<CheckResult>');
+    }
+  });
+
+  test('the media type in any case, and a query string on the SOAP path, are served', async () => {
+    const upper = await soap(srv.url, '1.1', check('1.1'), { 'Content-Type': 'TEXT/XML; Charset=UTF-8' });
+    expect(upper.status).toBe(200);
+    expect(upper.headers['content-type']).toBe('text/xml; charset=utf-8');
+    const upper12 = await soap(srv.url, '1.2', check('1.2'), { 'Content-Type': 'Application/SOAP+XML' });
+    expect(upper12.status).toBe(200);
+    expect(upper12.body).toContain('CheckResponse');
+    const body = check('1.1');
+    const q = await raw(srv.url, 'POST', '/api/reg.asmx?x=1', { ...soapHeaders('1.1', 'Check'), 'Content-Length': Buffer.byteLength(body) }, body);
+    expect(q.status).toBe(200);
+    expect(q.body).toContain('CheckResponse');
+  });
+
   test('a rate-limited SOAP caller gets Retry-After (README, RATE_LIMIT)', async () => {
     expect((await soap(limited.url, '1.1', check('1.1', 'RG11ABC', 'rl'))).status).toBe(200);
     const second = await soap(limited.url, '1.1', check('1.1', 'RG11ABC', 'rl'));
