@@ -47,7 +47,7 @@ interface Raw {
 
 let seq = 0;
 /** One request with exactly these headers (none added but Host), answered in full. */
-function raw(base: string, method: string, path: string, headers: Record<string, string | number> = {}, body?: string | Buffer): Promise<Raw & { id: string }> {
+function raw(base: string, method: string, path: string, headers: Record<string, string | number> = {}, body?: string | Buffer, lateMs = 0): Promise<Raw & { id: string }> {
   const id = `ta-${process.pid}-${++seq}`;
   const url = new URL(base);
   return new Promise((resolve, reject) => {
@@ -58,7 +58,12 @@ function raw(base: string, method: string, path: string, headers: Record<string,
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end(body);
+    if (lateMs === 0) req.end(body);
+    else {
+      // The headers first, the body a while later: read as it arrives, not taken at once.
+      req.flushHeaders();
+      setTimeout(() => req.end(body), lateMs);
+    }
   });
 }
 
@@ -329,6 +334,19 @@ describe('HTTP GET and POST (README, Calling it and Errors)', () => {
     expect(await logOf(p.id)).toMatchObject({ transport: 'post', operation: 'Check', username: 'erin', outcome: 'ok' });
     const chunked = await raw(srv.url, 'POST', '/api/reg.asmx/Check', { 'Content-Type': 'application/x-www-form-urlencoded; charset=UTF-8', 'Transfer-Encoding': 'chunked' }, form);
     expect(chunked.status).toBe(200);
+  });
+
+  test('a body that arrives after its headers is read as it comes, on both forms', async () => {
+    const form = 'RegistrationNumber=RG11ABC&username=late';
+    const p = await raw(srv.url, 'POST', '/api/reg.asmx/Check', { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': form.length }, form, 100);
+    expect(p.status).toBe(200);
+    expect(await logOf(p.id)).toMatchObject({ transport: 'post', username: 'late', outcome: 'ok' });
+    const env = check('1.1', 'RG11ABC', 'late');
+    const s = await raw(srv.url, 'POST', '/api/reg.asmx', { ...soapHeaders('1.1', 'Check'), 'Content-Length': Buffer.byteLength(env) }, env, 100);
+    expect(s.status).toBe(200);
+    expect(s.body).toContain('CheckResponse');
+    const bad = await raw(srv.url, 'POST', '/api/reg.asmx/Check', { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': 3 }, Buffer.from([0x61, 0x3d, 0xff]), 100);
+    expect(bad.body).toBe('MALFORMED_REQUEST: The body is not valid UTF-8\n');
   });
 
   test('a refused lookup still logs the username as sent', async () => {

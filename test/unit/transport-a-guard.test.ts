@@ -75,6 +75,10 @@ describe('the shape of an accepted envelope', () => {
     expect(shape.bodyElements).toBe(1);
   });
 
+  test('a root element named Body is a root like any other (the SOAP layer refuses it)', () => {
+    expect(scanEnvelope(`<Body xmlns="${S11}"/>`, DEFAULTS)).toEqual({ root: { local: 'Body', ns: S11 }, operation: null, bodyElements: 0, hasBody: false, mustUnderstand: [] });
+  });
+
   test('a root element that is not an Envelope is reported as it is', () => {
     const shape = scanEnvelope(`<Check xmlns="${NS}"><RegistrationNumber>A</RegistrationNumber></Check>`, DEFAULTS);
     expect(shape.root).toEqual({ local: 'Check', ns: NS });
@@ -93,6 +97,9 @@ describe('the shape of an accepted envelope', () => {
       `<a:Seven xmlns:a="urn:a" soap:mustUnderstand="1x"/>` +
       `</soap:Header>`;
     const shape = scanEnvelope(env(CHECK(), header), DEFAULTS);
+    // Header blocks are not the Body's elements.
+    expect(shape.operation).toEqual({ local: 'Check', ns: NS });
+    expect(shape.bodyElements).toBe(1);
     expect(shape.mustUnderstand).toEqual([
       { local: 'One', ns: 'urn:a' },
       { local: 'Two', ns: 'urn:a' },
@@ -172,6 +179,7 @@ describe('refused, with a reason naming what', () => {
     expect(refused(env(CHECK('<RegistrationNumber a="&nbsp;">A</RegistrationNumber>')))).toMatch(/^undefined entity reference '&nbsp;'/);
     expect(refused(env(CHECK('<RegistrationNumber>a & b</RegistrationNumber>')))).toMatch(/^undefined entity reference '&;'/);
     expect(refused(env(CHECK('<RegistrationNumber>&amp;&bad;</RegistrationNumber>')))).toMatch(/'&bad;'/);
+    expect(refused(env(CHECK(`<RegistrationNumber>&${'n'.repeat(30)};</RegistrationNumber>`)))).toMatch(new RegExp(`^undefined entity reference '&${'n'.repeat(20)};'`));
     for (const ref of ['&#0;', '&#x0;', '&#8;', '&#xB;', '&#xFFFE;', '&#xD800;', '&#x110000;', '&#1114112;']) {
       expect(refused(env(CHECK(`<RegistrationNumber>${ref}</RegistrationNumber>`)))).toBe(`character reference ${ref} is not a character XML allows`);
     }
@@ -239,6 +247,7 @@ describe('refused, with a reason naming what', () => {
     expect(refused(env(CHECK('<RegistrationNumber toString="1">A</RegistrationNumber>')))).toBe("the attribute name 'toString' is not accepted (it names a built-in object member)");
     expect(refused(env(CHECK('<RegistrationNumber id="__proto__">A</RegistrationNumber>')))).toBe("the id '__proto__' is not accepted");
     expect(refused(env(CHECK('<RegistrationNumber id="&#x5F;_proto__">A</RegistrationNumber>')))).toBe("the id '__proto__' is not accepted");
+    expect(refused(env(CHECK('<RegistrationNumber id="&#95;&#95;proto__">A</RegistrationNumber>')))).toBe("the id '__proto__' is not accepted");
     expect(refused(env(CHECK('<RegistrationNumber id="hasOwnProperty">A</RegistrationNumber>')))).toBe("the id 'hasOwnProperty' is not accepted");
     // An ordinary id, and one that only decodes to letters, are fine.
     expect(scanEnvelope(env(CHECK('<RegistrationNumber id="r1">A</RegistrationNumber><x id="&lt;&gt;&amp;&quot;&apos;"/>'.replace('<x', '<y'))), DEFAULTS).bodyElements).toBe(1);

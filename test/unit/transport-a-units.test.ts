@@ -119,6 +119,8 @@ describe('Content-Type, charset, UTF-8', () => {
     expect(decodeUtf8(Buffer.alloc(0))).toBe('');
     expect(code(() => decodeUtf8(Buffer.from([0xff, 0xfe, 0x3c, 0x00])))).toBe('MALFORMED_REQUEST: The body is UTF-16; only UTF-8 is accepted');
     expect(code(() => decodeUtf8(Buffer.from([0xfe, 0xff, 0x00, 0x3c])))).toBe('MALFORMED_REQUEST: The body is UTF-16; only UTF-8 is accepted');
+    expect(code(() => decodeUtf8(Buffer.from([0xff, 0xfe])))).toBe('MALFORMED_REQUEST: The body is UTF-16; only UTF-8 is accepted');
+    expect(code(() => decodeUtf8(Buffer.from([0xfe, 0xff])))).toBe('MALFORMED_REQUEST: The body is UTF-16; only UTF-8 is accepted');
     expect(code(() => decodeUtf8(Buffer.from([0x41, 0xc3, 0x28])))).toBe('MALFORMED_REQUEST: The body is not valid UTF-8');
     // Only both bytes of a BOM make UTF-16: 0xFF or 0xFE followed by something else is just invalid UTF-8.
     expect(code(() => decodeUtf8(Buffer.from([0xff, 0x41])))).toBe('MALFORMED_REQUEST: The body is not valid UTF-8');
@@ -232,7 +234,7 @@ describe('the caller behind proxies', () => {
   });
 
   test('plainHost: the README\'s refusals (:0, :65536, :99999, 256.1.1.1, two ports) and others', () => {
-    for (const bad of [undefined, '', 'example.com:0', 'example.com:65536', 'example.com:99999', '256.1.1.1', 'example.com:80:80', 'a b', 'x/y', '-a', 'a:', '[::1', '[x]', 'example.com:123456', 'user@host', `a${'b'.repeat(252)}`]) {
+    for (const bad of [undefined, '', 'example.com:0', 'example.com:65536', 'example.com:99999', '256.1.1.1', 'example.com:80:80', 'a b', 'x/y', '-a', 'a:', '[::1', '[x]', 'example.com:123456', 'user@host', `a${'b'.repeat(252)}`, '[:::]']) {
       expect(plainHost(bad)).toBeNull();
     }
     expect(plainHost(`a${'b'.repeat(251)}`)).toBe(`a${'b'.repeat(251)}`);
@@ -249,6 +251,8 @@ describe('the caller behind proxies', () => {
     expect(publicBase(req('192.0.2.1', fwd), proxies, null)).toBe('http://inner:3000');
     expect(publicBase(req('10.0.0.1', { ...fwd, 'x-forwarded-proto': ['http', 'https'] }), proxies, null)).toBe('http://api.example/reg');
     expect(publicBase(req('10.0.0.1', fwd), none, null)).toBe('http://inner:3000');
+    // The first value of a list, without the spaces around it.
+    expect(publicBase(req('10.0.0.1', { host: 'inner:3000', 'x-forwarded-host': 'api.example , other', 'x-forwarded-proto': 'https , http', 'x-forwarded-prefix': '/reg , /x' }), proxies, null)).toBe('https://api.example/reg');
   });
 
   test('publicBase: a forwarded scheme, host or prefix that is not plain is ignored', () => {
