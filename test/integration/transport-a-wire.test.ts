@@ -151,6 +151,15 @@ describe('SOAP fault documents (README, Errors)', () => {
     expect(a.headers.connection).toBe('close');
     expect(a.body).toContain(`<ErrorCode xmlns="${NS}">PAYLOAD_TOO_LARGE</ErrorCode>`);
     expect(Number(a.headers['content-length'])).toBe(Buffer.byteLength(a.body));
+    // Over a connection kept alive, only the 413 closes it.
+    const kept = await fetch(`${srv.url}/api/reg.asmx`, { method: 'POST', headers: soapHeaders('1.1', 'Check'), body });
+    await kept.text();
+    expect(kept.status).toBe(413);
+    expect(kept.headers.get('connection')).toBe('close');
+    const other = await fetch(`${srv.url}/api/reg.asmx`, { method: 'POST', headers: soapHeaders('1.1', 'Check'), body: '' });
+    await other.text();
+    expect(other.status).toBe(500);
+    expect(other.headers.get('connection')).not.toBe('close');
   });
 });
 
@@ -199,7 +208,11 @@ describe('SOAP refusals, by what the caller sent (README, Errors and Security)',
     const half = await soap(srv.url, '1.1', check('1.1'), { SOAPAction: `"${NS}/Check` });
     expect(faultMessage('1.1', half.body)).toMatch(/^SOAPAction '"http:\/\/regcheck.org.uk\/Check' is not one/);
     const tail = await soap(srv.url, '1.1', check('1.1'), { SOAPAction: `${NS}/Check"` });
-    expect(tail.status).toBe(500);
+    expect(faultMessage('1.1', tail.body)).toBe(`SOAPAction '${NS}/Check"' is not one this service offers (expected '${NS}/Check')`);
+    // Outside our namespace, an operation's name after a prefix as long as the namespace is still not ours.
+    const lookalike = `${'x'.repeat(NS.length)}/CheckUSA`;
+    const like = await soap(srv.url, '1.1', check('1.1'), { SOAPAction: lookalike });
+    expect(faultMessage('1.1', like.body)).toBe(`SOAPAction '${lookalike}' is not one this service offers (expected '${NS}/Check')`);
   });
 
   test("SOAP 1.2's action parameter is checked; over SOAP 1.1 it is not read", async () => {

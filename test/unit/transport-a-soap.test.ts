@@ -11,7 +11,9 @@ import { loadWsdl } from '../../src/contract/wsdl';
 import { LookupError } from '../../src/service/errors';
 import type { LookupService } from '../../src/service/lookup';
 import type { Logger } from '../../src/ops/logger';
+import express from 'express';
 import { createSoapHandler } from '../../src/transport/soap';
+import { httpHandler } from '../../src/transport/http';
 import { setContext, type RequestContext } from '../../src/transport/context';
 import { envelope, NS, soapHeaders } from '../helpers/soap';
 
@@ -19,6 +21,8 @@ const LIMITS = { maxBodyBytes: 65536, maxDepth: 32, maxTextChars: 8192, maxEleme
 
 let server: http.Server;
 let base: string;
+let httpServer: http.Server;
+let httpBase: string;
 const logged: Array<[string, Record<string, unknown>]> = [];
 const calls: Array<{ op: string; params: Record<string, unknown>; address: string }> = [];
 let answer: () => Promise<unknown> = () => Promise.resolve(undefined);
@@ -41,8 +45,16 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const app = express();
+  app.use(httpHandler({ service, namespace: NS, limits: LIMITS, logger, trustProxy: addressSet([]) }));
+  httpServer = http.createServer(app);
+  await new Promise<void>((r) => httpServer.listen(0, '127.0.0.1', r));
+  httpBase = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise((r) => server.close(r)));
+afterAll(async () => {
+  await new Promise((r) => server.close(r));
+  await new Promise((r) => httpServer.close(r));
+});
 
 async function post(version: '1.1' | '1.2', body: string) {
   const res = await fetch(`${base}/api/reg.asmx`, { method: 'POST', headers: soapHeaders(version, 'Check'), body });
@@ -81,6 +93,64 @@ test("an error that is not ours becomes INTERNAL_ERROR, logged with the operatio
   expect(logged[0][0]).toBe('lookup failed');
   expect(logged[0][1].operation).toBe('Check');
   expect(String(logged[0][1].error)).toContain('socket hang up in the store');
+  // The detail is the stack, not the message alone.
+  expect(String(logged[0][1].error)).toMatch(/\n\s+at /);
+});
+
+test('a rejection with no error object at all is INTERNAL_ERROR, logged as a failed lookup', async () => {
+  logged.length = 0;
+  answer = () => Promise.reject(null);
+  const a = await post('1.1', envelope('1.1', 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }));
+  expect(a.body).toContain(`<ErrorCode xmlns="${NS}">INTERNAL_ERROR</ErrorCode>`);
+  expect(logged.map(([m]) => m)).toEqual(['lookup failed']);
+  expect(logged[0][1].error).toBe('null');
+});
+
+test('a refusal before node-soap (an empty body) logs no failure', async () => {
+  logged.length = 0;
+  const a = await post('1.2', '');
+  expect(a.status).toBe(500);
+  expect(a.body).toContain('rl:MALFORMED_REQUEST');
+  expect(logged).toEqual([]);
+});
+
+test('a PAYLOAD_TOO_LARGE from the service is answered 413 over SOAP (README: 500, 413 for an oversize body)', async () => {
+  answer = () => Promise.reject(new LookupError('PAYLOAD_TOO_LARGE', 'Request body is larger than 10 bytes'));
+  const a = await post('1.1', envelope('1.1', 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }));
+  expect(a.status).toBe(413);
+  answer = () => Promise.reject(new LookupError('INVALID_PARAMETER', 'bad'));
+  expect((await post('1.1', envelope('1.1', 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }))).status).toBe(500);
+});
+
+describe('HTTP GET with the stand-in service', () => {
+  const get = async () => {
+    const res = await fetch(`${httpBase}/api/reg.asmx/Check?RegistrationNumber=AB12CDE&username=zed`);
+    return { status: res.status, body: await res.text() };
+  };
+
+  test('a failure that is not ours is logged with its stack; a refusal that is ours is not logged', async () => {
+    logged.length = 0;
+    answer = () => Promise.reject(new Error('socket hang up in the store'));
+    const a = await get();
+    expect(a.status).toBe(500);
+    expect(a.body).toMatch(/^INTERNAL_ERROR: /);
+    expect(a.body).not.toContain('socket hang up');
+    expect(logged.map(([m]) => m)).toEqual(['lookup failed']);
+    expect(logged[0][1].operation).toBe('Check');
+    expect(String(logged[0][1].error)).toMatch(/socket hang up in the store\n\s+at /);
+    logged.length = 0;
+    answer = () => Promise.reject(new LookupError('VEHICLE_NOT_FOUND', 'No vehicle found'));
+    expect((await get()).status).toBe(404);
+    expect(logged).toEqual([]);
+  });
+
+  test('a rejection with no error object at all is logged as a failed lookup', async () => {
+    logged.length = 0;
+    answer = () => Promise.reject(undefined);
+    expect((await get()).status).toBe(500);
+    expect(logged.map(([m]) => m)).toEqual(['lookup failed']);
+    expect(logged[0][1].error).toBe('undefined');
+  });
 });
 
 test("a refusal that is ours is not logged as a failure", async () => {

@@ -41,6 +41,8 @@ describe('parseForm and queryString', () => {
     expect({ ...out }).toEqual({ a: '1', b: 'x y z', c: '', d: 'é=' });
     expect({ ...parseForm('') }).toEqual({});
     expect({ ...parseForm('a%2Bb+c=1') }).toEqual({ 'a+b c': '1' });
+    // A query that is one name and nothing else (spaces and all) is that name with an empty value.
+    expect({ ...parseForm('Stryker was here!') }).toEqual({ 'Stryker was here!': '' });
   });
 
   test('the result has no prototype: a parameter named like an object member is just a parameter', () => {
