@@ -69,6 +69,10 @@ describe('readBody', () => {
     expect(s.error?.code).toBe('PAYLOAD_TOO_LARGE');
     expect(s.ms).toBeGreaterThanOrEqual(140);
     expect(s.ms).toBeLessThan(900);
+    // The drain leaves no listener behind.
+    expect(r.listenerCount('end')).toBe(0);
+    expect(r.listenerCount('error')).toBe(0);
+    expect(r.listenerCount('data')).toBe(0);
   });
 
   test('a declared length exactly 256 KiB over the limit is still drained; one byte more is not', async () => {
@@ -173,7 +177,7 @@ describe('readBody', () => {
   });
 
   test('an unsupported Content-Encoding is 415 before reading', async () => {
-    const r = request({ 'content-encoding': 'compress' });
+    const r = request({ 'content-encoding': 'compress', 'content-length': '10' });
     const s = await settle(readBody(asReq(r), LIMIT));
     expect(s.error?.code).toBe('UNSUPPORTED_MEDIA_TYPE');
     expect(s.ms).toBeLessThan(200);

@@ -376,3 +376,34 @@ describe('the limits, at their edges', () => {
     expect(scanEnvelope(env(CHECK(`<a>${'x'.repeat(60)}</a><b>${'x'.repeat(60)}</b>`)), limits).bodyElements).toBe(1);
   });
 });
+
+describe('edges found by the transport-a run', () => {
+  test("an '&' in a comment is not an entity reference", () => {
+    expect(scanEnvelope(env(CHECK('<!-- a & b --><RegistrationNumber>A</RegistrationNumber>')), DEFAULTS).bodyElements).toBe(1);
+  });
+
+  test('a declaration cut short is a malformed declaration', () => {
+    expect(refused('<?xml ')).toBe('malformed XML declaration');
+  });
+
+  test('the xml prefix is bound to the XML namespace without a declaration', () => {
+    expect(scanEnvelope(env('<xml:Check/>'), DEFAULTS).operation).toEqual({ local: 'Check', ns: 'http://www.w3.org/XML/1998/namespace' });
+  });
+
+  test("']]>' in an attribute value just before a CDATA section is not the section's end", () => {
+    expect(scanEnvelope(env(CHECK('<R a="]]>"><![CDATA[x]]></R>')), DEFAULTS).bodyElements).toBe(1);
+  });
+
+  test('an object-member name as the value of an attribute other than id is only text', () => {
+    expect(scanEnvelope(env(CHECK('<R a="constructor" b="__proto__">A</R>')), DEFAULTS).bodyElements).toBe(1);
+  });
+
+  test('mustUnderstand: only the attribute of that name, with the envelope namespace, "1" or "true" exactly', () => {
+    const header = (h: string) => scanEnvelope(env(CHECK(), `<soap:Header>${h}</soap:Header>`), DEFAULTS).mustUnderstand;
+    expect(header('<a:B xmlns:a="urn:a" soap:role="1" soap:actor="true"/>')).toEqual([]);
+    expect(header('<a:B xmlns:a="urn:a" soap:mustUnderstand="01"/>')).toEqual([]);
+    expect(header(`<a:B xmlns:a="urn:a" xmlns:s="${S11}" s:mustUnderstand="1"/>`)).toEqual([{ local: 'B', ns: 'urn:a' }]);
+    // Blocks under another element of the envelope than Header are not header blocks.
+    expect(scanEnvelope(`<soap:Envelope xmlns:soap="${S11}"><soap:Other><a:B xmlns:a="urn:a" soap:mustUnderstand="1"/></soap:Other><soap:Body>${CHECK()}</soap:Body></soap:Envelope>`, DEFAULTS).mustUnderstand).toEqual([]);
+  });
+});

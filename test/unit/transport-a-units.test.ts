@@ -104,6 +104,9 @@ describe('Content-Type, charset, UTF-8', () => {
     expect(parseMediaType(undefined)).toEqual({ type: '', params: new Map() });
     expect(parseMediaType('text/xml;a="b').params.get('a')).toBe('"b');
     expect(parseMediaType('text/xml;a=b=c').params.get('a')).toBe('b=c');
+    // Only a value wholly in quotes loses them.
+    expect(parseMediaType('text/xml; a=x"y"').params.get('a')).toBe('x"y"');
+    expect(parseMediaType('text/xml; a="x"y').params.get('a')).toBe('"x"y');
   });
 
   test('checkCharset: UTF-8 in any spelling, or none, passes; anything else is MALFORMED_REQUEST', () => {
@@ -204,6 +207,7 @@ describe('the caller behind proxies', () => {
 
   test('hops written with ports, and empty hops', () => {
     expect(clientAddress(req('10.0.0.1', { 'x-forwarded-for': '203.0.113.9:5678' }), proxies)).toBe('203.0.113.9');
+    expect(clientAddress(req('10.0.0.1', { 'x-forwarded-for': '198.51.100.77:5678' }), proxies)).toBe('198.51.100.77');
     expect(clientAddress(req('10.0.0.1', { 'x-forwarded-for': '[2001:db8::1]:5678' }), proxies)).toBe('2001:db8::1');
     expect(clientAddress(req('10.0.0.1', { 'x-forwarded-for': '[2001:db8::1]' }), proxies)).toBe('2001:db8::1');
     expect(clientAddress(req('10.0.0.1', { 'x-forwarded-for': '2001:db8::2' }), proxies)).toBe('2001:db8::2');
