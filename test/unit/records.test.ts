@@ -160,6 +160,12 @@ describe('motProblem: what an import takes', () => {
     expect(motProblem({ extendedInformation: [['Colour', 'Blue'], 'Red'] })).toBe('mot.extendedInformation[1] must be an array of strings');
   });
 
+  test('MOT text longer than 8192 characters, or holding a character XML cannot carry, is refused as a vehicle\'s is', () => {
+    expect(motProblem({ make: 'x'.repeat(8192) })).toBeNull();
+    expect(motProblem({ make: 'x'.repeat(8193) })).toBe('mot.make is longer than 8192 characters');
+    expect(motProblem({ tests: [{ Result: 'Pass\u0000' }] })).toBe('mot.tests[0].Result holds a character XML cannot carry');
+  });
+
   test('extendedInformation: an array of arrays of strings', () => {
     expect(motProblem({ extendedInformation: 'x' })).toBe('mot.extendedInformation must be an array of arrays of strings');
     expect(motProblem({ extendedInformation: [['a'], 'b'] })).toBe('mot.extendedInformation[1] must be an array of strings');
