@@ -61,9 +61,12 @@ const AU: Table = [
 
 const TABLES: Record<StateCountry, Table> = { US, CA, AU };
 
-/** Folds case, accents, dots and runs of white space, so 'Québec', 'N.S.W.' and ' new  york ' match. */
+/**
+ * Folds accents, then as a registration is folded (README: case, spaces, hyphens, dots and middle
+ * dots ignored, Cyrillic look-alikes to Latin), so 'Québec', 'N.S.W.', ' new  york ' and 'New-York' match.
+ */
 function stateKey(raw: string): string {
-  return raw.normalize('NFD').replace(/\p{M}/gu, '').replace(/\./g, '').replace(/\s+/g, ' ').trim().toUpperCase();
+  return raw.normalize('NFD').replace(/\p{M}/gu, '').toUpperCase().replace(CYRILLIC_RE, (c) => CYRILLIC_TO_LATIN[c]).replace(SEPARATORS_RE, '');
 }
 
 const LOOKUP: Record<StateCountry, Map<string, string>> = Object.fromEntries(

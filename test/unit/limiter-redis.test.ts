@@ -155,6 +155,22 @@ maybe('in Redis', () => {
     expect(admitted).toBe(3);
   });
 
+  test('instances with different RATE_LIMIT_BURST on one Redis each give their own pool in full, as different rates keep their own counts', async () => {
+    // A hand-written case: one instance at RATE_LIMIT_BURST=2 uses its pool up; another at 5 on the
+    // same Redis (say the same service restarted with a larger burst) still gives its 5 extra lookups.
+    const small = limiter({ redisPrefix: 'mixed:', burst: 2 });
+    const large = limiter({ redisPrefix: 'mixed:', burst: 5 });
+    await Promise.all([small.l.ready(), large.l.ready()]);
+    let admitted = 0;
+    for (let i = 0; i < 4; i++) if ((await small.l.consume('pools', 0.01)) === null) admitted++;
+    // One at the rate, two from the pool of 2.
+    expect(admitted).toBe(3);
+    admitted = 0;
+    for (let i = 0; i < 7; i++) if ((await large.l.consume('pools', 0.01)) === null) admitted++;
+    // The rate's count is shared (already used), the pool of 5 is its own.
+    expect(admitted).toBe(5);
+  });
+
   test('Redis going and coming back is logged when it happens, without waiting for a lookup', async () => {
     const { l, lines } = limiter({ redisPrefix: 'events:' });
     await l.ready();

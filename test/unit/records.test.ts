@@ -83,6 +83,26 @@ describe('vehicleProblem: what an import takes', () => {
   test('the first bad field in the README order is the one named', () => {
     expect(vehicleProblem({ DriverSide: true, ABICode: 'x' })).toBe('vehicle.ABICode must be an integer');
   });
+
+  test('a valid field does not end the check: a bad field of the same kind after it is still refused', () => {
+    // README: "A file is checked line by line: the first 50 invalid lines are reported ..."; a good
+    // Description does not excuse a bad CarModel, nor a good CarMake a bad BodyStyle.
+    expect(vehicleProblem({ Description: 'FORD F-150', CarModel: true })).toBe('vehicle.CarModel must be a string or a number');
+    expect(vehicleProblem({ Description: { CurrentTextValue: 'FORD F-150' }, CarModel: { CurrentTextValue: [] } })).toBe(
+      'vehicle.CarModel.CurrentTextValue must be a string or a number',
+    );
+    expect(vehicleProblem({ CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' }, BodyStyle: { CurrentTextValue: true } })).toBe(
+      'vehicle.BodyStyle.CurrentTextValue must be a string or a number',
+    );
+    expect(vehicleProblem({ CarMake: 'FORD', BodyStyle: true })).toBe(
+      'vehicle.BodyStyle must be a string or a number (or a composite {"CurrentValue":int|null,"CurrentTextValue":string})',
+    );
+  });
+
+  test('a composite with a CurrentValue and a null CurrentTextValue is taken (README: CurrentValue int|null, CurrentTextValue string|number; null is no value)', () => {
+    expect(vehicleProblem({ CarMake: { CurrentValue: 1, CurrentTextValue: null } })).toBeNull();
+    expect(vehicleProblem({ Description: { CurrentValue: 1, CurrentTextValue: null } })).toBeNull();
+  });
 });
 
 describe('motProblem: what an import takes', () => {
@@ -129,6 +149,21 @@ describe('motProblem: what an import takes', () => {
     }
     expect(motProblem({ tests: [{ FailureReasons: 'x' }] })).toBe('mot.tests[0].FailureReasons must be an array of strings');
     expect(motProblem({ tests: [{ Advisories: ['ok', true] }] })).toBe('mot.tests[0].Advisories[1] must be a string or a number');
+  });
+
+  test('a valid field does not end the check: a bad one of the same kind after it is still refused', () => {
+    expect(motProblem({ make: 'FORD', model: true })).toBe('mot.model must be a string or a number');
+    expect(motProblem({ make: 'FORD', model: 'FOCUS', taxDate: [] })).toBe('mot.taxDate must be a string or a number');
+    expect(motProblem({ tests: [{ TestDate: '2025-08-20', Result: true }] })).toBe('mot.tests[0].Result must be a string or a number');
+    expect(motProblem({ tests: [{ FailureReasons: [], Advisories: 'Tyre worn' }] })).toBe('mot.tests[0].Advisories must be an array of strings');
+    expect(motProblem({ tests: [{ FailureReasons: ['Brakes', false] }] })).toBe('mot.tests[0].FailureReasons[1] must be a string or a number');
+    expect(motProblem({ extendedInformation: [['Colour', 'Blue'], 'Red'] })).toBe('mot.extendedInformation[1] must be an array of strings');
+  });
+
+  test('MOT text longer than 8192 characters, or holding a character XML cannot carry, is refused as a vehicle\'s is', () => {
+    expect(motProblem({ make: 'x'.repeat(8192) })).toBeNull();
+    expect(motProblem({ make: 'x'.repeat(8193) })).toBe('mot.make is longer than 8192 characters');
+    expect(motProblem({ tests: [{ Result: 'Pass\u0000' }] })).toBe('mot.tests[0].Result holds a character XML cannot carry');
   });
 
   test('extendedInformation: an array of arrays of strings', () => {

@@ -130,6 +130,7 @@ describe('UsageRecorder', () => {
       return original(counts);
     };
     usage.record('alice', '2026-11-23', 'Check', true);
+    usage.record('alice', '2026-11-23', 'Check', false);
     store.failNext = 1;
     const first = usage.flush();
     for (let i = 0; i < 5; i++) await Promise.resolve();
@@ -139,7 +140,8 @@ describe('UsageRecorder', () => {
     release();
     await first;
     await usage.flush();
-    expect(store.batches).toEqual([[{ username: 'alice', day: '2026-11-23', operation: 'Check', found: 2, notFound: 1 }]]);
+    // Put back (1 found, 1 not found) and added to the counts made meanwhile (1 and 1).
+    expect(store.batches).toEqual([[{ username: 'alice', day: '2026-11-23', operation: 'Check', found: 2, notFound: 2 }]]);
     await usage.close();
   });
 
@@ -176,6 +178,26 @@ describe('UsageRecorder', () => {
     await usage.close();
     expect(store.batches.flat()).toHaveLength(60_000);
   });
+});
+
+test('a second burst after an early write is written early too, not left for the timer', async () => {
+  jest.useFakeTimers({ now: Date.UTC(2026, 10, 23, 12, 0, 0) });
+  try {
+    const { store, usage } = setup();
+    for (let i = 0; i < 60_000; i++) usage.record(`first${i}`, '2026-11-23', 'Check', true);
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    const afterFirst = store.batches.length;
+    expect(afterFirst).toBeGreaterThan(0);
+    for (let i = 0; i < 60_000; i++) usage.record(`second${i}`, '2026-11-23', 'Check', true);
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    // Still before the 5 s timer: the second burst was written as the first was.
+    expect(store.batches.length).toBeGreaterThan(afterFirst);
+    expect(store.batches.flat().filter((c) => c.username.startsWith('second')).length).toBeGreaterThan(0);
+    await usage.close();
+    expect(store.batches.flat()).toHaveLength(120_000);
+  } finally {
+    jest.useRealTimers();
+  }
 });
 
 describe('UsageRecorder under a burst of distinct callers', () => {

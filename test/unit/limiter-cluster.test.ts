@@ -1,0 +1,78 @@
+// The rate limit of WORKERS > 1 without Redis, in one test process: the README's configuration table
+// ("all of them share one rate limit (in the primary process ...)") and RATE_LIMIT_ON_REDIS_ERROR
+// ("Also what a worker of WORKERS > 1 without Redis does when the primary process does not answer
+// within 2 s"). node:cluster is replaced by a stand-in that says this process is a worker, and the
+// IPC channel between worker and primary by two direct calls (process.send delivers to the
+// primary's cluster 'message' listeners, worker.send to the process's 'message' listeners), so the
+// primary's side (hostSharedLimits) and the workers' side run here, where Stryker's mutants are
+// active. test/integration/shared-limit.test.ts checks the same with real processes.
+
+import { EventEmitter } from 'node:events';
+
+const mockCluster = Object.assign(new EventEmitter(), { isWorker: true, isPrimary: false, isMaster: false });
+jest.mock('node:cluster', () => mockCluster);
+jest.mock('cluster', () => mockCluster);
+
+import { FlexibleRateLimiter, hostSharedLimits, type LimiterConfig } from '../../src/accounts/limiter';
+import type { Logger } from '../../src/ops/logger';
+
+jest.setTimeout(15_000);
+
+/** Whether the primary answers: when false, what a worker sends is lost. */
+let primaryAnswers = true;
+const worker = { send: (msg: unknown) => setImmediate(() => process.emit('message', msg, undefined)) };
+const realSend = process.send;
+
+beforeAll(() => {
+  process.send = ((msg: unknown) => {
+    if (primaryAnswers) setImmediate(() => mockCluster.emit('message', worker, msg));
+    return true;
+  }) as typeof process.send;
+});
+afterAll(() => {
+  process.send = realSend;
+});
+
+function fakeLogger() {
+  const lines: Array<{ level: string; message: string }> = [];
+  const at = (level: string) => (message: string) => {
+    lines.push({ level, message });
+  };
+  return { logger: { warn: at('warn'), info: at('info'), error: at('error'), debug: at('debug') } as unknown as Logger, lines };
+}
+
+function limiter(config: Partial<LimiterConfig> = {}) {
+  const { logger, lines } = fakeLogger();
+  const l = new FlexibleRateLimiter({ burst: 0, redisUrl: null, redisPrefix: 'cluster:', onError: 'deny', ...config }, logger);
+  return { l, lines };
+}
+
+describe('WORKERS > 1 without Redis', () => {
+  test('the primary keeps one limit for every worker: at 1 a second, one lookup between two workers', async () => {
+    primaryAnswers = true;
+    hostSharedLimits();
+    const a = limiter({ redisPrefix: 'shared:' });
+    const b = limiter({ redisPrefix: 'shared:' });
+    expect(await a.l.consume('both', 1)).toBeNull();
+    expect(await b.l.consume('both', 1)).toEqual({ retryAfter: 1, unavailable: false });
+    expect(await a.l.consume('both', 1)).toEqual({ retryAfter: 1, unavailable: false });
+    // Another username has its own count.
+    expect(await b.l.consume('other', 1)).toBeNull();
+    expect([...a.lines, ...b.lines]).toEqual([]);
+  });
+
+  test('the primary not answering within 2 s: RATE_LIMIT_ON_REDIS_ERROR=deny refuses with Retry-After 1, and the warning names the primary process', async () => {
+    primaryAnswers = false;
+    try {
+      const { l, lines } = limiter({ redisPrefix: 'silent:' });
+      const t = Date.now();
+      expect(await l.consume('lost', 100)).toEqual({ retryAfter: 1, unavailable: true });
+      expect(Date.now() - t).toBeGreaterThanOrEqual(1900);
+      expect(lines).toHaveLength(1);
+      expect(lines[0].level).toBe('warn');
+      expect(lines[0].message).toMatch(/^the primary process cannot be reached; rate limits are refusing every lookup \(RATE_LIMIT_ON_REDIS_ERROR=deny\)/);
+    } finally {
+      primaryAnswers = true;
+    }
+  });
+});
