@@ -1,8 +1,7 @@
 // The JSON API, the credits endpoint and the service address's GET forms (src/transport/json.ts,
 // credits.ts, help.ts) in an express app of their own, with the real lookup and credits services
-// over a store and accounts written here: the same README claims as
-// test/integration/json-readme.test.ts checks against the whole server, without loading the whole
-// app and its sample data for each test (Stryker runs the tests that cover a mutant, one mutant at
+// over a store and accounts written here: the README's claims for these three GET forms, without
+// loading the whole app and its sample data for each test (Stryker runs the tests that cover a mutant, one mutant at
 // a time). Expected answers: the README's (JSON API, Credits, Help pages, Errors) and hand-written.
 
 import http from 'node:http';
