@@ -1,0 +1,80 @@
+// /readyz's decision (src/ops/health.ts) and the Redis probe (src/ops/redisprobe.ts), from the
+// README's Health and readiness table: 200 {"status":"ready","checks":{...}} when every probe
+// answers and no shutdown has begun; otherwise not ready, with a reason naming what fails and never
+// the failure's detail; each probe has 2 s to answer.
+
+import { readiness, type ReadinessProbe } from '../../src/ops/health';
+import { redisProbe } from '../../src/ops/redisprobe';
+
+const ok = (name: string): ReadinessProbe => ({ name, check: async () => 1 });
+const failing = (name: string, detail: string): ReadinessProbe => ({ name, check: async () => { throw new Error(detail); } });
+const silent = (name: string): ReadinessProbe => ({ name, check: () => new Promise(() => undefined) });
+
+describe('readiness (README, Health and readiness)', () => {
+  test('every probe answering and no shutdown: ready, each probe ok by its name', async () => {
+    const r = await readiness([ok('store'), ok('redis')], { stopping: false });
+    expect(r).toEqual({ ready: true, checks: { store: 'ok', redis: 'ok' }, details: [] });
+  });
+
+  test('a failing store: not ready, "store is failing", the detail (a path) only for the log', async () => {
+    const r = await readiness([failing('store', 'unable to open /var/lib/secret.db'), ok('redis')], { stopping: false });
+    expect(r.ready).toBe(false);
+    expect(r.reason).toBe('store is failing');
+    expect(r.checks).toEqual({ store: 'failing', redis: 'ok' });
+    expect(JSON.stringify({ reason: r.reason, checks: r.checks })).not.toContain('secret');
+    expect(r.details).toEqual([{ probe: 'store', error: 'unable to open /var/lib/secret.db' }]);
+  });
+
+  test('a probe thrown synchronously or rejecting with a non-Error still counts as failing', async () => {
+    const sync: ReadinessProbe = { name: 'store', check: () => { throw new Error('at once'); } };
+    const bare: ReadinessProbe = { name: 'redis', check: () => Promise.reject('down') };
+    const r = await readiness([sync, bare], { stopping: false });
+    expect(r.checks).toEqual({ store: 'failing', redis: 'failing' });
+    expect(r.reason).toBe('store is failing; redis is failing');
+    expect(r.details).toEqual([{ probe: 'store', error: 'at once' }, { probe: 'redis', error: 'down' }]);
+  });
+
+  test('a probe silent for 2 s: not ready, said to give no answer in time, not before the 2 s are up', async () => {
+    const t0 = Date.now();
+    const r = await readiness([silent('store')], { stopping: false });
+    const took = Date.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(1900);
+    expect(r).toMatchObject({ ready: false, checks: { store: 'no answer in time' }, reason: 'store did not answer within 2000 ms' });
+  });
+
+  test('a shutdown under way: not ready whatever the probes say, and it is named first', async () => {
+    const r = await readiness([failing('store', 'gone')], { stopping: true });
+    expect(r.ready).toBe(false);
+    expect(r.checks).toEqual({ shutdown: 'in progress', store: 'failing' });
+    expect(r.reason).toBe('the service is shutting down; store is failing');
+    const quiet = await readiness([ok('store')], { stopping: true });
+    expect(quiet).toMatchObject({ ready: false, reason: 'the service is shutting down', checks: { shutdown: 'in progress', store: 'ok' } });
+  });
+
+  test('no probes and no shutdown: ready with no checks', async () => {
+    expect(await readiness([], { stopping: false })).toEqual({ ready: true, checks: {}, details: [] });
+  });
+});
+
+describe('the Redis probe (README: Redis answers when REDIS_URL is set)', () => {
+  test('a Redis that answers: the probe resolves (PONG), named "redis"', async () => {
+    const r = redisProbe(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    try {
+      expect(r.probe.name).toBe('redis');
+      await expect(r.probe.check()).resolves.toBe('PONG');
+      await expect(r.probe.check()).resolves.toBe('PONG'); // again, once connected
+    } finally {
+      await r.close();
+    }
+  });
+
+  test('nothing listening: the probe rejects (the readiness answer then says "redis is failing")', async () => {
+    const r = redisProbe('redis://127.0.0.1:1');
+    try {
+      await expect(r.probe.check()).rejects.toBeDefined();
+      expect(await readiness([r.probe], { stopping: false })).toMatchObject({ ready: false, reason: 'redis is failing' });
+    } finally {
+      await r.close();
+    }
+  });
+});
