@@ -3,6 +3,7 @@
 // answers and no shutdown has begun; otherwise not ready, with a reason naming what fails and never
 // the failure's detail; each probe has 2 s to answer.
 
+import { AddressListError, addressEntryProblem, addressSet, splitList } from '../../src/net/cidr';
 import { readiness, type ReadinessProbe } from '../../src/ops/health';
 import { redisProbe } from '../../src/ops/redisprobe';
 
@@ -76,5 +77,49 @@ describe('the Redis probe (README: Redis answers when REDIS_URL is set)', () => 
     } finally {
       await r.close();
     }
+  });
+});
+
+// README, Configuration (TRUST_PROXY: "comma-separated IP addresses or CIDRs (10.0.0.0/8,::1)") and
+// Managing callers (--allow 203.0.113.0/24,2001:db8::/32): what a list holds, and what it refuses.
+describe('address lists: TRUST_PROXY and --allow (src/net/cidr.ts)', () => {
+
+  test("the README's examples: CIDRs and single addresses of both families", () => {
+    const trust = addressSet(splitList('10.0.0.0/8,::1'));
+    expect(trust.list).toEqual(['10.0.0.0/8', '::1']);
+    for (const a of ['10.0.0.1', '10.255.255.255', '::1']) expect([a, trust.has(a)]).toEqual([a, true]);
+    for (const a of ['11.0.0.1', '9.255.255.255', '::2', '127.0.0.1', '']) expect([a, trust.has(a)]).toEqual([a, false]);
+    const allow = addressSet(splitList('203.0.113.0/24, 2001:db8::/32'));
+    for (const a of ['203.0.113.7', '2001:db8::1', '2001:DB8:ffff::9']) expect([a, allow.has(a)]).toEqual([a, true]);
+    for (const a of ['203.0.114.7', '2001:db9::1', 'not an address']) expect([a, allow.has(a)]).toEqual([a, false]);
+  });
+
+  test('a single address matches itself only (a /32 or /128), and an IPv4 client seen on a :: socket matches as IPv4', () => {
+    const one = addressSet(['192.0.2.10', '2001:db8::10']);
+    expect([one.has('192.0.2.10'), one.has('192.0.2.11'), one.has('2001:db8::10'), one.has('2001:db8::11')]).toEqual([true, false, true, false]);
+    expect([one.has('::ffff:192.0.2.10'), one.has('::FFFF:192.0.2.10'), one.has('::ffff:192.0.2.11')]).toEqual([true, true, false]);
+  });
+
+  test('prefix lengths up to 32 for IPv4 and 128 for IPv6, no longer; /0 is everything of its family', () => {
+    expect(addressEntryProblem('10.0.0.0/32')).toBeNull();
+    expect(addressEntryProblem('10.0.0.0/33')).toBe("'10.0.0.0/33' has a prefix longer than 32 bits");
+    expect(addressEntryProblem('2001:db8::/128')).toBeNull();
+    expect(addressEntryProblem('2001:db8::/129')).toBe("'2001:db8::/129' has a prefix longer than 128 bits");
+    expect(addressEntryProblem('::/33')).toBeNull();
+    const all4 = addressSet(['0.0.0.0/0']);
+    expect([all4.has('8.8.8.8'), all4.has('2001:db8::1')]).toEqual([true, false]);
+  });
+
+  test('anything else is refused naming the entry, with examples; the set names the first bad one', () => {
+    const refusal = (e: string) => `'${e}' is not an IP address or CIDR (e.g. 10.0.0.0/8, 2001:db8::/32)`;
+    for (const e of ['localhost', '10.0.0', '10.0.0.0/', '10.0.0.0/8/8', '/8', '10.0.0.0/x', '10.0.0.0/1234', ' 10.0.0.1', '10.0.0.1 '])
+      expect([e, addressEntryProblem(e)]).toEqual([e, refusal(e)]);
+    expect(() => addressSet(['10.0.0.0/8', 'proxy.local', 'also bad'])).toThrow(new AddressListError(refusal('proxy.local')));
+  });
+
+  test('a list is split on commas, spaces around entries and empty entries dropped', () => {
+    expect(splitList(' 10.0.0.0/8 ,, ::1 ,')).toEqual(['10.0.0.0/8', '::1']);
+    expect(splitList('')).toEqual([]);
+    expect(splitList('a b,c')).toEqual(['a b', 'c']);
   });
 });
