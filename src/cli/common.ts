@@ -4,7 +4,7 @@
 import { ConfigError, loadConfig, type Config } from '../config';
 import { ContractError } from '../contract/wsdl';
 import fs from 'node:fs';
-import { openStore, redactUrl, sqliteFileOf } from '../store/open';
+import { openStore, sqliteFileOf, storeUnavailable } from '../store/open';
 import type { VehicleStore } from '../store/store';
 
 export function config(): Config {
@@ -68,7 +68,7 @@ export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>, opti
     store = openConfiguredStore(cfg);
     return await fn(store);
   } catch (e) {
-    if (isConnectionFailure(e)) throw new ConfigError(`DATABASE_URL '${redactUrl(cfg.databaseUrl)}' cannot be opened: ${(e as Error).message || (e as { code: string }).code}`);
+    if (isConnectionFailure(e)) throw storeUnavailable(cfg.databaseUrl, e);
     throw e;
   } finally {
     await store?.close().catch(() => undefined);

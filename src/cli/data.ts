@@ -36,6 +36,7 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
   if (!Number.isInteger(workers) || workers < 0 || workers > 64) throw new Error(`--workers must be an integer from 0 to 64, not '${flags.workers}'`);
   // `-`: standard input (`reglookup export | reglookup import --replace-all -`); its size is not known, so no bar.
   const stdin = file === '-';
+  const source = stdin ? '(stdin)' : file;
   let size = 0;
   if (!stdin) {
     try {
@@ -54,7 +55,7 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
       bar.stop();
     }
     if (!report.committed) {
-      for (const e of report.errors) process.stderr.write(`${stdin ? "(stdin)" : file}:${e.line}: ${e.reason}\n`);
+      for (const e of report.errors) process.stderr.write(`${source}:${e.line}: ${e.reason}\n`);
       if (report.invalid > report.errors.length) process.stderr.write(`... and ${report.invalid - report.errors.length} more invalid lines\n`);
       process.stderr.write(`reglookup: ${report.invalid} invalid line(s) of ${report.lines}; nothing was imported\n`);
       process.exitCode = 1;

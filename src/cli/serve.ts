@@ -13,7 +13,7 @@ import { tuneHeap } from '../ops/memory';
 import { clusterMetrics, metrics } from '../ops/metrics';
 import { createMetricsServer } from '../ops/metricsport';
 import { redisProbe } from '../ops/redisprobe';
-import { isMigratable, redactUrl } from '../store/open';
+import { isMigratable, redactUrl, storeUnavailable } from '../store/open';
 import type { VehicleStore } from '../store/store';
 import { config, openConfiguredStore, startupFailed } from './common';
 
@@ -47,7 +47,7 @@ async function openNamedStore(cfg: Config, logger: Logger, migrate: boolean): Pr
   } catch (e) {
     if (e instanceof ConfigError) throw e;
     await store?.close().catch(() => undefined);
-    throw new ConfigError(`DATABASE_URL '${redact(cfg.databaseUrl)}' cannot be opened: ${(e as Error)?.message ?? String(e)}`);
+    throw storeUnavailable(cfg.databaseUrl, e);
   }
 }
 

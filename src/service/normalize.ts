@@ -19,6 +19,11 @@ const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufffe\uffff]|[\ud800
 
 export type Checked = { ok: true; value: string } | { ok: false; reason: string };
 
+/** What a registration and a state both ignore: case, separators; Cyrillic look-alikes read as Latin. */
+function fold(s: string): string {
+  return s.toUpperCase().replace(CYRILLIC_RE, (c) => CYRILLIC_TO_LATIN[c]).replace(SEPARATORS_RE, '');
+}
+
 /** Registration as typed -> the key it is stored under. */
 export function normalizeRegistration(raw: string): Checked {
   if (CONTROL_RE.test(raw)) return { ok: false, reason: 'contains control characters' };
@@ -26,7 +31,7 @@ export function normalizeRegistration(raw: string): Checked {
   if (raw.length > MAX_REGISTRATION_CHARS && [...raw].length > MAX_REGISTRATION_CHARS) {
     return { ok: false, reason: `is longer than ${MAX_REGISTRATION_CHARS} characters` };
   }
-  const value = raw.normalize('NFKC').toUpperCase().replace(CYRILLIC_RE, (c) => CYRILLIC_TO_LATIN[c]).replace(SEPARATORS_RE, '');
+  const value = fold(raw.normalize('NFKC'));
   if (value === '') return { ok: false, reason: 'holds no letters or digits' };
   return { ok: true, value };
 }
@@ -66,7 +71,7 @@ const TABLES: Record<StateCountry, Table> = { US, CA, AU };
  * dots ignored, Cyrillic look-alikes to Latin), so 'Québec', 'N.S.W.', ' new  york ' and 'New-York' match.
  */
 function stateKey(raw: string): string {
-  return raw.normalize('NFD').replace(/\p{M}/gu, '').toUpperCase().replace(CYRILLIC_RE, (c) => CYRILLIC_TO_LATIN[c]).replace(SEPARATORS_RE, '');
+  return fold(raw.normalize('NFD').replace(/\p{M}/gu, ''));
 }
 
 const LOOKUP: Record<StateCountry, Map<string, string>> = Object.fromEntries(

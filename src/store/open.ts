@@ -29,6 +29,12 @@ export function redactUrl(url: string): string {
   return url.replace(/(\/\/[^:@/]*):[^@/]*@/, '$1:***@');
 }
 
+/** A store DATABASE_URL names that could not be opened or reached, as one line naming the variable (password hidden). */
+export function storeUnavailable(databaseUrl: string, e: unknown): ConfigError {
+  const err = e as { message?: string; code?: string } | null | undefined;
+  return new ConfigError(`DATABASE_URL '${redactUrl(databaseUrl)}' cannot be opened: ${err?.message || err?.code || String(e)}`);
+}
+
 /** The file a sqlite: URL names (sqlite:PATH, sqlite:///abs/path); null for any other URL. */
 export function sqliteFileOf(databaseUrl: string): string | null {
   return databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '') : null;
