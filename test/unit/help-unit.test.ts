@@ -29,20 +29,11 @@ import { operationPage, servicePage, unknownOperationPage, type PageLinks } from
 import { indentXml, operationSamples } from '../../src/transport/samples';
 import { resultInner } from '../../src/transport/answers';
 import type { Operation } from '../../src/contract/operations';
+import { refused } from '../helpers/refused';
 
 const WSDL = fs.readFileSync(path.resolve(__dirname, '../../wsdl/reg.wsdl'), 'utf8');
 const NS = 'http://regcheck.org.uk';
 const ADDRESS = 'http://example.com:8080/base/api/reg.asmx';
-
-function refused(f: () => unknown): LookupError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LookupError);
-    return e as LookupError;
-  }
-  throw new Error('nothing was thrown');
-}
 
 let model: ContractModel;
 beforeAll(async () => {

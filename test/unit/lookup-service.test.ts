@@ -10,6 +10,7 @@ import { findOperation, type Operation } from '../../src/contract/operations';
 import { LookupError } from '../../src/service/errors';
 import { LookupService, paramValue, type CallNotes } from '../../src/service/lookup';
 import type { RecordKey, VehicleStore } from '../../src/store/store';
+import { refused as thrown } from '../helpers/refused';
 
 const CHECK = findOperation('Check')!;
 const USA = findOperation('CheckUSA')!;
@@ -19,16 +20,6 @@ const LOCAL = { address: '127.0.0.1' };
 /** A hand-written vehicle and MOT history (the shapes of the README's sample data). */
 const FOCUS = JSON.stringify({ Description: 'FORD FOCUS', CarMake: { CurrentTextValue: 'FORD' }, CarModel: { CurrentTextValue: 'FOCUS' } });
 const MOT_FOCUS = JSON.stringify({ make: 'FORD', model: 'FOCUS', tests: [], taxDate: '2027-01-01' });
-
-function thrown(f: () => unknown): LookupError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LookupError);
-    return e as LookupError;
-  }
-  throw new Error('nothing was thrown');
-}
 
 async function rejected(p: Promise<unknown>): Promise<LookupError> {
   try {
