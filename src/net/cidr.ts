@@ -1,6 +1,7 @@
 // Sets of IP addresses given as CIDRs or single addresses (IPv4 and IPv6): the proxies TRUST_PROXY
 // names, and each caller's allow-list. IPv4-mapped IPv6 addresses (::ffff:10.0.0.1, what a socket
-// listening on :: reports for an IPv4 client) match as the IPv4 address they carry.
+// listening on :: reports for an IPv4 client, in either spelling) match as the IPv4 address they
+// carry: node's BlockList compares them so (test/unit/ops-net.test.ts holds it to that).
 
 import net from 'node:net';
 
@@ -37,9 +38,8 @@ export function addressSet(items: readonly string[]): AddressSet {
   return {
     list: items,
     has(address: string): boolean {
-      const a = unmapped(address);
-      const family = net.isIP(a);
-      return family !== 0 && block.check(a, family === 6 ? 'ipv6' : 'ipv4');
+      // A string that is not an address (a closed socket's '') is in no set: check() says false.
+      return block.check(address, net.isIPv6(address) ? 'ipv6' : 'ipv4');
     },
   };
 }
@@ -47,9 +47,4 @@ export function addressSet(items: readonly string[]): AddressSet {
 /** Splits a comma-separated list, dropping empty entries and spaces. */
 export function splitList(raw: string): string[] {
   return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
-}
-
-function unmapped(address: string): string {
-  const v4mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return v4mapped ? v4mapped[1] : address;
 }

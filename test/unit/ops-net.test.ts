@@ -52,6 +52,36 @@ describe('readiness (README, Health and readiness)', () => {
     expect(quiet).toMatchObject({ ready: false, reason: 'the service is shutting down', checks: { shutdown: 'in progress', store: 'ok' } });
   });
 
+  test('the log detail of a silent probe says how long it waited; of a probe failing with nothing, what it failed with', async () => {
+    const r = await readiness([silent('store'), { name: 'redis', check: () => Promise.reject(null) }, { name: 'queue', check: () => Promise.reject(undefined) }], { stopping: false });
+    expect(r.details).toEqual([
+      { probe: 'store', error: expect.stringContaining('2000 ms') },
+      { probe: 'redis', error: 'null' },
+      { probe: 'queue', error: 'undefined' },
+    ]);
+  });
+
+  test('a failure message of any length reaches the log bounded, from its start', async () => {
+    const long = 'connect ECONNREFUSED ' + 'x'.repeat(5000);
+    const r = await readiness([failing('store', long)], { stopping: false });
+    expect(r.details[0].error.length).toBeLessThan(long.length);
+    expect(r.details[0].error.length).toBeGreaterThanOrEqual(200);
+    expect(long.startsWith(r.details[0].error)).toBe(true);
+  });
+
+  test('probes that answer leave no timer behind (a readiness check every few seconds must not pile them up)', async () => {
+    jest.useFakeTimers();
+    try {
+      const r = await readiness([ok('store'), ok('redis')], { stopping: false });
+      expect(r.ready).toBe(true);
+      expect(jest.getTimerCount()).toBe(0);
+      await readiness([failing('store', 'down')], { stopping: false });
+      expect(jest.getTimerCount()).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   test('no probes and no shutdown: ready with no checks', async () => {
     expect(await readiness([], { stopping: false })).toEqual({ ready: true, checks: {}, details: [] });
   });
@@ -67,6 +97,16 @@ describe('the Redis probe (README: Redis answers when REDIS_URL is set)', () => 
     } finally {
       await r.close();
     }
+  });
+
+  test('a probe asked after its client was closed (a shutdown) fails at once as failing, not after 2 s as silent', async () => {
+    const r = redisProbe(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    await expect(r.probe.check()).resolves.toBe('PONG');
+    await r.close();
+    await new Promise((done) => setTimeout(done, 200)); // the connection's end is reported a moment after quit() resolves
+    const got = await readiness([r.probe], { stopping: false });
+    expect(got).toMatchObject({ ready: false, checks: { redis: 'failing' }, reason: 'redis is failing' });
+    expect(got.details[0].error).toMatch(/end|close/);
   });
 
   test('nothing listening: the probe rejects (the readiness answer then says "redis is failing")', async () => {
@@ -98,6 +138,20 @@ describe('address lists: TRUST_PROXY and --allow (src/net/cidr.ts)', () => {
     const one = addressSet(['192.0.2.10', '2001:db8::10']);
     expect([one.has('192.0.2.10'), one.has('192.0.2.11'), one.has('2001:db8::10'), one.has('2001:db8::11')]).toEqual([true, false, true, false]);
     expect([one.has('::ffff:192.0.2.10'), one.has('::FFFF:192.0.2.10'), one.has('::ffff:192.0.2.11')]).toEqual([true, true, false]);
+    // The same mapped address in hexadecimal (192.0.2.10 is c000:020a), and mapped ones with a zone.
+    expect([one.has('::ffff:c000:020a'), one.has('::ffff:c000:20b'), one.has('::ffff:192.0.2.10%eth0')]).toEqual([true, false, true]);
+  });
+
+  test('an IPv6 address that only ends in what looks like a mapped IPv4 one is not that IPv4 address', () => {
+    const ten = addressSet(['10.0.0.0/8']);
+    expect([ten.has('::ffff:10.0.0.1'), ten.has('2001:db8::ffff:10.0.0.1'), ten.has('64:ff9b::10.0.0.1'), ten.has('::10.0.0.1')]).toEqual([true, false, false, false]);
+  });
+
+  test('what is not an address is in no set, of either family, even one holding everything', () => {
+    const everything = addressSet(['0.0.0.0/0', '::/0']);
+    expect(everything.has('10.0.0.1')).toBe(true);
+    expect(everything.has('2001:db8::1')).toBe(true);
+    for (const a of ['', 'localhost', ' 10.0.0.1', '10.0.0.1\n', '1.2.3.4.5', '10.0.0.0/8', ':::1']) expect([a, everything.has(a)]).toEqual([a, false]);
   });
 
   test('prefix lengths up to 32 for IPv4 and 128 for IPv6, no longer; /0 is everything of its family', () => {
