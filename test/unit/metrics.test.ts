@@ -269,12 +269,48 @@ describe('WORKERS above 1: a worker asks the primary for the whole cluster', () 
     process.emit('message' as never, null as never);
     const question = sent[0] as { id: number };
     process.emit('message' as never, { ...(sent[0] as object), id: question.id + 1000 } as never);
-    cluster.emit('message', { send: () => undefined }, { type: 'something else' });
+    const bystander = { send: jest.fn() };
+    cluster.emit('message', bystander, { type: 'something else' });
+    cluster.emit('message', bystander, 'text');
     await new Promise((r) => setTimeout(r, 50));
     expect(settled).not.toHaveBeenCalled();
     // The real answer, from the primary.
     cluster.emit('message', { send: (msg: unknown) => process.emit('message' as never, msg as never) }, sent[0]);
     await expect(pending).resolves.toBe('mine\n');
+    expect(bystander.send).not.toHaveBeenCalled();
+  });
+
+  test('a primary failing with nothing at all (null): the worker is still answered, and its question fails', async () => {
+    const mod = fresh(() => Promise.reject(null));
+    mod.clusterMetrics();
+    wire();
+    await expect(mod.askPrimaryForMetrics(2000)).rejects.toThrow('null');
+  });
+
+  test('an answer that carries neither text nor a reason fails the question rather than hang it', async () => {
+    const mod = fresh(async () => 'x 1\n');
+    mod.clusterMetrics();
+    // The shape of a real answer, learned from the primary, then sent without its text.
+    let answer: Record<string, unknown> = {};
+    const worker = { send: (msg: Record<string, unknown>) => (answer = msg) };
+    process.send = ((msg: unknown) => (setImmediate(() => cluster.emit('message', worker, msg)), true)) as typeof process.send;
+    const first = mod.askPrimaryForMetrics(2000);
+    await new Promise((r) => setTimeout(r, 20));
+    process.emit('message' as never, answer as never);
+    await expect(first).resolves.toBe('x 1\n');
+    process.send = ((msg: { id: number }) => (setImmediate(() => process.emit('message' as never, { type: answer.type, id: msg.id } as never)), true)) as typeof process.send;
+    await expect(mod.askPrimaryForMetrics(2000)).rejects.toThrow(/\S/);
+  });
+
+  test('a worker asking again and again listens for answers with one listener, not one per question', async () => {
+    const mod = fresh(async () => 'x 1\n');
+    mod.clusterMetrics();
+    wire();
+    const listening = process.listenerCount('message');
+    for (let i = 0; i < 12; i++) await expect(mod.askPrimaryForMetrics(2000)).resolves.toBe('x 1\n');
+    expect(process.listenerCount('message') - listening).toBeLessThanOrEqual(1);
+    await Promise.all([mod.askPrimaryForMetrics(2000), mod.askPrimaryForMetrics(2000)]);
+    expect(process.listenerCount('message') - listening).toBeLessThanOrEqual(1);
   });
 });
 
@@ -305,12 +341,12 @@ describe('METRICS_PORT: a server that answers only GET /metrics', () => {
     server = createMetricsServer(async () => 'x 1\n', logger);
     for (const p of ['/', '/metricsx', '/api/reg.asmx/Check', '/metrics/']) {
       const got = await request(server).get(p);
-      expect([p, got.status]).toEqual([p, 404]);
+      expect([p, got.status, got.headers['content-type']]).toEqual([p, 404, 'text/plain; charset=utf-8']);
       expect(got.text).toMatch(/^[^\n]+\n$/);
     }
     for (const method of ['post', 'put', 'delete'] as const) {
       const got = await request(server)[method]('/metrics');
-      expect([method, got.status, got.headers.allow]).toEqual([method, 405, 'GET, HEAD']);
+      expect([method, got.status, got.headers.allow, got.headers['content-type']]).toEqual([method, 405, 'GET, HEAD', 'text/plain; charset=utf-8']);
       expect(got.text).toMatch(/^[^\n]+\n$/);
     }
   });
@@ -321,9 +357,17 @@ describe('METRICS_PORT: a server that answers only GET /metrics', () => {
     }, logger);
     const got = await request(server).get('/metrics');
     expect(got.status).toBe(500);
+    expect(got.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(got.text).toMatch(/^[^\n]+\n$/);
     expect(got.text).not.toContain('secret');
-    expect(logged).toEqual([[expect.any(String), { error: 'worker 3 at /srv/secret did not answer' }]]);
+    expect(logged).toEqual([[expect.stringMatching(/metrics/), { error: 'worker 3 at /srv/secret did not answer' }]]);
+  });
+
+  test('a scrape failing with nothing (null) is still answered 500 and logged', async () => {
+    server = createMetricsServer(() => Promise.reject(null), logger);
+    const got = await request(server).get('/metrics');
+    expect(got.status).toBe(500);
+    expect(logged).toEqual([[expect.stringMatching(/metrics/), { error: 'null' }]]);
   });
 });
 
