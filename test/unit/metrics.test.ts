@@ -196,6 +196,19 @@ describe('the README Metrics table, as scraped', () => {
     expect(value(samples(await b.registry.metrics()), 'reglookup_requests_total')).toBe(1);
   });
 
+  test("each of the README's metrics carries a HELP line saying what it counts, in the README's words", async () => {
+    const text = await fresh().metrics().registry.metrics();
+    const help = (name: string) => new RegExp(`^# HELP ${name} (.+)$`, 'm').exec(text)?.[1] ?? '';
+    // A key word of each metric's "Counts" column.
+    expect(help('reglookup_requests_total')).toMatch(/request/i);
+    expect(help('reglookup_request_duration_seconds')).toMatch(/time/i);
+    expect(help('reglookup_store_query_duration_seconds')).toMatch(/store/i);
+    expect(help('reglookup_refusals_total')).toMatch(/refused/i);
+    expect(help('reglookup_imports_total')).toMatch(/import/i);
+    expect(help('reglookup_imported_records_total')).toMatch(/records/i);
+    expect(help('reglookup_build_info')).toMatch(/release|version/i);
+  });
+
   test('the content type is the Prometheus text format (text/plain; version=0.0.4)', () => {
     expect(fresh().CONTENT_TYPE).toMatch(/^text\/plain; version=0\.0\.4; charset=utf-8$/);
   });
