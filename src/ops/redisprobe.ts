@@ -1,6 +1,7 @@
-// Readiness for REDIS_URL: a small client of its own that PINGs when /readyz is asked. Issue #12
-// builds the Redis client the rate limits share; once it lands, its client can answer this probe
-// (and be closed on shutdown) instead, and this file goes.
+// Readiness for REDIS_URL: a small client of its own that PINGs when /readyz is asked. The rate
+// limiter has its own client (src/accounts/limiter.ts) with options for lookups (a 1 s command
+// timeout, quick reconnects); this one only answers probes. Letting the limiter's client answer
+// them instead would save a connection per process; it has not been done.
 
 import Redis from 'ioredis';
 import type { ReadinessProbe } from './health';
