@@ -69,25 +69,34 @@ export class ConfigError extends Error {}
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/**
+ * A variable's value without the spaces around it, or undefined when it is unset or empty (what an
+ * env file's `NAME=` or a compose file's `- NAME=` gives): every variable is read through here.
+ */
+function read(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  return raw === '' ? undefined : raw;
+}
+
 function int(env: Env, name: string, dflt: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return dflt;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got '${raw}'`);
-  const n = Number(raw.trim());
+  const raw = read(env, name);
+  if (raw === undefined) return dflt;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got '${raw}'`);
+  const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
 }
 
 function oneOf<T extends string>(env: Env, name: string, dflt: T, allowed: readonly T[]): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return dflt;
+  const raw = read(env, name);
+  if (raw === undefined) return dflt;
   if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
   return raw as T;
 }
 
 function bool(env: Env, name: string, dflt: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return dflt;
+  const raw = read(env, name);
+  if (raw === undefined) return dflt;
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be on or off (also true/false, yes/no, 1/0, in any case), got '${raw}'`);
@@ -97,7 +106,7 @@ function bool(env: Env, name: string, dflt: boolean): boolean {
 export type TrustedProxies = AddressSet;
 
 function cidrs(env: Env, name: string): TrustedProxies {
-  const raw = env[name];
+  const raw = read(env, name);
   try {
     return addressSet(raw === undefined ? [] : splitList(raw));
   } catch (e) {
@@ -108,16 +117,16 @@ function cidrs(env: Env, name: string): TrustedProxies {
 
 /** A decimal number (RATE_LIMIT=0.5 is one lookup every two seconds). */
 function decimal(env: Env, name: string, dflt: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return dflt;
-  if (!/^\d+(\.\d+)?$/.test(raw.trim())) throw new ConfigError(`${name} must be a number such as 10 or 0.5, got '${raw}'`);
-  const n = Number(raw.trim());
+  const raw = read(env, name);
+  if (raw === undefined) return dflt;
+  if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(`${name} must be a number such as 10 or 0.5, got '${raw}'`);
+  const n = Number(raw);
   if (n !== 0 && (n < min || n > max)) throw new ConfigError(`${name} must be 0 or between ${min} and ${max}, got ${n}`);
   return n;
 }
 
 function prefix(env: Env, name: string, dflt: string): string {
-  const raw = env[name];
+  const raw = read(env, name);
   if (raw === undefined) return dflt;
   if (raw.length > 100 || /[\s\u0000-\u001f\u007f]/.test(raw)) throw new ConfigError(`${name} must be at most 100 characters without spaces or control characters`);
   return raw;
@@ -125,7 +134,7 @@ function prefix(env: Env, name: string, dflt: string): string {
 
 /** WORKERS: a number, or `auto` for one per core the process may use. */
 function workers(env: Env, name: string): number {
-  if (env[name]?.trim().toLowerCase() === 'auto') return Math.min(64, Math.max(1, os.availableParallelism()));
+  if (read(env, name)?.toLowerCase() === 'auto') return Math.min(64, Math.max(1, os.availableParallelism()));
   try {
     return int(env, name, 1, 1, 64);
   } catch (e) {
@@ -135,8 +144,8 @@ function workers(env: Env, name: string): number {
 
 /** An absolute URL with one of the given schemes, or null when unset; `what` names the form in messages. */
 function urlOf(env: Env, name: string, schemes: readonly string[], what: string, unparsable: string): string | null {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return null;
+  const raw = read(env, name);
+  if (raw === undefined) return null;
   let u: URL;
   try {
     u = new URL(raw);
@@ -158,8 +167,8 @@ function redis(env: Env, name: string): string | null {
  * Wildcards are refused rather than accepted and never matched.
  */
 function origins(env: Env, name: string): readonly string[] {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return [];
+  const raw = read(env, name);
+  if (raw === undefined) return [];
   const list = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (list.length === 1 && list[0] === '*') return list;
   const out: string[] = [];
@@ -190,32 +199,29 @@ function url(env: Env, name: string): string | null {
 
 /** HOST: an IP address or a host name; a dotted quad out of range is caught here, not by a DNS lookup. */
 function host(env: Env, name: string, dflt: string): string {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return dflt;
-  const h = raw.trim();
+  const h = read(env, name);
+  if (h === undefined) return dflt;
   const looksV4 = /^[\d.]+$/.test(h);
   if (looksV4 ? net.isIPv4(h) : net.isIPv6(h) || /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(h)) return h;
-  throw new ConfigError(`${name} must be an IP address of this machine or a host name (e.g. 0.0.0.0, 127.0.0.1, ::), got '${raw}'`);
+  throw new ConfigError(`${name} must be an IP address of this machine or a host name (e.g. 0.0.0.0, 127.0.0.1, ::), got '${h}'`);
 }
 
 function optionalPort(env: Env, name: string): number | null {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return null;
-  return int(env, name, 0, 1, 65535);
+  return read(env, name) === undefined ? null : int(env, name, 0, 1, 65535);
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const namespace = env.SERVICE_NAMESPACE || DEFAULT_NAMESPACE;
+  const namespace = read(env, 'SERVICE_NAMESPACE') ?? DEFAULT_NAMESPACE;
   if (/["<>&\s]/.test(namespace)) throw new ConfigError(`SERVICE_NAMESPACE must be a URI without quotes, spaces or markup`);
   // Replaced, not aliased: a per-minute window and a per-second rate with a burst admit different
   // traffic, and a silent reinterpretation would change a deployment's limit without saying so.
-  if (env.RATE_LIMIT_PER_MINUTE !== undefined && env.RATE_LIMIT_PER_MINUTE !== '') {
+  if (read(env, 'RATE_LIMIT_PER_MINUTE') !== undefined) {
     throw new ConfigError('RATE_LIMIT_PER_MINUTE is no longer read: use RATE_LIMIT (lookups per second, e.g. RATE_LIMIT_PER_MINUTE=60 is RATE_LIMIT=1) and RATE_LIMIT_BURST');
   }
   const config: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
     host: host(env, 'HOST', '0.0.0.0'),
-    databaseUrl: env.DATABASE_URL || 'sqlite:data/reglookup.db',
+    databaseUrl: read(env, 'DATABASE_URL') ?? 'sqlite:data/reglookup.db',
     databasePool: int(env, 'DATABASE_POOL', 10, 1, 1000),
     databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
     cacheTtlMs: int(env, 'CACHE_TTL_MS', 0, 0, 3_600_000),

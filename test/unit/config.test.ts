@@ -91,3 +91,89 @@ test('TRUST_PROXY takes IP addresses and CIDRs, and refuses anything else', () =
   expectRefused('TRUST_PROXY', '10.0.0.0/33');
   expectRefused('TRUST_PROXY', 'proxy.example.com');
 });
+
+// README, Configuration: "Spaces around a value are ignored, and a variable set to nothing counts as unset."
+describe.each([...byName.values()].map((r) => [r.name, r] as const))('%s set to nothing, or with spaces around it', (name, row) => {
+  const unset = () => JSON.stringify(loadConfig({}));
+
+  test('empty, or only spaces: as if unset', () => {
+    expect(JSON.stringify(loadConfig({ [name]: '' }))).toBe(unset());
+    expect(JSON.stringify(loadConfig({ [name]: '  ' }))).toBe(unset());
+  });
+
+  if (!/unset/.test(row.dflt)) {
+    test('its default with spaces around it: the default', () => {
+      expect(JSON.stringify(loadConfig({ [name]: ` ${unquote(row.dflt)}\t` }))).toBe(unset());
+    });
+  }
+});
+
+describe('values the generic checks above do not reach', () => {
+  test('RATE_LIMIT: 0, or a decimal from 0.001 to 1000000 (0.5 is one lookup every 2 s)', () => {
+    const rate = (v: string) => loadConfig({ RATE_LIMIT: v }).rateLimit;
+    expect([rate('0'), rate('0.001'), rate('0.5'), rate('0.125'), rate('2.75'), rate('1000000')]).toEqual([0, 0.001, 0.5, 0.125, 2.75, 1000000]);
+    for (const v of ['0.0009', '1000000.5', '1000001', '-1', '1e3', 'x1', '1x', '1.', '.5', '0,5', 'Infinity', 'NaN']) expectRefused('RATE_LIMIT', v);
+  });
+
+  test('whole numbers: digits only, nothing before or after them', () => {
+    expect(loadConfig({ PORT: '0' }).port).toBe(0);
+    expect(loadConfig({ PORT: '08080' }).port).toBe(8080);
+    for (const v of ['x80', '80x', '-80', '+80', '8 0', '80.0', '0x50', '1e3', 'NaN']) expectRefused('PORT', v);
+  });
+
+  test('REDIS_PREFIX: at most 100 characters, no spaces (or control characters) within', () => {
+    expect(loadConfig({ REDIS_PREFIX: 'a'.repeat(100) }).redisPrefix).toBe('a'.repeat(100));
+    expect(loadConfig({ REDIS_PREFIX: 'staging:eu-1:' }).redisPrefix).toBe('staging:eu-1:');
+    for (const v of ['a'.repeat(101), 'a b', 'a\tb', 'a\u0001b', 'a\u007fb']) expectRefused('REDIS_PREFIX', v);
+  });
+
+  test("SAMPLE_DATA and the other switches: each word only, whole (not 'yesterday', not 'o')", () => {
+    expect([loadConfig({ SAMPLE_DATA: 'YES' }).loadSampleData, loadConfig({ SAMPLE_DATA: 'Off' }).loadSampleData]).toEqual([true, false]);
+    for (const v of ['yesterday', 'ayes', 'on1', 'nope', '10', 'o']) expectRefused('SAMPLE_DATA', v);
+  });
+
+  test('HOST: an IP address or a host name, and a dotted quad out of range is refused', () => {
+    for (const v of ['127.0.0.1', '::', '::1', 'localhost', 'reg-lookup.internal', 'a.b.c']) expect(loadConfig({ HOST: v }).host).toBe(v);
+    for (const v of ['256.0.0.1', '1.2.3', '1.2.3.4.5', '-bad.example', 'bad-.example', 'a..b', 'x'.repeat(64), 'http://x', '[::1]']) expectRefused('HOST', v);
+  });
+
+  test('URL variables: refused with what the README allows named (REDIS_URL, PUBLIC_URL)', () => {
+    expect(refused({ REDIS_URL: 'http://example.com' })).toMatch(/redis:\/\/.*rediss:\/\//);
+    expect(refused({ REDIS_URL: 'not a url' })).toMatch(/redis:\/\/.*rediss:\/\//);
+    expect(refused({ PUBLIC_URL: 'ftp://example.com' })).toMatch(/http/);
+    expect(refused({ PUBLIC_URL: 'example.com' })).toMatch(/URL/);
+  });
+
+  test('PUBLIC_URL is used without its trailing slashes (the WSDL adds /api/reg.asmx to it)', () => {
+    expect(loadConfig({ PUBLIC_URL: 'https://reg.example.com/' }).publicUrl).toBe('https://reg.example.com');
+    expect(loadConfig({ PUBLIC_URL: 'https://reg.example.com/base//' }).publicUrl).toBe('https://reg.example.com/base');
+    expect(loadConfig({ PUBLIC_URL: 'https://reg.example.com/a/b' }).publicUrl).toBe('https://reg.example.com/a/b');
+  });
+
+  test('SERVICE_NAMESPACE: a URI without quotes, spaces or markup', () => {
+    expect(loadConfig({ SERVICE_NAMESPACE: 'urn:example:reg' }).namespace).toBe('urn:example:reg');
+    for (const v of ['http://a b', 'http://a"b', 'http://a<b', 'http://a>b', 'http://a&b']) expectRefused('SERVICE_NAMESPACE', v);
+  });
+
+  test('METRICS_PORT: not PORT (also when PORT is left at its default)', () => {
+    expectRefused('METRICS_PORT', '8080');
+    expect(refused({ PORT: '9000', METRICS_PORT: '9000' })).toContain('METRICS_PORT');
+    expect(loadConfig({ PORT: '9000', METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+    expect(loadConfig({ METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+  });
+
+  test('CORS_ORIGINS: the same origin written twice is one; * in a list is refused saying it goes alone', () => {
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example, https://A.example:443,,http://a.example' }).corsOrigins).toEqual(['https://a.example', 'http://a.example']);
+    expect(refused({ CORS_ORIGINS: 'https://a.example,*' })).toMatch(/alone/);
+    for (const v of ['https://a.example/', 'https://a.example/x', 'https://a.example?x', 'https://a.example#x', 'https://u@a.example', 'https://u:p@a.example', 'ftp://a.example', 'a.example']) {
+      expectRefused('CORS_ORIGINS', v);
+    }
+  });
+
+  test('RATE_LIMIT_PER_MINUTE stops start-up naming RATE_LIMIT and RATE_LIMIT_BURST (the README, below its table)', () => {
+    const why = refused({ RATE_LIMIT_PER_MINUTE: '60' });
+    expect(why).toContain('RATE_LIMIT_PER_MINUTE');
+    expect(why).toContain('RATE_LIMIT_BURST');
+    expect(why).toMatch(/RATE_LIMIT\b/);
+  });
+});
