@@ -133,7 +133,9 @@ describe('values the generic checks above do not reach', () => {
   });
 
   test('HOST: an IP address or a host name, and a dotted quad out of range is refused', () => {
-    for (const v of ['127.0.0.1', '::', '::1', 'localhost', 'reg-lookup.internal', 'a.b.c']) expect(loadConfig({ HOST: v }).host).toBe(v);
+    const longest = ['a'.repeat(63), 'b'.repeat(63), 'c'.repeat(63), 'd'.repeat(61)].join('.'); // 253 characters
+    for (const v of ['127.0.0.1', '::', '::1', 'localhost', 'reg-lookup.internal', 'a.b.c', '3com.example', '10.example', longest]) expect(loadConfig({ HOST: v }).host).toBe(v);
+    expectRefused('HOST', longest + 'd');
     for (const v of ['256.0.0.1', '1.2.3', '1.2.3.4.5', '-bad.example', 'bad-.example', 'a..b', 'x'.repeat(64), 'http://x', '[::1]']) expectRefused('HOST', v);
   });
 
@@ -141,13 +143,21 @@ describe('values the generic checks above do not reach', () => {
     expect(refused({ REDIS_URL: 'http://example.com' })).toMatch(/redis:\/\/.*rediss:\/\//);
     expect(refused({ REDIS_URL: 'not a url' })).toMatch(/redis:\/\/.*rediss:\/\//);
     expect(refused({ PUBLIC_URL: 'ftp://example.com' })).toMatch(/http/);
-    expect(refused({ PUBLIC_URL: 'example.com' })).toMatch(/URL/);
+    expect(refused({ PUBLIC_URL: 'example.com' })).toMatch(/must be an? [\w ]*URL/);
+    expect(refused({ LOG_LEVEL: 'loud' })).toMatch(/error, warn, info, debug, silent.*'loud'/);
   });
 
   test('PUBLIC_URL is used without its trailing slashes (the WSDL adds /api/reg.asmx to it)', () => {
     expect(loadConfig({ PUBLIC_URL: 'https://reg.example.com/' }).publicUrl).toBe('https://reg.example.com');
     expect(loadConfig({ PUBLIC_URL: 'https://reg.example.com/base//' }).publicUrl).toBe('https://reg.example.com/base');
     expect(loadConfig({ PUBLIC_URL: 'https://reg.example.com/a/b' }).publicUrl).toBe('https://reg.example.com/a/b');
+  });
+
+  test('DATABASE_URL: the store named is the one used (its form is checked when the store opens)', () => {
+    for (const v of ['sqlite::memory:', 'sqlite:/var/lib/reglookup/records.db', 'postgres://reg@db.internal:5432/reglookup?schema=eu1']) {
+      expect(loadConfig({ DATABASE_URL: v }).databaseUrl).toBe(v);
+      expect(loadConfig({ DATABASE_URL: ` ${v} ` }).databaseUrl).toBe(v);
+    }
   });
 
   test('SERVICE_NAMESPACE: a URI without quotes, spaces or markup', () => {
