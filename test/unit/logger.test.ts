@@ -8,22 +8,36 @@ import { createLogger, logAccess, textLine } from '../../src/ops/logger';
 const record = { id: 'req-1', client: '192.0.2.1', method: 'GET', path: '/api/reg.asmx/Check', transport: 'get', operation: 'Check', outcome: 'VEHICLE_NOT_FOUND', status: 404, ms: 1.5, username: 'demo' };
 const turn = () => new Promise((r) => setImmediate(r));
 
-test('an access line is one JSON object per request, batched with the other lines of the turn', async () => {
+/** Starts collecting what the process writes to stdout (instead of writing it). */
+function captureStdout(): { writes: string[]; restore(): void } {
   const writes: string[] = [];
   const spy = jest.spyOn(process.stdout, 'write').mockImplementation(((chunk: string) => {
     writes.push(String(chunk));
     return true;
   }) as typeof process.stdout.write);
+  return { writes, restore: () => spy.mockRestore() };
+}
+
+/** What the process writes to stdout while fn runs and in the two turns after, one entry per write. */
+async function stdoutOf(fn: () => void | Promise<void>): Promise<string[]> {
+  const out = captureStdout();
   try {
+    await fn();
+    await turn();
+    await turn();
+  } finally {
+    out.restore();
+  }
+  return out.writes;
+}
+
+test('an access line is one JSON object per request, batched with the other lines of the turn', async () => {
+  const writes = await stdoutOf(() => {
     const logger = createLogger('info', 'json');
     logAccess(logger, record);
     logAccess(logger, { ...record, id: 'req-2', status: 200, outcome: 'ok', username: undefined });
     logger.warn('something to say', { detail: 1 });
-    await turn();
-    await turn();
-  } finally {
-    spy.mockRestore();
-  }
+  });
   const lines = writes.join('').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
   expect(lines[0]).toMatchObject({ level: 'info', message: 'request', id: 'req-1', client: '192.0.2.1', status: 404, outcome: 'VEHICLE_NOT_FOUND', path: '/api/reg.asmx/Check', username: 'demo' });
   expect(lines[1]).toMatchObject({ id: 'req-2', status: 200, outcome: 'ok' });
@@ -34,54 +48,24 @@ test('an access line is one JSON object per request, batched with the other line
 });
 
 test('below info, or silent, no access line is written', async () => {
-  const spy = jest.spyOn(process.stdout, 'write').mockImplementation((() => true) as typeof process.stdout.write);
-  try {
+  const writes = await stdoutOf(() => {
     logAccess(createLogger('warn', 'json'), record);
     logAccess(createLogger('silent', 'json'), record);
-    await turn();
-    expect(spy).not.toHaveBeenCalled();
-  } finally {
-    spy.mockRestore();
-  }
+  });
+  expect(writes).toEqual([]);
 });
 
 test('LOG_FORMAT=text: one line of key=value, values with spaces, quotes or controls quoted and escaped', async () => {
-  const writes: string[] = [];
-  const spy = jest.spyOn(process.stdout, 'write').mockImplementation(((chunk: string) => {
-    writes.push(String(chunk));
-    return true;
-  }) as typeof process.stdout.write);
-  try {
+  const writes = await stdoutOf(() => {
     const logger = createLogger('info', 'text');
     logAccess(logger, { ...record, username: 'a b\n"c"\u2028' });
     logger.warn('disk nearly full', { free: 12, where: '/var/lib' });
-    await turn();
-    await turn();
-  } finally {
-    spy.mockRestore();
-  }
+  });
   const lines = writes.join('').split('\n').filter((l) => l !== '');
   expect(lines).toHaveLength(2);
   expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z info request id=req-1 client=192\.0\.2\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=VEHICLE_NOT_FOUND status=404 ms=1\.5 username="a b\\n\\"c\\"\\u2028"$/);
   expect(lines[1]).toMatch(/^\S+Z warn disk nearly full free=12 where=\/var\/lib$/);
 });
-
-/** Captures what the process writes to stdout while fn runs (and two turns after). */
-async function stdoutOf(fn: () => void | Promise<void>): Promise<string[]> {
-  const writes: string[] = [];
-  const spy = jest.spyOn(process.stdout, 'write').mockImplementation(((chunk: string) => {
-    writes.push(String(chunk));
-    return true;
-  }) as typeof process.stdout.write);
-  try {
-    await fn();
-    await turn();
-    await turn();
-  } finally {
-    spy.mockRestore();
-  }
-  return writes;
-}
 
 test('every logger of the process shares one buffer: the lines of a turn, whichever logger wrote them, leave in one write, in order', async () => {
   const writes = await stdoutOf(() => {
@@ -101,11 +85,7 @@ test('a line logged just before the process exits is written, not lost with the 
     const fresh = require('../../src/ops/logger') as typeof import('../../src/ops/logger');
     const logger = fresh.createLogger('info', 'json');
     const added = process.listeners('exit').filter((l) => !before.has(l));
-    const writes: string[] = [];
-    const spy = jest.spyOn(process.stdout, 'write').mockImplementation(((chunk: string) => {
-      writes.push(String(chunk));
-      return true;
-    }) as typeof process.stdout.write);
+    const { writes, restore } = captureStdout();
     try {
       fresh.logAccess(logger, { ...record, id: 'last-words' });
       expect(writes).toEqual([]); // still buffered for the end of the turn
@@ -113,7 +93,7 @@ test('a line logged just before the process exits is written, not lost with the 
       added[0].call(process, 0); // what process.exit() runs, in the same turn
       expect(writes.join('')).toContain('"id":"last-words"');
     } finally {
-      spy.mockRestore();
+      restore();
       for (const l of added) process.off('exit', l);
     }
   });
