@@ -151,6 +151,11 @@ describe('LOG_FORMAT=text values (README: "values with spaces or quotes in doubl
     expect(line({ a: 'x\u007fy' })).toBe('2026-11-23T12:00:00.000Z info m a="x\\u007fy"');
   });
 
+  test('a message made only of control characters is escaped too', () => {
+    expect(textLine('2026-11-23T12:00:00.000Z', 'warn', '\u0085', {})).toBe('2026-11-23T12:00:00.000Z warn \\u0085');
+    expect(textLine('2026-11-23T12:00:00.000Z', 'warn', '\u2028\u007f', {})).toBe('2026-11-23T12:00:00.000Z warn \\u2028\\u007f');
+  });
+
   test('numbers and booleans as JavaScript writes them (NaN and Infinity too); objects as quoted JSON; absent fields left out', () => {
     expect(line({ ms: 0.84, status: 200, n: NaN, big: Infinity, ok: true, no: false })).toBe('2026-11-23T12:00:00.000Z info m ms=0.84 status=200 n=NaN big=Infinity ok=true no=false');
     expect(line({ o: { x: 1 }, l: [1, 2] })).toBe('2026-11-23T12:00:00.000Z info m o="{\\"x\\":1}" l=[1,2]');
