@@ -188,6 +188,24 @@ describe.each(Object.keys(STORES))('AccountStore: %s', (name) => {
     expect((await s.a.usage('lou', '2026-03-01')).map((u) => u.operation)).toEqual(['Check', 'CheckUSA', 'UKMOT']);
   });
 
+  test('put and update change only the fields given, on an account with every field set', async () => {
+    const all = { username: 'max', credits: 9, dailyLimit: 5, rate: 2, allow: ['203.0.113.0/24', '2001:db8::/32'], enabled: false };
+    await s.a.addAccount(all);
+    expect(await s.b.getAccount('max')).toEqual(all);
+    await s.a.putAccount({ username: 'max', rate: 3 });
+    expect(await s.b.getAccount('max')).toEqual({ ...all, rate: 3 });
+    expect(await s.a.updateAccount('max', { credits: 4 }, '2026-03-01')).toEqual({ ...all, rate: 3, credits: 4 });
+    expect(await s.a.updateAccount('max', { allow: ['192.0.2.1', '::1'] }, '2026-03-01')).toEqual({ ...all, rate: 3, credits: 4, allow: ['192.0.2.1', '::1'] });
+    expect(await s.b.getAccount('max')).toEqual({ ...all, rate: 3, credits: 4, allow: ['192.0.2.1', '::1'] });
+  });
+
+  test('an account with unlimited credits and a daily limit is charged against the limit only, its credits staying unlimited', async () => {
+    await s.a.addAccount({ username: 'ned', dailyLimit: 1 });
+    expect(await s.a.charge('ned', '2026-03-01')).toEqual({ ok: true, credits: null, usedToday: 1 });
+    expect(await s.a.charge('ned', '2026-03-01')).toEqual({ ok: false, reason: 'daily' });
+    expect((await s.b.getAccount('ned'))?.credits).toBeNull();
+  });
+
   test('list: every account by name, with what it used on the day asked', async () => {
     await s.a.addAccount({ username: 'zed', credits: 2 });
     await s.a.addAccount({ username: 'amy', dailyLimit: 3 });
