@@ -287,6 +287,14 @@ INSERT INTO records VALUES ('Check', 'OLD0', '', '{}');
     expect(schemaOf(file)).toEqual(before);
     expect(sql(file, "SELECT name FROM sqlite_master WHERE name = 'schema_version'")).toEqual([]);
     expect(sql(file, 'SELECT registration FROM records')).toEqual([{ registration: 'OLD0' }]);
+    // The same without an accounts table (callers came later).
+    const recordsOnly = newFile(`
+CREATE TABLE records (operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL DEFAULT '', payload TEXT NOT NULL, PRIMARY KEY (operation, registration, state)) WITHOUT ROWID;
+INSERT INTO records VALUES ('Check', 'OLD0', '', '{}');
+`);
+    const bare = schemaOf(recordsOnly);
+    expect(() => new SqliteStore(recordsOnly)).toThrow(/export/);
+    expect(schemaOf(recordsOnly)).toEqual(bare);
   });
 });
 
