@@ -9,6 +9,8 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { SqliteStore } from '../../src/store/sqlite';
+import { MigrationError } from '../../src/store/migrations/runner';
+import { migrateSqlite } from '../../src/store/migrations/sqlite';
 import { openStore, isMigratable } from '../../src/store/open';
 import { CLI, runCli } from '../helpers/process';
 
@@ -214,5 +216,138 @@ describe('SQLite migrations', () => {
     const second = run();
     expect(second.status).toBe(0);
     expect(second.stdout).toMatch(/schema version 4, nothing to apply\n$/);
+  });
+});
+
+// "Every step can be applied over a partly present schema (a release between two steps)": files as
+// such in-between releases left them, written out by hand. Each one, opened, ends with the schema
+// of a new file and serves accounts and usage.
+const V2_OBJECTS = `
+ALTER TABLE records ADD COLUMN prepared TEXT;
+CREATE INDEX records_unprepared ON records (id) WHERE prepared IS NULL;
+CREATE TRIGGER records_prepared_follows_payload
+AFTER UPDATE OF payload ON records
+WHEN NEW.payload IS NOT OLD.payload AND NEW.prepared IS OLD.prepared AND NEW.prepared IS NOT NULL
+BEGIN
+  UPDATE records SET prepared = NULL WHERE id = NEW.id;
+END;
+`;
+const ACCOUNT_SETTINGS = `
+ALTER TABLE accounts ADD COLUMN enabled INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE accounts ADD COLUMN daily_limit INTEGER;
+ALTER TABLE accounts ADD COLUMN rate REAL;
+ALTER TABLE accounts ADD COLUMN allow TEXT NOT NULL DEFAULT '';
+ALTER TABLE accounts ADD COLUMN day TEXT;
+ALTER TABLE accounts ADD COLUMN day_count INTEGER NOT NULL DEFAULT 0;
+`;
+const USAGE_TABLE = `
+CREATE TABLE usage (
+  username  TEXT NOT NULL,
+  day       TEXT NOT NULL,
+  operation TEXT NOT NULL,
+  found     INTEGER NOT NULL DEFAULT 0,
+  not_found INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (username, day, operation)
+) WITHOUT ROWID;
+`;
+
+describe('SQLite migrations: files of releases between two steps', () => {
+  const BETWEEN: Record<string, string> = {
+    'account settings, no usage table yet': V1_DDL + V2_OBJECTS + ACCOUNT_SETTINGS,
+    'account settings and the usage table, not its day index': V1_DDL + V2_OBJECTS + ACCOUNT_SETTINGS + USAGE_TABLE,
+    'the usage table and its day index, not the account settings': V1_DDL + V2_OBJECTS + USAGE_TABLE + 'CREATE INDEX usage_day ON usage (day);',
+    'some of the account settings only': V1_DDL + V2_OBJECTS + 'ALTER TABLE accounts ADD COLUMN enabled INTEGER NOT NULL DEFAULT 1;',
+  };
+  test.each(Object.keys(BETWEEN))('%s: upgraded to the schema of a new file, accounts and usage served', async (name) => {
+    const fresh = newFile();
+    await new SqliteStore(fresh).close();
+    const file = newFile(BETWEEN[name]);
+    const store = new SqliteStore(file);
+    try {
+      await store.putAccount({ username: 'kept', credits: 3, dailyLimit: 2 });
+      expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 2, usedToday: 1 });
+      await store.addUsage([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
+      expect(await store.usage('kept', '2026-01-01')).toEqual([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
+    } finally {
+      await store.close();
+    }
+    expect(schemaOf(file)).toEqual(schemaOf(fresh));
+  });
+
+  test('a records table from before every release this one can upgrade (keyed WITHOUT ROWID) is refused, saying to export it, and left as it was', () => {
+    const file = newFile(`
+CREATE TABLE records (operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL DEFAULT '', payload TEXT NOT NULL, PRIMARY KEY (operation, registration, state)) WITHOUT ROWID;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE accounts (username TEXT PRIMARY KEY, credits INTEGER) WITHOUT ROWID;
+INSERT INTO records VALUES ('Check', 'OLD0', '', '{}');
+`);
+    const before = schemaOf(file);
+    expect(() => new SqliteStore(file)).toThrow(MigrationError);
+    expect(() => new SqliteStore(file)).toThrow(/export/);
+    expect(schemaOf(file)).toEqual(before);
+    expect(sql(file, "SELECT name FROM sqlite_master WHERE name = 'schema_version'")).toEqual([]);
+    expect(sql(file, 'SELECT registration FROM records')).toEqual([{ registration: 'OLD0' }]);
+    // The same without an accounts table (callers came later).
+    const recordsOnly = newFile(`
+CREATE TABLE records (operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL DEFAULT '', payload TEXT NOT NULL, PRIMARY KEY (operation, registration, state)) WITHOUT ROWID;
+INSERT INTO records VALUES ('Check', 'OLD0', '', '{}');
+`);
+    const bare = schemaOf(recordsOnly);
+    expect(() => new SqliteStore(recordsOnly)).toThrow(/export/);
+    expect(schemaOf(recordsOnly)).toEqual(bare);
+  });
+});
+
+describe('SQLite migrations: the steps, as a list given to the runner', () => {
+  const step = (version: number, name: string, text: string) => ({ version, name, sql: text });
+
+  test('up to a version: the steps to it, each reported, and the version reached; then the rest', () => {
+    const db = new Database(':memory:');
+    try {
+      expect(migrateSqlite(db, 0)).toEqual({ applied: [], version: 0 });
+      const first = migrateSqlite(db, 2);
+      expect(first.applied.map((m) => m.version)).toEqual([1, 2]);
+      expect(first.version).toBe(2);
+      const rest = migrateSqlite(db);
+      expect(rest.applied.map((m) => m.version)).toEqual([3, 4]);
+      expect(rest.version).toBe(4);
+    } finally {
+      db.close();
+    }
+  });
+
+  test('a step that fails names itself and the reason, and leaves the file as it was: no step of the run is kept', () => {
+    const file = newFile();
+    const db = new Database(file);
+    try {
+      const list = [step(1, 'a table', 'CREATE TABLE t1 (x INTEGER);'), step(2, 'a broken step', 'CREATE TABLE t2 (x INTEGER); INSERT INTO nowhere VALUES (1);')];
+      let error: Error | undefined;
+      try {
+        migrateSqlite(db, Infinity, list);
+      } catch (e) {
+        error = e as Error;
+      }
+      expect(error).toBeInstanceOf(MigrationError);
+      expect(error?.message).toMatch(/\b2\b.*a broken step.*no such table: nowhere/);
+      expect(db.inTransaction).toBe(false);
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name IN ('t1', 't2', 'schema_version')").all()).toEqual([]);
+      // The same list without the broken step then applies.
+      expect(migrateSqlite(db, Infinity, list.slice(0, 1))).toEqual({ applied: [list[0]], version: 1 });
+    } finally {
+      db.close();
+    }
+  });
+
+  test('a list whose versions are not 1, 2, 3, ... in order is refused before anything is applied', () => {
+    const db = new Database(':memory:');
+    try {
+      for (const list of [[step(2, 'two', 'CREATE TABLE a (x)')], [step(1, 'one', 'CREATE TABLE a (x)'), step(1, 'one again', 'CREATE TABLE b (x)')], [step(1, 'one', 'CREATE TABLE a (x)'), step(3, 'three', 'CREATE TABLE b (x)')]]) {
+        expect(() => migrateSqlite(db, Infinity, list)).toThrow(MigrationError);
+        expect(() => migrateSqlite(db, Infinity, list)).toThrow(new RegExp(`'${list[list.length - 1].name}' has version ${list[list.length - 1].version}, expected ${list.length}`));
+      }
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name IN ('a', 'b')").all()).toEqual([]);
+    } finally {
+      db.close();
+    }
   });
 });

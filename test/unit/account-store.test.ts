@@ -137,6 +137,75 @@ describe.each(Object.keys(STORES))('AccountStore: %s', (name) => {
     expect(await s.a.usage('gus', '2000-01-01')).toEqual([]);
   });
 
+  test('enabled and the allow-list read back as written: by add, put, update and enable/disable; an unknown name is false', async () => {
+    expect(await s.a.addAccount({ username: 'ida', enabled: false, allow: ['10.0.0.0/8', '192.0.2.1'] })).toBe(true);
+    expect(await s.b.getAccount('ida')).toEqual({ username: 'ida', credits: null, dailyLimit: null, rate: null, allow: ['10.0.0.0/8', '192.0.2.1'], enabled: false });
+    await s.a.putAccount({ username: 'ida', enabled: true });
+    expect((await s.b.getAccount('ida'))?.enabled).toBe(true);
+    expect(await s.a.updateAccount('ida', { enabled: false }, '2026-03-01')).toMatchObject({ enabled: false, allow: ['10.0.0.0/8', '192.0.2.1'] });
+    expect((await s.b.getAccount('ida'))?.enabled).toBe(false);
+    expect(await s.a.setEnabled('ida', true)).toBe(true);
+    expect((await s.b.getAccount('ida'))?.enabled).toBe(true);
+    expect(await s.a.setEnabled('ida', false)).toBe(true);
+    expect((await s.b.getAccount('ida'))?.enabled).toBe(false);
+    expect(await s.a.setEnabled('nobody', true)).toBe(false);
+    expect(await s.a.getAccount('nobody')).toBeNull();
+    // No fields to change: the account as it was.
+    const before = await s.a.getAccount('ida');
+    await s.a.putAccount({ username: 'ida' });
+    expect(await s.a.updateAccount('ida', {}, '2026-03-01')).toEqual(before);
+    expect(await s.b.getAccount('ida')).toEqual(before);
+  });
+
+  test("a daily limit set after the day's first charges counts them (usage not yet written)", async () => {
+    await s.a.addAccount({ username: 'joe', credits: 10 });
+    expect(await s.a.charge('joe', '2026-03-01')).toMatchObject({ ok: true, usedToday: 1 });
+    expect(await s.a.charge('joe', '2026-03-01')).toMatchObject({ ok: true, usedToday: 2 });
+    await s.a.updateAccount('joe', { dailyLimit: 3 }, '2026-03-01');
+    expect(await s.a.charge('joe', '2026-03-01')).toEqual({ ok: true, credits: 7, usedToday: 3 });
+    expect(await s.a.charge('joe', '2026-03-01')).toEqual({ ok: false, reason: 'daily' });
+  });
+
+  test('used today: those charged on the day or those found as far as usage is written, whichever is more', async () => {
+    // Unlimited and without a daily limit: not charged per lookup, counted by its usage only.
+    await s.a.addAccount({ username: 'kim' });
+    await s.a.addUsage([{ username: 'kim', day: '2026-03-01', operation: 'Check', found: 4, notFound: 1 }]);
+    // Given credits during the day: charged from then on (one charge, not yet in usage).
+    await s.a.updateAccount('kim', { credits: 10, rate: 1 }, '2026-03-01');
+    expect(await s.a.charge('kim', '2026-03-01')).toMatchObject({ ok: true, credits: 9 });
+    expect((await s.b.listAccounts('2026-03-01')).find((x) => x.username === 'kim')?.usedToday).toBe(4);
+    await s.a.addUsage([{ username: 'kim', day: '2026-03-01', operation: 'Check', found: 1, notFound: 0 }]);
+    expect((await s.b.listAccounts('2026-03-01')).find((x) => x.username === 'kim')?.usedToday).toBe(5);
+  });
+
+  test('usage of one day comes by operation, in code-point order', async () => {
+    await s.a.addAccount({ username: 'lou' });
+    await s.a.addUsage([
+      { username: 'lou', day: '2026-03-01', operation: 'UKMOT', found: 1, notFound: 0 },
+      { username: 'lou', day: '2026-03-01', operation: 'CheckUSA', found: 2, notFound: 0 },
+      { username: 'lou', day: '2026-03-01', operation: 'Check', found: 3, notFound: 0 },
+    ]);
+    expect((await s.a.usage('lou', '2026-03-01')).map((u) => u.operation)).toEqual(['Check', 'CheckUSA', 'UKMOT']);
+  });
+
+  test('put and update change only the fields given, on an account with every field set', async () => {
+    const all = { username: 'max', credits: 9, dailyLimit: 5, rate: 2, allow: ['203.0.113.0/24', '2001:db8::/32'], enabled: false };
+    await s.a.addAccount(all);
+    expect(await s.b.getAccount('max')).toEqual(all);
+    await s.a.putAccount({ username: 'max', rate: 3 });
+    expect(await s.b.getAccount('max')).toEqual({ ...all, rate: 3 });
+    expect(await s.a.updateAccount('max', { credits: 4 }, '2026-03-01')).toEqual({ ...all, rate: 3, credits: 4 });
+    expect(await s.a.updateAccount('max', { allow: ['192.0.2.1', '::1'] }, '2026-03-01')).toEqual({ ...all, rate: 3, credits: 4, allow: ['192.0.2.1', '::1'] });
+    expect(await s.b.getAccount('max')).toEqual({ ...all, rate: 3, credits: 4, allow: ['192.0.2.1', '::1'] });
+  });
+
+  test('an account with unlimited credits and a daily limit is charged against the limit only, its credits staying unlimited', async () => {
+    await s.a.addAccount({ username: 'ned', dailyLimit: 1 });
+    expect(await s.a.charge('ned', '2026-03-01')).toEqual({ ok: true, credits: null, usedToday: 1 });
+    expect(await s.a.charge('ned', '2026-03-01')).toEqual({ ok: false, reason: 'daily' });
+    expect((await s.b.getAccount('ned'))?.credits).toBeNull();
+  });
+
   test('list: every account by name, with what it used on the day asked', async () => {
     await s.a.addAccount({ username: 'zed', credits: 2 });
     await s.a.addAccount({ username: 'amy', dailyLimit: 3 });
