@@ -169,7 +169,7 @@ function redis(env: Env, name: string): string | null {
 function origins(env: Env, name: string): readonly string[] {
   const raw = read(env, name);
   if (raw === undefined) return [];
-  const list = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const list = splitList(raw);
   if (list.length === 1 && list[0] === '*') return list;
   const out: string[] = [];
   for (const item of list) {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { ConfigError } from '../../src/config';
 import { isMigratable, openStore, redactUrl, sqliteFileOf, storeUnavailable } from '../../src/store/open';
 import type { VehicleStore } from '../../src/store/store';
+import { thrown as thrownBy } from '../helpers/refused';
 
 let dir: string;
 beforeEach(() => {
@@ -17,14 +18,7 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** The error `fn` throws (a test fails when it throws none). */
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('nothing was thrown');
-}
+const thrown = (fn: () => unknown) => thrownBy(fn) as Error;
 
 test('sqlite:PATH names a file, relative or absolute (sqlite:///abs/path too); sqlite::memory: none; other URLs none', () => {
   expect(sqliteFileOf('sqlite:data/reglookup.db')).toBe('data/reglookup.db');
