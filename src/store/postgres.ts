@@ -11,6 +11,7 @@
 //   then all of the new ones;
 // - imports take one transaction-scoped advisory lock, so two imports into one database take turns.
 
+import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
@@ -23,7 +24,10 @@ import type { Account, FoundRecord, ImportBatch, ImportOptions, RecordKey, Store
 export interface PostgresOptions {
   /** Most connections this process holds (DATABASE_POOL). */
   readonly pool?: number;
-  /** Longest a request's statement may run, in ms (DATABASE_STATEMENT_TIMEOUT_MS); 0 for none. */
+  /**
+   * Longest a request's statement may run, in ms (DATABASE_STATEMENT_TIMEOUT_MS); 0 for none, even
+   * where the server, the database or the role sets a limit of its own.
+   */
   readonly statementTimeoutMs?: number;
   /**
    * Lookups answered from this process's memory for at most this long, ms (CACHE_TTL_MS); 0: off.
@@ -31,8 +35,6 @@ export interface PostgresOptions {
    * old form for at most this long; this process's own imports clear the cache at once.
    */
   readonly cacheTtlMs?: number;
-  /** Apply migrations on first use (the default); false leaves that to `reglookup migrate`. */
-  readonly migrate?: boolean;
 }
 
 /**
@@ -56,44 +58,30 @@ export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//.test(url);
 }
 
-/** The connection string without ?schema=, and the schema (null: the server's search_path). */
-export function parsePostgresUrl(url: string): { connectionString: string; schema: string | null } {
+/**
+ * The connection string without ?schema= and ?options=, the schema (null: the server's
+ * search_path), and the URL's own ?options= (server settings, e.g. `-c work_mem=64MB`), which the
+ * store sends along with its own: pg lets a URL's ?options= replace the options it is given.
+ */
+export function parsePostgresUrl(url: string): { connectionString: string; schema: string | null; options: string | null } {
   const u = new URL(url);
   const schema = u.searchParams.get('schema');
+  const options = u.searchParams.get('options');
   u.searchParams.delete('schema');
+  u.searchParams.delete('options');
   if (schema !== null && !SCHEMA_RE.test(schema)) throw new Error(`DATABASE_URL ?schema= must be a plain identifier (lower-case letters, digits, _), got '${schema.slice(0, 70)}'`);
-  return { connectionString: u.toString(), schema };
-}
-
-function ident(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
-/** Until the stream drains or fails (its failure is recorded by the stream's own error listener). */
-function drained(stream: NodeJS.EventEmitter): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('drain', done);
-      stream.off('error', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    stream.on('error', done);
-  });
+  return { connectionString: u.toString(), schema, options };
 }
 
 /** One field of COPY's text format. */
-function copyField(v: string | null): string {
-  if (v === null) return '\\N';
+function copyField(v: string): string {
   return v.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
 }
 
 export class PostgresStore implements VehicleStore {
   private readonly pool: pg.Pool;
   private readonly schema: string | null;
-  private readonly autoMigrate: boolean;
   private ready: Promise<void> | null = null;
-  private isReady = false;
   private importing = false;
   private closed = false;
   private readonly cacheTtlMs: number;
@@ -104,20 +92,21 @@ export class PostgresStore implements VehicleStore {
   private readonly accounts = new PostgresAccounts({ query: (name, text, values) => this.query(name, text, values), transaction: (fn) => this.transaction(fn) });
 
   constructor(url: string, options: PostgresOptions = {}) {
-    const { connectionString, schema } = parsePostgresUrl(url);
+    const { connectionString, schema, options: urlOptions } = parsePostgresUrl(url);
     this.schema = schema;
-    this.autoMigrate = options.migrate !== false;
     this.cacheTtlMs = options.cacheTtlMs ?? 0;
     const timeout = options.statementTimeoutMs ?? 5000;
     this.pool = new pg.Pool({
       connectionString,
       max: options.pool ?? 10,
       application_name: 'reglookup',
-      ...(timeout > 0 ? { statement_timeout: timeout } : {}),
       // A request waits at most this long for a free connection before it fails (and is logged).
       connectionTimeoutMillis: 10_000,
       idleTimeoutMillis: 30_000,
-      ...(schema !== null ? { options: `-c search_path=${schema}` } : {}),
+      // The timeout is sent as a startup option rather than pg's statement_timeout setting, which
+      // leaves out 0 and so would let a limit set on the server, database or role apply where 0
+      // asks for none. Ours come last: they win over the same settings in the URL's ?options=.
+      options: [urlOptions, `-c statement_timeout=${timeout}`, schema !== null ? `-c search_path=${schema}` : null].filter((o) => o !== null).join(' '),
     });
     // An idle connection the server drops must not take the process with it: the next query on the
     // pool opens a new one, and reports the failure if the server is still away.
@@ -133,16 +122,14 @@ export class PostgresStore implements VehicleStore {
     return `reglookup:${this.schema ?? ''}`;
   }
 
-  /** Migrations (unless turned off), once per store object, before its first query. */
+  /** Migrations, once per store object, before its first query; after a failure, tried again on the next call. */
   private init(): Promise<void> {
-    if (!this.ready) {
-      this.ready = (async () => {
-        if (this.autoMigrate) await this.migrate();
-        this.isReady = true;
-      })();
-      this.ready.catch(() => {
-        this.ready = null; // try again on the next call rather than fail for ever
+    if (this.ready === null) {
+      const ready = this.migrate().then(() => undefined);
+      ready.catch(() => {
+        if (this.ready === ready) this.ready = null;
       });
+      this.ready = ready;
     }
     return this.ready;
   }
@@ -158,7 +145,8 @@ export class PostgresStore implements VehicleStore {
           await client.query('SELECT pg_advisory_lock(hashtext($1), $2)', [this.lockName(), LOCK_MIGRATE]);
           try {
             // Under the lock: CREATE SCHEMA IF NOT EXISTS is not safe against itself run concurrently.
-            if (this.schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(this.schema)}`);
+            // Quoted as it is (SCHEMA_RE admits no quote), so that it is the schema search_path names.
+            if (this.schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS "${this.schema}"`);
             return await fn();
           } finally {
             await client.query('SELECT pg_advisory_unlock(hashtext($1), $2)', [this.lockName(), LOCK_MIGRATE]);
@@ -183,25 +171,19 @@ export class PostgresStore implements VehicleStore {
           }
         },
       };
-      const report = await migrate(target, list, upTo);
-      if (upTo === Infinity && list === POSTGRES_MIGRATIONS) {
-        this.isReady = true;
-        this.ready ??= Promise.resolve();
-      }
-      return report;
+      return await migrate(target, list, upTo);
     } finally {
       await client.query('RESET statement_timeout').catch(() => undefined);
       client.release();
     }
   }
 
-  /** Runs fn in one transaction on one connection, with no statement timeout (bulk work). */
+  /** Runs fn in one transaction on one connection (each statement under the statement timeout). */
   private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    if (!this.isReady) await this.init();
+    await this.init();
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query('SET LOCAL statement_timeout = 0');
       const out = await fn(client);
       await client.query('COMMIT');
       return out;
@@ -214,7 +196,7 @@ export class PostgresStore implements VehicleStore {
   }
 
   private async query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    if (!this.isReady) await this.init();
+    await this.init();
     // Named: each connection parses and plans the statement once.
     return this.pool.query<R>({ name, text, values });
   }
@@ -307,10 +289,10 @@ export class PostgresStore implements VehicleStore {
    */
   async beginImport(options: ImportOptions = {}): Promise<ImportBatch> {
     if (this.importing) throw new Error('an import is already running on this store');
-    if (!this.isReady) await this.init();
     this.importing = true;
     let client: pg.PoolClient;
     try {
+      await this.init();
       client = await this.pool.connect();
     } catch (e) {
       this.importing = false;
@@ -358,7 +340,8 @@ export class PostgresStore implements VehicleStore {
       if (chunk === '' || copy === null) return;
       const text = chunk;
       chunk = '';
-      if (!copy.write(text)) await drained(copy);
+      // A stream that has failed emits neither 'drain' nor 'error' again: its error is in copyError.
+      if (!copy.write(text) && !copy.destroyed) await once(copy, 'drain').catch(() => undefined);
     };
     const stopCopy = async () => {
       const stream = copy;
@@ -369,15 +352,16 @@ export class PostgresStore implements VehicleStore {
         copyError ??= e;
       });
     };
-    const add = async (line: string) => {
+    const live = () => {
       if (!open) throw new Error('this import has ended');
+    };
+    const add = async (line: string) => {
       if (copyError) throw copyError;
       chunk += line;
       if (chunk.length >= COPY_CHUNK) await flush();
     };
     // From the first repeat or delete on, rows go to the staging table (what was copied stays).
     const toStaging = async () => {
-      if (!open) throw new Error('this import has ended');
       await flush();
       await stopCopy();
       if (copyError) throw copyError;
@@ -387,16 +371,18 @@ export class PostgresStore implements VehicleStore {
     const KEY_MATCH = 'f.operation = r.operation AND f.registration = r.registration AND f.state = r.state';
     return {
       put: async (r: StoredRecord, fresh?: boolean) => {
+        live();
         const key = `${copyField(r.operation)}\t${copyField(r.registration)}\t${copyField(r.state)}\t${copyField(r.payload)}`;
         if (mode === 'direct' && fresh !== true) await toStaging();
         await add(mode === 'direct' ? `${key}\n` : `${key}\tf\n`);
       },
       delete: async (k: RecordKey) => {
+        live();
         if (mode === 'direct') await toStaging();
         await add(`${copyField(k.operation)}\t${copyField(k.registration)}\t${copyField(k.state)}\t\\N\tt\n`);
       },
       replaceOperation: async (operation: string) => {
-        if (!open) throw new Error('this import has ended');
+        live();
         replaced.add(operation);
       },
       commit: async () => {
@@ -441,7 +427,6 @@ export class PostgresStore implements VehicleStore {
       },
       rollback: async () => {
         if (!open) return;
-        chunk = '';
         await stopCopy();
         await end('ROLLBACK');
       },
@@ -467,13 +452,11 @@ export class PostgresStore implements VehicleStore {
    * go on (MVCC: they never wait for it).
    */
   async *records(): AsyncIterable<StoredRecord> {
-    if (!this.isReady) await this.init();
+    await this.init();
     const client = await this.pool.connect();
-    let began = false;
     try {
+      // Each page is one short statement: the statement timeout applies to it as to a lookup.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      began = true;
-      await client.query('SET LOCAL statement_timeout = 0');
       const page = `SELECT operation, registration, state, payload FROM records
          WHERE (operation COLLATE "C", registration COLLATE "C", state COLLATE "C") > ($1, $2, $3)
          ORDER BY operation COLLATE "C", registration COLLATE "C", state COLLATE "C" LIMIT ${RECORDS_PAGE}`;
@@ -485,7 +468,8 @@ export class PostgresStore implements VehicleStore {
         last = rows[rows.length - 1];
       }
     } finally {
-      if (began) await client.query('COMMIT').catch(() => undefined);
+      // (After a failed BEGIN this is a no-op with a warning.)
+      await client.query('COMMIT').catch(() => undefined);
       client.release();
     }
   }

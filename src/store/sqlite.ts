@@ -153,14 +153,21 @@ export class SqliteStore implements VehicleStore {
     };
     const put = this.putStmt;
     const del = this.deleteStmt;
+    // Once the batch has ended its writes would go straight to the file, outside any transaction.
+    const live = () => {
+      if (!open) throw new Error('this import has ended');
+    };
     return {
       put: async (r: StoredRecord) => {
+        live();
         put.run(r.operation, r.registration, r.state, r.payload);
       },
       delete: async (k: RecordKey) => {
+        live();
         del.run(k.operation, k.registration, k.state);
       },
       replaceOperation: async (operation: string) => {
+        live();
         if (replace !== 'all') dropOperation.run(operation);
       },
       commit: async () => {

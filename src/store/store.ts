@@ -54,6 +54,8 @@ export interface ImportOptions {
  * the same key wins. Calls must not overlap (await each); a store need not apply them before
  * commit (PostgreSQL copies them into a staging table and merges there), so a failure of an
  * individual put may surface only at commit, which then rolls the batch back and rejects.
+ * Once the batch has ended (commit or rollback), put, delete and replaceOperation fail with
+ * 'this import has ended', and a second commit does nothing.
  */
 export interface ImportBatch {
   /**

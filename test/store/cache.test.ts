@@ -36,6 +36,23 @@ describePostgres('PostgreSQL lookup cache', () => {
     expect((await store.get(other))?.payload).toBe('{"v":3}');
   });
 
+  test('within CACHE_TTL_MS, repeated lookups are answered from memory: changes made elsewhere to several records are not seen yet', async () => {
+    const long = new PostgresStore(s.url, { cacheTtlMs: 60_000 });
+    try {
+      const keys = ['M1', 'M2', 'M3'].map((registration) => ({ operation: 'Check', registration, state: '' }));
+      const batch = await long.beginImport();
+      for (const k of keys) await batch.put({ ...k, payload: '{"v":"old"}' });
+      await batch.commit();
+      for (const k of keys) expect((await long.get(k))?.payload).toBe('{"v":"old"}');
+      await sqlIn(s.schema, `UPDATE records SET payload = '{"v":"new"}' WHERE registration IN ('M1', 'M2', 'M3')`);
+      for (const k of keys) expect((await long.get(k))?.payload).toBe('{"v":"old"}');
+      // Another store object (another instance) with no cache sees the change at once.
+      expect((await store.get(keys[0]))?.payload).toBe('{"v":"new"}');
+    } finally {
+      await long.close();
+    }
+  });
+
   test("this process's own import is served at once", async () => {
     expect((await store.get(key))?.payload).toBe('{"v":2}');
     const batch = await store.beginImport();

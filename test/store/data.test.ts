@@ -88,6 +88,15 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     expect(await description(store, 'Check', 'F299')).toBe('fresh 299');
   });
 
+  test('into an empty store: fresh records, then a deletion of one of them before any repeat', async () => {
+    const report = await run(store, {}, check('G1', 'one'), check('G2', 'two'), JSON.stringify({ operation: 'Check', registration: 'G1', delete: true }), check('G3', 'three'));
+    expect(report).toMatchObject({ committed: true, imported: 3, deleted: 1 });
+    expect(await description(store, 'Check', 'G1')).toBeNull();
+    expect(await description(store, 'Check', 'G2')).toBe('two');
+    expect(await description(store, 'Check', 'G3')).toBe('three');
+    expect(await store.count()).toBe(2);
+  });
+
   test('into an empty store: a batch whose puts carry no fresh hint, with a key put twice, keeps the last', async () => {
     const batch = await store.beginImport();
     await batch.put({ operation: 'Check', registration: 'H1', state: '', payload: '{"Description":"one"}' }, true);

@@ -21,7 +21,7 @@ describePostgres('PostgreSQL migrations', () => {
 
   test('a database at schema version 1 with data upgrades in place; a second run applies nothing', async () => {
     const s = fresh();
-    const old = new PostgresStore(s.url, { migrate: false });
+    const old = new PostgresStore(s.url);
     expect((await old.migrate(1)).version).toBe(1);
     await old.close();
     // Written as a release at version 1 wrote it: no prepared answers column.
@@ -45,7 +45,7 @@ describePostgres('PostgreSQL migrations', () => {
 
   test('a database at schema version 3, records stored with prepared answers: version 4 drops them, the records read and import as before', async () => {
     const s = fresh();
-    const old = new PostgresStore(s.url, { migrate: false });
+    const old = new PostgresStore(s.url);
     expect((await old.migrate(3)).version).toBe(3);
     await old.close();
     await sqlIn(s.schema, "INSERT INTO records (operation, registration, state, payload, prepared) VALUES ('Check', 'OLD3', '', '{\"Description\":\"kept\"}', 'an answer')");

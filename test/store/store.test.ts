@@ -83,6 +83,42 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     expect(await store.count()).toBe(1);
   });
 
+  test('a batch that has ended refuses puts, deletes and replaceOperation; commit and rollback again do nothing', async () => {
+    const key = { operation: 'Check', registration: 'END1', state: '' };
+    const committed = await store.beginImport();
+    await committed.put({ ...key, payload: '{"v":1}' }, true);
+    await committed.commit();
+    const rolledBack = await store.beginImport();
+    await rolledBack.put({ ...key, payload: '{"v":2}' });
+    await rolledBack.rollback();
+    for (const batch of [committed, rolledBack]) {
+      await expect(batch.put({ ...key, payload: '{"v":3}' }, true)).rejects.toThrow('this import has ended');
+      await expect(batch.put({ operation: 'Check', registration: 'END2', state: '', payload: '{"v":3}' })).rejects.toThrow('this import has ended');
+      await expect(batch.delete(key)).rejects.toThrow('this import has ended');
+      await expect(batch.replaceOperation('Check')).rejects.toThrow('this import has ended');
+      await batch.commit();
+      await batch.rollback();
+    }
+    expect(await store.get(key)).toEqual({ payload: '{"v":1}' });
+    expect(await store.count()).toBe(1);
+    // The store is free for the next import.
+    const next = await store.beginImport();
+    await next.put({ ...key, payload: '{"v":4}' });
+    await next.commit();
+    expect(await store.get(key)).toEqual({ payload: '{"v":4}' });
+  });
+
+  test('one import at a time on a store object: a second while one is open is refused, and can begin once it ends', async () => {
+    const first = await store.beginImport();
+    await expect(store.beginImport()).rejects.toThrow('an import is already running on this store');
+    await first.put({ operation: 'Check', registration: 'ONE1', state: '', payload: '{}' });
+    await first.commit();
+    const second = await store.beginImport();
+    await second.put({ operation: 'Check', registration: 'TWO1', state: '', payload: '{}' });
+    await second.commit();
+    expect(await store.count()).toBe(2);
+  });
+
   test('the bundled sample file imports whole, and a file with one bad line imports nothing', async () => {
     const text = SAMPLE.map((r) => JSON.stringify(r)).join('\n') + '\n';
     const report = await importStream(store, Readable.from([text]));

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../../src/config';
 import { isMigratable, openStore, redactUrl, sqliteFileOf, storeUnavailable } from '../../src/store/open';
+import { parsePostgresUrl } from '../../src/store/postgres';
 import type { VehicleStore } from '../../src/store/store';
 import { thrown as thrownBy } from '../helpers/refused';
 
@@ -84,6 +85,26 @@ test('another kind of database is refused, naming DATABASE_URL and the two kinds
   expect(e.message).toBe(
     "DATABASE_URL 'mysql://reglookup:***@db.example.com:3306/reglookup' is not supported; use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE",
   );
+});
+
+test('only a URL that begins postgres:// or postgresql:// is PostgreSQL', () => {
+  for (const url of ['mypostgres://reglookup@db/reglookup', 'x-postgresql://reglookup@db/reglookup', ' postgres://reglookup@db/reglookup']) {
+    const e = thrown(() => openStore(url));
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.message).toMatch(/is not supported; use sqlite:PATH or postgres:/);
+  }
+});
+
+test("?schema= and ?options= are taken out of the URL given to the driver; its other parameters stay; a bad schema's message stays one short line", () => {
+  expect(parsePostgresUrl('postgres://u:p@db:5433/reg?sslmode=require&schema=tenant_1&options=-c%20work_mem%3D64MB&application_name=mine')).toEqual({
+    connectionString: 'postgres://u:p@db:5433/reg?sslmode=require&application_name=mine',
+    schema: 'tenant_1',
+    options: '-c work_mem=64MB',
+  });
+  expect(parsePostgresUrl('postgresql://db/reg')).toEqual({ connectionString: 'postgresql://db/reg', schema: null, options: null });
+  const long = thrown(() => parsePostgresUrl(`postgres://db/reg?schema=${'A'.repeat(5000)}`));
+  expect(long.message).toMatch(/^DATABASE_URL \?schema= must be a plain identifier .*, got 'A+'$/);
+  expect(long.message.length).toBeLessThan(200);
 });
 
 test('a password is hidden wherever the URL is shown; a URL without one is shown as it is', () => {
