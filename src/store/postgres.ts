@@ -106,7 +106,7 @@ export class PostgresStore implements VehicleStore {
       // The timeout is sent as a startup option rather than pg's statement_timeout setting, which
       // leaves out 0 and so would let a limit set on the server, database or role apply where 0
       // asks for none. Ours come last: they win over the same settings in the URL's ?options=.
-      options: [urlOptions, `-c statement_timeout=${timeout}`, schema !== null ? `-c search_path=${schema}` : null].filter((o) => o !== null).join(' '),
+      options: `${urlOptions ?? ''} -c statement_timeout=${timeout}${schema !== null ? ` -c search_path=${schema}` : ''}`,
     });
     // An idle connection the server drops must not take the process with it: the next query on the
     // pool opens a new one, and reports the failure if the server is still away.
@@ -127,7 +127,7 @@ export class PostgresStore implements VehicleStore {
     if (this.ready === null) {
       const ready = this.migrate().then(() => undefined);
       ready.catch(() => {
-        if (this.ready === ready) this.ready = null;
+        this.ready = null;
       });
       this.ready = ready;
     }
@@ -348,6 +348,8 @@ export class PostgresStore implements VehicleStore {
       if (stream === null) return;
       copy = null;
       stream.end();
+      // The stream's own listener has normally recorded the failure already; a stream that ended
+      // early without an error event is caught here.
       await finished(stream).catch((e: Error) => {
         copyError ??= e;
       });

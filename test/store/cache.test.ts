@@ -53,6 +53,25 @@ describePostgres('PostgreSQL lookup cache', () => {
     }
   });
 
+  test('the cache holds at most 50,000 lookups (README): the one after that starts it again, so a change made elsewhere is then seen', async () => {
+    const big = new PostgresStore(s.url, { cacheTtlMs: 600_000 });
+    try {
+      const watched = { operation: 'Check', registration: 'W1', state: '' };
+      await sqlIn(s.schema, `INSERT INTO records (operation, registration, state, payload) VALUES ('Check', 'W1', '', '{"v":"old"}')`);
+      expect((await big.get(watched))?.payload).toBe('{"v":"old"}');
+      await sqlIn(s.schema, `UPDATE records SET payload = '{"v":"new"}' WHERE registration = 'W1'`);
+      // 49,999 more lookups (of keys that are not there): 50,000 kept, the watched one among them.
+      const missing = (i: number) => ({ operation: 'CheckUSA', registration: `NONE${i}`, state: 'CA' });
+      expect((await Promise.all(Array.from({ length: 49_999 }, (_, i) => big.get(missing(i))))).every((f) => f === null)).toBe(true);
+      expect((await big.get(watched))?.payload).toBe('{"v":"old"}');
+      // The next new lookup starts the cache again: the watched record is read afresh.
+      expect(await big.get(missing(49_999))).toBeNull();
+      expect((await big.get(watched))?.payload).toBe('{"v":"new"}');
+    } finally {
+      await big.close();
+    }
+  });
+
   test("this process's own import is served at once", async () => {
     expect((await store.get(key))?.payload).toBe('{"v":2}');
     const batch = await store.beginImport();

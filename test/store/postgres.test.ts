@@ -91,8 +91,8 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
     try {
       await other.query('BEGIN');
       await other.query("SELECT 1 FROM accounts WHERE username = 'held' FOR UPDATE");
-      // Let go after 5 s in any case, so that a removal that waits instead of failing ends the test.
-      const release = setTimeout(() => void other.query('COMMIT').catch(() => undefined), 5000);
+      // Let go after 2 s in any case, so that a removal that waits instead of failing ends the test.
+      const release = setTimeout(() => void other.query('COMMIT').catch(() => undefined), 2000);
       try {
         await expect(store.removeAccount('held')).rejects.toThrow(/statement timeout/);
       } finally {
@@ -116,6 +116,12 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
     await direct.put({ operation: 'Check', registration: 'NUL1', state: '', payload: 'a\u0000b' }, true);
     await expect(direct.commit()).rejects.toThrow(/0x00/);
     expect(await store.isEmpty()).toBe(true);
+    // A repeat after the bad record, which moves the batch to its staging table, reports the same reason.
+    const repeat = await store.beginImport();
+    await repeat.put({ operation: 'Check', registration: 'NUL1', state: '', payload: 'a\u0000b' }, true);
+    await expect(repeat.put({ operation: 'Check', registration: 'NUL1', state: '', payload: '{}' })).rejects.toThrow(/0x00/);
+    await repeat.rollback();
+    expect(await store.isEmpty()).toBe(true);
     // ... and into one that holds records (copied into a staging table), with enough after the bad
     // record for the failure to arrive while the batch is still being written.
     const first = await store.beginImport();
@@ -134,6 +140,24 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
     await after.put({ operation: 'Check', registration: 'KEEP1', state: '', payload: '{"v":2}' });
     await after.commit();
     expect(await store.get({ operation: 'Check', registration: 'KEEP1', state: '' })).toEqual({ payload: '{"v":2}' });
+  });
+
+  test('once the failure of a bad record has arrived, the next put reports it, rather than the commit only', async () => {
+    const { store } = fresh();
+    const batch = await store.beginImport();
+    await batch.put({ operation: 'Check', registration: 'NUL3', state: '', payload: 'a\u0000b' }, true);
+    // Enough text to be sent to the server at once (the store gathers 64 KiB before it writes).
+    await batch.put({ operation: 'Check', registration: 'BIG1', state: '', payload: `{"pad":"${'x'.repeat(70_000)}"}` }, true);
+    let failure: unknown = null;
+    for (let i = 0; failure === null && i < 250; i++) {
+      await sleep(20);
+      await batch.put({ operation: 'Check', registration: `AFTER${i}`, state: '', payload: '{}' }, true).catch((e: unknown) => {
+        failure = e;
+      });
+    }
+    expect(String(failure)).toMatch(/0x00/);
+    await batch.rollback();
+    expect(await store.isEmpty()).toBe(true);
   });
 
   test('an import that cannot begin (the records table is missing) fails with the reason, and the next one, once it is back, goes through', async () => {
@@ -203,6 +227,8 @@ describePostgres('PostgreSQL store in a database of its own (no ?schema=)', () =
     const probe = await connect(dbUrl);
     try {
       expect((await probe.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'records'")).rows).toEqual([{ table_schema: 'public' }]);
+      // No schema of its own is made.
+      expect((await probe.query("SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'")).rows).toEqual([{ nspname: 'public' }]);
       expect(await Promise.all(Array.from({ length: 20 }, () => store.count()))).toEqual(Array(20).fill(1));
       expect(await others(probe)).toEqual(['reglookup', 'reglookup', 'reglookup']);
     } finally {
@@ -235,7 +261,12 @@ describePostgres('PostgreSQL store in a database of its own (no ?schema=)', () =
       await holder.query('SET statement_timeout = 0');
       await holder.query('BEGIN');
       await holder.query('LOCK TABLE records IN ACCESS EXCLUSIVE MODE');
-      await expect(limited.get({ operation: 'Check', registration: 'P1', state: '' })).rejects.toThrow(/statement timeout/);
+      const release = setTimeout(() => void holder.query('COMMIT').catch(() => undefined), 2000);
+      try {
+        await expect(limited.get({ operation: 'Check', registration: 'P1', state: '' })).rejects.toThrow(/statement timeout/);
+      } finally {
+        clearTimeout(release);
+      }
       await holder.query('COMMIT');
     } finally {
       await holder.end();
