@@ -14,6 +14,7 @@ import express from 'express';
 import { Accounts } from './accounts/accounts';
 import { FlexibleRateLimiter } from './accounts/limiter';
 import { UsageRecorder } from './accounts/usage';
+import { StoreWatch } from './ops/storewatch';
 import type { Config } from './config';
 import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
 import { readiness, type ReadinessProbe } from './ops/health';
@@ -91,7 +92,8 @@ export async function createService(config: Config, store: VehicleStore, logger?
   await limiter.ready();
   const usage = new UsageRecorder(store, config.usageDays, log);
   const accounts = new Accounts(store, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
-  const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox });
+  const watch = new StoreWatch(log, metrics);
+  const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox, watch });
   const deps = { service, namespace: config.namespace, limits: config.limits, logger: log, trustProxy: config.trustProxy };
   const soap = await createSoapHandler(wsdl, deps);
 

@@ -8,7 +8,11 @@ import type { Logger } from '../ops/logger';
 import type { AccountStore, UsageCount } from '../store/accounts';
 import { dayOf } from './clock';
 
-export const FLUSH_MS = 5000;
+/**
+ * How often the counts are written: also what a process killed with SIGKILL can lose of them at most
+ * (the credits and today's count of a metered account are written with each lookup, not here).
+ */
+export const FLUSH_MS = 1000;
 /** More distinct (username, day, operation) counts than this in memory: flush now rather than wait. */
 const MAX_PENDING = 50_000;
 const PRUNE_EVERY_MS = 3600_000;
@@ -28,6 +32,8 @@ export class UsageRecorder {
   /** A flush asked for by the count's size is queued and has not yet taken the counts: ask for no other. */
   private sizeFlushQueued = false;
   private lastPrune = 0;
+  /** Since when writing has failed (0: it has not): logged at the first failure and at recovery, not at every flush. */
+  private failingSince = 0;
 
   constructor(private readonly store: AccountStore, private readonly keepDays: number, private readonly logger: Logger) {
     this.timer = setInterval(() => void this.flush(), FLUSH_MS);
@@ -61,6 +67,10 @@ export class UsageRecorder {
     this.pending = new Map();
     try {
       if (batch.length > 0) await this.store.addUsage(batch);
+      if (this.failingSince > 0) {
+        this.logger.info('usage records written again', { failedMs: Date.now() - this.failingSince });
+        this.failingSince = 0;
+      }
       const now = Date.now();
       if (now - this.lastPrune >= PRUNE_EVERY_MS) {
         this.lastPrune = now;
@@ -76,7 +86,10 @@ export class UsageRecorder {
           p.notFound += c.notFound;
         } else this.pending.set(key, { ...c });
       }
-      this.logger.error('writing usage records failed; kept for the next flush', { error: String((e as Error)?.message ?? e) });
+      if (this.failingSince === 0) {
+        this.failingSince = Date.now();
+        this.logger.error('writing usage records failed; kept in memory and retried every flush until written', { error: String((e as Error)?.message ?? e) });
+      }
     }
   }
 

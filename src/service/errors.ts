@@ -1,6 +1,8 @@
 // Errors are values with a stable code. This table is the one place that says, for each code, its
 // HTTP status and its SOAP role; every transport renders from it and none invents its own.
 
+import { StoreUnavailableError } from '../store/unavailable';
+
 export type SoapRole = 'Client' | 'Server' | 'VersionMismatch' | 'MustUnderstand';
 
 export interface ErrorSpec {
@@ -47,9 +49,15 @@ export class LookupError extends Error {
   }
 }
 
-/** Any thrown value as a LookupError; anything unexpected becomes INTERNAL_ERROR with no detail. */
+/**
+ * Any thrown value as a LookupError: a store that cannot serve for now is SERVICE_UNAVAILABLE (its
+ * reason is for the log only); anything unexpected becomes INTERNAL_ERROR with no detail.
+ */
 export function asLookupError(err: unknown): LookupError {
   if (err instanceof LookupError) return err;
+  if (err instanceof StoreUnavailableError) {
+    return new LookupError('SERVICE_UNAVAILABLE', `The service cannot answer for now; nothing was charged; retry in ${err.retryAfter} s`, err.retryAfter);
+  }
   return new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged.');
 }
 

@@ -5,8 +5,13 @@
 // UPDATE: SQLite runs it under the database's write lock, which orders it against every other
 // process's charge. Usage records are written in batches, off the request path. The schema (accounts,
 // usage) comes from migrations/sqlite.ts, applied when the store opens.
+// Every write waits for the write lock asynchronously (sqlite-lock.ts), and one that cannot be
+// committed (a full disk) throws: an UPDATE ... RETURNING is read with all(), which steps the
+// statement to its end, where SQLite commits; get() stops at the first row and the commit's
+// failure would be lost, with the credit reported taken but never written.
 
 import type Database from 'better-sqlite3';
+import { withWriteLock } from './sqlite-lock';
 import {
   ACCOUNT_DEFAULTS,
   type Account,
@@ -59,7 +64,11 @@ export class SqliteAccounts implements AccountStore {
   private readonly chargeStmt: Database.Statement<{ username: string; day: string }, { credits: number | null; day_count: number }>;
   private readonly usageStmt: Database.Statement<[string, string, string, number, number]>;
 
-  constructor(private readonly db: Database.Database, private readonly beforeWrite: () => void) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly beforeWrite: () => void,
+    private readonly file: string,
+  ) {
     // The tables are the SQLite store's migrations' (migrations/sqlite.ts), applied before this.
     this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM accounts WHERE username = ?`);
     this.chargeStmt = db.prepare(
@@ -100,22 +109,29 @@ export class SqliteAccounts implements AccountStore {
     return this.db.prepare(sql).run(...names.map((n) => cols[n]), username).changes > 0;
   }
 
-  async addAccount(account: AccountInput): Promise<boolean> {
-    this.beforeWrite();
-    return this.insert(account);
+  /** One write (a statement or a transaction), once the write lock is free, its failure reported. */
+  private write<T>(fn: () => T): Promise<T> {
+    return withWriteLock(() => {
+      this.beforeWrite();
+      return fn();
+    }, this.file);
+  }
+
+  addAccount(account: AccountInput): Promise<boolean> {
+    return this.write(() => this.insert(account));
   }
 
   async putAccount(account: AccountInput): Promise<void> {
-    this.beforeWrite();
     const { username, ...changes } = account;
-    this.db.transaction(() => {
-      if (!this.insert(account)) this.update(username, changes);
-    }).immediate();
+    await this.write(() =>
+      this.db.transaction(() => {
+        if (!this.insert(account)) this.update(username, changes);
+      }).immediate(),
+    );
   }
 
-  async updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> {
-    this.beforeWrite();
-    return this.db.transaction(() => {
+  updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> {
+    return this.write(() => this.db.transaction(() => {
       const before = this.getStmt.get(username);
       if (!before) return null;
       this.update(username, changes);
@@ -126,29 +142,31 @@ export class SqliteAccounts implements AccountStore {
           .run(day, username, day, username);
       }
       return toAccount(this.getStmt.get(username) as Row);
-    }).immediate();
+    }).immediate());
   }
 
   async addCredits(username: string, delta: number): Promise<CreditResult> {
-    this.beforeWrite();
-    const row = this.db
-      .prepare('UPDATE accounts SET credits = MAX(0, credits + ?) WHERE username = ? AND credits IS NOT NULL RETURNING credits')
-      .get(delta, username) as { credits: number } | undefined;
+    const [row] = await this.write(
+      () =>
+        this.db
+          .prepare('UPDATE accounts SET credits = MAX(0, credits + ?) WHERE username = ? AND credits IS NOT NULL RETURNING credits')
+          .all(delta, username) as { credits: number }[],
+    );
     if (row) return { balance: row.credits };
     return this.getStmt.get(username) ? 'unlimited' : 'unknown';
   }
 
-  async setEnabled(username: string, enabled: boolean): Promise<boolean> {
-    this.beforeWrite();
-    return this.db.prepare('UPDATE accounts SET enabled = ? WHERE username = ?').run(enabled ? 1 : 0, username).changes > 0;
+  setEnabled(username: string, enabled: boolean): Promise<boolean> {
+    return this.write(() => this.db.prepare('UPDATE accounts SET enabled = ? WHERE username = ?').run(enabled ? 1 : 0, username).changes > 0);
   }
 
-  async removeAccount(username: string): Promise<boolean> {
-    this.beforeWrite();
-    return this.db.transaction(() => {
-      this.db.prepare('DELETE FROM usage WHERE username = ?').run(username);
-      return this.db.prepare('DELETE FROM accounts WHERE username = ?').run(username).changes > 0;
-    }).immediate();
+  removeAccount(username: string): Promise<boolean> {
+    return this.write(() =>
+      this.db.transaction(() => {
+        this.db.prepare('DELETE FROM usage WHERE username = ?').run(username);
+        return this.db.prepare('DELETE FROM accounts WHERE username = ?').run(username).changes > 0;
+      }).immediate(),
+    );
   }
 
   async listAccounts(day: string): Promise<AccountSummary[]> {
@@ -163,8 +181,7 @@ export class SqliteAccounts implements AccountStore {
   }
 
   async charge(username: string, day: string): Promise<ChargeResult> {
-    this.beforeWrite();
-    const done = this.chargeStmt.get({ username, day });
+    const [done] = await this.write(() => this.chargeStmt.all({ username, day }));
     if (done) return { ok: true, credits: done.credits, usedToday: done.day_count };
     const row = this.getStmt.get(username);
     if (!row) return { ok: false, reason: 'unknown' };
@@ -175,10 +192,11 @@ export class SqliteAccounts implements AccountStore {
 
   async addUsage(counts: readonly UsageCount[]): Promise<void> {
     if (counts.length === 0) return;
-    this.beforeWrite();
-    this.db.transaction(() => {
-      for (const c of counts) this.usageStmt.run(c.username, c.day, c.operation, c.found, c.notFound);
-    }).immediate();
+    await this.write(() =>
+      this.db.transaction(() => {
+        for (const c of counts) this.usageStmt.run(c.username, c.day, c.operation, c.found, c.notFound);
+      }).immediate(),
+    );
   }
 
   async usage(username: string, fromDay: string): Promise<UsageCount[]> {
@@ -189,8 +207,7 @@ export class SqliteAccounts implements AccountStore {
     ).map((r) => ({ ...r }));
   }
 
-  async pruneUsage(beforeDay: string): Promise<number> {
-    this.beforeWrite();
-    return this.db.prepare('DELETE FROM usage WHERE day < ?').run(beforeDay).changes;
+  pruneUsage(beforeDay: string): Promise<number> {
+    return this.write(() => this.db.prepare('DELETE FROM usage WHERE day < ?').run(beforeDay).changes);
   }
 }

@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import type { Account, AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
 import { SqliteAccounts } from './sqlite-accounts';
 import { migrateSqlite } from './migrations/sqlite';
+import { withWriteLock } from './sqlite-lock';
 import type { Migration, MigrationReport } from './migrations/runner';
 import type { FoundRecord, ImportBatch, ImportOptions, Progress, RecordKey, StoredRecord, VehicleStore } from './store';
 
@@ -44,6 +45,9 @@ export class SqliteStore implements VehicleStore {
     // than spilling to a temporary file: inside an import's one long transaction a statement
     // journal copies every page a statement changes, 4 write() calls a record when it spilled.
     this.db.pragma('temp_store = MEMORY');
+    // Opening waits for another writer (a migration under way elsewhere) as long as the CLI may;
+    // after that the connection never waits inside SQLite: writes wait in sqlite-lock.ts, off the
+    // event loop.
     this.db.pragma('busy_timeout = 5000');
     // Lookups are random reads across the whole table, so a page cache larger than the key index and
     // the table's interior pages (~4 MB at 110k records) mostly holds leaves that are seldom read
@@ -59,7 +63,8 @@ export class SqliteStore implements VehicleStore {
       'INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?) ' +
         'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload',
     );
-    this.accounts = new SqliteAccounts(this.db, () => this.endSharedRead());
+    this.db.pragma('busy_timeout = 0');
+    this.accounts = new SqliteAccounts(this.db, () => this.endSharedRead(), file);
     this.deleteStmt = this.db.prepare('DELETE FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.beginStmt = this.db.prepare('BEGIN');
     this.commitStmt = this.db.prepare('COMMIT');
@@ -72,8 +77,10 @@ export class SqliteStore implements VehicleStore {
    */
   async migrate(upTo = Infinity): Promise<MigrationReport> {
     if (this.importing) throw new Error('an import is running on this store');
-    this.endSharedRead();
-    const now = migrateSqlite(this.db, upTo);
+    const now = await withWriteLock(() => {
+      this.endSharedRead();
+      return migrateSqlite(this.db, upTo);
+    }, this.file);
     const report = { applied: [...this.unreported, ...now.applied], version: now.version };
     this.unreported = [];
     return report;
@@ -131,7 +138,15 @@ export class SqliteStore implements VehicleStore {
     this.endSharedRead();
     if (this.importing) throw new Error('an import is already running on this store');
     this.importing = true;
-    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      await withWriteLock(() => {
+        this.endSharedRead();
+        this.db.exec('BEGIN IMMEDIATE');
+      }, this.file);
+    } catch (e) {
+      this.importing = false;
+      throw e;
+    }
     // A bulk write touches index pages all over the key b-tree: a larger page cache for the batch
     // keeps them, instead of reading them back from the log (restored at the end).
     const cacheBefore = this.db.pragma('cache_size', { simple: true }) as number;

@@ -1,6 +1,6 @@
 // Usage records as the README's "Managing callers" describes them: per username, UTC day and
 // operation, the lookups answered with a record and those answered VEHICLE_NOT_FOUND; counted in
-// memory and written every 5 seconds and when the server stops; kept USAGE_DAYS days. The store is
+// memory and written every second and when the server stops; kept USAGE_DAYS days. The store is
 // a recording fake (its contract is test/unit/account-store.test.ts's); the clock is Jest's.
 
 import { FLUSH_MS, UsageRecorder } from '../../src/accounts/usage';
@@ -74,16 +74,16 @@ describe('UsageRecorder', () => {
     await usage.close();
   });
 
-  test('written every 5 seconds without being asked', async () => {
-    expect(FLUSH_MS).toBe(5000);
+  test('written every second without being asked (what a SIGKILL can lose: README, Failure modes)', async () => {
+    expect(FLUSH_MS).toBe(1000);
     const { store, usage } = setup();
     usage.record('alice', '2026-11-23', 'Check', true);
-    await jest.advanceTimersByTimeAsync(4999);
+    await jest.advanceTimersByTimeAsync(999);
     expect(store.batches).toHaveLength(0);
     await jest.advanceTimersByTimeAsync(1);
     expect(store.batches).toHaveLength(1);
     usage.record('alice', '2026-11-23', 'Check', true);
-    await jest.advanceTimersByTimeAsync(5000);
+    await jest.advanceTimersByTimeAsync(1000);
     expect(store.batches).toHaveLength(2);
     await usage.close();
   });
