@@ -63,6 +63,8 @@ export interface Config {
   readonly metricsPort: number | null;
   /** How long a SIGTERM/SIGINT waits for the requests in flight before cutting them (SHUTDOWN_TIMEOUT_MS). */
   readonly shutdownTimeoutMs: number;
+  /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (SHUTDOWN_DRAIN_MS). */
+  readonly shutdownDrainMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -252,6 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     metrics: bool(env, 'METRICS', true),
     metricsPort: optionalPort(env, 'METRICS_PORT'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 600_000),
   };
   if (config.metricsPort !== null && config.metricsPort === config.port) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${config.port}); leave it unset to serve /metrics on PORT`);
   return config;

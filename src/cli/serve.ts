@@ -4,6 +4,7 @@
 
 import cluster from 'node:cluster';
 import type http from 'node:http';
+import net from 'node:net';
 import type { Command } from 'commander';
 import { createHttpServer, createService, loadSampleIfEmpty } from '../app';
 import { ConfigError, type Config } from '../config';
@@ -75,28 +76,39 @@ function listen(server: http.Server, port: number, host: string, portVar: string
 }
 
 /**
- * SIGTERM and SIGINT: stop accepting, answer what is in flight (every answer now closes its
- * connection; idle keep-alive connections close at once), cut what is left after
- * SHUTDOWN_TIMEOUT_MS, close the closers, and exit: 0 when every request was answered, 1 when some
- * had to be cut.
+ * SIGTERM and SIGINT: a graceful stop that resets no connection.
+ *  1. Drain (SIGTERM only, SHUTDOWN_DRAIN_MS): /readyz answers 503 so that a load balancer stops
+ *     sending, while every request still arriving, on new or kept-alive connections, is answered,
+ *     each answer with `Connection: close`. A client that keeps sending on a kept-alive connection
+ *     is told to close it by an answer, never has it closed under a request it is writing.
+ *  2. Stop listening; requests in flight are answered (with `Connection: close`); connections that
+ *     carry no request half a second later (their clients sent nothing) are closed.
+ *  3. Requests still unanswered SHUTDOWN_TIMEOUT_MS after that are cut; the closers are closed and
+ *     the process exits: 0 when every request was answered, 1 when some had to be cut.
+ * SIGINT (Ctrl-C at a terminal, where no load balancer waits on /readyz) skips the drain.
  */
+/** After the listener closes: how long a connection with no request yet has to send one before it is closed as idle. */
+const IDLE_GRACE_MS = 500;
+
 function drainOnSignals(servers: readonly http.Server[], beginShutdown: () => void, closers: readonly Closer[], cfg: Config, logger: Logger): void {
   let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('shutting down', { signal, timeoutMs: cfg.shutdownTimeoutMs });
-    beginShutdown();
+  const close = () => {
     let cut = false;
     const timer = setTimeout(() => {
       cut = true;
       logger.warn('shutdown timeout: cutting the requests still in flight', { timeoutMs: cfg.shutdownTimeoutMs });
       for (const s of servers) s.closeAllConnections();
     }, cfg.shutdownTimeoutMs);
-    const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
-    for (const s of servers) s.closeIdleConnections();
+    // net.Server's close, not http.Server's: the latter also closes every connection without a
+    // request in flight at once, among them those accepted a moment ago whose request is on its
+    // way, and their clients see a reset. Those are given IDLE_GRACE_MS to send it.
+    const closed = servers.map((s) => new Promise<void>((resolve) => net.Server.prototype.close.call(s, () => resolve())));
+    const idle = setTimeout(() => {
+      for (const s of servers) s.closeIdleConnections();
+    }, IDLE_GRACE_MS);
     void Promise.all(closed).then(async () => {
       clearTimeout(timer);
+      clearTimeout(idle);
       for (const c of closers) {
         try {
           await c.close();
@@ -107,6 +119,15 @@ function drainOnSignals(servers: readonly http.Server[], beginShutdown: () => vo
       logger.info('stopped', { cut });
       process.exit(cut ? 1 : 0);
     });
+  };
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    const drainMs = signal === 'SIGTERM' ? cfg.shutdownDrainMs : 0;
+    logger.info('shutting down', { signal, drainMs, timeoutMs: cfg.shutdownTimeoutMs });
+    beginShutdown();
+    if (drainMs > 0) setTimeout(close, drainMs);
+    else close();
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -155,12 +176,12 @@ async function supervise(cfg: Config): Promise<void> {
     stopping = true;
     logger.info('shutting down: stopping the workers', { signal, workers: Object.keys(cluster.workers ?? {}).length });
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
-    // The workers cut what is left at SHUTDOWN_TIMEOUT_MS; a worker that still has not exited then is stuck.
+    // The workers drain, then cut what is left at SHUTDOWN_TIMEOUT_MS; a worker that still has not exited then is stuck.
     setTimeout(() => {
       logger.error('workers did not stop in time; killing them');
       for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
       finish(1);
-    }, cfg.shutdownTimeoutMs + 5000).unref();
+    }, cfg.shutdownDrainMs + cfg.shutdownTimeoutMs + 5000).unref();
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
