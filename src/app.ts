@@ -18,6 +18,7 @@ import type { Config } from './config';
 import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
 import { readiness, type ReadinessProbe } from './ops/health';
 import { createLogger, logAccess, type Logger } from './ops/logger';
+import { storeWatcher } from './ops/storewatch';
 import { askPrimaryForMetrics, CONTENT_TYPE as METRICS_CONTENT_TYPE, metrics as processMetrics, type Metrics } from './ops/metrics';
 import { VERSION } from './ops/version';
 import { LookupError } from './service/errors';
@@ -89,6 +90,8 @@ export async function createService(config: Config, store: VehicleStore, logger?
     log,
   );
   await limiter.ready();
+  // A store that can become unreachable (PostgreSQL) reports it here: logged once each way, counted.
+  store.watch?.(storeWatcher(log, metrics));
   const usage = new UsageRecorder(store, config.usageDays, log);
   const accounts = new Accounts(store, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
   const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox });

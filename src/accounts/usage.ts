@@ -6,6 +6,7 @@
 
 import type { Logger } from '../ops/logger';
 import type { AccountStore, UsageCount } from '../store/accounts';
+import { StoreUnavailableError } from '../store/store';
 import { dayOf } from './clock';
 
 export const FLUSH_MS = 5000;
@@ -76,7 +77,9 @@ export class UsageRecorder {
           p.notFound += c.notFound;
         } else this.pending.set(key, { ...c });
       }
-      this.logger.error('writing usage records failed; kept for the next flush', { error: String((e as Error)?.message ?? e) });
+      // An unreachable store is logged once by its watcher (ops/storewatch.ts), not at every flush.
+      if (e instanceof StoreUnavailableError) this.logger.debug('usage records kept for the next flush: the store cannot be reached', { pending: this.pending.size });
+      else this.logger.error('writing usage records failed; kept for the next flush', { error: String((e as Error)?.message ?? e) });
     }
   }
 

@@ -105,5 +105,33 @@ export interface VehicleStore extends AccountStore {
    */
   backup?(dest: string, progress?: Progress): Promise<void>;
 
+  /**
+   * Tells `watcher` when the store stops being reachable and when it is reachable again; absent
+   * for stores that cannot be unreachable (SQLite is a file in this process).
+   */
+  watch?(watcher: StoreWatcher): void;
+
   close(): Promise<void>;
+}
+
+/**
+ * A store's reachability, reported on the change only (not per call), and the calls it refused
+ * meanwhile (a batch of lookups read together counts each of them).
+ */
+export interface StoreWatcher {
+  down(store: string, error: string): void;
+  up(store: string, downMs: number): void;
+  refused(store: string, calls: number): void;
+}
+
+/**
+ * A store call that failed because the store could not be reached (connection refused, dropped,
+ * timed out, the server shutting down or starting up): the caller is told to retry later
+ * (SERVICE_UNAVAILABLE), not that something broke (INTERNAL_ERROR). The cause stays for the log.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(readonly store: string, cause: unknown) {
+    super(`${store} cannot be reached: ${String((cause as Error)?.message ?? cause).slice(0, 300)}`, { cause });
+    this.name = 'StoreUnavailableError';
+  }
 }
