@@ -109,7 +109,9 @@ export async function createService(config: Config, store: VehicleStore, logger?
   app.use(imageHandler());
   app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
   // The store's probe is one index probe: readiness is asked often and must not cost a pass over millions of rows.
-  const probes: readonly ReadinessProbe[] = [{ name: 'store', check: () => store.isEmpty() }, ...(options.probes ?? [])];
+  // Redis (REDIS_URL) is asked on the rate limiter's own client, which knows when it is failing.
+  const redisProbe = limiter.readinessProbe();
+  const probes: readonly ReadinessProbe[] = [{ name: 'store', check: () => store.isEmpty() }, ...(redisProbe ? [redisProbe] : []), ...(options.probes ?? [])];
   const quiet = (path: string, serve: express.RequestHandler) =>
     app.all(path, (req, res, next) => {
       note(req, { transport: path === '/metrics' ? 'metrics' : 'health' });
@@ -130,7 +132,8 @@ export async function createService(config: Config, store: VehicleStore, logger?
         else log.warn('not ready', { reason: r.reason, details: r.details });
         lastReason = r.reason;
       }
-      res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', checks: r.checks } : { status: 'not ready', reason: r.reason, checks: r.checks });
+      const degraded = r.degraded !== undefined ? { degraded: r.degraded } : {};
+      res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', checks: r.checks, ...degraded } : { status: 'not ready', reason: r.reason, checks: r.checks, ...degraded });
     }, (e: unknown) => internalError(_req, res, e));
   });
   const metricsFrom = metrics ? options.metricsOnServicePort ?? 'process' : 'none';
