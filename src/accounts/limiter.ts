@@ -7,6 +7,9 @@
 // per 1/R seconds (R < 1, rounded). A burst B lets a username go B lookups over its rate, from a pool
 // that refills every BURST_WINDOW_S seconds (BurstyRateLimiter). When the shared counters cannot be
 // reached, onError says whether lookups are admitted or refused; that is logged once per outage.
+// With Redis, once it is known to fail (an error, a command timed out) lookups get onError's answer
+// at once, without asking Redis, until a PING once a second (or a reconnect) finds it back: a hung
+// Redis costs a time-out only to the lookups that find it so, not to every lookup after them.
 
 import cluster from 'node:cluster';
 import { Redis } from 'ioredis';
@@ -49,7 +52,7 @@ export function hostSharedLimits(): void {
 
 /** Whether the rate limit is reported down, logged on the change only (not per request). */
 class Outage {
-  down = false;
+  private down = false;
   constructor(private readonly logger: Logger, private readonly what: string, private readonly onError: 'allow' | 'deny') {}
 
   failed(e: unknown): void {
@@ -88,6 +91,7 @@ export class FlexibleRateLimiter implements RateLimiter {
   private probeTimer: NodeJS.Timeout | null = null;
   private probing = false;
   private lastError = '';
+  private closed = false;
 
   constructor(private readonly config: LimiterConfig, logger: Logger) {
     this.backend = config.redisUrl ? 'redis' : cluster.isWorker ? 'cluster' : 'memory';
@@ -164,6 +168,7 @@ export class FlexibleRateLimiter implements RateLimiter {
     if (!this.redis) return;
     this.lastError = String((e as Error)?.message ?? e).slice(0, 300);
     this.open = true;
+    if (this.closed) return;
     this.probeTimer ??= setInterval(() => this.probe(), PROBE_EVERY_MS);
     this.probeTimer.unref();
   }
@@ -231,6 +236,7 @@ export class FlexibleRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (this.probeTimer) clearInterval(this.probeTimer);
     this.probeTimer = null;
     if (this.redis) this.redis.disconnect();
