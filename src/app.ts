@@ -14,11 +14,11 @@ import express from 'express';
 import { Accounts } from './accounts/accounts';
 import { FlexibleRateLimiter } from './accounts/limiter';
 import { UsageRecorder } from './accounts/usage';
-import { StoreWatch } from './ops/storewatch';
 import type { Config } from './config';
 import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
 import { readiness, type ReadinessProbe } from './ops/health';
 import { createLogger, logAccess, type Logger } from './ops/logger';
+import { storeWatcher } from './ops/storewatch';
 import { askPrimaryForMetrics, CONTENT_TYPE as METRICS_CONTENT_TYPE, metrics as processMetrics, type Metrics } from './ops/metrics';
 import { VERSION } from './ops/version';
 import { LookupError } from './service/errors';
@@ -90,10 +90,11 @@ export async function createService(config: Config, store: VehicleStore, logger?
     log,
   );
   await limiter.ready();
+  // A store that can stop serving (PostgreSQL unreachable, SQLite's disk full) reports it here: logged once each way, counted.
+  store.watch?.(storeWatcher(log, metrics));
   const usage = new UsageRecorder(store, config.usageDays, log);
   const accounts = new Accounts(store, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
-  const watch = new StoreWatch(log, metrics);
-  const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox, watch });
+  const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox });
   const deps = { service, namespace: config.namespace, limits: config.limits, logger: log, trustProxy: config.trustProxy };
   const soap = await createSoapHandler(wsdl, deps);
 
@@ -108,7 +109,9 @@ export async function createService(config: Config, store: VehicleStore, logger?
   app.use(imageHandler());
   app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
   // The store's probe is one index probe: readiness is asked often and must not cost a pass over millions of rows.
-  const probes: readonly ReadinessProbe[] = [{ name: 'store', check: () => store.isEmpty() }, ...(options.probes ?? [])];
+  // Redis (REDIS_URL) is asked on the rate limiter's own client, which knows when it is failing.
+  const redisProbe = limiter.readinessProbe();
+  const probes: readonly ReadinessProbe[] = [{ name: 'store', check: () => store.isEmpty() }, ...(redisProbe ? [redisProbe] : []), ...(options.probes ?? [])];
   const quiet = (path: string, serve: express.RequestHandler) =>
     app.all(path, (req, res, next) => {
       note(req, { transport: path === '/metrics' ? 'metrics' : 'health' });
@@ -129,7 +132,8 @@ export async function createService(config: Config, store: VehicleStore, logger?
         else log.warn('not ready', { reason: r.reason, details: r.details });
         lastReason = r.reason;
       }
-      res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', checks: r.checks } : { status: 'not ready', reason: r.reason, checks: r.checks });
+      const degraded = r.degraded !== undefined ? { degraded: r.degraded } : {};
+      res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', checks: r.checks, ...degraded } : { status: 'not ready', reason: r.reason, checks: r.checks, ...degraded });
     }, (e: unknown) => internalError(_req, res, e));
   });
   const metricsFrom = metrics ? options.metricsOnServicePort ?? 'process' : 'none';

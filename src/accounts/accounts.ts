@@ -108,17 +108,14 @@ export class Accounts {
     return { username, account };
   }
 
-  /**
-   * After a lookup that found its record: take its credit and count it for today, or refuse.
-   * Resolves true when the store was written (a metered account), false when nothing needed writing.
-   */
-  async charge(who: Admitted): Promise<boolean> {
+  /** After a lookup that found its record: take its credit and count it for today, or refuse. */
+  async charge(who: Admitted): Promise<void> {
     const account = who.account;
-    if (!account || (account.credits === null && account.dailyLimit === null)) return false;
+    if (!account || (account.credits === null && account.dailyLimit === null)) return;
     const result = await this.store.charge(who.username, today());
     if (result.ok) {
       if (account.dailyLimit !== null && result.usedToday >= account.dailyLimit) this.usedUpDay(who.username, account.dailyLimit);
-      return true;
+      return;
     }
     switch (result.reason) {
       case 'credits':
@@ -132,7 +129,6 @@ export class Accounts {
         // Removed since it was read: from now on it is a username without an account.
         if (this.config.policy === 'registered') throw new LookupError('UNKNOWN_USERNAME', `Your username is incorrect: ${quote(who.username)} is not registered; ask the operator to register it`);
     }
-    return true;
   }
 
   private usedUpDay(username: string, limit: number | null): void {

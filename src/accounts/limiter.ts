@@ -7,10 +7,14 @@
 // per 1/R seconds (R < 1, rounded). A burst B lets a username go B lookups over its rate, from a pool
 // that refills every BURST_WINDOW_S seconds (BurstyRateLimiter). When the shared counters cannot be
 // reached, onError says whether lookups are admitted or refused; that is logged once per outage.
+// With Redis, once it is known to fail (an error, a command timed out) lookups get onError's answer
+// at once, without asking Redis, until a PING once a second (or a reconnect) finds it back: a hung
+// Redis costs a time-out only to the lookups that find it so, not to every lookup after them.
 
 import cluster from 'node:cluster';
 import { Redis } from 'ioredis';
 import { BurstyRateLimiter, RateLimiterCluster, RateLimiterClusterMaster, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { ReadinessProbe } from '../ops/health';
 import type { Logger } from '../ops/logger';
 
 export const BURST_WINDOW_S = 60;
@@ -66,6 +70,10 @@ class Outage {
   }
 }
 
+/** How often a Redis known to be failing is asked (PING) whether it is back. */
+export const PROBE_EVERY_MS = 1000;
+const DENIED: Refusal = { retryAfter: 1, unavailable: true };
+
 export class FlexibleRateLimiter implements RateLimiter {
   private readonly backend: Backend;
   private readonly redis: Redis | null = null;
@@ -74,6 +82,16 @@ export class FlexibleRateLimiter implements RateLimiter {
   private readonly byWindow = new Map<string, Consumer>();
   private burstLimiter: RateLimiterMemory | RateLimiterRedis | RateLimiterCluster | null = null;
   private readonly connected: Promise<void>;
+  /**
+   * Redis is known to be failing: lookups get RATE_LIMIT_ON_REDIS_ERROR's answer at once instead of
+   * each waiting for a command to time out, until a PING (every PROBE_EVERY_MS) or a reconnect
+   * finds it back.
+   */
+  private open = false;
+  private probeTimer: NodeJS.Timeout | null = null;
+  private probing = false;
+  private lastError = '';
+  private closed = false;
 
   constructor(private readonly config: LimiterConfig, logger: Logger) {
     this.backend = config.redisUrl ? 'redis' : cluster.isWorker ? 'cluster' : 'memory';
@@ -86,8 +104,8 @@ export class FlexibleRateLimiter implements RateLimiter {
         commandTimeout: 1000,
         retryStrategy: (times: number) => Math.min(times * 100, 1000),
       });
-      redis.on('error', (e: unknown) => this.outage.failed(e));
-      redis.on('ready', () => this.outage.ok());
+      redis.on('error', (e: unknown) => this.failed(e));
+      redis.on('ready', () => this.back());
       this.redis = redis;
       this.connected = new Promise((resolve) => {
         const done = () => {
@@ -144,7 +162,42 @@ export class FlexibleRateLimiter implements RateLimiter {
     return limiter;
   }
 
+  /** The shared counters failed: reported once; with Redis, the circuit opens and the probe starts. */
+  private failed(e: unknown): void {
+    this.outage.failed(e);
+    if (!this.redis) return;
+    this.lastError = String((e as Error)?.message ?? e).slice(0, 300);
+    this.open = true;
+    if (this.closed) return;
+    this.probeTimer ??= setInterval(() => this.probe(), PROBE_EVERY_MS);
+    this.probeTimer.unref();
+  }
+
+  private back(): void {
+    this.open = false;
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.probeTimer = null;
+    this.outage.ok();
+  }
+
+  private probe(): void {
+    const redis = this.redis;
+    if (!redis || this.probing || redis.status !== 'ready') return;
+    this.probing = true;
+    // The client's command timeout bounds the PING: a hung Redis fails it in a second.
+    redis.ping().then(
+      () => {
+        this.probing = false;
+        if (this.open) this.back();
+      },
+      () => {
+        this.probing = false;
+      },
+    );
+  }
+
   async consume(username: string, rate: number): Promise<Refusal | null> {
+    if (this.open) return this.config.onError === 'allow' ? null : DENIED;
     try {
       await this.limiterFor(rate).consume(username);
       this.outage.ok();
@@ -154,12 +207,38 @@ export class FlexibleRateLimiter implements RateLimiter {
         this.outage.ok();
         return { retryAfter: Math.max(1, Math.ceil(e.msBeforeNext / 1000)), unavailable: false };
       }
-      this.outage.failed(e);
-      return this.config.onError === 'allow' ? null : { retryAfter: 1, unavailable: true };
+      this.failed(e);
+      return this.config.onError === 'allow' ? null : DENIED;
     }
   }
 
+  /**
+   * With REDIS_URL, /readyz's check of Redis, on this client (a PING under its 1 s command
+   * timeout); while Redis is known to be failing it fails at once. Under
+   * RATE_LIMIT_ON_REDIS_ERROR=allow a failing Redis leaves the service ready, degraded: lookups are
+   * served without a rate limit. Without Redis: none.
+   */
+  readinessProbe(): ReadinessProbe | null {
+    const redis = this.redis;
+    if (!redis) return null;
+    return {
+      name: 'redis',
+      check: () =>
+        this.open
+          ? Promise.reject(new Error(`Redis is failing: ${this.lastError}`))
+          : redis.ping().catch((e: unknown) => {
+              // A PING that fails or times out is an outage as a lookup's command would be.
+              this.failed(e);
+              throw e;
+            }),
+      degraded: this.config.onError === 'allow' ? 'rate limits are not applied (RATE_LIMIT_ON_REDIS_ERROR=allow)' : undefined,
+    };
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.probeTimer = null;
     if (this.redis) this.redis.disconnect();
   }
 }

@@ -6,6 +6,7 @@
 
 import type { Logger } from '../ops/logger';
 import type { AccountStore, UsageCount } from '../store/accounts';
+import { StoreUnavailableError } from '../store/store';
 import { dayOf } from './clock';
 
 /**
@@ -32,7 +33,7 @@ export class UsageRecorder {
   /** A flush asked for by the count's size is queued and has not yet taken the counts: ask for no other. */
   private sizeFlushQueued = false;
   private lastPrune = 0;
-  /** Since when writing has failed (0: it has not): logged at the first failure and at recovery, not at every flush. */
+  /** Since when writing has failed for a reason other than the store's outage (0: it has not). */
   private failingSince = 0;
 
   constructor(private readonly store: AccountStore, private readonly keepDays: number, private readonly logger: Logger) {
@@ -86,7 +87,10 @@ export class UsageRecorder {
           p.notFound += c.notFound;
         } else this.pending.set(key, { ...c });
       }
-      if (this.failingSince === 0) {
+      // A store that cannot serve is logged once by its watcher (ops/storewatch.ts); any other
+      // failure once when it begins and once when the counts are written again, not at every flush.
+      if (e instanceof StoreUnavailableError) this.logger.debug('usage records kept for the next flush: the store cannot serve', { pending: this.pending.size });
+      else if (this.failingSince === 0) {
         this.failingSince = Date.now();
         this.logger.error('writing usage records failed; kept in memory and retried every flush until written', { error: String((e as Error)?.message ?? e) });
       }

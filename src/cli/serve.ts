@@ -13,7 +13,6 @@ import { createLogger, type Logger } from '../ops/logger';
 import { tuneHeap } from '../ops/memory';
 import { clusterMetrics, metrics } from '../ops/metrics';
 import { createMetricsServer } from '../ops/metricsport';
-import { redisProbe } from '../ops/redisprobe';
 import { isMigratable, redactUrl, storeUnavailable } from '../store/open';
 import type { VehicleStore } from '../store/store';
 import { config, openConfiguredStore, startupFailed } from './common';
@@ -204,9 +203,7 @@ async function serve(): Promise<void> {
     setTimeout(() => process.exit(1), 1000).unref();
   });
   const separateMetrics = cfg.metrics && cfg.metricsPort !== null;
-  const redis = cfg.redisUrl ? redisProbe(cfg.redisUrl) : null;
   const service = await createService(cfg, store, logger, {
-    probes: redis ? [redis.probe] : [],
     metricsOnServicePort: separateMetrics ? 'none' : cluster.isWorker ? 'cluster' : 'process',
   });
   const server = createHttpServer(service, cfg);
@@ -223,7 +220,6 @@ async function serve(): Promise<void> {
   logger.info('listening', { url: `http://${cfg.host === '0.0.0.0' ? 'localhost' : cfg.host}:${port}/api/reg.asmx`, database: redact(cfg.databaseUrl) });
   // Usage counted but not yet written, and the rate limiter's Redis, go before the store closes.
   const closers: Closer[] = [{ name: 'service', close: () => service.close() }, { name: 'store', close: () => store.close() }];
-  if (redis) closers.push({ name: 'redis', close: redis.close });
   drainOnSignals(servers, () => service.beginShutdown(), closers, cfg, logger);
 }
 

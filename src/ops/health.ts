@@ -7,6 +7,11 @@ export interface ReadinessProbe {
   readonly name: string;
   /** Resolves when the dependency answers; rejects (or takes too long) when it does not. */
   check(): Promise<unknown>;
+  /**
+   * When set, this probe failing leaves the service ready but degraded, as this says (Redis under
+   * RATE_LIMIT_ON_REDIS_ERROR=allow: lookups are served without a rate limit).
+   */
+  readonly degraded?: string;
 }
 
 export interface Readiness {
@@ -14,6 +19,8 @@ export interface Readiness {
   readonly checks: Record<string, string>;
   /** Why not ready, for humans: which checks fail (no detail that could name a file or a host). */
   readonly reason?: string;
+  /** What works in a lesser way because a probe that only degrades the service fails. */
+  readonly degraded?: string;
   /** Each failing probe's own message, for the log only. */
   readonly details: readonly { probe: string; error: string }[];
 }
@@ -38,6 +45,7 @@ export async function readiness(probes: readonly ReadinessProbe[], state: { stop
   const checks: Record<string, string> = {};
   const reasons: string[] = [];
   const details: { probe: string; error: string }[] = [];
+  const degraded: string[] = [];
   if (state.stopping) {
     checks.shutdown = 'in progress';
     reasons.push('the service is shutting down');
@@ -49,10 +57,18 @@ export async function readiness(probes: readonly ReadinessProbe[], state: { stop
     else {
       // The answer says which dependency fails; its message (which may name a file, a host or SQL) goes to the log.
       const timedOut = r.reason instanceof ProbeTimeout;
-      checks[name] = timedOut ? 'no answer in time' : 'failing';
-      reasons.push(`${name} ${timedOut ? `did not answer within ${PROBE_TIMEOUT_MS} ms` : 'is failing'}`);
+      const why = `${name} ${timedOut ? `did not answer within ${PROBE_TIMEOUT_MS} ms` : 'is failing'}`;
+      const degrades = probes[i].degraded;
+      if (degrades !== undefined) {
+        checks[name] = 'degraded';
+        degraded.push(`${why}: ${degrades}`);
+      } else {
+        checks[name] = timedOut ? 'no answer in time' : 'failing';
+        reasons.push(why);
+      }
       details.push({ probe: name, error: String((r.reason as Error)?.message ?? r.reason).slice(0, 500) });
     }
   });
-  return reasons.length === 0 ? { ready: true, checks, details } : { ready: false, checks, reason: reasons.join('; '), details };
+  const lesser = degraded.length > 0 ? { degraded: degraded.join('; ') } : {};
+  return reasons.length === 0 ? { ready: true, checks, ...lesser, details } : { ready: false, checks, reason: reasons.join('; '), ...lesser, details };
 }

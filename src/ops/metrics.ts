@@ -36,10 +36,10 @@ export interface Metrics {
   storeQuery(seconds: number): void;
   /** Records an import committed or rolled back. */
   imported(records: number, committed: boolean): void;
-  /** One store call that failed for want of the store (disk full, locked, unreachable), by kind. */
-  storeUnavailable(kind: string): void;
-  /** Whether the store serves (1) or not (0), by side (read, write). */
-  storeUp(side: string, up: boolean): void;
+  /** The store became reachable (true) or not (false). */
+  storeUp(up: boolean): void;
+  /** Store calls refused because the store could not be reached. */
+  storeUnavailable(calls: number): void;
 }
 
 /**
@@ -134,15 +134,19 @@ function build(): Metrics {
   const storeReads = cheapHistogram(registry, 'reglookup_store_query_duration_seconds', 'Time the store took to answer a lookup read', STORE_BUCKETS, null)('');
   const imports = new client.Counter({ name: 'reglookup_imports_total', help: 'Imports run in this process, by result (committed or rolled_back)', labelNames: ['result'], registers: [registry] });
   const importedRecords = new client.Counter({ name: 'reglookup_imported_records_total', help: 'Records written by committed imports in this process', registers: [registry] });
+  const storeUp = new client.Gauge({
+    name: 'reglookup_store_up',
+    help: 'Whether the store was reachable at its last use (1) or not (0)',
+    registers: [registry],
+    // Across workers: 0 when any of them finds the store unreachable.
+    aggregator: 'min',
+  });
+  storeUp.set(1);
   const storeUnavailable = new client.Counter({
     name: 'reglookup_store_unavailable_total',
-    help: 'Store calls that failed for want of the store, by kind (full: no disk space, busy: locked past the wait, unreachable, io); the caller was answered SERVICE_UNAVAILABLE',
-    labelNames: ['kind'],
+    help: 'Store calls refused because the store could not be reached (each answered SERVICE_UNAVAILABLE): lookups, and /readyz probes and usage writes',
     registers: [registry],
   });
-  const storeUp = new client.Gauge({ name: 'reglookup_store_up', help: 'Whether the store serves, by side (read, write): 1 yes, 0 no (since its last failure, until its next success)', labelNames: ['side'], registers: [registry], aggregator: 'min' });
-  storeUp.set({ side: 'read' }, 1);
-  storeUp.set({ side: 'write' }, 1);
   new client.Gauge({ name: 'reglookup_build_info', help: 'The running release (always 1)', labelNames: ['version'], registers: [registry], aggregator: 'first' }).set({ version: VERSION }, 1);
 
   return {
@@ -160,11 +164,11 @@ function build(): Metrics {
       imports.inc({ result: committed ? 'committed' : 'rolled_back' });
       if (committed) importedRecords.inc(records);
     },
-    storeUnavailable(kind) {
-      storeUnavailable.inc({ kind });
+    storeUp(up) {
+      storeUp.set(up ? 1 : 0);
     },
-    storeUp(side, up) {
-      storeUp.set({ side }, up ? 1 : 0);
+    storeUnavailable(calls) {
+      storeUnavailable.inc(calls);
     },
   };
 }

@@ -1,48 +1,23 @@
-// What the store's outages look like from outside: one log line when the store stops serving (its
-// disk is full, it is locked past the wait, it cannot be reached), one when it serves again (with
-// how long it was out), a counter of the calls refused meanwhile, and a gauge per side. Reads and
-// writes are watched apart: on a full disk reads still succeed, and must not announce a recovery
-// that the next write contradicts. The request path pays one property test per store call while
-// the store serves.
+// What the service does when its store stops serving and comes back (PostgreSQL cannot be reached;
+// SQLite's disk is full): one log line each way (no stack, no line per request: callers are answered
+// SERVICE_UNAVAILABLE meanwhile) and the reglookup_store_up gauge and reglookup_store_unavailable_total counter.
 
+import type { StoreWatcher } from '../store/store';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
-import type { StoreUnavailableError } from '../store/unavailable';
 
-export type StoreSide = 'read' | 'write';
-
-interface Outage {
-  readonly since: number;
-  readonly kind: string;
-  refused: number;
-}
-
-export class StoreWatch {
-  /** Outstanding outages by side; null while that side serves. */
-  read: Outage | null = null;
-  write: Outage | null = null;
-
-  constructor(private readonly logger: Logger, private readonly metrics: Metrics | null) {}
-
-  /** A store call on `side` failed for want of the store. */
-  failed(side: StoreSide, e: StoreUnavailableError): void {
-    this.metrics?.storeUnavailable(e.kind);
-    const outage = this[side];
-    if (outage) {
-      outage.refused++;
-      return;
-    }
-    this[side] = { since: Date.now(), kind: e.kind, refused: 1 };
-    this.metrics?.storeUp(side, false);
-    this.logger.error('store unavailable', { side, kind: e.kind, reason: e.reason });
-  }
-
-  /** A store call on `side` succeeded: the end of that side's outage, if there was one. */
-  succeeded(side: StoreSide): void {
-    const outage = this[side];
-    if (!outage) return;
-    this[side] = null;
-    this.metrics?.storeUp(side, true);
-    this.logger.info('store available again', { side, kind: outage.kind, downMs: Date.now() - outage.since, refused: outage.refused });
-  }
+export function storeWatcher(logger: Logger, metrics: Metrics | null): StoreWatcher {
+  return {
+    down(store, error, problem = 'cannot be reached') {
+      logger.error(`store unavailable: ${store} ${problem}; lookups that need it are answered SERVICE_UNAVAILABLE (503, Retry-After) until it serves again`, { store, error });
+      metrics?.storeUp(false);
+    },
+    up(store, downMs, state = 'is reachable again') {
+      logger.info(`store back: ${store} ${state} after ${(downMs / 1000).toFixed(1)} s`, { store, downMs });
+      metrics?.storeUp(true);
+    },
+    refused(_store, calls) {
+      metrics?.storeUnavailable(calls);
+    },
+  };
 }

@@ -1,7 +1,7 @@
 // Errors are values with a stable code. This table is the one place that says, for each code, its
 // HTTP status and its SOAP role; every transport renders from it and none invents its own.
 
-import { StoreUnavailableError } from '../store/unavailable';
+import { StoreUnavailableError } from '../store/store';
 
 export type SoapRole = 'Client' | 'Server' | 'VersionMismatch' | 'MustUnderstand';
 
@@ -27,7 +27,7 @@ export const ERRORS = {
   VERSION_MISMATCH: { status: 500, role: 'VersionMismatch', summary: 'A SOAP 1.2 envelope sent as text/xml, or a SOAP 1.1 envelope sent as application/soap+xml.' },
   MUST_UNDERSTAND: { status: 500, role: 'MustUnderstand', summary: 'A SOAP header marked mustUnderstand that this service does not process.' },
   INTERNAL_ERROR: { status: 500, role: 'Server', summary: 'Something failed on our side; the log has the detail.' },
-  SERVICE_UNAVAILABLE: { status: 503, role: 'Server', summary: 'The service cannot answer for now (maintenance); retry after the Retry-After seconds.' },
+  SERVICE_UNAVAILABLE: { status: 503, role: 'Server', summary: 'The service cannot answer for now (maintenance, or its database cannot be reached); retry after the Retry-After seconds.' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -49,14 +49,18 @@ export class LookupError extends Error {
   }
 }
 
+/** Seconds a caller is asked to wait while the store cannot be reached. */
+export const STORE_RETRY_AFTER_S = 5;
+
 /**
- * Any thrown value as a LookupError: a store that cannot serve for now is SERVICE_UNAVAILABLE (its
- * reason is for the log only); anything unexpected becomes INTERNAL_ERROR with no detail.
+ * Any thrown value as a LookupError: a store that cannot be reached is SERVICE_UNAVAILABLE (the
+ * outage is logged once by the store's watcher, not per request); anything else unexpected becomes
+ * INTERNAL_ERROR with no detail.
  */
 export function asLookupError(err: unknown): LookupError {
   if (err instanceof LookupError) return err;
   if (err instanceof StoreUnavailableError) {
-    return new LookupError('SERVICE_UNAVAILABLE', `The service cannot answer for now; nothing was charged; retry in ${err.retryAfter} s`, err.retryAfter);
+    return new LookupError('SERVICE_UNAVAILABLE', `The service cannot use its database right now; nothing was charged; retry in ${STORE_RETRY_AFTER_S} s`, STORE_RETRY_AFTER_S);
   }
   return new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged.');
 }

@@ -4,9 +4,8 @@
 // (transport/answers.ts, through resultNodes).
 
 import type { Operation, ResultKind } from '../contract/operations';
-import type { Accounts, Admitted, Caller } from '../accounts/accounts';
-import type { FoundRecord, VehicleStore } from '../store/store';
-import { StoreUnavailableError } from '../store/unavailable';
+import type { Accounts, Caller } from '../accounts/accounts';
+import type { VehicleStore } from '../store/store';
 import { LookupError, quote } from './errors';
 import { normalizeRegistration, normalizeState } from './normalize';
 import { modelMatches, parseMot } from './records';
@@ -36,16 +35,6 @@ export interface CallNotes {
 export interface LookupOptions {
   /** SANDBOX=on: the sandbox registrations (service/sandbox.ts) answer before the store is asked. */
   readonly sandbox?: boolean;
-  /** Told of the store's outages and recoveries (ops/storewatch.ts): the log and the metrics. */
-  readonly watch?: StoreEvents;
-}
-
-/** What the service tells of the store's health: a side's outstanding outage, a failure, a success. */
-export interface StoreEvents {
-  readonly read: unknown;
-  readonly write: unknown;
-  failed(side: 'read' | 'write', e: StoreUnavailableError): void;
-  succeeded(side: 'read' | 'write'): void;
 }
 
 /** Who asks for a parameter: an operation, or another call taking parameters (the credits endpoint). */
@@ -91,17 +80,8 @@ export function paramValue(op: ParamsOwner, raw: RawParams, name: string): strin
 export class LookupService {
   private readonly sandbox: boolean;
 
-  private readonly watch: StoreEvents | null;
-
   constructor(private readonly store: VehicleStore, private readonly accounts: Accounts, options: LookupOptions = {}) {
     this.sandbox = options.sandbox === true;
-    this.watch = options.watch ?? null;
-  }
-
-  /** Tells the watch of a store failure (a StoreUnavailableError), and throws it on. */
-  private failed(side: 'read' | 'write', e: unknown): never {
-    if (this.watch && e instanceof StoreUnavailableError) this.watch.failed(side, e);
-    throw e;
   }
 
   /** The caller (its address) comes from the transport: transport/forwarded.ts callerOf(req, trust). */
@@ -130,15 +110,8 @@ export class LookupService {
 
     // Refusals come before the lookup and cost nothing; the credit and the day's count are taken
     // after it, only when it found its record (accounts/accounts.ts).
-    let admitted: Admitted;
-    let found: FoundRecord | null;
-    try {
-      admitted = await this.accounts.admit(username, caller);
-      found = await this.store.get({ operation: op.name, registration: reg.value, state });
-    } catch (e) {
-      this.failed('read', e);
-    }
-    if (this.watch?.read) this.watch.succeeded('read');
+    const admitted = await this.accounts.admit(username, caller);
+    const found = await this.store.get({ operation: op.name, registration: reg.value, state });
     const where = state ? `${op.country}, ${state}` : op.country;
     if (found === null) {
       this.accounts.record(admitted, op.name, false);
@@ -149,13 +122,7 @@ export class LookupService {
       this.accounts.record(admitted, op.name, false);
       throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`);
     }
-    let wrote: boolean;
-    try {
-      wrote = await this.accounts.charge(admitted);
-    } catch (e) {
-      this.failed('write', e);
-    }
-    if (wrote && this.watch?.write) this.watch.succeeded('write');
+    await this.accounts.charge(admitted);
     this.accounts.record(admitted, op.name, true);
     return { kind: op.result, payload: found.payload };
   }

@@ -19,7 +19,7 @@ import { migrate, type Migration, type MigrationReport, type MigrationTarget } f
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import type { AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
 import { PostgresAccounts } from './postgres-accounts';
-import type { Account, FoundRecord, ImportBatch, ImportOptions, RecordKey, StoredRecord, VehicleStore } from './store';
+import { StoreUnavailableError, type Account, type FoundRecord, type ImportBatch, type ImportOptions, type RecordKey, type StoredRecord, type StoreWatcher, type VehicleStore } from './store';
 
 export interface PostgresOptions {
   /** Most connections this process holds (DATABASE_POOL). */
@@ -73,6 +73,30 @@ export function parsePostgresUrl(url: string): { connectionString: string; schem
   return { connectionString: u.toString(), schema, options };
 }
 
+/**
+ * SQLSTATEs of a server that cannot be reached or is going away: class 08 (connection exception),
+ * 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now (starting up, shutting
+ * down, in recovery), 53300 too_many_connections.
+ */
+const UNREACHABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/;
+/** Socket and name-lookup failures (Node's error codes). */
+const UNREACHABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN', 'ENOTFOUND', 'EAI_AGAIN']);
+/** What pg and pg-pool say when a connection dies or cannot be had in time (they set no code). */
+const UNREACHABLE_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly)/;
+
+/**
+ * Whether a failure means the server cannot be reached (retry later) rather than that the
+ * statement failed. A statement timeout (57014) is not one: the server answered.
+ */
+export function isUnreachable(e: unknown): boolean {
+  if (e === null || typeof e !== 'object') return false;
+  const { code, message, errors } = e as { code?: unknown; message?: unknown; errors?: unknown };
+  if (typeof code === 'string' && (UNREACHABLE_ERRNO.has(code) || UNREACHABLE_SQLSTATE.test(code))) return true;
+  if (typeof message === 'string' && UNREACHABLE_MESSAGE.test(message)) return true;
+  // Node's connect to a name with several addresses fails with an AggregateError of each attempt.
+  return Array.isArray(errors) && errors.length > 0 && errors.every(isUnreachable);
+}
+
 /** One field of COPY's text format. */
 function copyField(v: string): string {
   return v.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
@@ -90,6 +114,10 @@ export class PostgresStore implements VehicleStore {
   private generation = 0;
   private pending: { key: RecordKey; resolve: (f: FoundRecord | null) => void; reject: (e: unknown) => void }[] | null = null;
   private readonly accounts = new PostgresAccounts({ query: (name, text, values) => this.query(name, text, values), transaction: (fn) => this.transaction(fn) });
+  /** Whether the server is known to be unreachable: set by a call that found it so, cleared by the next that succeeds. */
+  private down = false;
+  private downSince = 0;
+  private watcher: StoreWatcher | null = null;
 
   constructor(url: string, options: PostgresOptions = {}) {
     const { connectionString, schema, options: urlOptions } = parsePostgresUrl(url);
@@ -109,8 +137,36 @@ export class PostgresStore implements VehicleStore {
       options: `${urlOptions ?? ''} -c statement_timeout=${timeout}${schema !== null ? ` -c search_path=${schema}` : ''}`,
     });
     // An idle connection the server drops must not take the process with it: the next query on the
-    // pool opens a new one, and reports the failure if the server is still away.
-    this.pool.on('error', () => undefined);
+    // pool opens a new one, and reports the failure if the server is still away. A server shutting
+    // down drops them all at once: the outage is reported then, before any lookup finds it.
+    this.pool.on('error', (e) => {
+      if (isUnreachable(e)) this.unreachable(e);
+    });
+  }
+
+  watch(watcher: StoreWatcher): void {
+    this.watcher = watcher;
+  }
+
+  /** Marks the server unreachable (reported once per outage). */
+  private unreachable(e: unknown): void {
+    if (this.down) return;
+    this.down = true;
+    this.downSince = Date.now();
+    this.watcher?.down('PostgreSQL', String((e as Error)?.message ?? e).slice(0, 300));
+  }
+
+  private reachable(): void {
+    this.down = false;
+    this.watcher?.up('PostgreSQL', Date.now() - this.downSince);
+  }
+
+  /** A failed call's error as its callers get it: StoreUnavailableError when the server cannot be reached. */
+  private failure(e: unknown, calls: number): unknown {
+    if (!isUnreachable(e)) return e;
+    this.unreachable(e);
+    this.watcher?.refused('PostgreSQL', calls);
+    return new StoreUnavailableError('PostgreSQL', e);
   }
 
   /** The two-part advisory lock keys of this store's schema. */
@@ -181,24 +237,40 @@ export class PostgresStore implements VehicleStore {
   /** Runs fn in one transaction on one connection (each statement under the statement timeout). */
   private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     await this.init();
-    const client = await this.pool.connect();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      throw this.failure(e, 1);
+    }
+    let broken: Error | undefined;
     try {
       await client.query('BEGIN');
       const out = await fn(client);
       await client.query('COMMIT');
+      if (this.down) this.reachable();
       return out;
     } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
+      // A connection that died goes back to the pool as broken: the pool drops it.
+      if (isUnreachable(e)) broken = e as Error;
+      else await client.query('ROLLBACK').catch(() => undefined);
+      throw this.failure(e, 1);
     } finally {
-      client.release();
+      client.release(broken);
     }
   }
 
-  private async query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  /** `calls`: how many callers this query answers (a batch of lookups), each counted when it is refused. */
+  private async query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], calls = 1): Promise<pg.QueryResult<R>> {
     await this.init();
-    // Named: each connection parses and plans the statement once.
-    return this.pool.query<R>({ name, text, values });
+    try {
+      // Named: each connection parses and plans the statement once.
+      const r = await this.pool.query<R>({ name, text, values });
+      if (this.down) this.reachable();
+      return r;
+    } catch (e) {
+      throw this.failure(e, calls);
+    }
   }
 
   async get(key: RecordKey): Promise<FoundRecord | null> {
@@ -258,6 +330,7 @@ export class PostgresStore implements VehicleStore {
            FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(operation, registration, state, i)
            JOIN records r ON r.operation = k.operation AND r.registration = k.registration AND r.state = k.state`,
         [batch.map((b) => b.key.operation), batch.map((b) => b.key.registration), batch.map((b) => b.key.state)],
+        batch.length,
       );
       const found: (FoundRecord | null)[] = batch.map(() => null);
       for (const row of r.rows) found[Number(row.i) - 1] = { payload: row.payload };

@@ -35,6 +35,13 @@ interface Row {
   day_count: number;
 }
 
+/** What the store does around each write: end its shared read first, and tell its watcher how writes go. */
+export interface WriteHooks {
+  beforeWrite(): void;
+  written(): void;
+  failed(e: unknown): void;
+}
+
 const COLUMNS = 'username, credits, daily_limit, rate, allow, enabled, day, day_count';
 
 function toAccount(r: Row): Account {
@@ -66,7 +73,7 @@ export class SqliteAccounts implements AccountStore {
 
   constructor(
     private readonly db: Database.Database,
-    private readonly beforeWrite: () => void,
+    private readonly hooks: WriteHooks,
     private readonly file: string,
   ) {
     // The tables are the SQLite store's migrations' (migrations/sqlite.ts), applied before this.
@@ -110,11 +117,18 @@ export class SqliteAccounts implements AccountStore {
   }
 
   /** One write (a statement or a transaction), once the write lock is free, its failure reported. */
-  private write<T>(fn: () => T): Promise<T> {
-    return withWriteLock(() => {
-      this.beforeWrite();
-      return fn();
-    }, this.file);
+  private async write<T>(fn: () => T): Promise<T> {
+    try {
+      const done = await withWriteLock(() => {
+        this.hooks.beforeWrite();
+        return fn();
+      }, this.file);
+      this.hooks.written();
+      return done;
+    } catch (e) {
+      this.hooks.failed(e);
+      throw e;
+    }
   }
 
   addAccount(account: AccountInput): Promise<boolean> {

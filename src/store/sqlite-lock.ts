@@ -3,11 +3,11 @@
 // holds it, health checks and unmetered lookups included. So the serving connection has no
 // busy_timeout, and a write that finds the lock taken waits here instead, asynchronously, retrying
 // with a growing pause, for at most LOCK_WAIT_MS (the bound the README states); past that it fails
-// as StoreUnavailableError('busy') and nothing was written. A write that fails for want of disk
+// as StoreUnavailableError and nothing was written. A write that fails for want of disk
 // (SQLITE_FULL) or on an I/O error fails the same way, so that its caller is answered
 // SERVICE_UNAVAILABLE and charged nothing.
 
-import { StoreUnavailableError } from './unavailable';
+import { StoreUnavailableError } from './store';
 
 /** Longest a write waits for another connection's write lock (an import's transaction). */
 export const LOCK_WAIT_MS = 5000;
@@ -29,10 +29,10 @@ export function isBusy(e: unknown): boolean {
 export function sqliteFailure(e: unknown, file: string): unknown {
   const code = codeOf(e);
   if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
-    return new StoreUnavailableError('full', `the disk holding the SQLite store ${file} is full: nothing was written; free space, then retry`);
+    return new StoreUnavailableError('SQLite', `the disk holding ${file} is full: nothing was written; free space, then retry`, 'cannot write: its disk is full');
   }
   if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_READONLY' || code.startsWith('SQLITE_READONLY_')) {
-    return new StoreUnavailableError('io', `the SQLite store ${file} cannot be written (${code}): nothing was written`);
+    return new StoreUnavailableError('SQLite', `${file} cannot be written (${code}): nothing was written`, 'cannot write');
   }
   return e;
 }
@@ -56,7 +56,7 @@ export async function withWriteLock<T>(write: () => T, file: string, waitMs = LO
     const now = Date.now();
     if (deadline === 0) deadline = now + waitMs;
     else if (now >= deadline) {
-      throw new StoreUnavailableError('busy', `the SQLite store ${file} was locked by another writer (an import?) for over ${waitMs} ms: nothing was written`);
+      throw new StoreUnavailableError('SQLite', `${file} was locked by another writer (an import?) for over ${waitMs} ms: nothing was written`, 'is locked by another writer');
     }
     // Jittered, so that many waiting writes do not all try at the same instant.
     await pause(Math.min(wait, deadline - now) * (0.5 + Math.random() / 2));

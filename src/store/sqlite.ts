@@ -13,7 +13,7 @@ import { SqliteAccounts } from './sqlite-accounts';
 import { migrateSqlite } from './migrations/sqlite';
 import { withWriteLock } from './sqlite-lock';
 import type { Migration, MigrationReport } from './migrations/runner';
-import type { FoundRecord, ImportBatch, ImportOptions, Progress, RecordKey, StoredRecord, VehicleStore } from './store';
+import { StoreUnavailableError, type FoundRecord, type ImportBatch, type ImportOptions, type Progress, type RecordKey, type StoredRecord, type StoreWatcher, type VehicleStore } from './store';
 
 /** Page cache of an import's connection while the batch is open (KiB, as SQLite's negative cache_size). */
 const IMPORT_CACHE_KIB = -32768;
@@ -29,6 +29,9 @@ export class SqliteStore implements VehicleStore {
   private readonly beginStmt: Database.Statement<[]>;
   private readonly commitStmt: Database.Statement<[]>;
   private sharing = false;
+  private watcher: StoreWatcher | null = null;
+  /** Since when writes have failed for want of the store (0: they have not). */
+  private writesDownSince = 0;
   private readonly file: string;
   /** Steps opening the file applied, reported by the first migrate() (`reglookup migrate`, serve's log). */
   private unreported: Migration[];
@@ -64,10 +67,35 @@ export class SqliteStore implements VehicleStore {
         'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload',
     );
     this.db.pragma('busy_timeout = 0');
-    this.accounts = new SqliteAccounts(this.db, () => this.endSharedRead(), file);
+    this.accounts = new SqliteAccounts(
+      this.db,
+      { beforeWrite: () => this.endSharedRead(), written: () => this.writesAgain(), failed: (e) => this.writeFailed(e) },
+      file,
+    );
     this.deleteStmt = this.db.prepare('DELETE FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.beginStmt = this.db.prepare('BEGIN');
     this.commitStmt = this.db.prepare('COMMIT');
+  }
+
+  watch(watcher: StoreWatcher): void {
+    this.watcher = watcher;
+  }
+
+  /** A write that failed for want of the store (a full disk, the lock held past the wait): told to the watcher once per outage. */
+  private writeFailed(e: unknown): void {
+    if (!(e instanceof StoreUnavailableError)) return;
+    if (this.writesDownSince === 0) {
+      this.writesDownSince = Date.now();
+      this.watcher?.down('SQLite', e.message, e.problem);
+    }
+    this.watcher?.refused('SQLite', 1);
+  }
+
+  private writesAgain(): void {
+    if (this.writesDownSince === 0) return;
+    const downMs = Date.now() - this.writesDownSince;
+    this.writesDownSince = 0;
+    this.watcher?.up('SQLite', downMs, 'takes writes again');
   }
 
   /**

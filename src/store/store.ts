@@ -105,5 +105,41 @@ export interface VehicleStore extends AccountStore {
    */
   backup?(dest: string, progress?: Progress): Promise<void>;
 
+  /**
+   * Tells `watcher` when the store stops being reachable and when it is reachable again; absent
+   * for stores that cannot be unreachable (SQLite is a file in this process).
+   */
+  watch?(watcher: StoreWatcher): void;
+
   close(): Promise<void>;
+}
+
+/**
+ * A store's reachability, reported on the change only (not per call), and the calls it refused
+ * meanwhile (a batch of lookups read together counts each of them).
+ */
+export interface StoreWatcher {
+  /** `problem`: what is wrong, after the store's name ("cannot be reached", "cannot write: its disk is full"). */
+  down(store: string, error: string, problem?: string): void;
+  /** `state`: what is right again, after the store's name ("is reachable again", "takes writes again"). */
+  up(store: string, downMs: number, state?: string): void;
+  refused(store: string, calls: number): void;
+}
+
+/**
+ * A store call that failed because the store could not be reached (connection refused, dropped,
+ * timed out, the server shutting down or starting up), or could not write for a reason the operator
+ * fixes (SQLite: its disk is full, its lock held past the wait): the caller is told to retry later
+ * (SERVICE_UNAVAILABLE), not that something broke (INTERNAL_ERROR). The cause stays for the log.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(
+    readonly store: string,
+    cause: unknown,
+    /** What is wrong, as the log says it after the store's name. */
+    readonly problem = 'cannot be reached',
+  ) {
+    super(`${store} ${problem}: ${String((cause as Error)?.message ?? cause).slice(0, 300)}`, { cause });
+    this.name = 'StoreUnavailableError';
+  }
 }

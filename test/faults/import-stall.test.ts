@@ -112,7 +112,7 @@ describe('an import holding the SQLite write lock', () => {
     const list = runCli(['users', 'list', '--json'], env);
     const left = (JSON.parse(list.stdout) as { username: string; credits: number }[]).find((a) => a.username === 'payer')!.credits;
     expect(CREDITS - left).toBe(ok);
-    const down = log.split('\n').filter((l) => l.includes('"store unavailable"')).length;
+    const down = log.split('\n').filter((l) => l.includes('"message":"store unavailable')).length;
 
     recordScenario({
       scenario: 'import holding the SQLite write lock',

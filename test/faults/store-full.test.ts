@@ -77,19 +77,20 @@ describeSmallDisk('store disk full (SQLite)', () => {
     // Exactly one credit for each answer sent: 5 before, `ok` during, 5 after.
     expect(CREDITS - left).toBe(5 + ok + 5);
     // One line when the store stopped taking writes, one when it took them again; no stack trace.
-    const lines = log.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: string; message: string; reason?: string });
-    const down = lines.filter((l) => l.message === 'store unavailable');
-    const back = lines.filter((l) => l.message === 'store available again');
+    const lines = log.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: string; message: string });
+    const down = lines.filter((l) => l.message.startsWith('store unavailable'));
+    const back = lines.filter((l) => l.message.startsWith('store back'));
     expect(down).toHaveLength(1);
-    expect(down[0].reason).toMatch(/disk .* is full/);
+    expect(down[0].message).toMatch(/^store unavailable: SQLite cannot write: its disk is full/);
     expect(back).toHaveLength(1);
+    expect(back[0].message).toMatch(/^store back: SQLite takes writes again after \d+\.\d s/);
     expect(log).not.toMatch(/\n\s+at /);
     const usageLines = lines.filter((l) => /usage records/.test(l.message));
     recordScenario({
       scenario: 'store disk full (SQLite)',
       answered: `during the fault: ${ok} x 200, ${refused.length} x 503 (Retry-After ${refused[0].retryAfter} s); unmetered lookups 200; after freeing space: 5 x 200`,
       charged: `${CREDITS - left} credits taken for ${5 + ok + 5} answers sent (none lost, none invented); users credit on the full disk exited ${credit.status}`,
-      logged: `1 'store unavailable' line naming the full disk, 1 'store available again'; ${usageLines.length} usage-writer line(s) (${usageLines.map((l) => l.message.split(';')[0]).join(', ')}); no stack trace`,
+      logged: `1 line '${down[0].message.split(';')[0]}', 1 '${back[0].message}'; ${usageLines.length} usage-writer line(s) (${usageLines.map((l) => l.message.split(';')[0]).join(', ')}); no stack trace`,
     });
   });
 });

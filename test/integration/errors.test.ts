@@ -171,7 +171,7 @@ const TRIGGERS: Record<ErrorCode, Partial<Record<Transport, () => Promise<Answer
       soapRaw(open.url, '1.2', envelope('1.2', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }).replace('<soap:Body>', '<soap:Header><Auth xmlns="urn:x" soap:mustUnderstand="true">t</Auth></soap:Header><soap:Body>')),
   },
   INTERNAL_ERROR: { all: (t) => call(broken.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }) },
-  // Only the sandbox's maintenance plate causes it today (README, Sandbox).
+  // The sandbox's maintenance plate (README, Sandbox); a database outage: test/faults/postgres-outage.test.ts.
   SERVICE_UNAVAILABLE: { all: (t) => call(sandbox.url, t, 'Check', { RegistrationNumber: 'ER19MNT', username: 'demo' }) },
 };
 

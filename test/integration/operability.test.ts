@@ -105,17 +105,22 @@ describe('health and readiness', () => {
 });
 
 describe('readiness with REDIS_URL', () => {
+  // README: with the default RATE_LIMIT_ON_REDIS_ERROR=allow a failing Redis leaves /readyz 200,
+  // its check "degraded"; with deny it is not ready.
   test.each([
-    ['answering (the Redis on this machine)', 'redis://127.0.0.1:6379', 200],
-    ['not answering (nothing listens on port 1)', 'redis://127.0.0.1:1', 503],
-  ])('Redis %s: /readyz %s', async (_name, redisUrl, status) => {
-    const { run, url } = await serveCli({ REDIS_URL: redisUrl });
+    ['answering (the Redis on this machine)', 'redis://127.0.0.1:6379', 'allow', 200, 'ok'],
+    ['not answering (nothing listens on port 1), allow', 'redis://127.0.0.1:1', 'allow', 200, 'degraded'],
+    ['not answering (nothing listens on port 1), deny', 'redis://127.0.0.1:1', 'deny', 503, 'failing'],
+  ])('Redis %s: /readyz %s', async (_name, redisUrl, policy, status, check) => {
+    const { run, url } = await serveCli({ REDIS_URL: redisUrl, RATE_LIMIT_ON_REDIS_ERROR: policy });
     try {
       const res = await getFresh(`${url}/readyz`);
       expect(res.status).toBe(status);
-      const body = JSON.parse(res.body) as { checks: Record<string, string>; reason?: string };
-      expect(body.checks.redis).toBe(status === 200 ? 'ok' : 'failing');
+      const body = JSON.parse(res.body) as { checks: Record<string, string>; reason?: string; degraded?: string };
+      expect(body.checks.redis).toBe(check);
       if (status === 503) expect(body.reason).toContain('redis');
+      if (check === 'degraded') expect(body.degraded).toMatch(/redis is failing: rate limits are not applied/);
+      else expect(body.degraded).toBeUndefined();
     } finally {
       run.child.kill('SIGTERM');
       expect(await run.exited).toBe(0);

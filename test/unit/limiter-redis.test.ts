@@ -211,4 +211,48 @@ maybe('in Redis', () => {
     expect(await l.consume('o', 0.01)).toBeNull();
     expect(await l.consume('o', 0.01)).toEqual({ retryAfter: 100, unavailable: false });
   });
+  test('a hung Redis (SIGSTOP): after the first command times out, lookups get the policy at once until a PING finds it back (README, Rate limits)', async () => {
+    const { l, lines } = limiter({ redisPrefix: 'hung:', onError: 'deny', burst: 0 });
+    await l.ready();
+    expect(await l.consume('h', 0.01)).toBeNull();
+    const pid = server!.pid!;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      // The first waits for the command's time-out (1 s) and is refused under deny.
+      expect(await l.consume('h2', 100)).toEqual({ retryAfter: 1, unavailable: true });
+      expect(lines.filter((x) => x.level === 'warn')).toHaveLength(1);
+      // Then 20 in a row take far less than one time-out together: none waits for Redis.
+      const t = Date.now();
+      for (let i = 0; i < 20; i++) expect(await l.consume('h2', 100)).toEqual({ retryAfter: 1, unavailable: true });
+      expect(Date.now() - t).toBeLessThan(500);
+      // /readyz's probe fails at once too (deny: not ready, as before).
+      const p = l.readinessProbe()!;
+      expect(p.degraded).toBeUndefined();
+      await expect(p.check()).rejects.toThrow(/Redis is failing/);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    const until = Date.now() + 10_000;
+    while (!lines.some((x) => x.level === 'info') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(lines.filter((x) => x.level === 'info').map((x) => x.message)).toEqual(['Redis is reachable again; rate limits apply']);
+    // The limit applies again: 'h' used its one lookup per 100 s before the outage.
+    expect(await l.consume('h', 0.01)).toEqual({ retryAfter: expect.any(Number), unavailable: false });
+    expect(lines.filter((x) => x.level === 'warn')).toHaveLength(1);
+  });
+
+  test('the readiness probe: PONG on this limiter\'s client while Redis answers; degraded under allow; failing at once after close', async () => {
+    const { l } = limiter({ redisPrefix: 'probe:', onError: 'allow' });
+    await l.ready();
+    const p = l.readinessProbe()!;
+    expect(p.name).toBe('redis');
+    expect(p.degraded).toMatch(/rate limits are not applied/);
+    await expect(p.check()).resolves.toBe('PONG');
+    await l.close();
+    await expect(p.check()).rejects.toBeDefined();
+  });
+
+  test('without Redis there is no Redis probe', () => {
+    const { logger } = fakeLogger();
+    expect(new FlexibleRateLimiter({ burst: 0, redisUrl: null, redisPrefix: 'x:', onError: 'allow' }, logger).readinessProbe()).toBeNull();
+  });
 });

@@ -207,6 +207,24 @@ describe('the README Metrics table, as scraped', () => {
     expect(help('reglookup_imports_total')).toMatch(/import/i);
     expect(help('reglookup_imported_records_total')).toMatch(/records/i);
     expect(help('reglookup_build_info')).toMatch(/release|version/i);
+    expect(help('reglookup_store_up')).toMatch(/store/i);
+    expect(help('reglookup_store_unavailable_total')).toMatch(/could not be reached/i);
+  });
+
+  test('the store: reglookup_store_up a gauge, 1 until the store cannot be reached, 0 then, 1 when it is back; refused calls counted', async () => {
+    const m = fresh().metrics();
+    let text = await m.registry.metrics();
+    expect(typeOf(text, 'reglookup_store_up')).toBe('gauge');
+    expect(typeOf(text, 'reglookup_store_unavailable_total')).toBe('counter');
+    expect(value(samples(text), 'reglookup_store_up')).toBe(1);
+    m.storeUp(false);
+    m.storeUnavailable(1);
+    m.storeUnavailable(3);
+    text = await m.registry.metrics();
+    expect(value(samples(text), 'reglookup_store_up')).toBe(0);
+    expect(value(samples(text), 'reglookup_store_unavailable_total')).toBe(4);
+    m.storeUp(true);
+    expect(value(samples(await m.registry.metrics()), 'reglookup_store_up')).toBe(1);
   });
 
   test('the content type is the Prometheus text format (text/plain; version=0.0.4)', () => {

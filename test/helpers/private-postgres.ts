@@ -1,0 +1,71 @@
+// A PostgreSQL server of the test's own, on a free port, that the test may stop and start again
+// (the machine's server on 5432 is shared and left alone). Debian keeps the server binaries under
+// /usr/lib/postgresql/<version>/bin. initdb refuses to run as root: as root, the cluster is made
+// and run as the `postgres` user, in a temporary folder it owns.
+
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/** The newest installed server's bin folder, or null when there is none. */
+export function postgresBin(): string | null {
+  const root = '/usr/lib/postgresql';
+  if (!fs.existsSync(root)) return null;
+  const versions = fs
+    .readdirSync(root)
+    .filter((v) => fs.existsSync(path.join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions.length > 0 ? path.join(root, versions[0], 'bin') : null;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface PrivatePostgres {
+  /** postgres://postgres@127.0.0.1:PORT/postgres */
+  readonly url: string;
+  readonly port: number;
+  start(): void;
+  /** pg_ctl stop -m fast: connections are ended (57P01), new ones refused. */
+  stop(): void;
+  /** Stops the server and removes its files. */
+  destroy(): void;
+}
+
+export async function privatePostgres(): Promise<PrivatePostgres> {
+  const bin = postgresBin();
+  if (!bin) throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql (Debian package postgresql)');
+  const asRoot = process.getuid?.() === 0;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-pg-'));
+  const data = path.join(dir, 'data');
+  const port = await freePort();
+  const run = (cmd: string, args: string[]) => {
+    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];
+    const r = spawnSync(file, argv, { encoding: 'utf8', cwd: dir, timeout: 60_000 });
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stdout}${r.stderr}`);
+  };
+  if (asRoot) spawnSync('chown', ['postgres', dir]);
+  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-N']);
+  const server = {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    start: () => run('pg_ctl', ['-D', data, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', path.join(dir, 'log'), '-w', 'start']),
+    stop: () => run('pg_ctl', ['-D', data, '-w', 'stop', '-m', 'fast']),
+    destroy: () => {
+      spawnSync(asRoot ? 'runuser' : path.join(bin, 'pg_ctl'), asRoot ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-w', 'stop', '-m', 'immediate'] : ['-D', data, '-w', 'stop', '-m', 'immediate']);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  server.start();
+  return server;
+}
