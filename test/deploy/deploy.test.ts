@@ -293,6 +293,9 @@ test('a production install (`npm ci --omit=dev`) runs `prepare` without TypeScri
     const run = spawnSync(process.execPath, [m![1]], { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE_PATH: '' } });
     expect(run.status).toBe(0);
     expect(fs.existsSync(path.join(dir, 'dist'))).toBe(false);
+    // ...but says that there is nothing to run until dist/ comes from a build (README, "Production install without Docker").
+    expect(run.stdout).toMatch(/dist\/ must come from a build/);
+    expect(run.stdout).toMatch(/npm run build/);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
