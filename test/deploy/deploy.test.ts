@@ -46,16 +46,33 @@ type Service = {
   healthcheck?: { test: string[] };
   deploy?: { replicas?: number };
   command?: string[];
+  networks?: Record<string, { ipv4_address?: string } | null>;
 };
+
+type Network = { ipam?: { config?: { subnet?: string; ip_range?: string }[] } };
+
+/** An IPv4 address as a number, for range checks written out here rather than taken from the service's code. */
+function ipv4(a: string): number {
+  const parts = a.split('.').map(Number);
+  expect(parts).toHaveLength(4);
+  return parts.reduce((n, p) => n * 256 + p, 0);
+}
+
+function inCidr(addr: string, cidr: string): boolean {
+  const [base, bits] = cidr.split('/');
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(ipv4(addr) / size) === Math.floor(ipv4(base) / size);
+}
 
 describeIf('docker-compose', 'docker-compose', 'docker-compose.yml', () => {
   let services: Record<string, Service>;
   let volumes: Record<string, unknown>;
+  let networks: Record<string, Network>;
   beforeAll(() => {
     const yaml = execFileSync('docker-compose', ['-f', path.join(ROOT, 'docker-compose.yml'), 'config'], { cwd: ROOT, encoding: 'utf8' });
     // PyYAML comes with docker-compose: the normalised file as JSON.
     const json = execFileSync('python3', ['-c', 'import sys, json, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)'], { input: yaml, encoding: 'utf8' });
-    ({ services, volumes } = JSON.parse(json) as { services: Record<string, Service>; volumes: Record<string, unknown> });
+    ({ services, volumes, networks } = JSON.parse(json) as { services: Record<string, Service>; volumes: Record<string, unknown>; networks: Record<string, Network> });
   });
 
   test('PostgreSQL keeps its data in a named volume and has a health check', () => {
@@ -85,6 +102,28 @@ describeIf('docker-compose', 'docker-compose', 'docker-compose.yml', () => {
     expect(svc.healthcheck?.test.join(' ')).toMatch(/\/healthz/);
     // Replicas publish no port of their own: only nginx is reachable.
     expect(svc.ports).toBeUndefined();
+  });
+
+  test('TRUST_PROXY names nginx\'s own fixed address and nothing else, so no other container or host can forge X-Forwarded-For', () => {
+    // nginx has a fixed address on the one network, inside its fixed subnet...
+    const ngxNets = Object.entries(services.nginx.networks ?? {});
+    expect(ngxNets).toHaveLength(1);
+    const [net, attach] = ngxNets[0];
+    const nginxAddr = attach?.ipv4_address;
+    expect(nginxAddr).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    const ipam = networks[net]?.ipam?.config ?? [];
+    expect(ipam).toHaveLength(1);
+    expect(inCidr(nginxAddr!, ipam[0].subnet!)).toBe(true);
+    // ...that no other container can be given: dynamic addresses come from an ip_range without it.
+    expect(ipam[0].ip_range).toBeDefined();
+    expect(inCidr(ipam[0].ip_range!.split('/')[0], ipam[0].subnet!)).toBe(true);
+    expect(inCidr(nginxAddr!, ipam[0].ip_range!)).toBe(false);
+    // Every service that reads TRUST_PROXY trusts exactly that address: no range, no second entry.
+    const readers = Object.entries(services).filter(([, s]) => s.environment?.TRUST_PROXY !== undefined);
+    expect(readers.map(([name]) => name).sort()).toEqual(['migrate', 'reglookup']);
+    for (const [, s] of readers) expect(s.environment!.TRUST_PROXY.trim()).toBe(nginxAddr);
+    // Replicas are on the same network as nginx (the default one when none is named).
+    expect(Object.keys(services.reglookup.networks ?? { default: null })).toEqual([net]);
   });
 
   test('migrations run once, to completion, before the replicas start', () => {
@@ -254,6 +293,9 @@ test('a production install (`npm ci --omit=dev`) runs `prepare` without TypeScri
     const run = spawnSync(process.execPath, [m![1]], { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE_PATH: '' } });
     expect(run.status).toBe(0);
     expect(fs.existsSync(path.join(dir, 'dist'))).toBe(false);
+    // ...but says that there is nothing to run until dist/ comes from a build (README, "Production install without Docker").
+    expect(run.stdout).toMatch(/dist\/ must come from a build/);
+    expect(run.stdout).toMatch(/npm run build/);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -158,6 +158,34 @@ describe('allow-lists', () => {
   });
 });
 
+describe('allow-lists behind one trusted proxy address', () => {
+  // The README's advice: TRUST_PROXY is the proxy's own address. A caller connecting from any other
+  // address (here 127.0.0.1, with the proxy at 127.0.0.2) cannot claim an allow-listed address.
+  test('X-Forwarded-For from a connection that is not TRUST_PROXY\'s one address is ignored', async () => {
+    const proxied = await startServer({ TRUST_PROXY: '127.0.0.2' });
+    try {
+      await proxied.store.putAccount({ username: 'office', allow: ['10.0.0.0/8'], rate: 0 });
+      const get = (xff: string) =>
+        fetch(`${proxied.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, { headers: { 'X-Forwarded-For': xff } });
+      const forged = await get('10.1.2.3');
+      expect(forged.status).toBe(403);
+      expect(forged.headers.get('x-error-code')).toBe('UNKNOWN_USERNAME');
+      expect(await get('10.1.2.3, 127.0.0.2')).toHaveProperty('status', 403);
+    } finally {
+      await proxied.close();
+    }
+    // The same request from the address that is trusted passes: the refusal above is the address's doing.
+    const trusted = await startServer({ TRUST_PROXY: '127.0.0.1' });
+    try {
+      await trusted.store.putAccount({ username: 'office', allow: ['10.0.0.0/8'], rate: 0 });
+      const ok = await fetch(`${trusted.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, { headers: { 'X-Forwarded-For': '10.1.2.3' } });
+      expect(ok.status).toBe(200);
+    } finally {
+      await trusted.close();
+    }
+  });
+});
+
 describe('rate limits', () => {
   test('a per-user --rate with the burst: what passes is the rate plus the burst, the rest is RATE_LIMITED with Retry-After', async () => {
     const limited = await startServer({ RATE_LIMIT: '0', RATE_LIMIT_BURST: '5' });
