@@ -256,7 +256,7 @@ export function timedReads(store: VehicleStore, metrics: Metrics): VehicleStore 
     get(target, name) {
       if (name === 'get') return timedGet;
       const v: unknown = Reflect.get(target, name, target);
-      return typeof v === 'function' ? v.bind(target) : v;
+      return typeof v === 'function' ? (v as (...args: unknown[]) => unknown).bind(target) : v;
     },
   });
 }

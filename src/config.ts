@@ -3,7 +3,6 @@
 
 import net from 'node:net';
 import os from 'node:os';
-import type { UsernamePolicy } from './accounts/accounts';
 import { AddressListError, addressSet, splitList, type AddressSet } from './net/cidr';
 
 export const DEFAULT_NAMESPACE = 'http://regcheck.org.uk';
@@ -66,6 +65,9 @@ export interface Config {
   /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (SHUTDOWN_DRAIN_MS). */
   readonly shutdownDrainMs: number;
 }
+
+/** Who may look up: any username (each registered one with its own limits), or only registered ones. */
+export type UsernamePolicy = 'any' | 'registered';
 
 export class ConfigError extends Error {}
 

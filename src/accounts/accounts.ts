@@ -10,14 +10,16 @@
 // Account rows are read at most once a second per username, so a lookup needs no store query for
 // them; an account with neither credits nor a daily limit costs no store write per lookup either.
 
-import { LookupError, quote } from '../service/errors';
+import { LookupError, quote } from '../core/errors';
 import type { Account, AccountStore } from '../store/accounts';
 import { addressSet, type AddressSet } from '../net/cidr';
 import { secondsToMidnight, today } from './clock';
 import type { RateLimiter } from './limiter';
 import type { UsageRecorder } from './usage';
 
-export type UsernamePolicy = 'any' | 'registered';
+import type { UsernamePolicy } from '../config';
+
+export type { UsernamePolicy } from '../config';
 
 export interface AccountsConfig {
   readonly policy: UsernamePolicy;

@@ -2,7 +2,7 @@
 // so that `reglookup users` never saves a name no lookup could send.
 
 import { randomBytes } from 'node:crypto';
-import { CONTROL_RE, MAX_PARAM_CHARS } from '../service/lookup';
+import { CONTROL_RE, MAX_PARAM_CHARS } from '../core/params';
 
 /** Why the name cannot be a username, or null when it can. */
 export function usernameProblem(name: string): string | null {

@@ -57,7 +57,7 @@ function sequence(n: Node | undefined): SchemaElement[] {
 
 /** Reads the parts of the WSDL the help pages show. The WSDL is the one assertContract accepted. */
 export async function readContract(wsdl: string): Promise<ContractModel> {
-  const doc = await parseStringPromise(wsdl, { explicitArray: true });
+  const doc = (await parseStringPromise(wsdl, { explicitArray: true })) as Record<string, Node | undefined>;
   const defs = doc['wsdl:definitions'] as Node;
   const schema = list(list(defs, 'wsdl:types')[0], 's:schema')[0];
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parseStringPromise } from 'xml2js';
 import { DEFAULT_NAMESPACE } from '../config';
 import { OPERATIONS } from './operations';
-import { escapeAttr } from '../transport/xml';
+import { escapeAttr } from '../core/xmltext';
 
 export const WSDL_FILE = path.resolve(__dirname, '..', '..', 'wsdl', 'reg.wsdl');
 export const SOAP_PATH = '/api/reg.asmx';
@@ -40,7 +40,7 @@ function local(qname: string | undefined): string {
 /** Every difference between the WSDL and the catalogue, as readable lines (empty when they agree). */
 export async function contractDifferences(wsdl: string, namespace: string): Promise<string[]> {
   const problems: string[] = [];
-  const doc = await parseStringPromise(wsdl, { explicitArray: true });
+  const doc = (await parseStringPromise(wsdl, { explicitArray: true })) as Record<string, Node | undefined>;
   const defs = doc['wsdl:definitions'] as Node;
   if (!defs) return ['the root element is not wsdl:definitions'];
   if (defs.$?.targetNamespace !== namespace) problems.push(`targetNamespace is '${defs.$?.targetNamespace}', expected '${namespace}'`);

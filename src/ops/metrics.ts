@@ -104,9 +104,9 @@ function build(): Metrics {
   });
   const tally = (transport: string, operation: string, outcome: string): Tally => {
     let byOp = tallies.get(transport);
-    if (!byOp) tallies.set(transport, (byOp = new Map()));
+    if (!byOp) tallies.set(transport, (byOp = new Map<string, Map<string, Tally>>()));
     let byOutcome = byOp.get(operation);
-    if (!byOutcome) byOp.set(operation, (byOutcome = new Map()));
+    if (!byOutcome) byOp.set(operation, (byOutcome = new Map<string, Tally>()));
     let t = byOutcome.get(outcome);
     if (!t) {
       t = { labels: { transport, operation, outcome }, n: 0 };

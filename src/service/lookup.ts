@@ -6,6 +6,7 @@
 import type { Operation, ResultKind } from '../contract/operations';
 import type { Accounts, Caller } from '../accounts/accounts';
 import type { VehicleStore } from '../store/store';
+import { CONTROL_RE, MAX_PARAM_CHARS } from '../core/params';
 import { LookupError, quote } from './errors';
 import { normalizeRegistration, normalizeState } from './normalize';
 import { modelMatches, parseMot } from './records';
@@ -42,11 +43,6 @@ export type ParamsOwner = Pick<Operation, 'name' | 'required'>;
 
 export type { Caller } from '../accounts/accounts';
 
-export const MAX_PARAM_CHARS = 256;
-// C0, DEL and C1 controls, and the line and paragraph separators: never part of a plate, a state,
-// a model or a username, and they would split or corrupt log lines and error messages.
-export const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-
 /** A parameter's value, trimmed; undefined for an optional one not given. Throws for what is not allowed. */
 export function paramValue(op: ParamsOwner, raw: RawParams, name: string): string | undefined {
   let v = raw[name];
@@ -61,7 +57,9 @@ export function paramValue(op: ParamsOwner, raw: RawParams, name: string): strin
     }
     v = inner;
   }
-  const text = v === undefined || v === null ? '' : String(v).trim();
+  // Only text and numbers reach here: an object was unwrapped above, or refused.
+  const scalar = v as string | number | null | undefined;
+  const text = scalar === undefined || scalar === null ? '' : String(scalar).trim();
   if (text === '') {
     if (!op.required.includes(name)) return undefined;
     const near = Object.keys(raw).find((k) => k !== name && k.toLowerCase() === name.toLowerCase());

@@ -223,7 +223,7 @@ export class PostgresStore implements VehicleStore {
             await client.query('COMMIT');
           } catch (e) {
             await client.query('ROLLBACK');
-            throw new Error(`migration ${m.version} (${m.name}) failed: ${(e as Error).message}`);
+            throw new Error(`migration ${m.version} (${m.name}) failed: ${(e as Error).message}`, { cause: e });
           }
         },
       };

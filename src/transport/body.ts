@@ -75,8 +75,9 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       coding = checkBodyHeaders(req, limit);
     } catch (e) {
       const declared = declaredLength(req);
-      if ((e as LookupError).code === 'PAYLOAD_TOO_LARGE' && declared !== null && declared <= limit + DRAIN_BYTES) void drain(req).then(() => reject(e));
-      else reject(e);
+      const err = e as LookupError;
+      if (err.code === 'PAYLOAD_TOO_LARGE' && declared !== null && declared <= limit + DRAIN_BYTES) void drain(req).then(() => reject(err));
+      else reject(err);
       return;
     }
     const chunks: Buffer[] = [];
@@ -107,7 +108,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       try {
         resolve(decoded(Buffer.concat(chunks, size), coding, limit));
       } catch (e) {
-        reject(e);
+        reject(e instanceof Error ? e : new Error('the body could not be decoded', { cause: e }));
       }
     });
   });

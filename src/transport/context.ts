@@ -41,7 +41,7 @@ export function note(req: IncomingMessage, fields: Partial<Omit<RequestContext, 
 export function noteUsername(req: IncomingMessage, raw: unknown): void {
   const ctx = (req as WithContext)[CONTEXT];
   if (!ctx) return;
-  let v = Array.isArray(raw) ? raw[0] : raw;
+  let v: unknown = Array.isArray(raw) ? (raw as unknown[])[0] : raw;
   if (v !== null && typeof v === 'object') v = (v as Record<string, unknown>).$value;
   if (typeof v === 'string' || typeof v === 'number') {
     const s = String(v);

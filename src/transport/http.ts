@@ -37,7 +37,7 @@ export const HTTP_CASE_NOTE = 'names are matched ignoring case over HTTP GET/POS
  * message ending with the note (which says that names differing only in case are the same name).
  */
 export function parseForm(text: string, names?: ReadonlyMap<string, string>, caseNote?: string): RawParams {
-  const out: Record<string, string | string[]> = Object.create(null);
+  const out = Object.create(null) as Record<string, string | string[]>;
   if (text === '') return out;
   const pairs = text.split('&');
   if (pairs.length > MAX_PAIRS) throw new LookupError('MALFORMED_REQUEST', `More than ${MAX_PAIRS} parameters`);

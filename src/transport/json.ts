@@ -147,7 +147,7 @@ export function jsonHandler(deps: JsonDeps): express.RequestHandler {
       throw new LookupError('UNKNOWN_OPERATION', `Nothing is served at that path; ${op.name} is at ${jsonPathTemplate(op)}`);
     }
     const query = parseForm(queryString(req.url), QUERY_NAMES, 'query names are matched ignoring case');
-    const raw: Record<string, unknown> = Object.create(null);
+    const raw = Object.create(null) as Record<string, unknown>;
     if (segments.length > 1) raw.RegistrationNumber = decodeSegment(segments[1], 'registration');
     if (op.state && segments.length > 2) raw[op.state.param] = decodeSegment(segments[2], op.state.param);
     if (query.Model !== undefined) raw.Model = query.Model;

@@ -158,6 +158,9 @@ function soapServices(version: SoapVersion, deps: SoapDeps): soap.IServices {
           note(req, { errorCode: err.code });
           if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox) deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
           if (err.retryAfter) res.setHeader('Retry-After', err.retryAfter);
+          // node-soap answers a thrown { Fault } object as the fault it describes (its server's
+          // convention, not an Error): our own XML, with our status.
+          // eslint-disable-next-line @typescript-eslint/only-throw-error
           throw { Fault: { faultcode: faultCode(version, err), _xml: faultXml(version, deps.namespace, err), statusCode: err.spec.status === 413 ? 413 : 500 } };
         },
       );
@@ -179,7 +182,7 @@ function listen(version: SoapVersion, wsdl: string, deps: SoapDeps): Promise<Lis
       suppressStack: true,
       returnFault: true,
       callback: (err: unknown) => {
-        if (err) return reject(err);
+        if (err) return reject(err instanceof Error ? err : new Error('soap.listen could not start', { cause: err }));
         const listener = host.listeners('request')[0] as Listener | undefined;
         if (!listener) return reject(new Error('soap.listen attached no request listener'));
         resolve(listener);
@@ -201,7 +204,7 @@ function netUnderNodeSoap(req: IncomingMessage, res: ServerResponse, version: So
   const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
   res.end = ((chunk?: unknown) => {
     res.end = end as typeof res.end;
-    const text = chunk === undefined || typeof chunk === 'function' ? '' : String(chunk);
+    const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString() : '';
     if (res.statusCode >= 500 && !res.headersSent && !text.includes(marker)) {
       deps.logger.error('node-soap failed on a screened request', { body: text.slice(0, 2000) });
       note(req, { errorCode: 'INTERNAL_ERROR' });

@@ -2,19 +2,14 @@
 // declaration, a line break, two-space indentation, one element per line). Text escapes only
 // & < > so that a '"' in vehicleJson stays a '"' for callers who cut it out with a regex.
 
+import { escapeAttr, escapeText } from '../core/xmltext';
 import type { XNode } from '../service/records';
+
+export { escapeAttr, escapeText } from '../core/xmltext';
 
 export const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance';
 export const XSD_NS = 'http://www.w3.org/2001/XMLSchema';
 
-export function escapeText(s: string): string {
-  if (!/[&<>]/.test(s)) return s;
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
-export function escapeAttr(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
 
 /** SOAP: absent values are xsi:nil (the prefix is declared on the response element). */
 function compact(nodes: readonly XNode[], out: string[]): void {
