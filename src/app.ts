@@ -71,6 +71,18 @@ const QUIET_TRANSPORTS = new Set(['health', 'metrics']);
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 
+type InternalError = (req: http.IncomingMessage, res: http.ServerResponse, e: unknown) => void;
+
+/** What the Express side needs from the assembly. */
+interface AppParts {
+  readonly config: Config;
+  readonly store: VehicleStore;
+  readonly log: Logger;
+  readonly metrics: Metrics | null;
+  readonly state: { stopping: boolean };
+  readonly internalError: InternalError;
+}
+
 /** Loads and checks the contract, then wires transports, service, accounts and store together. */
 export async function createService(config: Config, store: VehicleStore, logger?: Logger, options: ServiceOptions = {}): Promise<Service> {
   const log = logger ?? createLogger(config.logLevel, config.logFormat);
@@ -81,7 +93,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
 
   // A failure no transport answered: logged with its stack, answered with one plain line (or, once
   // the answer has begun, by closing the connection: sendPlainError).
-  const internalError = (req: http.IncomingMessage, res: http.ServerResponse, e: unknown) => {
+  const internalError: InternalError = (req, res, e) => {
     log.error('unhandled error', { error: String((e as Error)?.stack ?? e) });
     sendPlainError(req, res, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
   };
@@ -98,6 +110,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
   const deps = { service, namespace: config.namespace, limits: config.limits, logger: log, trustProxy: config.trustProxy };
   const soap = await createSoapHandler(wsdl, deps);
 
+  const parts: AppParts = { config, store, log, metrics, state, internalError };
   const app = express();
   closeConnectionsWhenStopping(app.response, () => state.stopping);
   app.disable('x-powered-by');
@@ -108,10 +121,39 @@ export async function createService(config: Config, store: VehicleStore, logger?
   app.use(creditsRouter(new CreditsService(store, config.usernamePolicy), log));
   app.use(imageHandler());
   app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
-  // The store's probe is one index probe: readiness is asked often and must not cost a pass over millions of rows.
   // Redis (REDIS_URL) is asked on the rate limiter's own client, which knows when it is failing.
   const redisProbe = limiter.readinessProbe();
-  const probes: readonly ReadinessProbe[] = [{ name: 'store', check: () => store.isEmpty() }, ...(redisProbe ? [redisProbe] : []), ...(options.probes ?? [])];
+  operationsRoutes(app, parts, [...(redisProbe ? [redisProbe] : []), ...(options.probes ?? [])], options.metricsOnServicePort);
+  fallbackRoutes(app, internalError);
+
+  return {
+    handler: frontHandler(parts, (req, res) => {
+      const q = (req.url ?? '').indexOf('?');
+      const pathname = (q === -1 ? req.url ?? '' : (req.url as string).slice(0, q)).replace(/\/+$/, '').toLowerCase();
+      if (req.method === 'POST' && pathname === SOAP_PATH) soap(req, res);
+      else app(req, res);
+    }),
+    store,
+    logger: log,
+    close: async () => {
+      await usage.close();
+      await limiter.close();
+    },
+    flushUsage: () => usage.flush(),
+    beginShutdown() {
+      state.stopping = true;
+    },
+    get stopping() {
+      return state.stopping;
+    },
+  };
+}
+
+/** /healthz, /readyz and /metrics: GET and HEAD only, access-logged at debug. */
+function operationsRoutes(app: express.Express, parts: AppParts, otherProbes: readonly ReadinessProbe[], metricsOnServicePort: ServiceOptions['metricsOnServicePort']): void {
+  const { store, log, metrics, state, internalError } = parts;
+  // The store's probe is one index probe: readiness is asked often and must not cost a pass over millions of rows.
+  const probes: readonly ReadinessProbe[] = [{ name: 'store', check: () => store.isEmpty() }, ...otherProbes];
   const quiet = (path: string, serve: express.RequestHandler) =>
     app.all(path, (req, res, next) => {
       note(req, { transport: path === '/metrics' ? 'metrics' : 'health' });
@@ -123,10 +165,10 @@ export async function createService(config: Config, store: VehicleStore, logger?
   });
   // A failing dependency is logged when readiness changes, not at every probe.
   let lastReason: string | undefined;
-  quiet('/readyz', (_req, res) => {
+  quiet('/readyz', (req, res) => {
     readiness(probes, state).then((r) => {
       // Not ready is the service being unavailable: the access log and metrics say so by its code.
-      if (!r.ready) note(_req, { errorCode: 'SERVICE_UNAVAILABLE' });
+      if (!r.ready) note(req, { errorCode: 'SERVICE_UNAVAILABLE' });
       if (r.reason !== lastReason) {
         if (r.ready) log.info('ready again');
         else log.warn('not ready', { reason: r.reason, details: r.details });
@@ -134,9 +176,9 @@ export async function createService(config: Config, store: VehicleStore, logger?
       }
       const degraded = r.degraded !== undefined ? { degraded: r.degraded } : {};
       res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', checks: r.checks, ...degraded } : { status: 'not ready', reason: r.reason, checks: r.checks, ...degraded });
-    }, (e: unknown) => internalError(_req, res, e));
+    }, (e: unknown) => internalError(req, res, e));
   });
-  const metricsFrom = metrics ? options.metricsOnServicePort ?? 'process' : 'none';
+  const metricsFrom = metrics ? metricsOnServicePort ?? 'process' : 'none';
   if (metrics && metricsFrom !== 'none') {
     quiet('/metrics', (req, res) => {
       (metricsFrom === 'cluster' ? askPrimaryForMetrics() : metrics.registry.metrics()).then(
@@ -148,6 +190,10 @@ export async function createService(config: Config, store: VehicleStore, logger?
       );
     });
   }
+}
+
+/** What no route took: `/` to the service page, anything else UNKNOWN_OPERATION; Express's own failures as one plain line. */
+function fallbackRoutes(app: express.Express, internalError: InternalError): void {
   app.get('/', (_req, res) => res.redirect(302, SOAP_PATH));
   app.use((req: express.Request, res: express.Response) => {
     sendPlainError(req, res, new LookupError('UNKNOWN_OPERATION', `Nothing is served at ${req.method} ${req.path.slice(0, 80)}; the service is at ${SOAP_PATH}`));
@@ -158,7 +204,14 @@ export async function createService(config: Config, store: VehicleStore, logger?
     if (status && status >= 400 && status < 500) sendPlainError(req, res, new LookupError('MALFORMED_REQUEST', 'The request could not be read'));
     else internalError(req, res, err);
   });
+}
 
+/**
+ * The front of every request: its id, the access line and the metrics when it finishes, then the
+ * request is served with the others of its event-loop turn (transport/turn.ts) by `dispatch`.
+ */
+function frontHandler(parts: AppParts, dispatch: (req: http.IncomingMessage, res: http.ServerResponse) => void): Service['handler'] {
+  const { config, log, metrics } = parts;
   // One listener shared by every response (no closure made per request); the request is res.req.
   // It counts the request in the metrics (a few additions) and writes its access line.
   function logFinished(this: http.ServerResponse) {
@@ -187,7 +240,8 @@ export async function createService(config: Config, store: VehicleStore, logger?
       QUIET_TRANSPORTS.has(transport) ? 'debug' : 'info',
     );
   }
-  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+  const serveThisTurn = servedTogether(dispatch, parts.internalError);
+  return (req, res) => {
     originForm(req);
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
@@ -195,30 +249,6 @@ export async function createService(config: Config, store: VehicleStore, logger?
     res.setHeader('X-Request-Id', id);
     res.on('finish', logFinished);
     serveThisTurn(req, res);
-  };
-  const dispatch = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const q = (req.url ?? '').indexOf('?');
-    const pathname = (q === -1 ? req.url ?? '' : (req.url as string).slice(0, q)).replace(/\/+$/, '').toLowerCase();
-    if (req.method === 'POST' && pathname === SOAP_PATH) soap(req, res);
-    else app(req, res);
-  };
-  const serveThisTurn = servedTogether(dispatch, internalError);
-  const close = async () => {
-    await usage.close();
-    await limiter.close();
-  };
-  return {
-    handler,
-    store,
-    logger: log,
-    close,
-    flushUsage: () => usage.flush(),
-    beginShutdown() {
-      state.stopping = true;
-    },
-    get stopping() {
-      return state.stopping;
-    },
   };
 }
 /**
