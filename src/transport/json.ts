@@ -11,7 +11,7 @@ import { findOperation, namesIgnoringCase, suggestOperation } from '../contract/
 import { JSON_PATH, jsonPathTemplate, OPENAPI_PATH, openApiDocument } from '../contract/openapi';
 import { asLookupError, ERRORS, LookupError, quote } from '../service/errors';
 import type { TrustedProxies } from '../config';
-import type { LookupResult, LookupService } from '../service/lookup';
+import type { LookupResult, LookupService, RawParams } from '../service/lookup';
 import { callerOf } from './forwarded';
 import { resultNodes, type XNode } from '../service/records';
 import type { Logger } from '../ops/logger';
@@ -132,6 +132,20 @@ export function resultJson(result: LookupResult): string {
   return JSON.stringify(o);
 }
 
+/**
+ * The username, from HTTP Basic authentication or ?username= (the same one if both); undefined
+ * when neither gives one. An empty ?username= is not a username given (it does not conflict with
+ * Basic credentials).
+ */
+function usernameOf(req: express.Request, query: RawParams): unknown {
+  const basic = basicUsername(req.headers.authorization);
+  const given = typeof query.username === 'string' && query.username.trim() === '' ? undefined : query.username;
+  if (basic !== null && basic !== '' && given !== undefined && given !== basic) {
+    throw new LookupError('INVALID_PARAMETER', 'The username was given both by Basic authentication and in the query string, differently; give it once');
+  }
+  return basic !== null && basic !== '' ? basic : given;
+}
+
 export function jsonHandler(deps: JsonDeps): express.RequestHandler {
   const errorCodes = Object.keys(ERRORS);
 
@@ -151,13 +165,7 @@ export function jsonHandler(deps: JsonDeps): express.RequestHandler {
     if (segments.length > 1) raw.RegistrationNumber = decodeSegment(segments[1], 'registration');
     if (op.state && segments.length > 2) raw[op.state.param] = decodeSegment(segments[2], op.state.param);
     if (query.Model !== undefined) raw.Model = query.Model;
-    const basic = basicUsername(req.headers.authorization);
-    // An empty ?username= is not a username given (it does not conflict with Basic credentials).
-    const given = typeof query.username === 'string' && query.username.trim() === '' ? undefined : query.username;
-    if (basic !== null && basic !== '' && given !== undefined && given !== basic) {
-      throw new LookupError('INVALID_PARAMETER', 'The username was given both by Basic authentication and in the query string, differently; give it once');
-    }
-    const username = basic !== null && basic !== '' ? basic : given;
+    const username = usernameOf(req, query);
     if (username === undefined || (typeof username === 'string' && username.trim() === '')) {
       sendJsonError(
         req,
