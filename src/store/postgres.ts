@@ -11,14 +11,12 @@
 //   then all of the new ones;
 // - imports take one transaction-scoped advisory lock, so two imports into one database take turns.
 
-import { once } from 'node:events';
-import { finished } from 'node:stream/promises';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import { migrate, type Migration, type MigrationReport, type MigrationTarget } from './migrations/runner';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import type { AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
 import { PostgresAccounts } from './postgres-accounts';
+import { PostgresImport } from './postgres-import';
 import { StoreUnavailableError, type Account, type FoundRecord, type ImportBatch, type ImportOptions, type RecordKey, type StoredRecord, type StoreWatcher, type VehicleStore } from './store';
 
 export interface PostgresOptions {
@@ -51,8 +49,6 @@ const LOCK_WRITE = 2;
 const CACHE_MAX = 50_000;
 /** Records read per page by records(). */
 const RECORDS_PAGE = 1000;
-/** Text gathered before it is written to the COPY stream. */
-const COPY_CHUNK = 64 * 1024;
 
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//.test(url);
@@ -95,11 +91,6 @@ export function isUnreachable(e: unknown): boolean {
   if (typeof message === 'string' && UNREACHABLE_MESSAGE.test(message)) return true;
   // Node's connect to a name with several addresses fails with an AggregateError of each attempt.
   return Array.isArray(errors) && errors.length > 0 && errors.every(isUnreachable);
-}
-
-/** One field of COPY's text format. */
-function copyField(v: string): string {
-  return v.replace(/[\\\n\r\t]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : '\\t'));
 }
 
 export class PostgresStore implements VehicleStore {
@@ -350,15 +341,9 @@ export class PostgresStore implements VehicleStore {
   }
 
   /**
-   * One transaction. Into a table that holds no records when it begins (a first load, a move from
-   * SQLite), records stream through COPY straight into `records` for as long as every put is a
-   * key's first in the batch (put's `fresh`) and nothing is deleted: one write a record. Otherwise,
-   * and from the first repeat or delete on, puts and deletes stream through COPY into a staging
-   * table (memory stays flat), each row with its sequence number and a delete flag; commit reduces
-   * them to the last word on each key and applies, in that same transaction, first the replacement
-   * (the replaced operations' records that the batch does not put go), then the deletions, then the
-   * puts (unchanged records are left alone). Readers, on any connection, see the records as they
-   * were until COMMIT, and never wait for it (MVCC).
+   * One transaction on a connection of its own, under the write lock: COPY straight into records
+   * when the table began empty, else through a staging table merged at commit (postgres-import.ts).
+   * Readers see the records as they were until COMMIT, and never wait for it (MVCC).
    */
   async beginImport(options: ImportOptions = {}): Promise<ImportBatch> {
     if (this.importing) throw new Error('an import is already running on this store');
@@ -371,149 +356,12 @@ export class PostgresStore implements VehicleStore {
       this.importing = false;
       throw e;
     }
-    let open = true;
-    let copyError: Error | null = null;
-    const end = async (sql: string) => {
-      open = false;
+    const batch = new PostgresImport(client, options, (committed) => {
       this.importing = false;
-      try {
-        await client.query(sql);
-      } finally {
-        client.release();
-      }
-    };
-    let copy: ReturnType<typeof copyFrom> | null = null;
-    const startCopy = (sql: string) => {
-      const stream = client.query(copyFrom(sql));
-      stream.on('error', (e: Error) => {
-        copyError ??= e;
-      });
-      copy = stream;
-    };
-    /** 'direct': rows go into records; 'staged': into import_staging, merged at commit. */
-    let mode: 'direct' | 'staged';
-    let beganEmpty: boolean;
-    try {
-      await client.query('BEGIN');
-      await client.query('SET LOCAL statement_timeout = 0');
-      await client.query(this.lockKey(LOCK_WRITE), [this.lockName()]);
-      // Under the write lock: no other import can add records before this one commits.
-      beganEmpty = (await client.query('SELECT 1 FROM records LIMIT 1')).rowCount === 0;
-      mode = beganEmpty ? 'direct' : 'staged';
-      if (mode === 'direct') startCopy('COPY records (operation, registration, state, payload) FROM STDIN');
-      else await this.beginStaging(client, startCopy);
-    } catch (e) {
-      await end('ROLLBACK').catch(() => undefined);
-      throw e;
-    }
-    const replaceAll = options.replace === 'all';
-    const replaced = new Set<string>(options.replace === 'all' || options.replace === undefined ? [] : options.replace);
-    let chunk = '';
-    const flush = async () => {
-      if (chunk === '' || copy === null) return;
-      const text = chunk;
-      chunk = '';
-      // A stream that has failed emits neither 'drain' nor 'error' again: its error is in copyError.
-      if (!copy.write(text) && !copy.destroyed) await once(copy, 'drain').catch(() => undefined);
-    };
-    const stopCopy = async () => {
-      const stream = copy;
-      if (stream === null) return;
-      copy = null;
-      stream.end();
-      // The stream's own listener has normally recorded the failure already; a stream that ended
-      // early without an error event is caught here.
-      await finished(stream).catch((e: Error) => {
-        copyError ??= e;
-      });
-    };
-    const live = () => {
-      if (!open) throw new Error('this import has ended');
-    };
-    const add = async (line: string) => {
-      if (copyError) throw copyError;
-      chunk += line;
-      if (chunk.length >= COPY_CHUNK) await flush();
-    };
-    // From the first repeat or delete on, rows go to the staging table (what was copied stays).
-    const toStaging = async () => {
-      await flush();
-      await stopCopy();
-      if (copyError) throw copyError;
-      mode = 'staged';
-      await this.beginStaging(client, startCopy);
-    };
-    const KEY_MATCH = 'f.operation = r.operation AND f.registration = r.registration AND f.state = r.state';
-    return {
-      put: async (r: StoredRecord, fresh?: boolean) => {
-        live();
-        const key = `${copyField(r.operation)}\t${copyField(r.registration)}\t${copyField(r.state)}\t${copyField(r.payload)}`;
-        if (mode === 'direct' && fresh !== true) await toStaging();
-        await add(mode === 'direct' ? `${key}\n` : `${key}\tf\n`);
-      },
-      delete: async (k: RecordKey) => {
-        live();
-        if (mode === 'direct') await toStaging();
-        await add(`${copyField(k.operation)}\t${copyField(k.registration)}\t${copyField(k.state)}\t\\N\tt\n`);
-      },
-      replaceOperation: async (operation: string) => {
-        live();
-        replaced.add(operation);
-      },
-      commit: async () => {
-        if (!open) return;
-        try {
-          await flush();
-          await stopCopy();
-          if (copyError) throw copyError;
-          if (mode === 'staged') {
-            // The last word on each key: a later put or delete of the same key wins.
-            await client.query(
-              `CREATE TEMPORARY TABLE import_final ON COMMIT DROP AS
-                 SELECT DISTINCT ON (operation, registration, state) operation, registration, state, payload, del
-                   FROM import_staging ORDER BY operation, registration, state, seq DESC`,
-            );
-            await client.query('ANALYZE import_final');
-            // A table empty when the batch began holds only what this batch copied: nothing to replace.
-            if (!beganEmpty && (replaceAll || replaced.size > 0)) {
-              await client.query(
-                `DELETE FROM records r WHERE ${replaceAll ? 'true' : 'r.operation = ANY($1::text[])'}
-                   AND NOT EXISTS (SELECT 1 FROM import_final f WHERE NOT f.del AND ${KEY_MATCH})`,
-                replaceAll ? [] : [[...replaced]],
-              );
-            }
-            await client.query(`DELETE FROM records r USING import_final f WHERE f.del AND ${KEY_MATCH}`);
-            // Unchanged records are left alone: a re-import of the same file writes (almost) nothing.
-            await client.query(
-              `INSERT INTO records (operation, registration, state, payload)
-               SELECT operation, registration, state, payload FROM import_final WHERE NOT del
-               ON CONFLICT (operation, registration, state) DO UPDATE SET payload = EXCLUDED.payload
-               WHERE records.payload IS DISTINCT FROM EXCLUDED.payload`,
-            );
-          }
-          if (options.sample) await client.query("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING");
-          else await client.query("DELETE FROM meta WHERE key = 'sample'");
-        } catch (e) {
-          await end('ROLLBACK').catch(() => undefined);
-          throw e;
-        }
-        await end('COMMIT');
-        this.forget();
-      },
-      rollback: async () => {
-        if (!open) return;
-        await stopCopy();
-        await end('ROLLBACK');
-      },
-    };
-  }
-
-  /** The batch's staging table, and a COPY into it. */
-  private async beginStaging(client: pg.PoolClient, startCopy: (sql: string) => void): Promise<void> {
-    await client.query(
-      'CREATE TEMPORARY TABLE import_staging (seq BIGSERIAL, operation TEXT NOT NULL, registration TEXT NOT NULL, state TEXT NOT NULL, payload TEXT, del BOOLEAN NOT NULL) ON COMMIT DROP',
-    );
-    startCopy('COPY import_staging (operation, registration, state, payload, del) FROM STDIN');
+      if (committed) this.forget();
+    });
+    await batch.begin(this.lockKey(LOCK_WRITE), this.lockName());
+    return batch;
   }
 
   async holdsOnlySample(): Promise<boolean> {
