@@ -237,7 +237,8 @@ async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array
   let sampleRemoved = 0;
   if (!options.sample && (await store.holdsOnlySample())) sampleRemoved = await store.count();
   const replaceAll = replace === 'all' || sampleRemoved > 0;
-  const minKeep = replace === 'all' ? (options.minKeep ?? 0) : 0;
+  // The bundled sample is no one's data: replacing it with however few records loses nothing.
+  const minKeep = replace === 'all' && sampleRemoved === 0 ? (options.minKeep ?? 0) : 0;
   // Counted before the batch begins: a replacing batch may empty the table at its start.
   const before = minKeep > 0 || options.dryRun ? await store.count() : 0;
   const dry = options.dryRun ? { added: 0, replaced: 0, deletedHeld: 0 } : null;

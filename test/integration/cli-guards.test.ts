@@ -104,6 +104,18 @@ describe('import --replace-all refuses to gut the store (SQLite)', () => {
     expect(count(env)).toBe(100);
   });
 
+  test('a store holding only the bundled sample is replaced by any file: the sample is no one\'s data', async () => {
+    const env = { DATABASE_URL: `sqlite:${fresh('sample-only.db')}` };
+    // serve loads the sample into a new store (SAMPLE_DATA defaults to on).
+    const srv = await serve(env);
+    await srv.stop();
+    expect(count(env)).toBe(SAMPLE_RECORDS);
+    const r = runCli(['import', '-q', '--replace-all', write('first.ndjson', [check('FIRST1')])], env);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(count(env)).toBe(1);
+  });
+
   test('--min-keep takes a per cent from 0 to 100', () => {
     const r = runCli(['import', '--replace-all', '--min-keep', '150', SAMPLE], seeded());
     expect(r.status).toBe(1);
