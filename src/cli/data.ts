@@ -104,10 +104,7 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
   const databaseUrl = config().databaseUrl;
   // Ctrl-C: the import stops before it commits and everything it wrote is rolled back.
   const interrupt = new AbortController();
-  const onSigint = () => {
-    interrupt.abort();
-    if (stdin) process.stdin.destroy();
-  };
+  const onSigint = () => interrupt.abort();
   process.once('SIGINT', onSigint);
   try {
     await withStore(async (store) => {

@@ -224,6 +224,31 @@ async function* inflated(input: AsyncIterable<Uint8Array | string>, onBytes?: (b
   }
 }
 
+/**
+ * The input, ended by the signal with ImportAborted even while a read waits (a pipe or FIFO that
+ * sends nothing more): the import then rolls back at once.
+ */
+async function* abortable<T>(input: AsyncIterable<T>, signal?: AbortSignal): AsyncGenerator<T> {
+  if (!signal) return yield* input;
+  const it = input[Symbol.asyncIterator]();
+  let onAbort = () => {};
+  const stopped = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new ImportAborted());
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  stopped.catch(() => undefined);
+  try {
+    for (;;) {
+      const r = await Promise.race([it.next(), stopped]);
+      if (r.done) return;
+      yield r.value;
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
 /** Imports a stream of NDJSON; all or nothing. */
 export async function importStream(store: VehicleStore, input: Readable, options: ImportOptions = {}): Promise<ImportReport> {
   return importChunks(store, input as AsyncIterable<Uint8Array | string>, options);
@@ -258,7 +283,7 @@ async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array
     if (options.signal?.aborted) throw new ImportAborted();
   };
   try {
-    for await (const chunk of parsedRuns(readRuns(inflated(input, options.onBytes)), runner)) {
+    for await (const chunk of parsedRuns(readRuns(inflated(abortable(input, options.signal), options.onBytes)), runner)) {
       aborted();
       const { kinds, text, ends, hashes, reasons } = chunk;
       let field = 0; // index into ends: 4 a record
@@ -357,6 +382,8 @@ export async function importFile(store: VehicleStore, file: string, options: Imp
   try {
     return await importChunks(store, fileChunks(handle), options);
   } finally {
-    await handle.close();
+    // Stopped while a read waits (a FIFO): close() would wait for that read; the process is ending.
+    if (options.signal?.aborted) void handle.close().catch(() => undefined);
+    else await handle.close();
   }
 }
