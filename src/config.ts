@@ -73,11 +73,62 @@ export class ConfigError extends Error {}
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** Every variable this module reads: filled by read(), so the list cannot fall behind the code. */
+const KNOWN = new Set<string>();
+
+/** A variable that looks like a misspelling of one this service reads (DATABSE_URL for DATABASE_URL). */
+export interface Lookalike {
+  readonly name: string;
+  readonly known: string;
+}
+
+/** Edit distance with adjacent transpositions (optimal string alignment), given up past `max`. */
+function distance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/**
+ * Set variables that are not ours but look like a misspelling of one that is: upper-case names
+ * within 2 edits of a name loadConfig reads (1 edit for names of 5 characters or fewer, so that
+ * HOME is not taken for HOST). Other variables of the environment are none of our business.
+ */
+export function lookalikeVariables(env: Env = process.env): Lookalike[] {
+  if (KNOWN.size === 0) {
+    try {
+      loadConfig({});
+    } catch {
+      // An empty environment is valid; the names are known either way.
+    }
+  }
+  const out: Lookalike[] = [];
+  for (const name of Object.keys(env)) {
+    if (KNOWN.has(name) || !/^[A-Z][A-Z0-9_]*$/.test(name)) continue;
+    let best: { known: string; d: number } | null = null;
+    for (const known of KNOWN) {
+      const max = known.length <= 5 ? 1 : 2;
+      const d = distance(name, known, max);
+      if (d <= max && (!best || d < best.d)) best = { known, d };
+    }
+    if (best) out.push({ name, known: best.known });
+  }
+  return out;
+}
+
 /**
  * A variable's value without the spaces around it, or undefined when it is unset or empty (what an
  * env file's `NAME=` or a compose file's `- NAME=` gives): every variable is read through here.
  */
 function read(env: Env, name: string): string | undefined {
+  KNOWN.add(name);
   const raw = env[name]?.trim();
   return raw === '' ? undefined : raw;
 }

@@ -1,15 +1,24 @@
 // What every command shares: the configuration (a bad value exits 2 naming the variable), one way
 // to fail (a message on stderr, no stack), and a store opened for the length of one command.
 
-import { ConfigError, loadConfig, type Config } from '../config';
+import cluster from 'node:cluster';
+import { ConfigError, loadConfig, lookalikeVariables, type Config } from '../config';
 import { ContractError } from '../contract/wsdl';
 import fs from 'node:fs';
 import { openStore, sqliteFileOf, storeUnavailable } from '../store/open';
 import type { VehicleStore } from '../store/store';
 
+let warned = false;
+
 export function config(): Config {
   try {
-    return loadConfig();
+    const cfg = loadConfig();
+    // Once a process, and once for a cluster (its workers read the same environment).
+    if (!warned && cluster.isPrimary) {
+      warned = true;
+      for (const l of lookalikeVariables()) process.stderr.write(`reglookup: warning: ${l.name} is set but not read; did you mean ${l.known}?\n`);
+    }
+    return cfg;
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`reglookup: ${e.message}\n`);
@@ -53,7 +62,8 @@ function isConnectionFailure(e: unknown): boolean {
 }
 
 /**
- * One command's store. `mustExist`: a command that only reads (export, backup) refuses a SQLite file
+ * One command's store. `mustExist`: a command that only reads or changes what is there (export,
+ * backup, users other than add) refuses a SQLite file
  * that is not there, instead of creating an empty store at a mistyped path. A store that cannot be
  * reached fails naming DATABASE_URL (exit 2), as `serve` does.
  */
@@ -65,7 +75,13 @@ export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>, opti
   }
   let store: VehicleStore | undefined;
   try {
-    store = openConfiguredStore(cfg);
+    try {
+      store = openConfiguredStore(cfg);
+    } catch (e) {
+      // A file that is not a database, one this user may not open, ...: as `serve` says it (exit 2).
+      if (e instanceof ConfigError) throw e;
+      throw storeUnavailable(cfg.databaseUrl, e);
+    }
     return await fn(store);
   } catch (e) {
     if (isConnectionFailure(e)) throw storeUnavailable(cfg.databaseUrl, e);

@@ -3,11 +3,13 @@
 
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import type { Command } from 'commander';
-import { backupStore, BackupError } from '../data/backup';
+import { backupStore, BackupError, existsMessage } from '../data/backup';
 import { exportRecords } from '../data/export';
-import { importFile, importStream, type ImportReport } from '../data/import';
-import { fatal, withStore } from './common';
+import { importFile, ImportInputError, importStream, type ImportReport } from '../data/import';
+import { redactUrl, sqliteFileOf } from '../store/open';
+import { config, fatal, withStore } from './common';
 import { meter, type Meter } from './progress';
 
 interface ImportFlags {
@@ -15,13 +17,23 @@ interface ImportFlags {
   replace?: boolean;
   replaceAll?: boolean;
   quiet?: boolean;
+  dryRun?: boolean;
+  minKeep: string;
+  allowShrink?: boolean;
 }
 
-function summary(report: ImportReport): string {
+/** The share of today's records a --replace-all must keep unless told otherwise (README: Full refresh). */
+export const DEFAULT_MIN_KEEP = 50;
+
+function byOperation(report: ImportReport): string {
   const parts = Object.entries(report.byOperation)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([op, n]) => `${op} ${n}`);
-  const lines = [`imported ${report.imported} record(s) from ${report.lines} line(s)${parts.length ? `: ${parts.join(', ')}` : ''}`];
+  return parts.length ? `: ${parts.join(', ')}` : '';
+}
+
+function summary(report: ImportReport): string {
+  const lines = [`imported ${report.imported} record(s) from ${report.lines} line(s)${byOperation(report)}`];
   if (report.deleted > 0) lines.push(`deleted ${report.deleted} record(s) (deletion lines; a key that was not there counts too)`);
   if (report.repeated > 0) lines.push(`${report.repeated} line(s) repeated the key of an earlier line; the later line won`);
   if (report.sampleRemoved > 0) lines.push(`removed the bundled sample data (${report.sampleRemoved} record(s)): this was the first import of real data`);
@@ -30,42 +42,129 @@ function summary(report: ImportReport): string {
   return lines.join('\n') + '\n';
 }
 
+function dryRunSummary(report: ImportReport): string {
+  const d = report.dryRun;
+  if (!d) return '';
+  const lines = [`dry run: nothing was written`, `would import ${report.imported} record(s) from ${report.lines} line(s)${byOperation(report)}`];
+  lines.push(`would add ${d.added} new record(s) and replace ${d.replaced} the store holds`);
+  if (d.removed === null) lines.push('would remove the records of the operations the file names that it does not hold (--replace: not counted)');
+  else lines.push(`would remove ${d.removed} record(s)${report.replaced === 'all' || report.sampleRemoved > 0 ? ' (every record the file does not hold)' : ' (deletion lines)'}`);
+  if (report.repeated > 0) lines.push(`${report.repeated} line(s) repeat the key of an earlier line; the later line would win`);
+  if (report.sampleRemoved > 0) lines.push(`the bundled sample data (${report.sampleRemoved} record(s)) would be removed: this would be the first import of real data`);
+  lines.push(`the store holds ${d.before} record(s) now`);
+  return lines.join('\n') + '\n';
+}
+
+function shrinkMessage(report: ImportReport): string {
+  const r = report.shrinkRefused;
+  if (!r) return '';
+  return `refused: --replace-all would leave ${r.after} record(s) where the store holds ${r.before} now (less than --min-keep ${r.minKeep} %); nothing was imported. Give --allow-shrink (or --min-keep 0) if that is what you mean`;
+}
+
+function minKeepOf(flags: ImportFlags): number {
+  if (flags.allowShrink) return 0;
+  if (!/^\d+$/.test(flags.minKeep) || Number(flags.minKeep) > 100) throw new Error(`--min-keep must be a whole per cent from 0 to 100, not '${flags.minKeep}'`);
+  return Number(flags.minKeep);
+}
+
+/** A full disk, from SQLite (SQLITE_FULL), the file system (ENOSPC) or PostgreSQL (SQLSTATE 53100). */
+function isDiskFull(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  return code === 'SQLITE_FULL' || code === 'ENOSPC' || code === '53100';
+}
+
+function diskFull(databaseUrl: string): Error {
+  const file = sqliteFileOf(databaseUrl);
+  const where = file ? path.resolve(file) : `the PostgreSQL database (${redactUrl(databaseUrl)})`;
+  return new Error(`import failed: the disk holding ${where} is full; nothing was imported`);
+}
+
+/** The file to import, checked before the store is opened; its size (0 for standard input). */
+function inputSize(file: string): number {
+  if (file === '-') return 0;
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(file);
+  } catch (e) {
+    throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+  if (stat.isDirectory()) throw new Error(`cannot read ${file}: it is a directory; give an NDJSON file (plain or gzip-compressed)`);
+  return stat.size;
+}
+
 async function runImport(file: string, flags: ImportFlags): Promise<void> {
   if (flags.replace && flags.replaceAll) throw new Error('give --replace or --replace-all, not both');
   const workers = Number(flags.workers);
   if (!Number.isInteger(workers) || workers < 0 || workers > 64) throw new Error(`--workers must be an integer from 0 to 64, not '${flags.workers}'`);
+  const minKeep = minKeepOf(flags);
   // `-`: standard input (`reglookup export | reglookup import --replace-all -`); its size is not known, so no bar.
   const stdin = file === '-';
   const source = stdin ? '(stdin)' : file;
-  let size = 0;
-  if (!stdin) {
-    try {
-      size = fs.statSync(file).size;
-    } catch (e) {
-      throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  const size = inputSize(file);
+  const databaseUrl = config().databaseUrl;
+  // Ctrl-C: the import stops before it commits and everything it wrote is rolled back.
+  const interrupt = new AbortController();
+  const onSigint = () => interrupt.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    await withStore(async (store) => {
+      const bar = meter(flags.dryRun ? 'import (dry run)' : 'import', size, 'bytes', !!flags.quiet);
+      let report: ImportReport;
+      try {
+        const options = {
+          replace: flags.replaceAll ? ('all' as const) : flags.replace ? ('named' as const) : undefined,
+          workers,
+          minKeep,
+          dryRun: !!flags.dryRun,
+          signal: interrupt.signal,
+          onBytes: (b: number) => bar.update(b),
+        };
+        report = await (stdin ? importStream(store, process.stdin, options) : importFile(store, file, options));
+      } finally {
+        bar.stop();
+      }
+      reportImport(report, source, flags);
+    });
+  } catch (e) {
+    if (interrupt.signal.aborted) {
+      process.stderr.write('reglookup: interrupted (SIGINT); nothing was imported\n');
+      process.exit(130);
     }
+    if (isDiskFull(e)) throw diskFull(databaseUrl);
+    if (e instanceof ImportInputError) throw new Error(`cannot read ${source}: ${e.message}; nothing was imported`);
+    throw e;
+  } finally {
+    process.off('SIGINT', onSigint);
   }
-  await withStore(async (store) => {
-    const bar = meter('import', size, 'bytes', !!flags.quiet);
-    let report: ImportReport;
-    try {
-      const options = { replace: flags.replaceAll ? ('all' as const) : flags.replace ? ('named' as const) : undefined, workers, onBytes: (b: number) => bar.update(b) };
-      report = await (stdin ? importStream(store, process.stdin, options) : importFile(store, file, options));
-    } finally {
-      bar.stop();
-    }
-    if (!report.committed) {
-      for (const e of report.errors) process.stderr.write(`${source}:${e.line}: ${e.reason}\n`);
-      if (report.invalid > report.errors.length) process.stderr.write(`... and ${report.invalid - report.errors.length} more invalid lines\n`);
-      process.stderr.write(`reglookup: ${report.invalid} invalid line(s) of ${report.lines}; nothing was imported\n`);
-      process.exitCode = 1;
-      return;
-    }
-    if (!flags.quiet) process.stdout.write(summary(report));
-  });
 }
 
-async function runExport(file: string | undefined, flags: { quiet?: boolean }): Promise<void> {
+function reportImport(report: ImportReport, source: string, flags: ImportFlags): void {
+  if (report.invalid > 0) {
+    for (const e of report.errors) process.stderr.write(`${source}:${e.line}: ${e.reason}\n`);
+    if (report.invalid > report.errors.length) process.stderr.write(`... and ${report.invalid - report.errors.length} more invalid lines\n`);
+    process.stderr.write(`reglookup: ${report.invalid} invalid line(s) of ${report.lines}; ${flags.dryRun ? 'the import would fail (dry run: nothing was written)' : 'nothing was imported'}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  if (report.dryRun) {
+    process.stdout.write(dryRunSummary(report));
+    if (report.shrinkRefused) {
+      process.stderr.write(`reglookup: the import would be ${shrinkMessage(report)}\n`);
+      process.exitCode = 1;
+    }
+    return;
+  }
+  if (report.shrinkRefused) {
+    process.stderr.write(`reglookup: ${shrinkMessage(report)}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  if (!flags.quiet) process.stdout.write(summary(report));
+}
+
+async function runExport(file: string | undefined, flags: { quiet?: boolean; force?: boolean }): Promise<void> {
+  // As backup does: an existing file is not overwritten without --force.
+  if (file && !flags.force && fs.existsSync(file)) throw new Error(existsMessage(file));
   await withStore(async (store) => {
     const out = file ? fs.createWriteStream(file) : process.stdout;
     if (file) out.on('error', fatal);
@@ -84,14 +183,19 @@ async function runExport(file: string | undefined, flags: { quiet?: boolean }): 
   }, { mustExist: true });
 }
 
-async function runBackup(file: string, flags: { quiet?: boolean }): Promise<void> {
+async function runBackup(file: string, flags: { quiet?: boolean; force?: boolean }): Promise<void> {
   await withStore(async (store) => {
     const bars: Meter[] = [];
     try {
-      await backupStore(store, file, (done, total) => {
-        if (bars.length === 0) bars.push(meter('backup', total, 'pages', !!flags.quiet));
-        bars[0].update(done);
-      });
+      await backupStore(
+        store,
+        file,
+        (done, total) => {
+          if (bars.length === 0) bars.push(meter('backup', total, 'pages', !!flags.quiet));
+          bars[0].update(done);
+        },
+        { force: !!flags.force },
+      );
     } catch (e) {
       if (e instanceof BackupError) {
         process.stderr.write(`reglookup: ${e.message}\n`);
@@ -109,23 +213,28 @@ async function runBackup(file: string, flags: { quiet?: boolean }): Promise<void
 export function registerData(program: Command): void {
   program
     .command('import')
-    .argument('<file>', 'NDJSON file, one record (or deletion) per line; - for standard input')
+    .argument('<file>', 'NDJSON file, one record (or deletion) per line, plain or gzip-compressed; - for standard input')
     .option('--replace', "replace every operation the file names: each then holds exactly the file's records")
     .option('--replace-all', 'replace the whole store with the file')
+    .option('--min-keep <percent>', `with --replace-all: refuse (writing nothing) a file holding fewer records than this share of what the store holds now, or none at all`, String(DEFAULT_MIN_KEEP))
+    .option('--allow-shrink', 'with --replace-all: replace the store whatever the file holds (the same as --min-keep 0)')
+    .option('--dry-run', 'read and check the whole file and say what it would change, writing nothing')
     .option('--workers <n>', 'threads that parse and check lines beside the one writing, 0 to 64 (0: all on one thread; the default is one fewer than the cores, at least 1 and at most 4)', String(Math.max(1, Math.min(os.availableParallelism() - 1, 4))))
     .option('-q, --quiet', 'no progress and no summary (errors are still printed)')
     .description('import vehicles and MOT histories; all or nothing, in one transaction')
     .action((file: string, flags: ImportFlags) => runImport(file, flags).catch(fatal));
   program
     .command('export')
-    .argument('[file]', 'where to write the NDJSON (stdout when absent)')
+    .argument('[file]', 'where to write the NDJSON (stdout when absent); refused if it exists, unless --force')
+    .option('--force', 'overwrite the file if it exists')
     .option('-q, --quiet', 'no progress and no summary')
     .description('write every record as NDJSON in the import format, in key order')
-    .action((file: string | undefined, flags: { quiet?: boolean }) => runExport(file, flags).catch(fatal));
+    .action((file: string | undefined, flags: { quiet?: boolean; force?: boolean }) => runExport(file, flags).catch(fatal));
   program
     .command('backup')
-    .argument('<file>', 'new file to write the copy to')
+    .argument('<file>', 'new file to write the copy to; refused if it exists, unless --force')
+    .option('--force', 'replace the file if it exists (once the copy is whole)')
     .option('-q, --quiet', 'no progress and no summary')
     .description('a consistent copy of the whole store (records, accounts, usage), safe while the server serves')
-    .action((file: string, flags: { quiet?: boolean }) => runBackup(file, flags).catch(fatal));
+    .action((file: string, flags: { quiet?: boolean; force?: boolean }) => runBackup(file, flags).catch(fatal));
 }

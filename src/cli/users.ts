@@ -10,6 +10,12 @@ import { config, fatal, withStore } from './common';
 
 class InputError extends Error {}
 
+/**
+ * Every subcommand but `add` reads or changes what is there: a SQLite file that does not exist is
+ * a mistyped DATABASE_URL, refused (as export does) instead of created empty.
+ */
+const EXISTING = { mustExist: true } as const;
+
 interface SettingOptions {
   credits?: string;
   dailyLimit?: string;
@@ -147,7 +153,7 @@ export function registerUsers(program: Command): void {
       run(async (name: string, opts: SettingOptions) => {
         const changes = settings(opts);
         if (Object.keys(changes).length === 0) throw new InputError('nothing to set: give --credits, --daily-limit, --rate or --allow');
-        const a = await withStore((s) => s.updateAccount(name, changes, today()));
+        const a = await withStore((s) => s.updateAccount(name, changes, today()), EXISTING);
         if (!a) noSuch(name);
         process.stdout.write(`saved ${shown(name)} (${summary(a)})\n`);
       }),
@@ -161,7 +167,7 @@ export function registerUsers(program: Command): void {
     .action(
       run(async (name: string, n: string) => {
         if (!/^-?\d+$/.test(n) || Math.abs(Number(n)) > MAX_CREDITS) throw new InputError(`credits must be a whole number (negative to take away), at most ${MAX_CREDITS} either way, got '${n}'`);
-        const result = await withStore((s) => s.addCredits(name, Number(n)));
+        const result = await withStore((s) => s.addCredits(name, Number(n)), EXISTING);
         if (result === 'unknown') noSuch(name);
         if (result === 'unlimited') throw new InputError(`${shown(name)} has unlimited credits; give it a balance with 'reglookup users set ${shown(name)} --credits N'`);
         process.stdout.write(`${shown(name)}: ${result.balance} credit(s) left\n`);
@@ -175,7 +181,7 @@ export function registerUsers(program: Command): void {
       .description(enabled ? 'let a disabled username make lookups again' : 'refuse every lookup by a username, keeping its settings and usage')
       .action(
         run(async (name: string) => {
-          if (!(await withStore((s) => s.setEnabled(name, enabled)))) noSuch(name);
+          if (!(await withStore((s) => s.setEnabled(name, enabled), EXISTING))) noSuch(name);
           process.stdout.write(`${command}d ${shown(name)}\n`);
         }),
       );
@@ -187,7 +193,7 @@ export function registerUsers(program: Command): void {
     .description('remove a username and its usage records')
     .action(
       run(async (name: string) => {
-        if (!(await withStore((s) => s.removeAccount(name)))) noSuch(name);
+        if (!(await withStore((s) => s.removeAccount(name), EXISTING))) noSuch(name);
         process.stdout.write(`removed ${shown(name)}\n`);
       }),
     );
@@ -198,7 +204,7 @@ export function registerUsers(program: Command): void {
     .description('every username with its settings and the lookups it made today (UTC)')
     .action(
       run(async (opts: { json?: boolean }) => {
-        const list = await withStore((s) => s.listAccounts(today()));
+        const list = await withStore((s) => s.listAccounts(today()), EXISTING);
         if (opts.json) {
           process.stdout.write(JSON.stringify(list.map(jsonAccount), null, 2) + '\n');
           return;
@@ -225,7 +231,7 @@ export function registerUsers(program: Command): void {
         const rows = await withStore(async (s) => {
           if (!(await s.getAccount(name))) noSuch(name);
           return s.usage(name, from);
-        });
+        }, EXISTING);
         if (opts.json) {
           process.stdout.write(JSON.stringify(rows.map((r) => ({ day: r.day, operation: r.operation, found: r.found, notFound: r.notFound })), null, 2) + '\n');
           return;

@@ -8,9 +8,15 @@ import type { Progress, VehicleStore } from '../store/store';
 
 export class BackupError extends Error {}
 
-export async function backupStore(store: VehicleStore, dest: string, progress?: Progress): Promise<void> {
+/** What backup and export say of a file already there: the same words, the same way out. */
+export function existsMessage(dest: string): string {
+  return `${dest} already exists; give a new file name, or --force to overwrite it`;
+}
+
+/** `force`: a file already at `dest` is replaced (only once the copy is whole); otherwise it is refused. */
+export async function backupStore(store: VehicleStore, dest: string, progress?: Progress, options: { force?: boolean } = {}): Promise<void> {
   if (!store.backup) throw new BackupError('this store has no backup of its own; use its database tools (PostgreSQL: pg_dump)');
-  if (fs.existsSync(dest)) throw new BackupError(`${dest} already exists; give a new file name`);
+  if (fs.existsSync(dest) && !options.force) throw new BackupError(existsMessage(dest));
   const dir = path.dirname(path.resolve(dest));
   if (!fs.existsSync(dir)) throw new BackupError(`the folder ${dir} does not exist; create it first (mkdir -p ${dir})`);
   const partial = `${dest}.partial-${process.pid}`;

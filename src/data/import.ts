@@ -6,6 +6,7 @@
 
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
+import zlib from 'node:zlib';
 import { countImport } from '../ops/metrics';
 import type { Replace, VehicleStore } from '../store/store';
 import { BLANK, DELETE, INVALID, overlongLine, type PackedChunk } from './chunk';
@@ -39,6 +40,40 @@ export interface ImportReport {
   readonly replaced: Replace | null;
   /** Records of the bundled sample removed because this was the first import of real data (0 if none). */
   readonly sampleRemoved: number;
+  /** A --replace-all refused because it would have shrunk the store below minKeep (nothing was written). */
+  readonly shrinkRefused?: ShrinkRefusal;
+  /** A dry run: what the import would have changed (nothing was written). */
+  readonly dryRun?: DryRunReport;
+}
+
+export interface ShrinkRefusal {
+  /** Records the store holds now. */
+  readonly before: number;
+  /** Records the store would hold after the import (the file's distinct keys). */
+  readonly after: number;
+  /** The share, in per cent of `before`, that `after` had to reach. */
+  readonly minKeep: number;
+}
+
+export interface DryRunReport {
+  /** Records the store holds now. */
+  readonly before: number;
+  /** Keys the file puts that the store does not hold. */
+  readonly added: number;
+  /** Keys the file puts that the store holds already (written again, perhaps unchanged). */
+  readonly replaced: number;
+  /** Records that would go: by deletion lines, and for a replace of everything, every record the file does not put; null when not known (--replace). */
+  readonly removed: number | null;
+}
+
+/** Why an import's input could not be read to its end (a damaged gzip file); nothing was imported. */
+export class ImportInputError extends Error {}
+
+/** The import was stopped (ImportOptions.signal) before it committed; nothing was imported. */
+export class ImportAborted extends Error {
+  constructor() {
+    super('the import was interrupted; nothing was imported');
+  }
 }
 
 export interface ImportOptions {
@@ -48,8 +83,19 @@ export interface ImportOptions {
   readonly sample?: boolean;
   /** Worker threads that decode, parse and check (data/workers.ts); 0 (the default) does it on this thread. */
   readonly workers?: number;
-  /** Called as the input is read, with the bytes read so far. */
+  /** Called as the input is read, with the bytes read so far (of the file as stored: compressed bytes for a gzip file). */
   readonly onBytes?: (bytes: number) => void;
+  /**
+   * With replace 'all': the least share, in per cent of the records the store holds now, that the
+   * file must hold (distinct keys) for the replace to commit; a file of no records is refused
+   * whenever the store holds any. Checked after the whole file is read, before commit: a refused
+   * import writes nothing. Absent or 0: no check.
+   */
+  readonly minKeep?: number;
+  /** Read and check the whole file and report what would change (DryRunReport), writing nothing. */
+  readonly dryRun?: boolean;
+  /** Stops the import before it commits (ImportAborted): everything is rolled back. */
+  readonly signal?: AbortSignal;
 }
 
 /** Bytes a file is read in: each read's complete lines go to be parsed as one run. */
@@ -131,6 +177,78 @@ async function* fileChunks(handle: fs.promises.FileHandle): AsyncGenerator<Uint8
   }
 }
 
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+/**
+ * The input's bytes, decompressed when they start as gzip data does (1f 8b: national data sets come
+ * compressed, whatever the file is called), with onBytes called with the bytes read as stored.
+ */
+async function* inflated(input: AsyncIterable<Uint8Array | string>, onBytes?: (bytes: number) => void): AsyncGenerator<Uint8Array | string> {
+  const it = input[Symbol.asyncIterator]();
+  let bytes = 0;
+  const counted = (c: Uint8Array | string) => {
+    bytes += typeof c === 'string' ? Buffer.byteLength(c) : c.length;
+    onBytes?.(bytes);
+    return c;
+  };
+  const first = await it.next();
+  if (first.done) return;
+  const head = counted(first.value);
+  if (typeof head === 'string' || head.length < 2 || head[0] !== GZIP_MAGIC[0] || head[1] !== GZIP_MAGIC[1]) {
+    yield head;
+    for (let r = await it.next(); !r.done; r = await it.next()) yield counted(r.value);
+    return;
+  }
+  const gunzip = zlib.createGunzip();
+  // Fed from the input (copies: a file's reads reuse one buffer) as fast as it decompresses.
+  const feed = (async () => {
+    let chunk: Uint8Array | string = head;
+    for (;;) {
+      if (!gunzip.write(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk))) await new Promise<void>((resolve) => gunzip.once('drain', resolve));
+      if (gunzip.destroyed) return;
+      const r = await it.next();
+      if (r.done) break;
+      chunk = counted(r.value);
+    }
+    gunzip.end();
+  })().catch((e: Error) => gunzip.destroy(e));
+  try {
+    for await (const out of gunzip as AsyncIterable<Buffer>) yield out;
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (typeof err.code === 'string' && err.code.startsWith('Z_')) throw new ImportInputError(`the gzip data is damaged or cut short (${err.message})`);
+    throw e;
+  } finally {
+    gunzip.destroy();
+    await feed;
+  }
+}
+
+/**
+ * The input, ended by the signal with ImportAborted even while a read waits (a pipe or FIFO that
+ * sends nothing more): the import then rolls back at once.
+ */
+async function* abortable<T>(input: AsyncIterable<T>, signal?: AbortSignal): AsyncGenerator<T> {
+  if (!signal) return yield* input;
+  const it = input[Symbol.asyncIterator]();
+  let onAbort = () => {};
+  const stopped = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new ImportAborted());
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  stopped.catch(() => undefined);
+  try {
+    for (;;) {
+      const r = await Promise.race([it.next(), stopped]);
+      if (r.done) return;
+      yield r.value;
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
 /** Imports a stream of NDJSON; all or nothing. */
 export async function importStream(store: VehicleStore, input: Readable, options: ImportOptions = {}): Promise<ImportReport> {
   return importChunks(store, input as AsyncIterable<Uint8Array | string>, options);
@@ -144,7 +262,12 @@ async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array
   let sampleRemoved = 0;
   if (!options.sample && (await store.holdsOnlySample())) sampleRemoved = await store.count();
   const replaceAll = replace === 'all' || sampleRemoved > 0;
-  const batch = await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample });
+  // The bundled sample is no one's data: replacing it with however few records loses nothing.
+  const minKeep = replace === 'all' && sampleRemoved === 0 ? (options.minKeep ?? 0) : 0;
+  // Counted before the batch begins: a replacing batch may empty the table at its start.
+  const before = minKeep > 0 || options.dryRun ? await store.count() : 0;
+  const dry = options.dryRun ? { added: 0, replaced: 0, deletedHeld: 0 } : null;
+  const batch = dry ? null : await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample });
   const errors: LineError[] = [];
   const byOperation: Record<string, number> = {};
   const seen = new KeySet();
@@ -154,8 +277,14 @@ async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array
   let deleted = 0;
   let repeated = 0;
   let invalid = 0;
+  /** Keys put whose first line in the file was a put: the records a replace of everything leaves. */
+  let distinctPuts = 0;
+  const aborted = () => {
+    if (options.signal?.aborted) throw new ImportAborted();
+  };
   try {
-    for await (const chunk of parsedRuns(readRuns(input, options.onBytes), runner)) {
+    for await (const chunk of parsedRuns(readRuns(inflated(abortable(input, options.signal), options.onBytes)), runner)) {
+      aborted();
       const { kinds, text, ends, hashes, reasons } = chunk;
       let field = 0; // index into ends: 4 a record
       let reason = 0;
@@ -177,34 +306,59 @@ async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array
         const registration = text.slice(ends[at], ends[at + 1]);
         const state = text.slice(ends[at + 1], ends[at + 2]);
         if (named && !named.includes(operation)) {
-          if (!replaceAll) await batch.replaceOperation(operation);
+          if (!replaceAll) await batch?.replaceOperation(operation);
           named.push(operation);
         }
         const repeat = seen.addHash(hashes[at >> 1], hashes[(at >> 1) + 1]);
         if (repeat) repeated++;
         if (kind === DELETE) {
-          await batch.delete({ operation, registration, state });
+          if (dry && !repeat && (await store.get({ operation, registration, state }))) dry.deletedHeld++;
+          await batch?.delete({ operation, registration, state });
           deleted++;
           continue;
         }
-        await batch.put({ operation, registration, state, payload: text.slice(ends[at + 2], ends[at + 3]) }, !repeat);
+        if (!repeat) {
+          distinctPuts++;
+          if (dry) {
+            if (await store.get({ operation, registration, state })) dry.replaced++;
+            else dry.added++;
+          }
+        }
+        await batch?.put({ operation, registration, state, payload: text.slice(ends[at + 2], ends[at + 3]) }, !repeat);
         imported++;
         byOperation[operation] = (byOperation[operation] ?? 0) + 1;
       }
     }
+    aborted();
   } catch (e) {
-    await batch.rollback();
+    // The batch's own failure (a full disk) is what is reported, not a rollback's complaint after it.
+    await batch?.rollback().catch(() => undefined);
     throw e;
   } finally {
     await runner.close();
   }
   if (invalid > 0) {
-    await batch.rollback();
+    await batch?.rollback();
     countImport(0, false);
-    return { lines: n, imported: 0, deleted: 0, repeated: 0, byOperation: {}, errors, invalid, committed: false, replaced: null, sampleRemoved: 0 };
+    return { lines: n, imported: 0, deleted: 0, repeated: 0, byOperation: {}, errors, invalid, committed: false, replaced: null, sampleRemoved: 0, dryRun: dry ? { before, added: 0, replaced: 0, removed: 0 } : undefined };
+  }
+  if (named) replace = named;
+  const shrinks = minKeep > 0 && before > 0 && (distinctPuts === 0 || distinctPuts * 100 < before * minKeep);
+  const shrinkRefused = shrinks ? { before, after: distinctPuts, minKeep } : undefined;
+  if (dry || shrinkRefused) {
+    await batch?.rollback();
+    const removed = replaceAll ? before - (dry?.replaced ?? 0) : named ? null : (dry?.deletedHeld ?? 0);
+    const dryRun = dry ? { before, added: dry.added, replaced: dry.replaced, removed } : undefined;
+    return { lines: n, imported, deleted, repeated, byOperation, errors, invalid, committed: false, replaced: replace, sampleRemoved, shrinkRefused, dryRun };
+  }
+  if (!batch) throw new Error('unreachable: an import that writes has a batch');
+  try {
+    aborted();
+  } catch (e) {
+    await batch.rollback().catch(() => undefined);
+    throw e;
   }
   await batch.commit();
-  if (named) replace = named;
   countImport(imported, true);
   return { lines: n, imported, deleted, repeated, byOperation, errors, invalid, committed: true, replaced: replace, sampleRemoved };
 }
@@ -228,6 +382,8 @@ export async function importFile(store: VehicleStore, file: string, options: Imp
   try {
     return await importChunks(store, fileChunks(handle), options);
   } finally {
-    await handle.close();
+    // Stopped while a read waits (a FIFO): close() would wait for that read; the process is ending.
+    if (options.signal?.aborted) void handle.close().catch(() => undefined);
+    else await handle.close();
   }
 }

@@ -5,7 +5,7 @@
 
 import { findOperation, suggestOperation } from '../contract/operations';
 import { normalizeRegistration, normalizeState } from '../service/normalize';
-import { motProblem, plainJsonText, unknownKeyProblem, vehicleProblem } from '../service/records';
+import { motProblems, plainJsonText, unknownKeyProblem, vehicleProblems } from '../service/records';
 import type { RecordKey, StoredRecord } from '../store/store';
 
 const MAX_LINE_CHARS = 1024 * 1024;
@@ -28,44 +28,62 @@ export function parseLine(text: string): Parsed {
   const r = obj as Record<string, unknown>;
   const isDelete = r.delete !== undefined;
   if (isDelete && r.delete !== true) return { ok: false, reason: '"delete" must be true (or absent)' };
+  // Every problem the line has, in the order they were once reported one at a time (the first is
+  // the message a line with one problem always gave), so that a line is fixed in one go.
+  const problems: string[] = [];
   const unknown = unknownKeyProblem('the record', r, isDelete ? DELETE_KEYS : RECORD_KEYS);
-  if (unknown) return { ok: false, reason: isDelete && RECORD_KEYS.includes(Object.keys(r).find((k) => !DELETE_KEYS.includes(k)) ?? '') ? `a deletion holds only operation, registration, state and "delete":true` : unknown };
-  if (typeof r.operation !== 'string') return { ok: false, reason: '"operation" is missing (e.g. "Check", "CheckUSA", "UKMOT")' };
-  const op = findOperation(r.operation);
-  if (!op) {
+  if (unknown) problems.push(isDelete && RECORD_KEYS.includes(Object.keys(r).find((k) => !DELETE_KEYS.includes(k)) ?? '') ? `a deletion holds only operation, registration, state and "delete":true` : unknown);
+  const op = typeof r.operation === 'string' ? findOperation(r.operation) : undefined;
+  if (typeof r.operation !== 'string') problems.push('"operation" is missing (e.g. "Check", "CheckUSA", "UKMOT")');
+  else if (!op) {
     const near = suggestOperation(r.operation);
-    return { ok: false, reason: `unknown operation "${r.operation.slice(0, 40)}"${near ? ` (names are case-sensitive here: did you mean "${near.name}"?)` : ''}` };
+    problems.push(`unknown operation "${r.operation.slice(0, 40)}"${near ? ` (names are case-sensitive here: did you mean "${near.name}"?)` : ''}`);
   }
-  if (typeof r.registration !== 'string') return { ok: false, reason: '"registration" must be a string' };
-  const reg = normalizeRegistration(r.registration);
-  if (!reg.ok) return { ok: false, reason: `"registration" ${reg.reason}` };
-
+  let registration = '';
+  if (typeof r.registration !== 'string') problems.push('"registration" must be a string');
+  else {
+    const reg = normalizeRegistration(r.registration);
+    if (reg.ok) registration = reg.value;
+    else problems.push(`"registration" ${reg.reason}`);
+  }
   let state = '';
-  if (op.state) {
-    if (typeof r.state !== 'string') return { ok: false, reason: `"state" is required for ${op.name}` };
-    const st = normalizeState(op.state.country, r.state);
-    if (!st.ok) return { ok: false, reason: `"state" ${st.reason}` };
-    state = st.value;
-  } else if (r.state !== undefined) {
-    return { ok: false, reason: `"state" is only for CheckUSA, CheckCanada and CheckAustralia, not ${op.name}` };
+  if (op?.state) {
+    if (typeof r.state !== 'string') problems.push(`"state" is required for ${op.name}`);
+    else {
+      const st = normalizeState(op.state.country, r.state);
+      if (st.ok) state = st.value;
+      else problems.push(`"state" ${st.reason}`);
+    }
+  } else if (op && r.state !== undefined) {
+    problems.push(`"state" is only for CheckUSA, CheckCanada and CheckAustralia, not ${op.name}`);
   }
-  if (isDelete) return { ok: true, delete: true, record: { operation: op.name, registration: reg.value, state } };
+  if (!op) return refused(problems);
+  if (isDelete) return problems.length ? refused(problems) : { ok: true, delete: true, record: { operation: op.name, registration, state } };
 
   const plain = plainJsonText(text);
   const body = op.result === 'UKMOTData' ? 'mot' : 'vehicle';
+  // A body under the other name: that is the problem, not that the right name is missing.
   if (body === 'mot') {
-    if (r.vehicle !== undefined) return { ok: false, reason: 'a UKMOT record holds "mot", not "vehicle"' };
-    const p = motProblem(r.mot, plain);
-    if (p) return { ok: false, reason: p };
+    if (r.vehicle !== undefined) problems.push('a UKMOT record holds "mot", not "vehicle"');
+    if (r.vehicle === undefined || r.mot !== undefined) problems.push(...motProblems(r.mot, plain));
   } else {
-    if (r.mot !== undefined) return { ok: false, reason: `a ${op.name} record holds "vehicle", not "mot"` };
-    const p = vehicleProblem(r.vehicle, plain);
-    if (p) return { ok: false, reason: p };
+    if (r.mot !== undefined) problems.push(`a ${op.name} record holds "vehicle", not "mot"`);
+    if (r.mot === undefined || r.vehicle !== undefined) problems.push(...vehicleProblems(r.vehicle, plain));
   }
+  if (problems.length) return refused(problems);
   const payload = (plain && bodyText(text, r, body)) || JSON.stringify(r[body]);
-  return { ok: true, delete: false, record: { operation: op.name, registration: reg.value, state, payload } };
+  return { ok: true, delete: false, record: { operation: op.name, registration, state, payload } };
 }
 
+/** Problems a line's reason names at most; the rest are counted. */
+const MAX_PROBLEMS = 10;
+
+/** A refused line: its problems joined by "; " (the first as it always read). */
+function refused(problems: readonly string[]): Parsed {
+  const shown = problems.slice(0, MAX_PROBLEMS).join('; ');
+  const more = problems.length - MAX_PROBLEMS;
+  return { ok: false, reason: more > 0 ? `${shown}; and ${more} more problem(s)` : shown };
+}
 
 /** Any top-level key a record line may hold, as it would be written in the line's text. */
 const QUOTED_KEY_RE = new RegExp(`"(?:${RECORD_KEYS.join('|')})"`);

@@ -96,43 +96,47 @@ function textProblem(where: string, v: unknown, plain = false): string | null {
   return null;
 }
 
-/** Why this vehicle object cannot be imported, or null when it can; `plain`: see plainJsonText. */
+/** Why this vehicle object cannot be imported, or null when it can (its first problem); `plain`: see plainJsonText. */
 export function vehicleProblem(v: unknown, plain = false): string | null {
-  if (v === undefined) return '"vehicle" is missing (the vehicle\'s fields, a JSON object)';
-  if (!isObject(v)) return '"vehicle" must be a JSON object';
+  return vehicleProblems(v, plain)[0] ?? null;
+}
+
+/** Every reason this vehicle object cannot be imported, in field order (empty when it can). */
+export function vehicleProblems(v: unknown, plain = false): string[] {
+  if (v === undefined) return ['"vehicle" is missing (the vehicle\'s fields, a JSON object)'];
+  if (!isObject(v)) return ['"vehicle" must be a JSON object'];
+  const out: string[] = [];
   for (const [name, kind] of VEHICLE_FIELDS) {
     if (!(name in v) || v[name] === null) continue;
-    const value = v[name];
-    const where = `vehicle.${name}`;
-    if (kind === 'integer') {
-      if (!isIntegerLike(value)) return `${where} must be an integer`;
-    } else if (kind === 'text') {
-      const inner = isObject(value) ? value.CurrentTextValue : value;
-      if (isObject(value) && Object.keys(value).some((k) => k !== 'CurrentTextValue' && k !== 'CurrentValue')) {
-        return `${where} may only hold CurrentValue and CurrentTextValue`;
-      }
-      if (inner !== null && inner !== undefined) {
-        const p = textProblem(isObject(value) ? `${where}.CurrentTextValue` : where, inner, plain);
-        if (p) return p;
-      }
-    } else if (isObject(value)) {
-      const extra = Object.keys(value).find((k) => k !== 'CurrentValue' && k !== 'CurrentTextValue');
-      if (extra) return `${where} has an unknown key "${extra}" (a composite holds CurrentValue and CurrentTextValue)`;
-      const cv = value.CurrentValue;
-      if (cv !== undefined && cv !== null && !(typeof cv === 'number' && Number.isSafeInteger(cv))) {
-        return `${where}.CurrentValue must be an integer or null`;
-      }
-      const ct = value.CurrentTextValue;
-      if (ct !== undefined && ct !== null) {
-        const p = textProblem(`${where}.CurrentTextValue`, ct, plain);
-        if (p) return p;
-      }
-    } else {
-      const p = textProblem(where, value, plain);
-      if (p) return `${p} (or a composite {"CurrentValue":int|null,"CurrentTextValue":string})`;
-    }
+    const p = fieldProblem(name, kind, v[name], plain);
+    if (p) out.push(p);
   }
-  return null;
+  return out;
+}
+
+function fieldProblem(name: string, kind: FieldKind, value: Json, plain: boolean): string | null {
+  const where = `vehicle.${name}`;
+  if (kind === 'integer') return isIntegerLike(value) ? null : `${where} must be an integer`;
+  if (kind === 'text') {
+    const inner = isObject(value) ? value.CurrentTextValue : value;
+    if (isObject(value) && Object.keys(value).some((k) => k !== 'CurrentTextValue' && k !== 'CurrentValue')) {
+      return `${where} may only hold CurrentValue and CurrentTextValue`;
+    }
+    if (inner === null || inner === undefined) return null;
+    return textProblem(isObject(value) ? `${where}.CurrentTextValue` : where, inner, plain);
+  }
+  if (isObject(value)) {
+    const extra = Object.keys(value).find((k) => k !== 'CurrentValue' && k !== 'CurrentTextValue');
+    if (extra) return `${where} has an unknown key "${extra}" (a composite holds CurrentValue and CurrentTextValue)`;
+    const cv = value.CurrentValue;
+    if (cv !== undefined && cv !== null && !(typeof cv === 'number' && Number.isSafeInteger(cv))) {
+      return `${where}.CurrentValue must be an integer or null`;
+    }
+    const ct = value.CurrentTextValue;
+    return ct !== undefined && ct !== null ? textProblem(`${where}.CurrentTextValue`, ct, plain) : null;
+  }
+  const p = textProblem(where, value, plain);
+  return p ? `${p} (or a composite {"CurrentValue":int|null,"CurrentTextValue":string})` : null;
 }
 
 function textOf(v: Json | undefined): string | undefined {
@@ -197,45 +201,48 @@ function stringList(where: string, v: unknown, plain: boolean): string | null {
   return null;
 }
 
-/** Why this MOT object cannot be imported, or null when it can; `plain`: see plainJsonText. */
+/** Why this MOT object cannot be imported, or null when it can (its first problem); `plain`: see plainJsonText. */
 export function motProblem(m: unknown, plain = false): string | null {
-  if (m === undefined) return '"mot" is missing (the MOT history, a JSON object)';
-  if (!isObject(m)) return '"mot" must be a JSON object';
-  const unknown = unknownKeyProblem('"mot"', m, MOT_KEYS);
-  if (unknown) return unknown;
+  return motProblems(m, plain)[0] ?? null;
+}
+
+/** Every reason this MOT object cannot be imported (the first of each test; empty when it can). */
+export function motProblems(m: unknown, plain = false): string[] {
+  if (m === undefined) return ['"mot" is missing (the MOT history, a JSON object)'];
+  if (!isObject(m)) return ['"mot" must be a JSON object'];
+  const out: string[] = [];
+  const push = (p: string | null) => {
+    if (p) out.push(p);
+  };
+  push(unknownKeyProblem('"mot"', m, MOT_KEYS));
   for (const key of ['make', 'model', 'taxDate']) {
-    if (m[key] !== undefined && m[key] !== null) {
-      const p = textProblem(`mot.${key}`, m[key], plain);
-      if (p) return p;
-    }
+    if (m[key] !== undefined && m[key] !== null) push(textProblem(`mot.${key}`, m[key], plain));
   }
   if (m.tests !== undefined && m.tests !== null) {
-    if (!Array.isArray(m.tests)) return 'mot.tests must be an array';
-    for (let i = 0; i < m.tests.length; i++) {
-      const t = m.tests[i];
-      const where = `mot.tests[${i}]`;
-      if (!isObject(t)) return `${where} must be an object`;
-      const unknownInTest = unknownKeyProblem(where, t, MOT_TEST_KEYS);
-      if (unknownInTest) return unknownInTest;
-      for (const f of MOT_TEST_FIELDS) {
-        if (t[f] !== undefined && t[f] !== null) {
-          const p = textProblem(`${where}.${f}`, t[f], plain);
-          if (p) return p;
-        }
-      }
-      for (const f of MOT_TEST_LISTS) {
-        const p = stringList(`${where}.${f}`, t[f], plain);
-        if (p) return p;
-      }
-    }
+    if (!Array.isArray(m.tests)) out.push('mot.tests must be an array');
+    else for (let i = 0; i < m.tests.length; i++) push(motTestProblem(m.tests[i], `mot.tests[${i}]`, plain));
   }
   const ext = m.extendedInformation;
   if (ext !== undefined && ext !== null) {
-    if (!Array.isArray(ext)) return 'mot.extendedInformation must be an array of arrays of strings';
-    for (let i = 0; i < ext.length; i++) {
-      const p = stringList(`mot.extendedInformation[${i}]`, ext[i], plain);
+    if (!Array.isArray(ext)) out.push('mot.extendedInformation must be an array of arrays of strings');
+    else for (let i = 0; i < ext.length; i++) push(stringList(`mot.extendedInformation[${i}]`, ext[i], plain));
+  }
+  return out;
+}
+
+function motTestProblem(t: Json, where: string, plain: boolean): string | null {
+  if (!isObject(t)) return `${where} must be an object`;
+  const unknownInTest = unknownKeyProblem(where, t, MOT_TEST_KEYS);
+  if (unknownInTest) return unknownInTest;
+  for (const f of MOT_TEST_FIELDS) {
+    if (t[f] !== undefined && t[f] !== null) {
+      const p = textProblem(`${where}.${f}`, t[f], plain);
       if (p) return p;
     }
+  }
+  for (const f of MOT_TEST_LISTS) {
+    const p = stringList(`${where}.${f}`, t[f], plain);
+    if (p) return p;
   }
   return null;
 }

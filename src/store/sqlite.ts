@@ -189,7 +189,9 @@ export class SqliteStore implements VehicleStore {
       open = false;
       this.importing = false;
       try {
-        this.db.exec(sql);
+        // SQLite rolls a transaction back itself on some failures (SQLITE_FULL): a ROLLBACK then
+        // would only fail with "no transaction is active" and hide that failure.
+        if (sql !== 'ROLLBACK' || this.db.inTransaction) this.db.exec(sql);
       } finally {
         this.db.pragma(`cache_size = ${cacheBefore}`);
       }

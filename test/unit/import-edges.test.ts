@@ -172,7 +172,8 @@ describe('the report', () => {
   test('two bad lines in one run: each is listed with its own reason', async () => {
     const report = await importInto(store, [[rec('W1'), '{"operation":"Nope"}', rec('W2'), 'nope', '[1]'].join('\n') + '\n']);
     expect(report.errors).toEqual([
-      { line: 2, reason: 'unknown operation "Nope"' },
+      // Every problem of the line, the first as a line with one problem reads.
+      { line: 2, reason: 'unknown operation "Nope"; "registration" must be a string' },
       { line: 4, reason: expect.stringMatching(/^not valid JSON/) },
       { line: 5, reason: 'a record must be a JSON object' },
     ]);

@@ -263,7 +263,7 @@ describe('reglookup import - and the refusals of the data commands', () => {
     expect(piped.status).toBe(0);
     expect(piped.stdout).toMatch(/imported 2 record\(s\) from 2 line\(s\)/);
     expect(run('b.db', ['export', '--quiet']).stdout).toBe(first.stdout);
-    const bad = run('b.db', ['import', '-'], '{"operation":"Nope"}\n');
+    const bad = run('b.db', ['import', '-'], '{"operation":"Nope","registration":"AB12CDE"}\n');
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/^\(stdin\):1: unknown operation "Nope"$/m);
   });
