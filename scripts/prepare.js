@@ -18,4 +18,6 @@ try {
   );
   process.exit(0);
 }
+// A fresh dist/: files of modules since removed would otherwise stay, and ship in `npm pack`.
+require('node:fs').rmSync(require('node:path').join(__dirname, '..', 'dist'), { recursive: true, force: true });
 execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { stdio: 'inherit' });

@@ -232,7 +232,7 @@ function origins(env: Env, name: string): readonly string[] {
     if (item.includes('*')) {
       throw new ConfigError(`${name} takes no wildcards in an origin ('${item}'): list each origin (scheme://host[:port]), or give * alone for any origin`);
     }
-    let u: URL | null = null;
+    let u: URL | null;
     try {
       u = new URL(item);
     } catch {

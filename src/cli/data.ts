@@ -86,7 +86,7 @@ function inputSize(file: string): number {
   try {
     stat = fs.statSync(file);
   } catch (e) {
-    throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+    throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { cause: e });
   }
   if (stat.isDirectory()) throw new Error(`cannot read ${file}: it is a directory; give an NDJSON file (plain or gzip-compressed)`);
   return stat.size;
@@ -131,7 +131,7 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
       process.exit(130);
     }
     if (isDiskFull(e)) throw diskFull(databaseUrl);
-    if (e instanceof ImportInputError) throw new Error(`cannot read ${source}: ${e.message}; nothing was imported`);
+    if (e instanceof ImportInputError) throw new Error(`cannot read ${source}: ${e.message}; nothing was imported`, { cause: e });
     throw e;
   } finally {
     process.off('SIGINT', onSigint);

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { countImport } from '../ops/metrics';
-import type { Replace, VehicleStore } from '../store/store';
+import type { ImportBatch, Replace, VehicleStore } from '../store/store';
 import { BLANK, DELETE, INVALID, overlongLine, type PackedChunk } from './chunk';
 import { KeySet } from './keyset';
 import { chunkRunner, type ChunkRunner } from './workers';
@@ -229,7 +229,10 @@ async function* inflated(input: AsyncIterable<Uint8Array | string>, onBytes?: (b
  * sends nothing more): the import then rolls back at once.
  */
 async function* abortable<T>(input: AsyncIterable<T>, signal?: AbortSignal): AsyncGenerator<T> {
-  if (!signal) return yield* input;
+  if (!signal) {
+    yield* input;
+    return;
+  }
   const it = input[Symbol.asyncIterator]();
   let onAbort = () => {};
   const stopped = new Promise<never>((_, reject) => {
@@ -254,82 +257,55 @@ export async function importStream(store: VehicleStore, input: Readable, options
   return importChunks(store, input as AsyncIterable<Uint8Array | string>, options);
 }
 
-async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array | string>, options: ImportOptions): Promise<ImportReport> {
-  let replace: Replace | null = options.replace === 'all' ? 'all' : null;
-  // --replace: each operation is replaced from its first line on (the file is read once).
-  const named: string[] | null = options.replace === 'named' ? [] : null;
+/** What an import is to do, decided before it reads a line: what it replaces, what guards it, where it writes. */
+interface ImportPlan {
+  readonly replaceAll: boolean;
+  /** --replace: the operations named so far, each replaced from its first line on (the file is read once). */
+  readonly named: string[] | null;
+  readonly sampleRemoved: number;
+  readonly minKeep: number;
+  /** Records held before (counted when a guard or a dry run needs it). */
+  readonly before: number;
+  /** A dry run's tallies; null when the import writes. */
+  readonly dry: { added: number; replaced: number; deletedHeld: number } | null;
+  /** The batch written to; null for a dry run. */
+  readonly batch: ImportBatch | null;
+}
+
+/** What reading the file found. */
+interface ImportTally {
+  lines: number;
+  imported: number;
+  deleted: number;
+  repeated: number;
+  invalid: number;
+  /** Keys put whose first line in the file was a put: the records a replace of everything leaves. */
+  distinctPuts: number;
+  readonly errors: LineError[];
+  readonly byOperation: Record<string, number>;
+}
+
+async function planImport(store: VehicleStore, options: ImportOptions): Promise<ImportPlan> {
   // The first import of real data into a store holding only the bundled sample takes its place.
   let sampleRemoved = 0;
   if (!options.sample && (await store.holdsOnlySample())) sampleRemoved = await store.count();
-  const replaceAll = replace === 'all' || sampleRemoved > 0;
+  const replaceAll = options.replace === 'all' || sampleRemoved > 0;
   // The bundled sample is no one's data: replacing it with however few records loses nothing.
-  const minKeep = replace === 'all' && sampleRemoved === 0 ? (options.minKeep ?? 0) : 0;
+  const minKeep = options.replace === 'all' && sampleRemoved === 0 ? (options.minKeep ?? 0) : 0;
   // Counted before the batch begins: a replacing batch may empty the table at its start.
   const before = minKeep > 0 || options.dryRun ? await store.count() : 0;
   const dry = options.dryRun ? { added: 0, replaced: 0, deletedHeld: 0 } : null;
   const batch = dry ? null : await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample });
-  const errors: LineError[] = [];
-  const byOperation: Record<string, number> = {};
-  const seen = new KeySet();
+  return { replaceAll, named: options.replace === 'named' ? [] : null, sampleRemoved, minKeep, before, dry, batch };
+}
+
+async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array | string>, options: ImportOptions): Promise<ImportReport> {
+  const plan = await planImport(store, options);
+  const { batch } = plan;
+  const tally: ImportTally = { lines: 0, imported: 0, deleted: 0, repeated: 0, invalid: 0, distinctPuts: 0, errors: [], byOperation: {} };
   const runner = chunkRunner(options.workers ?? 0);
-  let n = 0;
-  let imported = 0;
-  let deleted = 0;
-  let repeated = 0;
-  let invalid = 0;
-  /** Keys put whose first line in the file was a put: the records a replace of everything leaves. */
-  let distinctPuts = 0;
-  const aborted = () => {
-    if (options.signal?.aborted) throw new ImportAborted();
-  };
   try {
-    for await (const chunk of parsedRuns(readRuns(inflated(abortable(input, options.signal), options.onBytes)), runner)) {
-      aborted();
-      const { kinds, text, ends, hashes, reasons } = chunk;
-      let field = 0; // index into ends: 4 a record
-      let reason = 0;
-      for (let i = 0; i < kinds.length; i++) {
-        n++;
-        const kind = kinds[i];
-        if (kind === BLANK) continue;
-        if (kind === INVALID) {
-          invalid++;
-          if (errors.length < MAX_REPORTED) errors.push({ line: n, reason: reasons[reason] });
-          reason++;
-          continue;
-        }
-        const at = field;
-        field += 4;
-        if (invalid > 0) continue; // nothing will be committed; keep checking the rest
-        const from = at === 0 ? 0 : ends[at - 1];
-        const operation = text.slice(from, ends[at]);
-        const registration = text.slice(ends[at], ends[at + 1]);
-        const state = text.slice(ends[at + 1], ends[at + 2]);
-        if (named && !named.includes(operation)) {
-          if (!replaceAll) await batch?.replaceOperation(operation);
-          named.push(operation);
-        }
-        const repeat = seen.addHash(hashes[at >> 1], hashes[(at >> 1) + 1]);
-        if (repeat) repeated++;
-        if (kind === DELETE) {
-          if (dry && !repeat && (await store.get({ operation, registration, state }))) dry.deletedHeld++;
-          await batch?.delete({ operation, registration, state });
-          deleted++;
-          continue;
-        }
-        if (!repeat) {
-          distinctPuts++;
-          if (dry) {
-            if (await store.get({ operation, registration, state })) dry.replaced++;
-            else dry.added++;
-          }
-        }
-        await batch?.put({ operation, registration, state, payload: text.slice(ends[at + 2], ends[at + 3]) }, !repeat);
-        imported++;
-        byOperation[operation] = (byOperation[operation] ?? 0) + 1;
-      }
-    }
-    aborted();
+    await readAll(store, plan, tally, parsedRuns(readRuns(inflated(abortable(input, options.signal), options.onBytes)), runner), options.signal);
   } catch (e) {
     // The batch's own failure (a full disk) is what is reported, not a rollback's complaint after it.
     await batch?.rollback().catch(() => undefined);
@@ -337,30 +313,92 @@ async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array
   } finally {
     await runner.close();
   }
+  return settle(plan, tally, options);
+}
+
+/** Every parsed line into the batch (or, for a dry run, counted against the store), tallied. */
+async function readAll(store: VehicleStore, plan: ImportPlan, tally: ImportTally, chunks: AsyncIterable<PackedChunk>, signal?: AbortSignal): Promise<void> {
+  const { batch, dry, named, replaceAll } = plan;
+  const seen = new KeySet();
+  const { errors, byOperation } = tally;
+  let n = 0;
+  for await (const chunk of chunks) {
+    if (signal?.aborted) throw new ImportAborted();
+    const { kinds, text, ends, hashes, reasons } = chunk;
+    let field = 0; // index into ends: 4 a record
+    let reason = 0;
+    for (let i = 0; i < kinds.length; i++) {
+      n++;
+      const kind = kinds[i];
+      if (kind === BLANK) continue;
+      if (kind === INVALID) {
+        tally.invalid++;
+        if (errors.length < MAX_REPORTED) errors.push({ line: n, reason: reasons[reason] });
+        reason++;
+        continue;
+      }
+      const at = field;
+      field += 4;
+      if (tally.invalid > 0) continue; // nothing will be committed; keep checking the rest
+      const from = at === 0 ? 0 : ends[at - 1];
+      const operation = text.slice(from, ends[at]);
+      const registration = text.slice(ends[at], ends[at + 1]);
+      const state = text.slice(ends[at + 1], ends[at + 2]);
+      if (named && !named.includes(operation)) {
+        if (!replaceAll) await batch?.replaceOperation(operation);
+        named.push(operation);
+      }
+      const repeat = seen.addHash(hashes[at >> 1], hashes[(at >> 1) + 1]);
+      if (repeat) tally.repeated++;
+      if (kind === DELETE) {
+        if (dry && !repeat && (await store.get({ operation, registration, state }))) dry.deletedHeld++;
+        await batch?.delete({ operation, registration, state });
+        tally.deleted++;
+        continue;
+      }
+      if (!repeat) {
+        tally.distinctPuts++;
+        if (dry) {
+          if (await store.get({ operation, registration, state })) dry.replaced++;
+          else dry.added++;
+        }
+      }
+      await batch?.put({ operation, registration, state, payload: text.slice(ends[at + 2], ends[at + 3]) }, !repeat);
+      tally.imported++;
+      byOperation[operation] = (byOperation[operation] ?? 0) + 1;
+    }
+    tally.lines = n;
+  }
+  tally.lines = n;
+  if (signal?.aborted) throw new ImportAborted();
+}
+
+/** The end of an import: rolled back (invalid lines, a dry run, a refused shrink, an interrupt) or committed, and its report. */
+async function settle(plan: ImportPlan, tally: ImportTally, options: ImportOptions): Promise<ImportReport> {
+  const { batch, dry, before, minKeep, named, replaceAll, sampleRemoved } = plan;
+  const { lines, imported, deleted, repeated, byOperation, errors, invalid, distinctPuts } = tally;
   if (invalid > 0) {
     await batch?.rollback();
     countImport(0, false);
-    return { lines: n, imported: 0, deleted: 0, repeated: 0, byOperation: {}, errors, invalid, committed: false, replaced: null, sampleRemoved: 0, dryRun: dry ? { before, added: 0, replaced: 0, removed: 0 } : undefined };
+    return { lines, imported: 0, deleted: 0, repeated: 0, byOperation: {}, errors, invalid, committed: false, replaced: null, sampleRemoved: 0, dryRun: dry ? { before, added: 0, replaced: 0, removed: 0 } : undefined };
   }
-  if (named) replace = named;
+  const replace: Replace | null = named ?? (options.replace === 'all' ? 'all' : null);
   const shrinks = minKeep > 0 && before > 0 && (distinctPuts === 0 || distinctPuts * 100 < before * minKeep);
   const shrinkRefused = shrinks ? { before, after: distinctPuts, minKeep } : undefined;
   if (dry || shrinkRefused) {
     await batch?.rollback();
     const removed = replaceAll ? before - (dry?.replaced ?? 0) : named ? null : (dry?.deletedHeld ?? 0);
     const dryRun = dry ? { before, added: dry.added, replaced: dry.replaced, removed } : undefined;
-    return { lines: n, imported, deleted, repeated, byOperation, errors, invalid, committed: false, replaced: replace, sampleRemoved, shrinkRefused, dryRun };
+    return { lines, imported, deleted, repeated, byOperation, errors, invalid, committed: false, replaced: replace, sampleRemoved, shrinkRefused, dryRun };
   }
   if (!batch) throw new Error('unreachable: an import that writes has a batch');
-  try {
-    aborted();
-  } catch (e) {
+  if (options.signal?.aborted) {
     await batch.rollback().catch(() => undefined);
-    throw e;
+    throw new ImportAborted();
   }
   await batch.commit();
   countImport(imported, true);
-  return { lines: n, imported, deleted, repeated, byOperation, errors, invalid, committed: true, replaced: replace, sampleRemoved };
+  return { lines, imported, deleted, repeated, byOperation, errors, invalid, committed: true, replaced: replace, sampleRemoved };
 }
 
 /** Runs parsed by the runner, a few ahead of the writer, handed on in the file's order. */

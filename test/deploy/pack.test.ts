@@ -32,7 +32,14 @@ describe('npm pack', () => {
 
     expect(execFileSync('npx', ['reglookup', '--version'], { cwd: app, encoding: 'utf8' }).trim()).toBe(version);
 
-    const child = spawn('npx', ['reglookup', 'serve'], { cwd: app, env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_FORMAT: 'json' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A process group of its own: npx runs the bin through a shell, and the signal is for all of them,
+    // as Ctrl-C at a terminal sends it.
+    const child = spawn('npx', ['reglookup', 'serve'], {
+      cwd: app,
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_FORMAT: 'json' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     try {
       let log = '';
       const url = await new Promise<string>((resolve, reject) => {
@@ -53,7 +60,7 @@ describe('npm pack', () => {
       expect(fs.existsSync(path.join(app, 'data', 'reglookup.db'))).toBe(true);
     } finally {
       const exited = new Promise((resolve) => child.on('close', resolve));
-      child.kill('SIGTERM');
+      process.kill(-(child.pid as number), 'SIGINT');
       await exited;
     }
   });
