@@ -122,7 +122,14 @@ function withSettings(cmd: Command): Command {
 
 export function registerUsers(program: Command): void {
   const users = program.command('users').description('manage callers: usernames, credits, limits, allow-lists, usage');
+  registerAdd(users);
+  registerChanges(users);
+  registerStates(users);
+  registerReports(users);
+}
 
+/** `users add`: a username given or generated. */
+function registerAdd(users: Command): void {
   withSettings(users.command('add'))
     .argument('[username]', 'the username (or use --generate)')
     .option('--generate', 'make an unguessable username (128 random bits) and print it')
@@ -145,7 +152,10 @@ export function registerUsers(program: Command): void {
         }
       }),
     );
+}
 
+/** `users set` and `users credit`: an account's settings and its balance. */
+function registerChanges(users: Command): void {
   withSettings(users.command('set'))
     .argument('<username>')
     .description('change the settings of a username')
@@ -173,7 +183,10 @@ export function registerUsers(program: Command): void {
         process.stdout.write(`${shown(name)}: ${result.balance} credit(s) left\n`);
       }),
     );
+}
 
+/** `users disable`, `enable` and `remove`. */
+function registerStates(users: Command): void {
   for (const [command, enabled] of [['disable', false], ['enable', true]] as const) {
     users
       .command(command)
@@ -197,7 +210,10 @@ export function registerUsers(program: Command): void {
         process.stdout.write(`removed ${shown(name)}\n`);
       }),
     );
+}
 
+/** `users list` and `users usage`: what the accounts hold and what they did. */
+function registerReports(users: Command): void {
   users
     .command('list')
     .option('--json', 'one JSON array')
