@@ -12,10 +12,10 @@ const LIMITS = { maxDepth: 32, maxTextChars: 8192, maxElements: 1000, maxAttribu
 const SOAP11 =
   '<?xml version="1.0" encoding="utf-8"?>\n<soap:Envelope xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/">\n  <soap:Body>\n    <Check xmlns="http://regcheck.org.uk">\n      <RegistrationNumber>RG11ABC</RegistrationNumber>\n      <username>demo</username>\n    </Check>\n  </soap:Body>\n</soap:Envelope>';
 const SOAP12 = SOAP11.replace('http://schemas.xmlsoap.org/soap/envelope/', 'http://www.w3.org/2003/05/soap-envelope').replace(/soap:/g, 'soap12:').replace('xmlns:soap=', 'xmlns:soap12=');
-const LARGE = SOAP11.replace(
-  '<soap:Body>',
-  `<soap:Header><Auth xmlns="urn:x" soap:mustUnderstand="0"><User>a &amp; b</User></Auth></soap:Header><soap:Body>${'<!-- pad -->'.repeat(4)}`,
-).replace('<username>demo</username>', '<username>demo</username>' + '<x:Extra xmlns:x="urn:y" a="1" b="2">text &lt; more</x:Extra>'.repeat(40));
+const LARGE = SOAP11.replace('<soap:Body>', `<soap:Header><Auth xmlns="urn:x" soap:mustUnderstand="0"><User>a &amp; b</User></Auth></soap:Header><soap:Body>${'<!-- pad -->'.repeat(4)}`).replace(
+  '<username>demo</username>',
+  '<username>demo</username>' + '<x:Extra xmlns:x="urn:y" a="1" b="2">text &lt; more</x:Extra>'.repeat(40),
+);
 const BODIES = [SOAP11, SOAP12, LARGE];
 
 function load(file: string): Scan {

@@ -54,15 +54,46 @@ function rng(seed: number): () => number {
 }
 
 const OTHER_OPS = [
-  'CheckMotorBikeUK', 'CheckCanada', 'CheckUSA', 'CheckAustralia', 'CheckNewZealand', 'CheckKazakhstan', 'CheckArgentina', 'CheckSingapore',
-  'CheckPortugal', 'CheckFinland', 'CheckUkraine', 'CheckLebanon', 'CheckPoland', 'CheckCyprus', 'CheckChina', 'CheckNetherlands',
-  'CheckLithuania', 'CheckIndonesia', 'CheckSriLanka', 'CheckSlovenia', 'CheckSlovakia', 'CheckMalaysia', 'CheckColombia', 'CheckRomania',
-  'CheckIreland', 'CheckIceland', 'CheckNigeria', 'CheckTunisia', 'CheckSouthAfrica',
+  'CheckMotorBikeUK',
+  'CheckCanada',
+  'CheckUSA',
+  'CheckAustralia',
+  'CheckNewZealand',
+  'CheckKazakhstan',
+  'CheckArgentina',
+  'CheckSingapore',
+  'CheckPortugal',
+  'CheckFinland',
+  'CheckUkraine',
+  'CheckLebanon',
+  'CheckPoland',
+  'CheckCyprus',
+  'CheckChina',
+  'CheckNetherlands',
+  'CheckLithuania',
+  'CheckIndonesia',
+  'CheckSriLanka',
+  'CheckSlovenia',
+  'CheckSlovakia',
+  'CheckMalaysia',
+  'CheckColombia',
+  'CheckRomania',
+  'CheckIreland',
+  'CheckIceland',
+  'CheckNigeria',
+  'CheckTunisia',
+  'CheckSouthAfrica',
 ];
 const STATES: Record<string, readonly string[]> = { CheckUSA: ['CA', 'TX', 'NY', 'FL'], CheckCanada: ['ON', 'QC', 'BC'], CheckAustralia: ['NSW', 'VIC', 'QLD'] };
 const MAKES = ['FORD', 'VAUXHALL', 'VOLKSWAGEN', 'TOYOTA', 'BMW', 'AUDI', 'NISSAN', 'PEUGEOT', 'MERCEDES-BENZ', 'HONDA', 'KIA', 'SKODA'];
 const MODELS = ['FOCUS', 'CORSA', 'GOLF', 'YARIS', '320D', 'A3', 'QASHQAI', '208', 'C220', 'CIVIC', 'SPORTAGE', 'OCTAVIA'];
-const ADVISORIES = ['Nearside front tyre worn close to legal limit', 'Brake pipe slightly corroded', 'Oil leak, but not excessive', 'Suspension arm pin or bush has slight play', 'Exhaust has a minor leak of exhaust gases'];
+const ADVISORIES = [
+  'Nearside front tyre worn close to legal limit',
+  'Brake pipe slightly corroded',
+  'Oil leak, but not excessive',
+  'Suspension arm pin or bush has slight play',
+  'Exhaust has a minor leak of exhaust gases',
+];
 
 /** Record i's key: deterministic, so a lookup can draw any record without reading the file. */
 export function keyOf(i: number): { operation: string; registration: string; state: string } {
@@ -131,7 +162,16 @@ function mot(i: number, r: () => number): Record<string, unknown> {
     };
     return t;
   });
-  return { make: MAKES[m], model: MODELS[m], taxDate: '2026-09-01', tests, extendedInformation: [['Colour', 'Blue'], ['Fuel type', 'Petrol']] };
+  return {
+    make: MAKES[m],
+    model: MODELS[m],
+    taxDate: '2026-09-01',
+    tests,
+    extendedInformation: [
+      ['Colour', 'Blue'],
+      ['Fuel type', 'Petrol'],
+    ],
+  };
 }
 
 export function recordLine(i: number): string {
@@ -264,7 +304,11 @@ function mainPostgres(): void {
   const file = path.join(WORK, `import-${RECORDS}.ndjson`);
   generate(file, RECORDS);
   const fileBytes = fs.statSync(file).size;
-  const load = () => os.loadavg().map((x) => x.toFixed(2)).join(', ');
+  const load = () =>
+    os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(', ');
   const loadBefore = load();
   log(`bare read-and-parse pass over ${RECORDS} records`);
   const bare1 = child(BARE, [file]);
@@ -321,7 +365,11 @@ function main(): void {
   generate(file, RECORDS);
   generate(small, SMALL);
   const fileBytes = fs.statSync(file).size;
-  const load = () => os.loadavg().map((x) => x.toFixed(2)).join(', ');
+  const load = () =>
+    os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(', ');
   const loadBefore = load();
 
   log(`bare read-and-parse pass over ${RECORDS} records`);
@@ -376,7 +424,14 @@ function main(): void {
   if (!SHORT && RECORDS === 1_000_000) {
     const md = path.join(ROOT, 'bench', 'IMPORT.md');
     const head = '# Import benchmark\n\n';
-    const notes = fs.existsSync(md) ? fs.readFileSync(md, 'utf8').split('\n## ').slice(1).map((s) => '\n## ' + s).join('') : '';
+    const notes = fs.existsSync(md)
+      ? fs
+          .readFileSync(md, 'utf8')
+          .split('\n## ')
+          .slice(1)
+          .map((s) => '\n## ' + s)
+          .join('')
+      : '';
     fs.writeFileSync(md, head + '## Latest run\n\n' + table + '\n' + notes.replace(/^\n## Latest run[\s\S]*?(?=\n## |$)/, ''));
     log('wrote bench/IMPORT.md');
   }

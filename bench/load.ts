@@ -103,7 +103,14 @@ function fixedRate(rate: number): void {
       else timeouts++;
     };
     const req = http.request(
-      { host: target.hostname, port: target.port, agent, method: r.method, path: r.path, headers: { ...r.headers, 'x-bench-scenario': spec.scenario, ...(r.body ? { 'content-length': Buffer.byteLength(r.body) } : {}) } },
+      {
+        host: target.hostname,
+        port: target.port,
+        agent,
+        method: r.method,
+        path: r.path,
+        headers: { ...r.headers, 'x-bench-scenario': spec.scenario, ...(r.body ? { 'content-length': Buffer.byteLength(r.body) } : {}) },
+      },
       (res) => {
         res.resume();
         res.on('end', () => settle(res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode <= 299 ? 'answered' : 'non2xx'));

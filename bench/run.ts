@@ -49,7 +49,9 @@ const PG = STORE === 'postgres';
 // BENCH_HOT=N: draw registrations from only N of them, to see the service with its store reads cached.
 const HOT = process.env.BENCH_HOT ? Number(process.env.BENCH_HOT) : undefined;
 const SCENARIOS: readonly Scenario[] = (() => {
-  const wanted = process.env.BENCH_SCENARIOS?.split(',').map((x) => x.trim()).filter(Boolean);
+  const wanted = process.env.BENCH_SCENARIOS?.split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   if (!wanted) return ALL_SCENARIOS;
   const unknown = wanted.filter((w) => !(ALL_SCENARIOS as readonly string[]).includes(w));
   if (unknown.length) throw new Error(`BENCH_SCENARIOS: unknown scenario(s) ${unknown.join(', ')}; known: ${ALL_SCENARIOS.join(', ')}`);
@@ -110,25 +112,30 @@ function vehicle(i: number): Record<string, unknown> {
 function* records(): Generator<string> {
   for (let i = 0; i < VEHICLES; i++) yield JSON.stringify({ operation: 'Check', registration: plate(i), vehicle: vehicle(i) }) + '\n';
   for (let i = 0; i < MOTS; i++) {
-    yield JSON.stringify({
-      operation: 'UKMOT',
-      registration: plate(i),
-      mot: {
-        make: 'FORD',
-        model: 'FOCUS',
-        taxDate: '2026-09-01',
-        tests: [0, 1, 2].map((k) => ({
-          TestDate: `202${5 - k}-08-20`,
-          ExpiryDate: `202${6 - k}-08-19`,
-          Result: k === 1 ? 'Fail' : 'Pass',
-          Odometer: String(60000 - k * 9000),
-          TestNumber: String(100000000000 + i * 3 + k),
-          FailureReasons: k === 1 ? ['Brake pipe corroded'] : [],
-          Advisories: ['Tyre worn close to limit'],
-        })),
-        extendedInformation: [['Colour', 'Grey'], ['Fuel type', 'Petrol']],
-      },
-    }) + '\n';
+    yield (
+      JSON.stringify({
+        operation: 'UKMOT',
+        registration: plate(i),
+        mot: {
+          make: 'FORD',
+          model: 'FOCUS',
+          taxDate: '2026-09-01',
+          tests: [0, 1, 2].map((k) => ({
+            TestDate: `202${5 - k}-08-20`,
+            ExpiryDate: `202${6 - k}-08-19`,
+            Result: k === 1 ? 'Fail' : 'Pass',
+            Odometer: String(60000 - k * 9000),
+            TestNumber: String(100000000000 + i * 3 + k),
+            FailureReasons: k === 1 ? ['Brake pipe corroded'] : [],
+            Advisories: ['Tyre worn close to limit'],
+          })),
+          extendedInformation: [
+            ['Colour', 'Grey'],
+            ['Fuel type', 'Petrol'],
+          ],
+        },
+      }) + '\n'
+    );
   }
 }
 
@@ -215,7 +222,16 @@ const BENCH_RATE_LIMIT = process.env.BENCH_RATE_LIMIT ?? '1000000';
 async function startService(db: string, extraArgs: string[] = [], databaseUrl = `sqlite:${db}`): Promise<Running> {
   const t = process.hrtime.bigint();
   const child = spawn(process.execPath, [...START_FLAGS, ...extraArgs, path.join(ROOT, 'dist', 'cli.js'), 'serve'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl, SAMPLE_DATA: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT: BENCH_RATE_LIMIT, WORKERS: '1' },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl,
+      SAMPLE_DATA: 'false',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      RATE_LIMIT: BENCH_RATE_LIMIT,
+      WORKERS: '1',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const m = await waitFor(child, /"message":"listening"[^\n]*"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"|"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"[^\n]*"message":"listening"/, 'service');
@@ -246,7 +262,16 @@ function quantile(xs: number[], q: number): number {
 
 async function startServiceOnPort(db: string, workers: number, port: number): Promise<Running> {
   const child = spawn(process.execPath, [...START_FLAGS, path.join(ROOT, 'dist', 'cli.js'), 'serve'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `sqlite:${db}`, SAMPLE_DATA: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', RATE_LIMIT: BENCH_RATE_LIMIT, WORKERS: String(workers) },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite:${db}`,
+      SAMPLE_DATA: 'false',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      RATE_LIMIT: BENCH_RATE_LIMIT,
+      WORKERS: String(workers),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const t = Date.now();
@@ -357,10 +382,22 @@ async function captureAnswers(service: Running, regsFile: string): Promise<strin
     `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${v}"><soap:Body><${op} xmlns="${NS}"><RegistrationNumber>${reg}</RegistrationNumber><username>bench</username></${op}></soap:Body></soap:Envelope>`;
   const reqs: Record<Scenario, [string, RequestInit]> = {
     'GET Check': [`/api/reg.asmx/Check?RegistrationNumber=${encodeURIComponent(regs.Check[0])}&username=bench`, {}],
-    'POST Check': ['/api/reg.asmx/Check', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `RegistrationNumber=${encodeURIComponent(regs.Check[0])}&username=bench` }],
-    'SOAP 1.1 Check': ['/api/reg.asmx', { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}/Check"` }, body: env('http://schemas.xmlsoap.org/soap/envelope/', 'Check', regs.Check[0]) }],
-    'SOAP 1.2 Check': ['/api/reg.asmx', { method: 'POST', headers: { 'content-type': 'application/soap+xml; charset=utf-8' }, body: env('http://www.w3.org/2003/05/soap-envelope', 'Check', regs.Check[0]) }],
-    'SOAP 1.1 UKMOT': ['/api/reg.asmx', { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}/UKMOT"` }, body: env('http://schemas.xmlsoap.org/soap/envelope/', 'UKMOT', regs.UKMOT[0]) }],
+    'POST Check': [
+      '/api/reg.asmx/Check',
+      { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `RegistrationNumber=${encodeURIComponent(regs.Check[0])}&username=bench` },
+    ],
+    'SOAP 1.1 Check': [
+      '/api/reg.asmx',
+      { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}/Check"` }, body: env('http://schemas.xmlsoap.org/soap/envelope/', 'Check', regs.Check[0]) },
+    ],
+    'SOAP 1.2 Check': [
+      '/api/reg.asmx',
+      { method: 'POST', headers: { 'content-type': 'application/soap+xml; charset=utf-8' }, body: env('http://www.w3.org/2003/05/soap-envelope', 'Check', regs.Check[0]) },
+    ],
+    'SOAP 1.1 UKMOT': [
+      '/api/reg.asmx',
+      { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}/UKMOT"` }, body: env('http://schemas.xmlsoap.org/soap/envelope/', 'UKMOT', regs.UKMOT[0]) },
+    ],
   };
   const answers: Record<string, { status: number; contentType: string; body: string }> = {};
   for (const s of ALL_SCENARIOS) {
@@ -449,8 +486,22 @@ async function main(): Promise<void> {
   const node = await startBaseline('node', answersFile);
   const exp = await startBaseline('express', answersFile);
 
-  type Row = { rps: number[]; vsNode: number[]; vsExpress: number[]; p50: number[]; p99: number[]; errors: number; peakRss: number; nodeRps: number[]; expressRps: number[]; cpuUs: number[]; expressCpuUs: number[] };
-  const rows = new Map<Scenario, Row>(SCENARIOS.map((s) => [s, { rps: [], vsNode: [], vsExpress: [], p50: [], p99: [], errors: 0, peakRss: 0, nodeRps: [], expressRps: [], cpuUs: [], expressCpuUs: [] }]));
+  type Row = {
+    rps: number[];
+    vsNode: number[];
+    vsExpress: number[];
+    p50: number[];
+    p99: number[];
+    errors: number;
+    peakRss: number;
+    nodeRps: number[];
+    expressRps: number[];
+    cpuUs: number[];
+    expressCpuUs: number[];
+  };
+  const rows = new Map<Scenario, Row>(
+    SCENARIOS.map((s) => [s, { rps: [], vsNode: [], vsExpress: [], p50: [], p99: [], errors: 0, peakRss: 0, nodeRps: [], expressRps: [], cpuUs: [], expressCpuUs: [] }]),
+  );
   type PgRow = { rps: number[]; vsSqlite: number[]; vsExpress: number[]; p50: number[]; p99: number[]; errors: number; cpuUs: number[] };
   const pgRows = new Map<Scenario, PgRow>(SCENARIOS.map((s) => [s, { rps: [], vsSqlite: [], vsExpress: [], p50: [], p99: [], errors: 0, cpuUs: [] }]));
   for (let round = 0; round < ROUNDS; round++) {
@@ -488,7 +539,9 @@ async function main(): Promise<void> {
         failed += pg.errors + pg.non2xx;
         log(`round ${round + 1} ${s}: PostgreSQL service ${Math.round(pg.rps)} req/s (${pct(pg.rps / svc.rps)} of SQLite), CPU per request ${pg.cpuUs.toFixed(0)} us`);
       }
-      log(`round ${round + 1} ${s}: service ${Math.round(svc.rps)}, express ${Math.round(e.rps)}, node ${Math.round(n.rps)} req/s; CPU per request: service ${svc.cpuUs.toFixed(0)}, express ${e.cpuUs.toFixed(0)}, node ${n.cpuUs.toFixed(0)} us`);
+      log(
+        `round ${round + 1} ${s}: service ${Math.round(svc.rps)}, express ${Math.round(e.rps)}, node ${Math.round(n.rps)} req/s; CPU per request: service ${svc.cpuUs.toFixed(0)}, express ${e.cpuUs.toFixed(0)}, node ${n.cpuUs.toFixed(0)} us`,
+      );
     }
   }
 
@@ -498,7 +551,9 @@ async function main(): Promise<void> {
   out('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const s of SCENARIOS) {
     const r = rows.get(s) as Row;
-    out(`| ${s} | ${Math.round(median(r.rps))} | ${pct(median(r.vsNode))} | ${pct(median(r.vsExpress))} | ${median(r.p50)} | ${median(r.p99)} | ${r.errors} | ${Math.round(r.peakRss)} | ${Math.round(median(r.nodeRps))} | ${Math.round(median(r.expressRps))} | ${Math.round(median(r.cpuUs))} | ${Math.round(median(r.expressCpuUs))} |`);
+    out(
+      `| ${s} | ${Math.round(median(r.rps))} | ${pct(median(r.vsNode))} | ${pct(median(r.vsExpress))} | ${median(r.p50)} | ${median(r.p99)} | ${r.errors} | ${Math.round(r.peakRss)} | ${Math.round(median(r.nodeRps))} | ${Math.round(median(r.expressRps))} | ${Math.round(median(r.cpuUs))} | ${Math.round(median(r.expressCpuUs))} |`,
+    );
   }
   out();
   out(`Start-up (process start to listening, WSDL loaded and store open): ${service.startMs.toFixed(0)} ms.`);
@@ -520,7 +575,10 @@ async function main(): Promise<void> {
       out('| scenario | store | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors |');
       out('|---|---|---|---|---|---|---|');
       for (const s of ['GET Check', 'SOAP 1.1 Check', 'SOAP 1.2 Check'] as const) {
-        for (const [name, target] of [['PostgreSQL', pgService], ['SQLite', service]] as const) {
+        for (const [name, target] of [
+          ['PostgreSQL', pgService],
+          ['SQLite', service],
+        ] as const) {
           const r = await load(target, s, regsFile, 10, 1000);
           failed += r.errors + r.non2xx;
           out(`| ${s} | ${name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.p999} | ${r.errors + r.non2xx} |`);
@@ -543,10 +601,10 @@ async function main(): Promise<void> {
     out('## Fixed rate: 1,000 requests/s for 10 s');
     out();
     out('Open loop: a request is sent every millisecond whatever became of the ones before it, over up to 10 keep-alive connections;');
-    out('latency runs from sending to the answer\'s last byte (bench/load.ts). Beside it, the service\'s own p99 from its access log');
-    out('(request read to answer written), and the two baselines\' p99 at the same rate in the same run: what the machine itself adds.');
+    out("latency runs from sending to the answer's last byte (bench/load.ts). Beside it, the service's own p99 from its access log");
+    out("(request read to answer written), and the two baselines' p99 at the same rate in the same run: what the machine itself adds.");
     out();
-    out('| scenario | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors | service\'s own p99 ms | bare Node p99 ms | bare Express p99 ms |');
+    out("| scenario | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors | service's own p99 ms | bare Node p99 ms | bare Express p99 ms |");
     out('|---|---|---|---|---|---|---|---|---|');
     for (const s of ['GET Check', 'SOAP 1.1 Check', 'SOAP 1.2 Check'] as const) {
       service.ownMs = [];
@@ -576,7 +634,7 @@ async function main(): Promise<void> {
       '# Benchmark results: the PostgreSQL store',
       '',
       `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; ${VEHICLES.toLocaleString('en')} vehicles and ${MOTS.toLocaleString('en')} MOT histories in SQLite and in PostgreSQL (same machine).`,
-      'Reproduce with `npm run bench -- --store postgres`. The SQLite table is the same run\'s; bench/RESULTS.md holds the full SQLite run.',
+      "Reproduce with `npm run bench -- --store postgres`. The SQLite table is the same run's; bench/RESULTS.md holds the full SQLite run.",
       '',
     ];
     fs.writeFileSync(path.join(ROOT, 'bench', 'RESULTS-postgres.md'), [...header, ...lines].join('\n') + '\n');
@@ -604,7 +662,7 @@ async function main(): Promise<void> {
       '# Benchmark results',
       '',
       `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores (${cpu}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; store: SQLite with ${VEHICLES.toLocaleString('en')} vehicles and ${MOTS.toLocaleString('en')} MOT histories; one service process unless said.`,
-      'Reproduce with `npm run bench` (about 9 minutes). The baselines replay the service\'s own answer bytes.',
+      "Reproduce with `npm run bench` (about 9 minutes). The baselines replay the service's own answer bytes.",
       '',
     ];
     fs.writeFileSync(path.join(ROOT, 'bench', 'RESULTS.md'), [...header, ...lines].join('\n') + '\n');

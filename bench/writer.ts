@@ -57,7 +57,9 @@ async function run(variant: Variant): Promise<{ rows: number; commit: number; cl
   db.exec('BEGIN IMMEDIATE');
   if (variant === 'deferred') db.exec('DROP INDEX records_key');
   if (variant === 'multi32') {
-    const stmt = db.prepare(`INSERT INTO records (operation, registration, state, payload) VALUES ${Array(32).fill('(?, ?, ?, ?)').join(', ')} ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload`);
+    const stmt = db.prepare(
+      `INSERT INTO records (operation, registration, state, payload) VALUES ${Array(32).fill('(?, ?, ?, ?)').join(', ')} ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload`,
+    );
     const one = db.prepare(upsertSql);
     const params: string[] = [];
     for (let i = 0; i < ROWS; i++) {
@@ -85,16 +87,30 @@ async function run(variant: Variant): Promise<{ rows: number; commit: number; cl
 
 async function main(): Promise<void> {
   fs.mkdirSync(WORK, { recursive: true });
-  console.log(`${ROWS.toLocaleString('en')} rows, ${ROUNDS} round(s), ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `${ROWS.toLocaleString('en')} rows, ${ROUNDS} round(s), ${os.cpus().length} cores, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   console.log('variant   rows s   commit s  close s  rows/s     cpu s');
   for (let r = 0; r < ROUNDS; r++) {
     for (const v of VARIANTS) {
       const m = await run(v);
       const total = m.rows + m.commit + m.close;
-      console.log(`${v.padEnd(9)} ${m.rows.toFixed(2).padStart(6)}  ${m.commit.toFixed(2).padStart(7)}  ${m.close.toFixed(2).padStart(7)}  ${Math.round(ROWS / total).toLocaleString('en').padStart(9)}  ${m.cpu.toFixed(2).padStart(6)}`);
+      console.log(
+        `${v.padEnd(9)} ${m.rows.toFixed(2).padStart(6)}  ${m.commit.toFixed(2).padStart(7)}  ${m.close.toFixed(2).padStart(7)}  ${Math.round(ROWS / total)
+          .toLocaleString('en')
+          .padStart(9)}  ${m.cpu.toFixed(2).padStart(6)}`,
+      );
     }
   }
-  console.log(`load after ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `load after ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }
 
 main().catch((e) => {

@@ -97,10 +97,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
     log.error('unhandled error', { error: String((e as Error)?.stack ?? e) });
     sendPlainError(req, res, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
   };
-  const limiter = new FlexibleRateLimiter(
-    { burst: config.rateLimitBurst, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, onError: config.rateLimitOnRedisError },
-    log,
-  );
+  const limiter = new FlexibleRateLimiter({ burst: config.rateLimitBurst, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, onError: config.rateLimitOnRedisError }, log);
   await limiter.ready();
   // A store that can stop serving (PostgreSQL unreachable, SQLite's disk full) reports it here: logged once each way, counted.
   store.watch?.(storeWatcher(log, metrics));
@@ -129,7 +126,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
   return {
     handler: frontHandler(parts, (req, res) => {
       const q = (req.url ?? '').indexOf('?');
-      const pathname = (q === -1 ? req.url ?? '' : (req.url as string).slice(0, q)).replace(/\/+$/, '').toLowerCase();
+      const pathname = (q === -1 ? (req.url ?? '') : (req.url as string).slice(0, q)).replace(/\/+$/, '').toLowerCase();
       if (req.method === 'POST' && pathname === SOAP_PATH) soap(req, res);
       else app(req, res);
     }),
@@ -166,19 +163,22 @@ function operationsRoutes(app: express.Express, parts: AppParts, otherProbes: re
   // A failing dependency is logged when readiness changes, not at every probe.
   let lastReason: string | undefined;
   quiet('/readyz', (req, res) => {
-    readiness(probes, state).then((r) => {
-      // Not ready is the service being unavailable: the access log and metrics say so by its code.
-      if (!r.ready) note(req, { errorCode: 'SERVICE_UNAVAILABLE' });
-      if (r.reason !== lastReason) {
-        if (r.ready) log.info('ready again');
-        else log.warn('not ready', { reason: r.reason, details: r.details });
-        lastReason = r.reason;
-      }
-      const degraded = r.degraded !== undefined ? { degraded: r.degraded } : {};
-      res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', checks: r.checks, ...degraded } : { status: 'not ready', reason: r.reason, checks: r.checks, ...degraded });
-    }, (e: unknown) => internalError(req, res, e));
+    readiness(probes, state).then(
+      (r) => {
+        // Not ready is the service being unavailable: the access log and metrics say so by its code.
+        if (!r.ready) note(req, { errorCode: 'SERVICE_UNAVAILABLE' });
+        if (r.reason !== lastReason) {
+          if (r.ready) log.info('ready again');
+          else log.warn('not ready', { reason: r.reason, details: r.details });
+          lastReason = r.reason;
+        }
+        const degraded = r.degraded !== undefined ? { degraded: r.degraded } : {};
+        res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', checks: r.checks, ...degraded } : { status: 'not ready', reason: r.reason, checks: r.checks, ...degraded });
+      },
+      (e: unknown) => internalError(req, res, e),
+    );
   });
-  const metricsFrom = metrics ? metricsOnServicePort ?? 'process' : 'none';
+  const metricsFrom = metrics ? (metricsOnServicePort ?? 'process') : 'none';
   if (metrics && metricsFrom !== 'none') {
     quiet('/metrics', (req, res) => {
       (metricsFrom === 'cluster' ? askPrimaryForMetrics() : metrics.registry.metrics()).then(
@@ -339,7 +339,15 @@ function closeConnectionsWhenStopping(proto: object, stopping: () => boolean): v
 export function createHttpServer(service: Service, config: Config): http.Server {
   class Response extends http.ServerResponse {}
   closeConnectionsWhenStopping(Response.prototype, () => service.stopping);
-  const server = http.createServer({ ServerResponse: Response as unknown as typeof http.ServerResponse, requestTimeout: config.requestTimeoutMs, headersTimeout: Math.min(config.requestTimeoutMs, 60_000), connectionsCheckingInterval: 1000 } as http.ServerOptions, service.handler);
+  const server = http.createServer(
+    {
+      ServerResponse: Response as unknown as typeof http.ServerResponse,
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(config.requestTimeoutMs, 60_000),
+      connectionsCheckingInterval: 1000,
+    } as http.ServerOptions,
+    service.handler,
+  );
   server.keepAliveTimeout = 5000;
   // Expect: 100-continue (.NET and curl send it for larger bodies): invite the body only when its
   // declared length is within the limit; otherwise the 413 goes out before the client uploads it.

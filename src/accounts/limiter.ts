@@ -53,14 +53,21 @@ export function hostSharedLimits(): void {
 /** Whether the rate limit is reported down, logged on the change only (not per request). */
 class Outage {
   private down = false;
-  constructor(private readonly logger: Logger, private readonly what: string, private readonly onError: 'allow' | 'deny') {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly what: string,
+    private readonly onError: 'allow' | 'deny',
+  ) {}
 
   failed(e: unknown): void {
     if (this.down) return;
     this.down = true;
-    this.logger.warn(`${this.what} cannot be reached; rate limits are ${this.onError === 'allow' ? 'not applied (RATE_LIMIT_ON_REDIS_ERROR=allow)' : 'refusing every lookup (RATE_LIMIT_ON_REDIS_ERROR=deny)'} until it is back`, {
-      error: String((e as Error)?.message ?? e).slice(0, 300),
-    });
+    this.logger.warn(
+      `${this.what} cannot be reached; rate limits are ${this.onError === 'allow' ? 'not applied (RATE_LIMIT_ON_REDIS_ERROR=allow)' : 'refusing every lookup (RATE_LIMIT_ON_REDIS_ERROR=deny)'} until it is back`,
+      {
+        error: String((e as Error)?.message ?? e).slice(0, 300),
+      },
+    );
   }
 
   ok(): void {
@@ -93,7 +100,10 @@ export class FlexibleRateLimiter implements RateLimiter {
   private lastError = '';
   private closed = false;
 
-  constructor(private readonly config: LimiterConfig, logger: Logger) {
+  constructor(
+    private readonly config: LimiterConfig,
+    logger: Logger,
+  ) {
     this.backend = config.redisUrl ? 'redis' : cluster.isWorker ? 'cluster' : 'memory';
     this.outage = new Outage(logger, this.backend === 'redis' ? 'Redis' : 'the primary process', config.onError);
     if (config.redisUrl) {

@@ -36,7 +36,11 @@ export class UsageRecorder {
   /** Since when writing has failed for a reason other than the store's outage (0: it has not). */
   private failingSince = 0;
 
-  constructor(private readonly store: AccountStore, private readonly keepDays: number, private readonly logger: Logger) {
+  constructor(
+    private readonly store: AccountStore,
+    private readonly keepDays: number,
+    private readonly logger: Logger,
+  ) {
     this.timer = setInterval(() => void this.flush(), FLUSH_MS);
     this.timer.unref();
   }

@@ -31,7 +31,7 @@ export function config(): Config {
 /** A failure: its message on stderr, no stack; exit 2 for a bad configuration or contract, 1 otherwise. */
 export function fatal(e: unknown): never {
   const named = e instanceof ConfigError || e instanceof ContractError;
-  const msg = named ? e.message : (e as Error)?.message ?? String(e);
+  const msg = named ? e.message : ((e as Error)?.message ?? String(e));
   process.stderr.write(`reglookup: ${msg}\n`);
   process.exit(named ? 2 : 1);
 }
@@ -42,7 +42,11 @@ export function fatal(e: unknown): never {
  */
 export function startupFailed(e: unknown): never {
   const msg =
-    e instanceof ConfigError ? e.message : e instanceof ContractError ? `the service contract (wsdl/reg.wsdl) cannot be served: ${e.message}` : `start-up failed: ${(e as Error)?.message ?? String(e)}`;
+    e instanceof ConfigError
+      ? e.message
+      : e instanceof ContractError
+        ? `the service contract (wsdl/reg.wsdl) cannot be served: ${e.message}`
+        : `start-up failed: ${(e as Error)?.message ?? String(e)}`;
   process.stderr.write(`reglookup: ${msg}\n`);
   process.exit(2);
 }

@@ -165,49 +165,55 @@ function reportImport(report: ImportReport, source: string, flags: ImportFlags):
 async function runExport(file: string | undefined, flags: { quiet?: boolean; force?: boolean }): Promise<void> {
   // As backup does: an existing file is not overwritten without --force.
   if (file && !flags.force && fs.existsSync(file)) throw new Error(existsMessage(file));
-  await withStore(async (store) => {
-    const out = file ? fs.createWriteStream(file) : process.stdout;
-    if (file) out.on('error', fatal);
-    // `reglookup export | head`: the reader leaving is not a failure.
-    if (!file) process.stdout.on('error', (e: NodeJS.ErrnoException) => (e.code === 'EPIPE' ? process.exit(0) : fatal(e)));
-    const total = flags.quiet ? 0 : await store.count();
-    const bar = meter('export', total, 'records', !!flags.quiet);
-    let n: number;
-    try {
-      n = await exportRecords(store, out, (done) => bar.update(done));
-    } finally {
-      bar.stop();
-    }
-    if (file) await new Promise<void>((resolve, reject) => (out as fs.WriteStream).end((e?: Error | null) => (e ? reject(e) : resolve())));
-    if (!flags.quiet) process.stderr.write(`exported ${n} record(s)${file ? ` to ${file}` : ''}\n`);
-  }, { mustExist: true });
+  await withStore(
+    async (store) => {
+      const out = file ? fs.createWriteStream(file) : process.stdout;
+      if (file) out.on('error', fatal);
+      // `reglookup export | head`: the reader leaving is not a failure.
+      if (!file) process.stdout.on('error', (e: NodeJS.ErrnoException) => (e.code === 'EPIPE' ? process.exit(0) : fatal(e)));
+      const total = flags.quiet ? 0 : await store.count();
+      const bar = meter('export', total, 'records', !!flags.quiet);
+      let n: number;
+      try {
+        n = await exportRecords(store, out, (done) => bar.update(done));
+      } finally {
+        bar.stop();
+      }
+      if (file) await new Promise<void>((resolve, reject) => (out as fs.WriteStream).end((e?: Error | null) => (e ? reject(e) : resolve())));
+      if (!flags.quiet) process.stderr.write(`exported ${n} record(s)${file ? ` to ${file}` : ''}\n`);
+    },
+    { mustExist: true },
+  );
 }
 
 async function runBackup(file: string, flags: { quiet?: boolean; force?: boolean }): Promise<void> {
-  await withStore(async (store) => {
-    const bars: Meter[] = [];
-    try {
-      await backupStore(
-        store,
-        file,
-        (done, total) => {
-          if (bars.length === 0) bars.push(meter('backup', total, 'pages', !!flags.quiet));
-          bars[0].update(done);
-        },
-        { force: !!flags.force },
-      );
-    } catch (e) {
-      if (e instanceof BackupError) {
-        process.stderr.write(`reglookup: ${e.message}\n`);
-        process.exitCode = 1;
-        return;
+  await withStore(
+    async (store) => {
+      const bars: Meter[] = [];
+      try {
+        await backupStore(
+          store,
+          file,
+          (done, total) => {
+            if (bars.length === 0) bars.push(meter('backup', total, 'pages', !!flags.quiet));
+            bars[0].update(done);
+          },
+          { force: !!flags.force },
+        );
+      } catch (e) {
+        if (e instanceof BackupError) {
+          process.stderr.write(`reglookup: ${e.message}\n`);
+          process.exitCode = 1;
+          return;
+        }
+        throw e;
+      } finally {
+        bars[0]?.stop();
       }
-      throw e;
-    } finally {
-      bars[0]?.stop();
-    }
-    if (!flags.quiet) process.stderr.write(`backed up to ${file} (${(fs.statSync(file).size / 1024 / 1024).toFixed(1)} MB)\n`);
-  }, { mustExist: true });
+      if (!flags.quiet) process.stderr.write(`backed up to ${file} (${(fs.statSync(file).size / 1024 / 1024).toFixed(1)} MB)\n`);
+    },
+    { mustExist: true },
+  );
 }
 
 export function registerData(program: Command): void {
@@ -219,7 +225,11 @@ export function registerData(program: Command): void {
     .option('--min-keep <percent>', `with --replace-all: refuse (writing nothing) a file holding fewer records than this share of what the store holds now, or none at all`, String(DEFAULT_MIN_KEEP))
     .option('--allow-shrink', 'with --replace-all: replace the store whatever the file holds (the same as --min-keep 0)')
     .option('--dry-run', 'read and check the whole file and say what it would change, writing nothing')
-    .option('--workers <n>', 'threads that parse and check lines beside the one writing, 0 to 64 (0: all on one thread; the default is one fewer than the cores, at least 1 and at most 4)', String(Math.max(1, Math.min(os.availableParallelism() - 1, 4))))
+    .option(
+      '--workers <n>',
+      'threads that parse and check lines beside the one writing, 0 to 64 (0: all on one thread; the default is one fewer than the cores, at least 1 and at most 4)',
+      String(Math.max(1, Math.min(os.availableParallelism() - 1, 4))),
+    )
     .option('-q, --quiet', 'no progress and no summary (errors are still printed)')
     .description('import vehicles and MOT histories; all or nothing, in one transaction')
     .action((file: string, flags: ImportFlags) => runImport(file, flags).catch(fatal));

@@ -45,7 +45,8 @@ async function openNamedStore(cfg: Config, logger: Logger, migrate: boolean): Pr
   const created = migrate && file !== null && file !== '' && file !== ':memory:' && !fs.existsSync(file);
   try {
     store = openConfiguredStore(cfg);
-    if (created && file) logger.warn(`created a new, empty store at ${path.resolve(file)}: no file was there (check DATABASE_URL if you meant an existing store)`, { database: redact(cfg.databaseUrl) });
+    if (created && file)
+      logger.warn(`created a new, empty store at ${path.resolve(file)}: no file was there (check DATABASE_URL if you meant an existing store)`, { database: redact(cfg.databaseUrl) });
     // Before anything else touches it, so that the versions applied are logged here.
     if (migrate) await migrateAtStart(store, logger);
     await store.isEmpty();
@@ -182,11 +183,14 @@ async function supervise(cfg: Config): Promise<void> {
     logger.info('shutting down: stopping the workers', { signal, workers: Object.keys(cluster.workers ?? {}).length });
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
     // The workers drain, then cut what is left at SHUTDOWN_TIMEOUT_MS; a worker that still has not exited then is stuck.
-    setTimeout(() => {
-      logger.error('workers did not stop in time; killing them');
-      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
-      finish(1);
-    }, cfg.shutdownDrainMs + cfg.shutdownTimeoutMs + 5000).unref();
+    setTimeout(
+      () => {
+        logger.error('workers did not stop in time; killing them');
+        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+        finish(1);
+      },
+      cfg.shutdownDrainMs + cfg.shutdownTimeoutMs + 5000,
+    ).unref();
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
@@ -225,10 +229,16 @@ async function serve(): Promise<void> {
   server.on('error', (e) => logger.error('server error', { error: String(e?.message ?? e) }));
   logger.info('listening', { url: `http://${cfg.host === '0.0.0.0' ? 'localhost' : cfg.host}:${port}/api/reg.asmx`, database: redact(cfg.databaseUrl) });
   // Usage counted but not yet written, and the rate limiter's Redis, go before the store closes.
-  const closers: Closer[] = [{ name: 'service', close: () => service.close() }, { name: 'store', close: () => store.close() }];
+  const closers: Closer[] = [
+    { name: 'service', close: () => service.close() },
+    { name: 'store', close: () => store.close() },
+  ];
   drainOnSignals(servers, () => service.beginShutdown(), closers, cfg, logger);
 }
 
 export function registerServe(program: Command): void {
-  program.command('serve').description('serve /api/reg.asmx (configuration from the environment)').action(() => serve().catch(startupFailed));
+  program
+    .command('serve')
+    .description('serve /api/reg.asmx (configuration from the environment)')
+    .action(() => serve().catch(startupFailed));
 }

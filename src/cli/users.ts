@@ -187,7 +187,10 @@ function registerChanges(users: Command): void {
 
 /** `users disable`, `enable` and `remove`. */
 function registerStates(users: Command): void {
-  for (const [command, enabled] of [['disable', false], ['enable', true]] as const) {
+  for (const [command, enabled] of [
+    ['disable', false],
+    ['enable', true],
+  ] as const) {
     users
       .command(command)
       .argument('<username>')
@@ -249,15 +252,18 @@ function registerReports(users: Command): void {
           return s.usage(name, from);
         }, EXISTING);
         if (opts.json) {
-          process.stdout.write(JSON.stringify(rows.map((r) => ({ day: r.day, operation: r.operation, found: r.found, notFound: r.notFound })), null, 2) + '\n');
+          process.stdout.write(
+            JSON.stringify(
+              rows.map((r) => ({ day: r.day, operation: r.operation, found: r.found, notFound: r.notFound })),
+              null,
+              2,
+            ) + '\n',
+          );
           return;
         }
         const total = rows.reduce((t, r) => [t[0] + r.found, t[1] + r.notFound], [0, 0]);
         process.stdout.write(
-          table(
-            ['DAY', 'OPERATION', 'FOUND', 'NOT FOUND'],
-            [...rows.map((r) => [r.day, r.operation, String(r.found), String(r.notFound)]), ['total', '', String(total[0]), String(total[1])]],
-          ),
+          table(['DAY', 'OPERATION', 'FOUND', 'NOT FOUND'], [...rows.map((r) => [r.day, r.operation, String(r.found), String(r.notFound)]), ['total', '', String(total[0]), String(total[1])]]),
         );
       }),
     );

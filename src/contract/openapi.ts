@@ -94,7 +94,7 @@ export function openApiDocument(serverUrl: string, errorCodes: readonly string[]
           name: 'Model',
           in: 'query',
           required: false,
-          description: "Only a history whose make or model matches (ignoring case and spaces).",
+          description: 'Only a history whose make or model matches (ignoring case and spaces).',
           schema: { type: 'string', maxLength: 256 },
         },
       },

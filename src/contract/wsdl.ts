@@ -47,8 +47,7 @@ export async function contractDifferences(wsdl: string, namespace: string): Prom
 
   const schema = list(list(defs, 'wsdl:types')[0], 's:schema')[0];
   const elements = new Map(list(schema, 's:element').map((e) => [e.$?.name ?? '', e]));
-  const sequenceOf = (e: Node | undefined) =>
-    list(list(list(e, 's:complexType')[0], 's:sequence')[0], 's:element').map((x) => ({ name: x.$?.name ?? '', type: x.$?.type ?? '' }));
+  const sequenceOf = (e: Node | undefined) => list(list(list(e, 's:complexType')[0], 's:sequence')[0], 's:element').map((x) => ({ name: x.$?.name ?? '', type: x.$?.type ?? '' }));
   const messages = new Map(list(defs, 'wsdl:message').map((m) => [m.$?.name ?? '', list(m, 'wsdl:part').map((p) => p.$ ?? {})]));
 
   const catalogue = new Set(OPERATIONS.map((o) => o.name));

@@ -46,5 +46,8 @@ export function addressSet(items: readonly string[]): AddressSet {
 
 /** Splits a comma-separated list, dropping empty entries and spaces. */
 export function splitList(raw: string): string[] {
-  return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }

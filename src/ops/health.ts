@@ -50,7 +50,14 @@ export async function readiness(probes: readonly ReadinessProbe[], state: { stop
     checks.shutdown = 'in progress';
     reasons.push('the service is shutting down');
   }
-  const results = await Promise.allSettled(probes.map((p) => withTimeout(Promise.resolve().then(() => p.check()), PROBE_TIMEOUT_MS)));
+  const results = await Promise.allSettled(
+    probes.map((p) =>
+      withTimeout(
+        Promise.resolve().then(() => p.check()),
+        PROBE_TIMEOUT_MS,
+      ),
+    ),
+  );
   results.forEach((r, i) => {
     const name = probes[i].name;
     if (r.status === 'fulfilled') checks[name] = 'ok';

@@ -90,7 +90,7 @@ export function escapeControls(s: string): string {
 /** One value of a text line: bare when it is plain printable ASCII, else quoted and escaped. */
 function textValue(v: unknown): string {
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  const s = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+  const s = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
   if (/^[\x21-\x7e]+$/.test(s) && !/["=\\]/.test(s)) return s;
   return JSON.stringify(s).replace(UNSAFE_ALL, escapeChar);
 }
@@ -135,10 +135,7 @@ export function createLogger(level: string, format: 'json' | 'text'): Logger {
   const logger = winston.createLogger({
     level: level === 'silent' ? 'error' : level,
     silent: level === 'silent',
-    format:
-      format === 'json'
-        ? winston.format.combine(winston.format.timestamp(), winston.format.json())
-        : winston.format.combine(winston.format.timestamp(), textFormat),
+    format: format === 'json' ? winston.format.combine(winston.format.timestamp(), winston.format.json()) : winston.format.combine(winston.format.timestamp(), textFormat),
     transports: [new winston.transports.Stream({ stream: out })],
   });
   accessSinks.set(logger, { out, format });

@@ -84,12 +84,11 @@ function observe(l: Latency, seconds: number): void {
   l.count++;
 }
 
-function build(): Metrics {
-  const registry = new client.Registry();
-  // process_* and nodejs_* (CPU, memory, handles, GC, event-loop lag), under their usual names.
-  client.collectDefaultMetrics({ register: registry });
-
-  // requests: a tally per (transport, operation, outcome), copied into the counter when scraped.
+/**
+ * Requests: a plain tally per (transport, operation, outcome), copied into the counter only when
+ * scraped. Returns the tally of one label set (made on first use).
+ */
+function requestTallies(registry: client.Registry): (transport: string, operation: string, outcome: string) => Tally {
   const tallies = new Map<string, Map<string, Map<string, Tally>>>();
   const all: Tally[] = [];
   new client.Counter({
@@ -102,7 +101,7 @@ function build(): Metrics {
       for (const t of all) if (t.n > 0) this.inc(t.labels, t.n);
     },
   });
-  const tally = (transport: string, operation: string, outcome: string): Tally => {
+  return (transport: string, operation: string, outcome: string): Tally => {
     let byOp = tallies.get(transport);
     if (!byOp) tallies.set(transport, (byOp = new Map<string, Map<string, Tally>>()));
     let byOutcome = byOp.get(operation);
@@ -115,8 +114,22 @@ function build(): Metrics {
     }
     return t;
   };
+}
 
-  const latency = cheapHistogram(registry, 'reglookup_request_duration_seconds', 'Time from a request reaching the service to its answer being handed to the network, by transport', REQUEST_BUCKETS, 'transport');
+function build(): Metrics {
+  const registry = new client.Registry();
+  // process_* and nodejs_* (CPU, memory, handles, GC, event-loop lag), under their usual names.
+  client.collectDefaultMetrics({ register: registry });
+
+  const tally = requestTallies(registry);
+
+  const latency = cheapHistogram(
+    registry,
+    'reglookup_request_duration_seconds',
+    'Time from a request reaching the service to its answer being handed to the network, by transport',
+    REQUEST_BUCKETS,
+    'transport',
+  );
 
   const refusals = new client.Counter({
     name: 'reglookup_refusals_total',
@@ -251,4 +264,3 @@ export function askPrimaryForMetrics(timeoutMs = 5000): Promise<string> {
 export function countImport(records: number, committed: boolean): void {
   instance?.imported(records, committed);
 }
-

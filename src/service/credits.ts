@@ -16,7 +16,10 @@ export const UNMETERED_CREDITS = 2147483647;
 const CREDITS_CALL = { name: 'getcredits', required: ['username'] } as const;
 
 export class CreditsService {
-  constructor(private readonly store: VehicleStore, private readonly policy: UsernamePolicy) {}
+  constructor(
+    private readonly store: VehicleStore,
+    private readonly policy: UsernamePolicy,
+  ) {}
 
   /** The username the parameters name (validated as a lookup's is), and its credits left. */
   async creditsLeft(raw: RawParams): Promise<{ username: string; credits: number }> {

@@ -78,7 +78,11 @@ export function paramValue(op: ParamsOwner, raw: RawParams, name: string): strin
 export class LookupService {
   private readonly sandbox: boolean;
 
-  constructor(private readonly store: VehicleStore, private readonly accounts: Accounts, options: LookupOptions = {}) {
+  constructor(
+    private readonly store: VehicleStore,
+    private readonly accounts: Accounts,
+    options: LookupOptions = {},
+  ) {
     this.sandbox = options.sandbox === true;
   }
 

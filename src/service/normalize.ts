@@ -8,8 +8,18 @@ export const MAX_REGISTRATION_CHARS = 32;
 // Cyrillic letters that look like Latin ones (after upper-casing): a Ukrainian or Kazakh plate
 // typed on either keyboard must match.
 const CYRILLIC_TO_LATIN: Record<string, string> = {
-  'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O',
-  'Р': 'P', 'С': 'C', 'Т': 'T', 'У': 'Y', 'Х': 'X',
+  А: 'A',
+  В: 'B',
+  Е: 'E',
+  К: 'K',
+  М: 'M',
+  Н: 'H',
+  О: 'O',
+  Р: 'P',
+  С: 'C',
+  Т: 'T',
+  У: 'Y',
+  Х: 'X',
 };
 const CYRILLIC_RE = /[АВЕКМНОРСТУХ]/g;
 // Separators people type inside plates: any white space, hyphens and dashes, dots, middle dots.
@@ -21,7 +31,10 @@ export type Checked = { ok: true; value: string } | { ok: false; reason: string 
 
 /** What a registration and a state both ignore: case, separators; Cyrillic look-alikes read as Latin. */
 function fold(s: string): string {
-  return s.toUpperCase().replace(CYRILLIC_RE, (c) => CYRILLIC_TO_LATIN[c]).replace(SEPARATORS_RE, '');
+  return s
+    .toUpperCase()
+    .replace(CYRILLIC_RE, (c) => CYRILLIC_TO_LATIN[c])
+    .replace(SEPARATORS_RE, '');
 }
 
 /** Registration as typed -> the key it is stored under. */
@@ -39,29 +52,89 @@ export function normalizeRegistration(raw: string): Checked {
 type Table = ReadonlyArray<readonly [string, string]>;
 
 const US: Table = [
-  ['AL', 'Alabama'], ['AK', 'Alaska'], ['AZ', 'Arizona'], ['AR', 'Arkansas'], ['CA', 'California'],
-  ['CO', 'Colorado'], ['CT', 'Connecticut'], ['DE', 'Delaware'], ['FL', 'Florida'], ['GA', 'Georgia'],
-  ['HI', 'Hawaii'], ['ID', 'Idaho'], ['IL', 'Illinois'], ['IN', 'Indiana'], ['IA', 'Iowa'],
-  ['KS', 'Kansas'], ['KY', 'Kentucky'], ['LA', 'Louisiana'], ['ME', 'Maine'], ['MD', 'Maryland'],
-  ['MA', 'Massachusetts'], ['MI', 'Michigan'], ['MN', 'Minnesota'], ['MS', 'Mississippi'], ['MO', 'Missouri'],
-  ['MT', 'Montana'], ['NE', 'Nebraska'], ['NV', 'Nevada'], ['NH', 'New Hampshire'], ['NJ', 'New Jersey'],
-  ['NM', 'New Mexico'], ['NY', 'New York'], ['NC', 'North Carolina'], ['ND', 'North Dakota'], ['OH', 'Ohio'],
-  ['OK', 'Oklahoma'], ['OR', 'Oregon'], ['PA', 'Pennsylvania'], ['RI', 'Rhode Island'], ['SC', 'South Carolina'],
-  ['SD', 'South Dakota'], ['TN', 'Tennessee'], ['TX', 'Texas'], ['UT', 'Utah'], ['VT', 'Vermont'],
-  ['VA', 'Virginia'], ['WA', 'Washington'], ['WV', 'West Virginia'], ['WI', 'Wisconsin'], ['WY', 'Wyoming'],
-  ['DC', 'District of Columbia'], ['PR', 'Puerto Rico'], ['GU', 'Guam'], ['VI', 'U.S. Virgin Islands'],
-  ['AS', 'American Samoa'], ['MP', 'Northern Mariana Islands'],
+  ['AL', 'Alabama'],
+  ['AK', 'Alaska'],
+  ['AZ', 'Arizona'],
+  ['AR', 'Arkansas'],
+  ['CA', 'California'],
+  ['CO', 'Colorado'],
+  ['CT', 'Connecticut'],
+  ['DE', 'Delaware'],
+  ['FL', 'Florida'],
+  ['GA', 'Georgia'],
+  ['HI', 'Hawaii'],
+  ['ID', 'Idaho'],
+  ['IL', 'Illinois'],
+  ['IN', 'Indiana'],
+  ['IA', 'Iowa'],
+  ['KS', 'Kansas'],
+  ['KY', 'Kentucky'],
+  ['LA', 'Louisiana'],
+  ['ME', 'Maine'],
+  ['MD', 'Maryland'],
+  ['MA', 'Massachusetts'],
+  ['MI', 'Michigan'],
+  ['MN', 'Minnesota'],
+  ['MS', 'Mississippi'],
+  ['MO', 'Missouri'],
+  ['MT', 'Montana'],
+  ['NE', 'Nebraska'],
+  ['NV', 'Nevada'],
+  ['NH', 'New Hampshire'],
+  ['NJ', 'New Jersey'],
+  ['NM', 'New Mexico'],
+  ['NY', 'New York'],
+  ['NC', 'North Carolina'],
+  ['ND', 'North Dakota'],
+  ['OH', 'Ohio'],
+  ['OK', 'Oklahoma'],
+  ['OR', 'Oregon'],
+  ['PA', 'Pennsylvania'],
+  ['RI', 'Rhode Island'],
+  ['SC', 'South Carolina'],
+  ['SD', 'South Dakota'],
+  ['TN', 'Tennessee'],
+  ['TX', 'Texas'],
+  ['UT', 'Utah'],
+  ['VT', 'Vermont'],
+  ['VA', 'Virginia'],
+  ['WA', 'Washington'],
+  ['WV', 'West Virginia'],
+  ['WI', 'Wisconsin'],
+  ['WY', 'Wyoming'],
+  ['DC', 'District of Columbia'],
+  ['PR', 'Puerto Rico'],
+  ['GU', 'Guam'],
+  ['VI', 'U.S. Virgin Islands'],
+  ['AS', 'American Samoa'],
+  ['MP', 'Northern Mariana Islands'],
 ];
 
 const CA: Table = [
-  ['AB', 'Alberta'], ['BC', 'British Columbia'], ['MB', 'Manitoba'], ['NB', 'New Brunswick'],
-  ['NL', 'Newfoundland and Labrador'], ['NS', 'Nova Scotia'], ['NT', 'Northwest Territories'], ['NU', 'Nunavut'],
-  ['ON', 'Ontario'], ['PE', 'Prince Edward Island'], ['QC', 'Quebec'], ['SK', 'Saskatchewan'], ['YT', 'Yukon'],
+  ['AB', 'Alberta'],
+  ['BC', 'British Columbia'],
+  ['MB', 'Manitoba'],
+  ['NB', 'New Brunswick'],
+  ['NL', 'Newfoundland and Labrador'],
+  ['NS', 'Nova Scotia'],
+  ['NT', 'Northwest Territories'],
+  ['NU', 'Nunavut'],
+  ['ON', 'Ontario'],
+  ['PE', 'Prince Edward Island'],
+  ['QC', 'Quebec'],
+  ['SK', 'Saskatchewan'],
+  ['YT', 'Yukon'],
 ];
 
 const AU: Table = [
-  ['NSW', 'New South Wales'], ['VIC', 'Victoria'], ['QLD', 'Queensland'], ['WA', 'Western Australia'],
-  ['SA', 'South Australia'], ['TAS', 'Tasmania'], ['ACT', 'Australian Capital Territory'], ['NT', 'Northern Territory'],
+  ['NSW', 'New South Wales'],
+  ['VIC', 'Victoria'],
+  ['QLD', 'Queensland'],
+  ['WA', 'Western Australia'],
+  ['SA', 'South Australia'],
+  ['TAS', 'Tasmania'],
+  ['ACT', 'Australian Capital Territory'],
+  ['NT', 'Northern Territory'],
 ];
 
 const TABLES: Record<StateCountry, Table> = { US, CA, AU };
@@ -90,6 +163,9 @@ const LOOKUP: Record<StateCountry, Map<string, string>> = Object.fromEntries(
 export function normalizeState(country: StateCountry, raw: string): Checked {
   const abbr = LOOKUP[country].get(stateKey(raw));
   if (abbr) return { ok: true, value: abbr };
-  const examples = TABLES[country].slice(0, 2).map(([a, n]) => `${a} or ${n}`).join(', ');
+  const examples = TABLES[country]
+    .slice(0, 2)
+    .map(([a, n]) => `${a} or ${n}`)
+    .join(', ');
   return { ok: false, reason: `is not a known subdivision (use the postal abbreviation or the full name, e.g. ${examples})` };
 }

@@ -5,17 +5,7 @@
 // on the row and each re-checks the condition against the row as the one before left it.
 
 import type pg from 'pg';
-import {
-  ACCOUNT_DEFAULTS,
-  type Account,
-  type AccountChanges,
-  type AccountInput,
-  type AccountStore,
-  type AccountSummary,
-  type ChargeResult,
-  type CreditResult,
-  type UsageCount,
-} from './accounts';
+import { ACCOUNT_DEFAULTS, type Account, type AccountChanges, type AccountInput, type AccountStore, type AccountSummary, type ChargeResult, type CreditResult, type UsageCount } from './accounts';
 
 /** What the accounts side needs of the store: a pooled query, and one transaction on one connection. */
 export interface PgRunner {
@@ -97,21 +87,17 @@ export class PostgresAccounts implements AccountStore {
       }
       if (before.daily_limit === null && changes.dailyLimit != null && before.day !== day) {
         // A limit set mid-day counts the day's lookups so far, as far as usage has been flushed.
-        await client.query(
-          'UPDATE accounts SET day = $2, day_count = (SELECT COALESCE(SUM(found), 0) FROM usage WHERE username = $1 AND day = $2) WHERE username = $1',
-          [username, day],
-        );
+        await client.query('UPDATE accounts SET day = $2, day_count = (SELECT COALESCE(SUM(found), 0) FROM usage WHERE username = $1 AND day = $2) WHERE username = $1', [username, day]);
       }
       return toAccount((await client.query<Row>(`SELECT ${COLUMNS} FROM accounts WHERE username = $1`, [username])).rows[0]);
     });
   }
 
   async addCredits(username: string, delta: number): Promise<CreditResult> {
-    const r = await this.db.query<{ credits: string }>(
-      'account-add-credits',
-      'UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 AND credits IS NOT NULL RETURNING credits',
-      [username, delta],
-    );
+    const r = await this.db.query<{ credits: string }>('account-add-credits', 'UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 AND credits IS NOT NULL RETURNING credits', [
+      username,
+      delta,
+    ]);
     if (r.rows[0]) return { balance: Number(r.rows[0].credits) };
     return (await this.getAccount(username)) ? 'unlimited' : 'unknown';
   }

@@ -200,9 +200,7 @@ export class PostgresStore implements VehicleStore {
           }
         },
         appliedVersions: async () => {
-          await client.query(
-            'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
-          );
+          await client.query('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
           const rows = await client.query<{ version: number }>('SELECT version FROM schema_version ORDER BY version');
           return rows.rows.map((r) => r.version);
         },
@@ -307,11 +305,7 @@ export class PostgresStore implements VehicleStore {
     try {
       if (batch.length === 1) {
         const { key } = batch[0];
-        const r = await this.query<FoundRecord>('get', 'SELECT payload FROM records WHERE operation = $1 AND registration = $2 AND state = $3', [
-          key.operation,
-          key.registration,
-          key.state,
-        ]);
+        const r = await this.query<FoundRecord>('get', 'SELECT payload FROM records WHERE operation = $1 AND registration = $2 AND state = $3', [key.operation, key.registration, key.state]);
         batch[0].resolve(r.rows[0] ?? null);
         return;
       }

@@ -12,17 +12,7 @@
 
 import type Database from 'better-sqlite3';
 import { withWriteLock } from './sqlite-lock';
-import {
-  ACCOUNT_DEFAULTS,
-  type Account,
-  type AccountChanges,
-  type AccountInput,
-  type AccountStore,
-  type AccountSummary,
-  type ChargeResult,
-  type CreditResult,
-  type UsageCount,
-} from './accounts';
+import { ACCOUNT_DEFAULTS, type Account, type AccountChanges, type AccountInput, type AccountStore, type AccountSummary, type ChargeResult, type CreditResult, type UsageCount } from './accounts';
 
 interface Row {
   username: string;
@@ -138,33 +128,34 @@ export class SqliteAccounts implements AccountStore {
   async putAccount(account: AccountInput): Promise<void> {
     const { username, ...changes } = account;
     await this.write(() =>
-      this.db.transaction(() => {
-        if (!this.insert(account)) this.update(username, changes);
-      }).immediate(),
+      this.db
+        .transaction(() => {
+          if (!this.insert(account)) this.update(username, changes);
+        })
+        .immediate(),
     );
   }
 
   updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> {
-    return this.write(() => this.db.transaction(() => {
-      const before = this.getStmt.get(username);
-      if (!before) return null;
-      this.update(username, changes);
-      if (before.daily_limit === null && changes.dailyLimit != null && before.day !== day) {
-        // A limit set mid-day counts the day's lookups so far, as far as usage has been flushed.
-        this.db
-          .prepare("UPDATE accounts SET day = ?, day_count = (SELECT COALESCE(SUM(found), 0) FROM usage WHERE username = ? AND day = ?) WHERE username = ?")
-          .run(day, username, day, username);
-      }
-      return toAccount(this.getStmt.get(username) as Row);
-    }).immediate());
+    return this.write(() =>
+      this.db
+        .transaction(() => {
+          const before = this.getStmt.get(username);
+          if (!before) return null;
+          this.update(username, changes);
+          if (before.daily_limit === null && changes.dailyLimit != null && before.day !== day) {
+            // A limit set mid-day counts the day's lookups so far, as far as usage has been flushed.
+            this.db.prepare('UPDATE accounts SET day = ?, day_count = (SELECT COALESCE(SUM(found), 0) FROM usage WHERE username = ? AND day = ?) WHERE username = ?').run(day, username, day, username);
+          }
+          return toAccount(this.getStmt.get(username) as Row);
+        })
+        .immediate(),
+    );
   }
 
   async addCredits(username: string, delta: number): Promise<CreditResult> {
     const [row] = await this.write(
-      () =>
-        this.db
-          .prepare('UPDATE accounts SET credits = MAX(0, credits + ?) WHERE username = ? AND credits IS NOT NULL RETURNING credits')
-          .all(delta, username) as { credits: number }[],
+      () => this.db.prepare('UPDATE accounts SET credits = MAX(0, credits + ?) WHERE username = ? AND credits IS NOT NULL RETURNING credits').all(delta, username) as { credits: number }[],
     );
     if (row) return { balance: row.credits };
     return this.getStmt.get(username) ? 'unlimited' : 'unknown';
@@ -176,10 +167,12 @@ export class SqliteAccounts implements AccountStore {
 
   removeAccount(username: string): Promise<boolean> {
     return this.write(() =>
-      this.db.transaction(() => {
-        this.db.prepare('DELETE FROM usage WHERE username = ?').run(username);
-        return this.db.prepare('DELETE FROM accounts WHERE username = ?').run(username).changes > 0;
-      }).immediate(),
+      this.db
+        .transaction(() => {
+          this.db.prepare('DELETE FROM usage WHERE username = ?').run(username);
+          return this.db.prepare('DELETE FROM accounts WHERE username = ?').run(username).changes > 0;
+        })
+        .immediate(),
     );
   }
 
@@ -207,17 +200,17 @@ export class SqliteAccounts implements AccountStore {
   async addUsage(counts: readonly UsageCount[]): Promise<void> {
     if (counts.length === 0) return;
     await this.write(() =>
-      this.db.transaction(() => {
-        for (const c of counts) this.usageStmt.run(c.username, c.day, c.operation, c.found, c.notFound);
-      }).immediate(),
+      this.db
+        .transaction(() => {
+          for (const c of counts) this.usageStmt.run(c.username, c.day, c.operation, c.found, c.notFound);
+        })
+        .immediate(),
     );
   }
 
   async usage(username: string, fromDay: string): Promise<UsageCount[]> {
     return (
-      this.db
-        .prepare('SELECT username, day, operation, found, not_found AS notFound FROM usage WHERE username = ? AND day >= ? ORDER BY day DESC, operation')
-        .all(username, fromDay) as UsageCount[]
+      this.db.prepare('SELECT username, day, operation, found, not_found AS notFound FROM usage WHERE username = ? AND day >= ? ORDER BY day DESC, operation').all(username, fromDay) as UsageCount[]
     ).map((r) => ({ ...r }));
   }
 

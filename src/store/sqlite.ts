@@ -63,15 +63,10 @@ export class SqliteStore implements VehicleStore {
     this.unreported = [...migrateSqlite(this.db).applied];
     this.getStmt = this.db.prepare('SELECT payload FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.putStmt = this.db.prepare(
-      'INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?) ' +
-        'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload',
+      'INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?) ' + 'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload',
     );
     this.db.pragma('busy_timeout = 0');
-    this.accounts = new SqliteAccounts(
-      this.db,
-      { beforeWrite: () => this.endSharedRead(), written: () => this.writesAgain(), failed: (e) => this.writeFailed(e) },
-      file,
-    );
+    this.accounts = new SqliteAccounts(this.db, { beforeWrite: () => this.endSharedRead(), written: () => this.writesAgain(), failed: (e) => this.writeFailed(e) }, file);
     this.deleteStmt = this.db.prepare('DELETE FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.beginStmt = this.db.prepare('BEGIN');
     this.commitStmt = this.db.prepare('COMMIT');
@@ -238,10 +233,7 @@ export class SqliteStore implements VehicleStore {
     const own = this.file !== ':memory:' && this.file !== '';
     const db = own ? new Database(this.file, { readonly: true, fileMustExist: true }) : this.db;
     if (!own) this.endSharedRead();
-    const page = db.prepare(
-      'SELECT operation, registration, state, payload FROM records WHERE (operation, registration, state) > (?, ?, ?) ' +
-        'ORDER BY operation, registration, state LIMIT 1000',
-    );
+    const page = db.prepare('SELECT operation, registration, state, payload FROM records WHERE (operation, registration, state) > (?, ?, ?) ' + 'ORDER BY operation, registration, state LIMIT 1000');
     try {
       if (own) {
         db.pragma('cache_size = -8192');
@@ -282,18 +274,42 @@ export class SqliteStore implements VehicleStore {
   }
 
   // Accounts, daily counts and usage: sqlite-accounts.ts, on this database handle.
-  getAccount(username: string): Promise<Account | null> { return this.accounts.getAccount(username); }
-  addAccount(account: AccountInput): Promise<boolean> { return this.accounts.addAccount(account); }
-  putAccount(account: AccountInput): Promise<void> { return this.accounts.putAccount(account); }
-  updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> { return this.accounts.updateAccount(username, changes, day); }
-  addCredits(username: string, delta: number): Promise<CreditResult> { return this.accounts.addCredits(username, delta); }
-  setEnabled(username: string, enabled: boolean): Promise<boolean> { return this.accounts.setEnabled(username, enabled); }
-  removeAccount(username: string): Promise<boolean> { return this.accounts.removeAccount(username); }
-  listAccounts(day: string): Promise<AccountSummary[]> { return this.accounts.listAccounts(day); }
-  charge(username: string, day: string): Promise<ChargeResult> { return this.accounts.charge(username, day); }
-  addUsage(counts: readonly UsageCount[]): Promise<void> { return this.accounts.addUsage(counts); }
-  usage(username: string, fromDay: string): Promise<UsageCount[]> { return this.accounts.usage(username, fromDay); }
-  pruneUsage(beforeDay: string): Promise<number> { return this.accounts.pruneUsage(beforeDay); }
+  getAccount(username: string): Promise<Account | null> {
+    return this.accounts.getAccount(username);
+  }
+  addAccount(account: AccountInput): Promise<boolean> {
+    return this.accounts.addAccount(account);
+  }
+  putAccount(account: AccountInput): Promise<void> {
+    return this.accounts.putAccount(account);
+  }
+  updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> {
+    return this.accounts.updateAccount(username, changes, day);
+  }
+  addCredits(username: string, delta: number): Promise<CreditResult> {
+    return this.accounts.addCredits(username, delta);
+  }
+  setEnabled(username: string, enabled: boolean): Promise<boolean> {
+    return this.accounts.setEnabled(username, enabled);
+  }
+  removeAccount(username: string): Promise<boolean> {
+    return this.accounts.removeAccount(username);
+  }
+  listAccounts(day: string): Promise<AccountSummary[]> {
+    return this.accounts.listAccounts(day);
+  }
+  charge(username: string, day: string): Promise<ChargeResult> {
+    return this.accounts.charge(username, day);
+  }
+  addUsage(counts: readonly UsageCount[]): Promise<void> {
+    return this.accounts.addUsage(counts);
+  }
+  usage(username: string, fromDay: string): Promise<UsageCount[]> {
+    return this.accounts.usage(username, fromDay);
+  }
+  pruneUsage(beforeDay: string): Promise<number> {
+    return this.accounts.pruneUsage(beforeDay);
+  }
 
   async close(): Promise<void> {
     this.endSharedRead();

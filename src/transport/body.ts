@@ -177,7 +177,13 @@ export function parseMediaType(header: string | undefined): MediaType {
   for (const p of rest) {
     const eq = p.indexOf('=');
     if (eq === -1) continue;
-    params.set(p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1'));
+    params.set(
+      p.slice(0, eq).trim().toLowerCase(),
+      p
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1'),
+    );
   }
   return { type: type.trim().toLowerCase(), params };
 }

@@ -14,7 +14,7 @@ export function clientAddress(req: IncomingMessage, trust: TrustedProxies): stri
   const socket = req.socket.remoteAddress ?? '';
   if (trust.list.length === 0 || !trust.has(socket)) return socket;
   const header = req.headers['x-forwarded-for'];
-  const hops = (Array.isArray(header) ? header.join(',') : header ?? '')
+  const hops = (Array.isArray(header) ? header.join(',') : (header ?? ''))
     .split(',')
     .map((h) => h.trim())
     .filter((h) => h !== '');

@@ -144,19 +144,13 @@ function sampleSection(s: Sample): string {
 /** GET /api/reg.asmx?op=NAME: what the operation does, a test form, and its sample messages. */
 export function operationPage(model: ContractModel, op: Operation, samples: readonly Sample[], links: PageLinks): string {
   const doc = model.documentation.get(op.name);
-  const main =
-    `<h2>${html(op.name)}</h2>\n` +
-    `<p>${what(op, doc)}</p>\n<p>${parameters(op)}</p>\n` +
-    testForm(op, links) +
-    samples.map(sampleSection).join('');
+  const main = `<h2>${html(op.name)}</h2>\n` + `<p>${what(op, doc)}</p>\n<p>${parameters(op)}</p>\n` + testForm(op, links) + samples.map(sampleSection).join('');
   return page(model, `${model.serviceName} Web Service: ${op.name}`, backLink(links), main);
 }
 
 /** The page for ?op= naming no operation. The name asked for is not echoed; a case-insensitive match is offered. */
 export function unknownOperationPage(model: ContractModel, suggestion: Operation | undefined, links: PageLinks): string {
-  const near = suggestion
-    ? `<p>Operation names are case-sensitive. Did you mean <a href="?op=${encodeURIComponent(suggestion.name)}">${html(suggestion.name)}</a>?</p>\n`
-    : '';
+  const near = suggestion ? `<p>Operation names are case-sensitive. Did you mean <a href="?op=${encodeURIComponent(suggestion.name)}">${html(suggestion.name)}</a>?</p>\n` : '';
   const main = `<h2>Unknown operation</h2>\n<p>This service has no operation of that name.</p>\n${near}`;
   return page(model, `${model.serviceName} Web Service: unknown operation`, backLink(links), main);
 }

@@ -110,11 +110,10 @@ export function operationSamples(model: ContractModel, op: Operation, namespace:
       )}`,
     };
   };
-  const httpAnswer = `${httpHead(['HTTP/1.1 200 OK', 'Content-Type: text/xml; charset=utf-8', 'Content-Length: length'])}\n\n${httpResultXml(
-    result,
-    namespace,
-    httpResultInner(nodes),
-  ).replace(/\r\n/g, '\n')}`;
+  const httpAnswer = `${httpHead(['HTTP/1.1 200 OK', 'Content-Type: text/xml; charset=utf-8', 'Content-Length: length'])}\n\n${httpResultXml(result, namespace, httpResultInner(nodes)).replace(
+    /\r\n/g,
+    '\n',
+  )}`;
   return [
     soap('1.1', 'soap11'),
     soap('1.2', 'soap12'),

@@ -135,9 +135,7 @@ function screen(version: SoapVersion, xml: string, req: IncomingMessage, media: 
     const named = action.startsWith(`${deps.namespace}/`) ? findOperation(action.slice(deps.namespace.length + 1)) : undefined;
     throw new LookupError(
       'UNKNOWN_OPERATION',
-      named
-        ? `SOAPAction names ${named.name} but the Body holds ${op.name}`
-        : `SOAPAction ${quote(action, 80)} is not one this service offers (expected '${deps.namespace}/${op.name}')`,
+      named ? `SOAPAction names ${named.name} but the Body holds ${op.name}` : `SOAPAction ${quote(action, 80)} is not one this service offers (expected '${deps.namespace}/${op.name}')`,
     );
   }
   return op;
@@ -228,10 +226,7 @@ export async function createSoapHandler(wsdl: string, deps: SoapDeps): Promise<L
       sendPlainError(
         req,
         res,
-        new LookupError(
-          'UNSUPPORTED_MEDIA_TYPE',
-          `POST ${SOAP_PATH} takes a SOAP envelope (text/xml for SOAP 1.1, application/soap+xml for SOAP 1.2); HTTP POST calls go to ${SOAP_PATH}/{Operation}`,
-        ),
+        new LookupError('UNSUPPORTED_MEDIA_TYPE', `POST ${SOAP_PATH} takes a SOAP envelope (text/xml for SOAP 1.1, application/soap+xml for SOAP 1.2); HTTP POST calls go to ${SOAP_PATH}/{Operation}`),
       );
       return;
     }

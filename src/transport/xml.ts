@@ -10,7 +10,6 @@ export { escapeAttr, escapeText } from '../core/xmltext';
 export const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance';
 export const XSD_NS = 'http://www.w3.org/2001/XMLSchema';
 
-
 /** SOAP: absent values are xsi:nil (the prefix is declared on the response element). */
 function compact(nodes: readonly XNode[], out: string[]): void {
   for (const n of nodes) {

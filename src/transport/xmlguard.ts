@@ -43,7 +43,8 @@ const NAME = new RegExp(`[${NC_START}][${NC_BODY}]*(?::[${NC_START}][${NC_BODY}]
 const RESERVED = new Set(Object.getOwnPropertyNames(Object.prototype));
 const WS = /[ \t\r\n]*/y;
 const ENTITY = /&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#x([0-9a-fA-F]{1,6}));/y;
-const XML_DECL = /^<\?xml[ \t\r\n]+version[ \t\r\n]*=[ \t\r\n]*(["'])1\.[0-9]\1(?:[ \t\r\n]+encoding[ \t\r\n]*=[ \t\r\n]*(["'])([A-Za-z][A-Za-z0-9._-]*)\2)?(?:[ \t\r\n]+standalone[ \t\r\n]*=[ \t\r\n]*(["'])(?:yes|no)\4)?[ \t\r\n]*\?>/;
+const XML_DECL =
+  /^<\?xml[ \t\r\n]+version[ \t\r\n]*=[ \t\r\n]*(["'])1\.[0-9]\1(?:[ \t\r\n]+encoding[ \t\r\n]*=[ \t\r\n]*(["'])([A-Za-z][A-Za-z0-9._-]*)\2)?(?:[ \t\r\n]+standalone[ \t\r\n]*=[ \t\r\n]*(["'])(?:yes|no)\4)?[ \t\r\n]*\?>/;
 
 interface Frame {
   readonly qname: string;
@@ -141,7 +142,10 @@ class Scanner {
   private attrName = '';
   private attrValue = '';
 
-  constructor(private readonly xml: string, private readonly limits: GuardLimits) {
+  constructor(
+    private readonly xml: string,
+    private readonly limits: GuardLimits,
+  ) {
     this.len = xml.length;
   }
 

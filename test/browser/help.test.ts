@@ -51,9 +51,11 @@ function describeWithChromium(title: string, body: () => void): void {
   if (fs.existsSync(CHROMIUM)) return describe(title, body);
   const why = `${CHROMIUM} does not exist; install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH`;
   if (IN_CI) {
-    describe(title, () => test('Chromium is installed (CI=true: a missing browser is a failure)', () => {
-      throw new Error(why);
-    }));
+    describe(title, () =>
+      test('Chromium is installed (CI=true: a missing browser is a failure)', () => {
+        throw new Error(why);
+      }),
+    );
     return;
   }
   const bar = '!'.repeat(78);

@@ -51,7 +51,11 @@ describe('malformed Basic credentials are 400 MALFORMED_REQUEST', () => {
   });
 
   test('raw \\xff bytes as the credentials', async () => {
-    const head = Buffer.concat([Buffer.from(`GET ${PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Basic `, 'latin1'), Buffer.from([0xff, 0xff, 0xfe]), Buffer.from('\r\n\r\n')]);
+    const head = Buffer.concat([
+      Buffer.from(`GET ${PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Basic `, 'latin1'),
+      Buffer.from([0xff, 0xff, 0xfe]),
+      Buffer.from('\r\n\r\n'),
+    ]);
     const a = await exchange(server.port, [head], { timeoutMs: 8000 });
     expect(a.ended).toBe('response');
     expectMalformed(a.status, a.headers['content-type'], a.text);

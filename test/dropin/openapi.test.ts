@@ -49,7 +49,9 @@ test('it names every operation of the WSDL once, with Basic authentication and t
   const portType = /<wsdl:portType name="RegSoap">([\s\S]*?)<\/wsdl:portType>/.exec(wsdl)?.[1] ?? '';
   const fromWsdl = [...portType.matchAll(/<wsdl:operation name="(\w+)"/g)].map((m) => m[1]).sort();
   expect(fromWsdl.length).toBe(31);
-  const ids = Object.values(doc.paths).map((p) => p.get.operationId).sort();
+  const ids = Object.values(doc.paths)
+    .map((p) => p.get.operationId)
+    .sort();
   expect(ids).toEqual(fromWsdl);
   expect(Object.values(doc.components.securitySchemes)).toContainEqual(expect.objectContaining({ type: 'http', scheme: 'basic' }));
   expect(doc.servers[0].url).toBe('https://reg.example.com');

@@ -156,7 +156,10 @@ test('sandbox answers are marked in the access log, with the transport and the u
     spy.mockRestore();
     await server.close();
   }
-  const requests = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.message === 'request');
+  const requests = lines
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((r) => r.message === 'request');
   const by = (u: string) => requests.find((r) => r.username === u);
   expect(by('dana')).toMatchObject({ transport: 'json', status: 200, sandbox: true });
   expect(by('erin')).toMatchObject({ transport: 'soap11', status: 500, sandbox: true, outcome: 'VEHICLE_NOT_FOUND' });

@@ -141,9 +141,10 @@ function expectUnavailable(t: AnyTransport, a: Answer): void {
 
     recordScenario({
       scenario: 'PostgreSQL stopped and started under load',
-      answered: Object.entries(statuses)
-        .map(([s, n]) => `${n} x ${s}`)
-        .join(', ') + ` (503/SOAP 500 with Retry-After; answered again after ${waited} refused retries, 100 ms apart)`,
+      answered:
+        Object.entries(statuses)
+          .map(([s, n]) => `${n} x ${s}`)
+          .join(', ') + ` (503/SOAP 500 with Retry-After; answered again after ${waited} refused retries, 100 ms apart)`,
       charged: `'paid': 100 credits before, ${paid?.credits} after 11 answered lookups (none taken while down)`,
       logged: `${count(log, UNAVAILABLE_LINE)} unavailable line, ${count(log, BACK_LINE)} back line, 0 stack traces; reglookup_store_unavailable_total ${metric(down, 'reglookup_store_unavailable_total')}`,
     });

@@ -73,7 +73,10 @@ async function waitFor(what: () => boolean, ms: number): Promise<boolean> {
     const tally = (which: 'allow' | 'deny', a: Answer) => (statuses[which][a.status] = (statuses[which][a.status] ?? 0) + 1);
 
     // With Redis: the limit is enforced ('limited-a' / 'limited-d' use theirs up).
-    for (const [which, srv] of [['allow', allow], ['deny', deny]] as const) {
+    for (const [which, srv] of [
+      ['allow', allow],
+      ['deny', deny],
+    ] as const) {
       const answers = [];
       for (let i = 0; i < 4; i++) answers.push(await lookup(srv, `limited-${which}`));
       answers.forEach((a) => tally(which, a));
@@ -91,7 +94,10 @@ async function waitFor(what: () => boolean, ms: number): Promise<boolean> {
 
       // Then N sequential lookups together take far less than N time-outs: none waits for Redis.
       const N = 20;
-      for (const [which, srv] of [['allow', allow], ['deny', deny]] as const) {
+      for (const [which, srv] of [
+        ['allow', allow],
+        ['deny', deny],
+      ] as const) {
         const t = Date.now();
         for (let i = 0; i < N; i++) {
           const a = await lookup(srv, `hung-${i % 3}`);
@@ -124,7 +130,10 @@ async function waitFor(what: () => boolean, ms: number): Promise<boolean> {
 
     // Back: one line each, and the limit is enforced again (the limited callers are refused again).
     expect(await waitFor(() => count(allow.output(), BACK_LINE) === 1 && count(deny.output(), BACK_LINE) === 1, 15_000)).toBe(true);
-    for (const [which, srv] of [['allow', allow], ['deny', deny]] as const) {
+    for (const [which, srv] of [
+      ['allow', allow],
+      ['deny', deny],
+    ] as const) {
       const a = await lookup(srv, `limited-${which}`);
       tally(which, a);
       expect(a.status).toBe(429);
@@ -140,7 +149,10 @@ async function waitFor(what: () => boolean, ms: number): Promise<boolean> {
       expect(srv.output()).not.toMatch(STACK);
     }
 
-    const fmt = (s: Record<number, number>) => Object.entries(s).map(([k, n]) => `${n} x ${k}`).join(', ');
+    const fmt = (s: Record<number, number>) =>
+      Object.entries(s)
+        .map(([k, n]) => `${n} x ${k}`)
+        .join(', ');
     recordScenario({
       scenario: 'Redis hung (SIGSTOP) then resumed',
       answered: `allow: ${fmt(statuses.allow)}; deny: ${fmt(statuses.deny)} (429 RATE_LIMITED, Retry-After: 1); 20 sequential lookups while hung took ${timings.allow} ms (allow), ${timings.deny} ms (deny) against a ${REDIS_TIMEOUT_MS} ms time-out each; /readyz allow 200 degraded, deny 503`,

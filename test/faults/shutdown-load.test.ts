@@ -106,7 +106,10 @@ describe('SIGTERM under load', () => {
     expect(fresh.resets).toEqual([]);
     expect(keepAlive.refused + fresh.refused).toBe(0);
     expect(hammer.other).toEqual([]);
-    const stopped = server.output().split('\n').filter((l) => l.includes('"message":"stopped"'));
+    const stopped = server
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"message":"stopped"'));
     expect(stopped).toHaveLength(1);
     expect(JSON.parse(stopped[0]).cut).toBe(false);
 

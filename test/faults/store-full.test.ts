@@ -77,7 +77,10 @@ describeSmallDisk('store disk full (SQLite)', () => {
     // Exactly one credit for each answer sent: 5 before, `ok` during, 5 after.
     expect(CREDITS - left).toBe(5 + ok + 5);
     // One line when the store stopped taking writes, one when it took them again; no stack trace.
-    const lines = log.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: string; message: string });
+    const lines = log
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: string; message: string });
     const down = lines.filter((l) => l.message.startsWith('store unavailable'));
     const back = lines.filter((l) => l.message.startsWith('store back'));
     expect(down).toHaveLength(1);

@@ -19,7 +19,10 @@ export interface FuzzAnswer extends Seen {
 export class FuzzClient {
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
-  constructor(private readonly port: number, private readonly timeoutMs = 5000) {}
+  constructor(
+    private readonly port: number,
+    private readonly timeoutMs = 5000,
+  ) {}
 
   send(r: FuzzRequest): Promise<FuzzAnswer> {
     return new Promise((resolve) => {
@@ -31,19 +34,16 @@ export class FuzzClient {
         clearTimeout(timer);
         resolve({ ...a, ms: Date.now() - t0 });
       };
-      const req = http.request(
-        { host: '127.0.0.1', port: this.port, method: r.method, path: r.path, agent: this.agent, headers: { ...r.headers, 'Content-Length': String(r.body.length) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const headers: Record<string, string> = {};
-            for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-            done({ status: res.statusCode ?? 0, headers, text: Buffer.concat(chunks).toString('utf8') });
-          });
-          res.on('error', (e) => done({ status: 0, headers: {}, text: '', failure: `response ${String((e as NodeJS.ErrnoException).code ?? e)}` }));
-        },
-      );
+      const req = http.request({ host: '127.0.0.1', port: this.port, method: r.method, path: r.path, agent: this.agent, headers: { ...r.headers, 'Content-Length': String(r.body.length) } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const headers: Record<string, string> = {};
+          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+          done({ status: res.statusCode ?? 0, headers, text: Buffer.concat(chunks).toString('utf8') });
+        });
+        res.on('error', (e) => done({ status: 0, headers: {}, text: '', failure: `response ${String((e as NodeJS.ErrnoException).code ?? e)}` }));
+      });
       const timer = setTimeout(() => {
         req.destroy();
         done({ status: 0, headers: {}, text: '', failure: `no answer within ${this.timeoutMs} ms` });

@@ -13,7 +13,8 @@ function nodeArgs(extra: readonly string[], args: readonly string[]): string[] {
 /** The environment a test process hands down, without the settings of the test run itself. */
 function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(PORT|HOST|DATABASE_URL|LOG_|SAMPLE_DATA|WORKERS|USERNAME_POLICY|RATE_LIMIT|REQUEST_TIMEOUT|MAX_BODY|XML_MAX|NODE_OPTIONS)/.test(k)) out[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!/^(PORT|HOST|DATABASE_URL|LOG_|SAMPLE_DATA|WORKERS|USERNAME_POLICY|RATE_LIMIT|REQUEST_TIMEOUT|MAX_BODY|XML_MAX|NODE_OPTIONS)/.test(k)) out[k] = v;
   return { ...out, ...env };
 }
 

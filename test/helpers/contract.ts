@@ -35,7 +35,7 @@ export async function wsdlSequence(typeName: string): Promise<WsdlField[]> {
   const s = await schemaNode();
   const named = (s['s:complexType'] as Node[]).find((c) => c.$?.name === typeName);
   const element = (s['s:element'] as Node[]).find((e) => e.$?.name === typeName);
-  const t = named ?? ((element?.['s:complexType'] as Node[] | undefined)?.[0]);
+  const t = named ?? (element?.['s:complexType'] as Node[] | undefined)?.[0];
   if (!t) throw new Error(`the WSDL has no complexType or element ${typeName}`);
   const seq = (t['s:sequence'] as Node[])[0];
   return (seq['s:element'] as Node[]).map((e) => ({ name: e.$!.name, type: e.$!.type.replace(/^\w+:/, '') }));
@@ -78,7 +78,7 @@ export function actualField(node: unknown, composite: boolean): FieldValue {
     const o = n as { _?: string; $?: Record<string, { value: string }> };
     const attrs = o.$ ?? {};
     const nil = Object.entries(attrs).some(([k, a]) => (k === 'xsi:nil' && a.value === 'true') || (k === 'type' && a.value === 'null'));
-    return nil ? null : o._ ?? '';
+    return nil ? null : (o._ ?? '');
   };
   if (composite) {
     const o = node as Record<string, unknown>;

@@ -62,7 +62,10 @@ export async function privatePostgres(): Promise<PrivatePostgres> {
     start: () => run('pg_ctl', ['-D', data, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', path.join(dir, 'log'), '-w', 'start']),
     stop: () => run('pg_ctl', ['-D', data, '-w', 'stop', '-m', 'fast']),
     destroy: () => {
-      spawnSync(asRoot ? 'runuser' : path.join(bin, 'pg_ctl'), asRoot ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-w', 'stop', '-m', 'immediate'] : ['-D', data, '-w', 'stop', '-m', 'immediate']);
+      spawnSync(
+        asRoot ? 'runuser' : path.join(bin, 'pg_ctl'),
+        asRoot ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-w', 'stop', '-m', 'immediate'] : ['-D', data, '-w', 'stop', '-m', 'immediate'],
+      );
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

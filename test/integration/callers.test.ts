@@ -142,8 +142,7 @@ describe('allow-lists', () => {
     const proxied = await startServer({ TRUST_PROXY: '127.0.0.1,192.168.0.0/16' });
     try {
       await proxied.store.putAccount({ username: 'office', allow: ['10.0.0.0/8', '2001:db8::/32'], rate: 0 });
-      const get = (xff?: string) =>
-        fetch(`${proxied.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, { headers: xff ? { 'X-Forwarded-For': xff } : {} }).then((r) => r.status);
+      const get = (xff?: string) => fetch(`${proxied.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, { headers: xff ? { 'X-Forwarded-For': xff } : {} }).then((r) => r.status);
       expect(await get('10.1.2.3')).toBe(200);
       expect(await get('2001:db8::7')).toBe(200);
       expect(await get('10.1.2.3:51234')).toBe(200);
@@ -161,12 +160,11 @@ describe('allow-lists', () => {
 describe('allow-lists behind one trusted proxy address', () => {
   // The README's advice: TRUST_PROXY is the proxy's own address. A caller connecting from any other
   // address (here 127.0.0.1, with the proxy at 127.0.0.2) cannot claim an allow-listed address.
-  test('X-Forwarded-For from a connection that is not TRUST_PROXY\'s one address is ignored', async () => {
+  test("X-Forwarded-For from a connection that is not TRUST_PROXY's one address is ignored", async () => {
     const proxied = await startServer({ TRUST_PROXY: '127.0.0.2' });
     try {
       await proxied.store.putAccount({ username: 'office', allow: ['10.0.0.0/8'], rate: 0 });
-      const get = (xff: string) =>
-        fetch(`${proxied.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, { headers: { 'X-Forwarded-For': xff } });
+      const get = (xff: string) => fetch(`${proxied.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, { headers: { 'X-Forwarded-For': xff } });
       const forged = await get('10.1.2.3');
       expect(forged.status).toBe(403);
       expect(forged.headers.get('x-error-code')).toBe('UNKNOWN_USERNAME');

@@ -18,7 +18,10 @@ jest.setTimeout(120_000);
 const SAMPLE = path.resolve(__dirname, '../../data/sample.ndjson');
 /** The bundled sample: 153 records (wc -l data/sample.ndjson). */
 const SAMPLE_RECORDS = 153;
-const SAMPLE_LINES = fs.readFileSync(SAMPLE, 'utf8').split('\n').filter((l) => l.trim() !== '');
+const SAMPLE_LINES = fs
+  .readFileSync(SAMPLE, 'utf8')
+  .split('\n')
+  .filter((l) => l.trim() !== '');
 
 let dir: string;
 beforeAll(() => {
@@ -104,7 +107,7 @@ describe('import --replace-all refuses to gut the store (SQLite)', () => {
     expect(count(env)).toBe(100);
   });
 
-  test('a store holding only the bundled sample is replaced by any file: the sample is no one\'s data', async () => {
+  test("a store holding only the bundled sample is replaced by any file: the sample is no one's data", async () => {
     const env = { DATABASE_URL: `sqlite:${fresh('sample-only.db')}` };
     // serve loads the sample into a new store (SAMPLE_DATA defaults to on).
     const srv = await serve(env);
@@ -127,12 +130,7 @@ describe('import --dry-run', () => {
   test('says what would be added, replaced and removed, and writes nothing', () => {
     const env = seeded();
     const before = runCli(['export', '-q'], env).stdout;
-    const file = write('changes.ndjson', [
-      SAMPLE_LINES[0],
-      SAMPLE_LINES[1],
-      check('DRY1'),
-      JSON.stringify({ ...JSON.parse(SAMPLE_LINES[2]), vehicle: undefined, mot: undefined, delete: true }),
-    ]);
+    const file = write('changes.ndjson', [SAMPLE_LINES[0], SAMPLE_LINES[1], check('DRY1'), JSON.stringify({ ...JSON.parse(SAMPLE_LINES[2]), vehicle: undefined, mot: undefined, delete: true })]);
     const r = runCli(['import', '--dry-run', file], env);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^dry run: nothing was written$/m);
@@ -193,7 +191,12 @@ describe('a mistyped store or variable is not taken silently', () => {
   test('users list, usage, set and credit refuse a SQLite file that is not there, and create none', () => {
     const store = fresh('reglookp.db');
     const env = { DATABASE_URL: `sqlite:${store}` };
-    for (const args of [['users', 'list'], ['users', 'usage', 'alice'], ['users', 'set', 'alice', '--credits', '5'], ['users', 'credit', 'alice', '5']]) {
+    for (const args of [
+      ['users', 'list'],
+      ['users', 'usage', 'alice'],
+      ['users', 'set', 'alice', '--credits', '5'],
+      ['users', 'credit', 'alice', '5'],
+    ]) {
       const r = runCli(args, env);
       expect({ args, status: r.status }).toEqual({ args, status: 2 });
       expect(r.stdout).toBe('');
@@ -225,10 +228,7 @@ describe('a mistyped store or variable is not taken silently', () => {
     const r = runCli(['users', 'list'], env);
     expect(r.status).toBe(0);
     const warnings = r.stderr.split('\n').filter((l) => /warning/.test(l));
-    expect(warnings.sort()).toEqual([
-      'reglookup: warning: DATABSE_URL is set but not read; did you mean DATABASE_URL?',
-      'reglookup: warning: LOG_LEVL is set but not read; did you mean LOG_LEVEL?',
-    ]);
+    expect(warnings.sort()).toEqual(['reglookup: warning: DATABSE_URL is set but not read; did you mean DATABASE_URL?', 'reglookup: warning: LOG_LEVL is set but not read; did you mean LOG_LEVEL?']);
   });
 });
 
@@ -266,7 +266,11 @@ describe('messages', () => {
     fs.writeFileSync(file, 'this is not a database, it is text\n'.repeat(200));
     const env = { DATABASE_URL: `sqlite:${file}`, SAMPLE_DATA: 'off' };
     const expected = `reglookup: DATABASE_URL 'sqlite:${file}' cannot be opened: file is not a database\n`;
-    const served = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, 'serve'], { env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1' }, encoding: 'utf8', timeout: 60_000 });
+    const served = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, 'serve'], {
+      env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(served.status).toBe(2);
     expect(served.stderr).toBe(expected);
     for (const args of [['users', 'list'], ['import', SAMPLE], ['export']]) {
@@ -357,7 +361,12 @@ describe('messages', () => {
     expect(bak.stderr).toBe(exp.stderr);
 
     expect(runCli(['export', '-q', '--force', there], env).status).toBe(0);
-    expect(fs.readFileSync(there, 'utf8').split('\n').filter((l) => l !== '')).toHaveLength(SAMPLE_RECORDS);
+    expect(
+      fs
+        .readFileSync(there, 'utf8')
+        .split('\n')
+        .filter((l) => l !== ''),
+    ).toHaveLength(SAMPLE_RECORDS);
     const copy = write('backup.db', ['keep me']);
     expect(runCli(['backup', '-q', '--force', copy], env).status).toBe(0);
     expect(count({ DATABASE_URL: `sqlite:${copy}` })).toBe(SAMPLE_RECORDS);

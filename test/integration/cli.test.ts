@@ -67,14 +67,14 @@ test('SAMPLE_DATA=false starts on an empty store; the default loads the sample',
   const empty = await serve({ DATABASE_URL: `sqlite:${path.join(dir, 'nosample.db')}`, SAMPLE_DATA: 'false' });
   try {
     const base = empty.url.replace(/\/api\/reg\.asmx$/, '');
-        expect(await lookup(base, 'demo')).toEqual({ status: 404, code: 'VEHICLE_NOT_FOUND' });
+    expect(await lookup(base, 'demo')).toEqual({ status: 404, code: 'VEHICLE_NOT_FOUND' });
   } finally {
     await empty.stop();
   }
   const filled = await serve({ DATABASE_URL: `sqlite:${path.join(dir, 'sample.db')}` });
   try {
     const base = filled.url.replace(/\/api\/reg\.asmx$/, '');
-        expect((await lookup(base, 'demo')).status).toBe(200);
+    expect((await lookup(base, 'demo')).status).toBe(200);
   } finally {
     await filled.stop();
   }
@@ -87,7 +87,10 @@ test('WORKERS=2: two processes serve the port', async () => {
     // Both workers log their address once they listen.
     for (let i = 0; i < 300 && (srv.output().match(/listening/g) ?? []).length < 2; i++) await sleep(100);
     expect((srv.output().match(/listening/g) ?? []).length).toBe(2);
-    const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(srv.child.pid)], { encoding: 'utf8' }).trim().split(/\s+/).filter(Boolean);
+    const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(srv.child.pid)], { encoding: 'utf8' })
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean);
     expect(children).toHaveLength(2);
     for (let i = 0; i < 4; i++) {
       const res = await fetch(`${base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`, { headers: { Connection: 'close' } });
@@ -105,7 +108,10 @@ test('LOG_FORMAT=text logs lines of text, not JSON', async () => {
     const base = srv.url.replace(/\/api\/reg\.asmx$/, '');
     await (await fetch(`${base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`)).text();
     for (let i = 0; i < 50 && !/RG11ABC|reg\.asmx\/Check/.test(srv.output().split('\n').slice(1).join('\n')); i++) await sleep(100);
-    const lines = srv.output().split('\n').filter((l) => l.trim() !== '');
+    const lines = srv
+      .output()
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     expect(lines.length).toBeGreaterThanOrEqual(2);
     for (const line of lines) {
       expect(line.trim().startsWith('{')).toBe(false);
@@ -122,7 +128,10 @@ test('LOG_FORMAT=json (the default) logs one JSON object per line', async () => 
     const base = srv.url.replace(/\/api\/reg\.asmx$/, '');
     await (await fetch(`${base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`)).text();
     for (let i = 0; i < 50 && srv.output().split('\n').filter(Boolean).length < 2; i++) await sleep(100);
-    const lines = srv.output().split('\n').filter((l) => l.trim() !== '');
+    const lines = srv
+      .output()
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     expect(lines.length).toBeGreaterThanOrEqual(2);
     for (const line of lines) expect(typeof JSON.parse(line)).toBe('object');
   } finally {

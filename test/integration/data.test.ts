@@ -90,7 +90,12 @@ describe('deletions', () => {
     expect(await description(store, 'CheckUSA', '7ABC123', 'CA')).toBeNull();
     expect(await description(store, 'Check', 'KEEP1')).toBe('STAYS');
 
-    const bad = await run(store, {}, JSON.stringify({ operation: 'Check', registration: 'KEEP1', delete: true, vehicle: car('X') }), JSON.stringify({ operation: 'Check', registration: 'KEEP1', delete: false }));
+    const bad = await run(
+      store,
+      {},
+      JSON.stringify({ operation: 'Check', registration: 'KEEP1', delete: true, vehicle: car('X') }),
+      JSON.stringify({ operation: 'Check', registration: 'KEEP1', delete: false }),
+    );
     expect(bad.committed).toBe(false);
     expect(bad.errors.map((e) => e.line)).toEqual([1, 2]);
     expect(await description(store, 'Check', 'KEEP1')).toBe('STAYS');

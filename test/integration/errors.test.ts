@@ -166,18 +166,30 @@ const TRIGGERS: Record<ErrorCode, Partial<Record<Transport, () => Promise<Answer
   },
   MUST_UNDERSTAND: {
     soap11: () =>
-      soapRaw(open.url, '1.1', envelope('1.1', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }).replace('<soap:Body>', '<soap:Header><Auth xmlns="urn:x" soap:mustUnderstand="1">t</Auth></soap:Header><soap:Body>')),
+      soapRaw(
+        open.url,
+        '1.1',
+        envelope('1.1', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }).replace(
+          '<soap:Body>',
+          '<soap:Header><Auth xmlns="urn:x" soap:mustUnderstand="1">t</Auth></soap:Header><soap:Body>',
+        ),
+      ),
     soap12: () =>
-      soapRaw(open.url, '1.2', envelope('1.2', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }).replace('<soap:Body>', '<soap:Header><Auth xmlns="urn:x" soap:mustUnderstand="true">t</Auth></soap:Header><soap:Body>')),
+      soapRaw(
+        open.url,
+        '1.2',
+        envelope('1.2', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }).replace(
+          '<soap:Body>',
+          '<soap:Header><Auth xmlns="urn:x" soap:mustUnderstand="true">t</Auth></soap:Header><soap:Body>',
+        ),
+      ),
   },
   INTERNAL_ERROR: { all: (t) => call(broken.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }) },
   // The sandbox's maintenance plate (README, Sandbox); a database outage: test/faults/postgres-outage.test.ts.
   SERVICE_UNAVAILABLE: { all: (t) => call(sandbox.url, t, 'Check', { RegistrationNumber: 'ER19MNT', username: 'demo' }) },
 };
 
-const cases = (Object.keys(TRIGGERS) as ErrorCode[]).flatMap((code) =>
-  TRANSPORTS.filter((t) => TRIGGERS[code].all || TRIGGERS[code][t]).map((t) => [code, t] as const),
-);
+const cases = (Object.keys(TRIGGERS) as ErrorCode[]).flatMap((code) => TRANSPORTS.filter((t) => TRIGGERS[code].all || TRIGGERS[code][t]).map((t) => [code, t] as const));
 
 test('every error code of the table has a trigger on at least one transport, and the README documents each', () => {
   expect(Object.keys(TRIGGERS).sort()).toEqual(Object.keys(ERRORS).sort());

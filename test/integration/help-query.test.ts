@@ -121,7 +121,13 @@ describe('the sample answer envelope against a real one', () => {
     const tag = /<soap:Envelope\b([^>]*)>/.exec(xml)![1];
     return [...tag.matchAll(/(xmlns:[A-Za-z0-9]+)="([^"]*)"/g)].map((m) => `${m[1]}=${m[2]}`).sort();
   };
-  const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+  const unescape = (s: string) =>
+    s
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&amp;/g, '&');
   test.each([
     ['1.1', 'soap11-response', 'text/xml; charset=utf-8', 'http://schemas.xmlsoap.org/soap/envelope/'],
     ['1.2', 'soap12-response', 'application/soap+xml; charset=utf-8', 'http://www.w3.org/2003/05/soap-envelope'],

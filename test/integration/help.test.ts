@@ -38,14 +38,14 @@ describe('the service page', () => {
     expect(text).toContain('<code>http://regcheck.org.uk</code>');
   });
 
-  test('links to the WSDL, the DISCO document and the JSON API\'s OpenAPI document at the address the caller used', async () => {
+  test("links to the WSDL, the DISCO document and the JSON API's OpenAPI document at the address the caller used", async () => {
     const { text } = await get('/api/reg.asmx');
     expect(text).toContain(`href="${srv.url}/api/reg.asmx?WSDL"`);
     expect(text).toContain(`href="${srv.url}/api/reg.asmx?disco"`);
     expect(text).toContain(`href="${srv.url}/api/json.aspx/openapi.json"`);
   });
 
-  test('?WSDL is still the WSDL file byte for byte, with this server\'s address in the ports', async () => {
+  test("?WSDL is still the WSDL file byte for byte, with this server's address in the ports", async () => {
     const { headers, text } = await get('/api/reg.asmx?WSDL');
     expect(headers.get('content-type')).toBe('text/xml; charset=utf-8');
     expect(text).toBe(WSDL_TEXT.split('http://localhost/api/reg.asmx').join(`${srv.url}/api/reg.asmx`));
@@ -173,7 +173,7 @@ describe('sample messages', () => {
 });
 
 describe('?disco', () => {
-  test('is a DISCO document pointing at the WSDL and at both SOAP bindings\' address', async () => {
+  test("is a DISCO document pointing at the WSDL and at both SOAP bindings' address", async () => {
     const { status, headers, text } = await get('/api/reg.asmx?disco');
     expect(status).toBe(200);
     expect(headers.get('content-type')).toBe('text/xml; charset=utf-8');
@@ -207,7 +207,7 @@ describe('an unknown operation', () => {
 });
 
 describe('headers', () => {
-  test('every page carries the Content-Security-Policy the README states, whose style hash is the page\'s own style sheet, and nosniff', async () => {
+  test("every page carries the Content-Security-Policy the README states, whose style hash is the page's own style sheet, and nosniff", async () => {
     const stated = /`Content-Security-Policy: ([^`]+)`/.exec(README.slice(README.indexOf('## Help pages')));
     expect(stated).not.toBeNull();
     for (const path of ['/api/reg.asmx', '/api/reg.asmx?op=UKMOT', '/api/reg.asmx?op=Nope']) {

@@ -220,10 +220,24 @@ describe('the access log', () => {
       await getFresh(`${url}/readyz`);
       run.child.kill('SIGTERM');
       expect(await run.exited).toBe(0);
-      const lines = run.stdout().split('\n').filter((l) => l.includes('"message":"request"'));
+      const lines = run
+        .stdout()
+        .split('\n')
+        .filter((l) => l.includes('"message":"request"'));
       expect(lines).toHaveLength(2);
       const get = JSON.parse(lines.find((l) => l.includes('req-get-1')) as string) as Record<string, unknown>;
-      expect(get).toMatchObject({ level: 'info', id: 'req-get-1', client: '203.0.113.7', method: 'GET', path: '/api/reg.asmx/Check', transport: 'get', operation: 'Check', outcome: 'INVALID_PARAMETER', status: 400, username: 'al\u001b\u009bice' });
+      expect(get).toMatchObject({
+        level: 'info',
+        id: 'req-get-1',
+        client: '203.0.113.7',
+        method: 'GET',
+        path: '/api/reg.asmx/Check',
+        transport: 'get',
+        operation: 'Check',
+        outcome: 'INVALID_PARAMETER',
+        status: 400,
+        username: 'al\u001b\u009bice',
+      });
       expect(typeof get.ms).toBe('number');
       expect(typeof get.timestamp).toBe('string');
       // The escape and the C1 control appear as \u escapes in the line, never as raw bytes.
@@ -252,7 +266,9 @@ describe('the access log', () => {
       for (const l of lines) expect(l).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (error|warn|info|debug) \S/);
       expect(lines.some((l) => l.startsWith('{'))).toBe(false);
       expect(lines.find((l) => l.includes(' path=/healthz '))).toMatch(/ debug request .*transport=health outcome=ok status=200/);
-      expect(lines.find((l) => l.includes(' path=/api/reg.asmx/Check '))).toMatch(/ info request id=\S+ client=127\.0\.0\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=ok status=200 ms=[\d.]+ username=demo$/);
+      expect(lines.find((l) => l.includes(' path=/api/reg.asmx/Check '))).toMatch(
+        / info request id=\S+ client=127\.0\.0\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=ok status=200 ms=[\d.]+ username=demo$/,
+      );
     } finally {
       run.child.kill('SIGKILL');
     }

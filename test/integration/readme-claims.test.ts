@@ -45,7 +45,10 @@ describe('X-Request-Id', () => {
   // README: "Every answer carries an X-Request-Id (yours, if you sent a sane one)".
   test.each(TRANSPORTS)('a sane one sent is the one answered, for a result and an error (%s)', async (t) => {
     claim(/Every answer carries an `X-Request-Id` \(yours, if you sent a sane one\)/);
-    for (const params of [{ RegistrationNumber: 'RG11ABC', username: 'demo' }, { RegistrationNumber: 'ZZ99ZZZ', username: 'demo' }]) {
+    for (const params of [
+      { RegistrationNumber: 'RG11ABC', username: 'demo' },
+      { RegistrationNumber: 'ZZ99ZZZ', username: 'demo' },
+    ]) {
       const id = `trace-${t}.${params.RegistrationNumber}_1`;
       const res = await fetchWithId(t, params, id);
       expect(res.headers.get('x-request-id')).toBe(id);
@@ -72,7 +75,7 @@ describe('X-Request-Id', () => {
 });
 
 describe('fixed limits', () => {
-  test('a query string or form body holds at most the README\'s number of parameters', async () => {
+  test("a query string or form body holds at most the README's number of parameters", async () => {
     const [, max, codeName] = claim(/a query string or form body holds at most (\d+) parameters \(`([A-Z_]+)`\)/, security);
     const n = Number(max);
     const err = documentedError(codeName);
@@ -88,7 +91,7 @@ describe('fixed limits', () => {
     }
   });
 
-  test('a parameter value and a registration are held to the README\'s lengths', async () => {
+  test("a parameter value and a registration are held to the README's lengths", async () => {
     const [, value, registration, codeName] = claim(/a parameter value is at most (\d+) characters and a registration at most (\d+) \(`([A-Z_]+)`\)/, security);
     const err = documentedError(codeName);
     for (const t of TRANSPORTS) {
@@ -105,7 +108,7 @@ describe('fixed limits', () => {
     }
   });
 
-  test('a request head over the README\'s size is answered 431 by Node', async () => {
+  test("a request head over the README's size is answered 431 by Node", async () => {
     const [, kib] = claim(/a request head \(request line and headers\) is at most (\d+) KiB \(`431` from Node itself\)/, security);
     const limit = Number(kib) * 1024;
     const head = (size: number) => {
@@ -130,7 +133,10 @@ describe('bodies', () => {
     const br = await post('br', zlib.brotliCompressSync(form));
     expect([br.status, br.headers.get('x-error-code')]).toEqual([err.status, 'UNSUPPORTED_MEDIA_TYPE']);
     await br.text();
-    for (const [enc, body] of [['gzip', zlib.gzipSync(form)], ['deflate', zlib.deflateSync(form)]] as const) {
+    for (const [enc, body] of [
+      ['gzip', zlib.gzipSync(form)],
+      ['deflate', zlib.deflateSync(form)],
+    ] as const) {
       const ok = await post(enc, body);
       expect([enc, ok.status]).toEqual([enc, 200]);
       await ok.text();

@@ -32,7 +32,7 @@ function get(url: string, headers: Record<string, string>): Promise<{ status: nu
 }
 
 describe('the WSDL', () => {
-  test.each(['?WSDL', '?wsdl', '?Wsdl', '?wsdl=1'])('is served at /api/reg.asmx%s with the caller\'s host in every port', async (q) => {
+  test.each(['?WSDL', '?wsdl', '?Wsdl', '?wsdl=1'])("is served at /api/reg.asmx%s with the caller's host in every port", async (q) => {
     const res = await get(`${srv.url}/api/reg.asmx${q}`, { Host: 'lookup.example.com:8443' });
     expect(res.status).toBe(200);
     expect(res.type).toBe('text/xml; charset=utf-8');
@@ -137,9 +137,7 @@ test('Expect: 100-continue with an oversized Content-Length gets its 413 without
   const net = await import('node:net');
   const answer = await new Promise<string>((resolve, reject) => {
     const sock = net.connect(srv.port, '127.0.0.1', () => {
-      sock.write(
-        'POST /api/reg.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n',
-      );
+      sock.write('POST /api/reg.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n');
     });
     let got = '';
     sock.on('data', (d) => {
@@ -183,4 +181,3 @@ test('Expect: 100-continue within the limit is invited, then answered', async ()
   expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK/);
   expect(answer).toContain('<vehicleJson>');
 });
-

@@ -98,9 +98,7 @@ function lookup(base: string, username: string): Promise<{ status: number; code:
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (d: string) => (body += d));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, code: res.headers['x-error-code'] as string | undefined, retryAfter: res.headers['retry-after'] as string | undefined, body }),
-        );
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, code: res.headers['x-error-code'] as string | undefined, retryAfter: res.headers['retry-after'] as string | undefined, body }));
       })
       .on('error', reject);
   });

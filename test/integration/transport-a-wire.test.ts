@@ -84,7 +84,12 @@ async function logOf(id: string): Promise<Record<string, unknown>> {
 function faultMessage(version: '1.1' | '1.2', body: string): string {
   const m = version === '1.1' ? /<faultstring>([^<]*)<\/faultstring>/.exec(body) : /<soap:Text xml:lang="en">([^<]*)<\/soap:Text>/.exec(body);
   if (!m) throw new Error(`no fault message in ${body}`);
-  return m[1].replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  return m[1]
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 }
 
 const check = (version: '1.1' | '1.2', registration = 'RG11ABC', username = 'demo') => envelope(version, 'Check', { RegistrationNumber: registration, username });
@@ -171,10 +176,20 @@ describe('SOAP refusals, by what the caller sent (README, Errors and Security)',
     ['1.2', check('1.1'), 'VERSION_MISMATCH', 'A SOAP 1.1 envelope must be sent with Content-Type text/xml, not application/soap+xml'],
     ['1.1', `<soap:Envelope xmlns:soap="${SOAP11}"><soap:Header/></soap:Envelope>`, 'MALFORMED_REQUEST', 'The envelope has no Body'],
     ['1.1', `<soap:Envelope xmlns:soap="${SOAP11}"><soap:Body/></soap:Envelope>`, 'MALFORMED_REQUEST', `The Body is empty; it must hold one operation element such as <Check xmlns="${NS}">`],
-    ['1.2', `<soap:Envelope xmlns:soap="${SOAP12}"><soap:Body><Check xmlns="${NS}"/><Check xmlns="${NS}"/></soap:Body></soap:Envelope>`, 'MALFORMED_REQUEST', 'The Body must hold exactly one operation element'],
+    [
+      '1.2',
+      `<soap:Envelope xmlns:soap="${SOAP12}"><soap:Body><Check xmlns="${NS}"/><Check xmlns="${NS}"/></soap:Body></soap:Envelope>`,
+      'MALFORMED_REQUEST',
+      'The Body must hold exactly one operation element',
+    ],
     ['1.1', envelope('1.1', 'CheckMars', { username: 'demo' }), 'UNKNOWN_OPERATION', "Unknown operation 'CheckMars'"],
     ['1.1', check('1.1').replace(`xmlns="${NS}"`, 'xmlns="urn:other"'), 'UNKNOWN_OPERATION', `Operation element 'Check' is in namespace 'urn:other'; this service's namespace is '${NS}'`],
-    ['1.1', check('1.1').replace('<soap:Body>', '<soap:Header><A xmlns="urn:x" soap:mustUnderstand="1"/></soap:Header><soap:Body>'), 'MUST_UNDERSTAND', "Header '{urn:x}A' is marked mustUnderstand, and this service processes no SOAP headers"],
+    [
+      '1.1',
+      check('1.1').replace('<soap:Body>', '<soap:Header><A xmlns="urn:x" soap:mustUnderstand="1"/></soap:Header><soap:Body>'),
+      'MUST_UNDERSTAND',
+      "Header '{urn:x}A' is marked mustUnderstand, and this service processes no SOAP headers",
+    ],
     ['1.1', check('1.1').replace('<soap:Body>', '<soap:Body><!DOCTYPE x>'), 'MALFORMED_REQUEST', 'Malformed request: <!DOCTYPE>: DTDs, entity declarations and external references are not allowed'],
   ] as const)('SOAP %s: %s is %s', async (version, body, code, message) => {
     const a = await soap(srv.url, version, body, version === '1.1' ? { SOAPAction: '' } : { 'Content-Type': 'application/soap+xml; charset=utf-8' });
@@ -300,18 +315,12 @@ describe('INTERNAL_ERROR is logged under the request id, the sandbox one is not 
   test.each(['soap', 'get'] as const)('over %s', async (how) => {
     const op = how === 'soap' ? 'Check' : 'CheckUSA';
     const before = errorLines(op).length;
-    const a =
-      how === 'soap'
-        ? await soap(broken.url, '1.1', check('1.1'))
-        : await raw(broken.url, 'GET', `/api/reg.asmx/CheckUSA?RegistrationNumber=RG11ABC&State=CA&username=demo`);
+    const a = how === 'soap' ? await soap(broken.url, '1.1', check('1.1')) : await raw(broken.url, 'GET', `/api/reg.asmx/CheckUSA?RegistrationNumber=RG11ABC&State=CA&username=demo`);
     await logOf(a.id);
     expect(a.body).toContain('INTERNAL_ERROR');
     expect(errorLines(op).length).toBe(before + 1);
     expect(errorLines(op).at(-1)).toContain('disk image is malformed');
-    const s =
-      how === 'soap'
-        ? await soap(sandbox.url, '1.1', check('1.1', 'ER19ERR'))
-        : await raw(sandbox.url, 'GET', '/api/reg.asmx/CheckUSA?RegistrationNumber=ER19ERR&State=CA&username=demo');
+    const s = how === 'soap' ? await soap(sandbox.url, '1.1', check('1.1', 'ER19ERR')) : await raw(sandbox.url, 'GET', '/api/reg.asmx/CheckUSA?RegistrationNumber=ER19ERR&State=CA&username=demo');
     expect(s.body).toContain('INTERNAL_ERROR');
     await logOf(s.id);
     expect(errorLines(op).length).toBe(before + 1);

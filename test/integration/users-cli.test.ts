@@ -107,9 +107,7 @@ test('add --generate prints a new 128-bit username, different every time', async
 test('set changes only what it is given, and takes unlimited, none, default and any', async () => {
   await ok('add', 'sam', '--credits', '10', '--daily-limit', '5', '--rate', '3', '--allow', '10.0.0.1');
   expect(await ok('set', 'sam', '--credits', '20')).toMatch(/credits: 20, daily limit: 5, rate: 3\/s, allow: 10\.0\.0\.1/);
-  expect(await ok('set', 'sam', '--credits', 'unlimited', '--daily-limit', 'none', '--rate', 'none', '--allow', 'any')).toMatch(
-    /credits: unlimited, daily limit: none, rate: none, allow: any/,
-  );
+  expect(await ok('set', 'sam', '--credits', 'unlimited', '--daily-limit', 'none', '--rate', 'none', '--allow', 'any')).toMatch(/credits: unlimited, daily limit: none, rate: none, allow: any/);
   expect(await ok('set', 'sam', '--rate', 'default')).toMatch(/rate: default/);
   expect(await ok('set', 'sam', '--rate', '0.5')).toMatch(/rate: 0\.5\/s/);
 });
@@ -159,7 +157,14 @@ test('bad numbers and addresses, unknown names, existing names, and nothing to s
   await refused(/--allow/, 'add', 'f8', '--allow', 'example.com');
   await refused(/exists/, 'add', 'erin');
   await refused(/nothing to set/, 'set', 'erin');
-  for (const args of [['set', 'nobody', '--credits', '1'], ['credit', 'nobody', '1'], ['disable', 'nobody'], ['enable', 'nobody'], ['remove', 'nobody'], ['usage', 'nobody']]) {
+  for (const args of [
+    ['set', 'nobody', '--credits', '1'],
+    ['credit', 'nobody', '1'],
+    ['disable', 'nobody'],
+    ['enable', 'nobody'],
+    ['remove', 'nobody'],
+    ['usage', 'nobody'],
+  ]) {
     await refused(/no such username: nobody/, ...args);
   }
   await refused(/--days/, 'usage', 'erin', '--days', '0');

@@ -26,6 +26,5 @@ describeStack({
   toolkit: TOOLKIT,
   works,
   transports: VERSIONS,
-  report: ({ version }, { wsdl }) =>
-    runClient('perl', ['-w', path.join(CLIENTS, 'perl', 'client.pl'), version, wsdl, ...callArgs()], { failOnStderr: 'perl warned while calling the service' }),
+  report: ({ version }, { wsdl }) => runClient('perl', ['-w', path.join(CLIENTS, 'perl', 'client.pl'), version, wsdl, ...callArgs()], { failOnStderr: 'perl warned while calling the service' }),
 });

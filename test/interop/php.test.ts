@@ -33,7 +33,7 @@ const works = new WorksWith({
   stack: 'PHP',
   toolkit: 'SoapClient (ext-soap)',
   version: phpSoapVersion,
-  notes: "`soap_version` SOAP_1_1 or SOAP_1_2; use `features => SOAP_SINGLE_ELEMENT_ARRAYS` so lists of one stay arrays.",
+  notes: '`soap_version` SOAP_1_1 or SOAP_1_2; use `features => SOAP_SINGLE_ELEMENT_ARRAYS` so lists of one stay arrays.',
 });
 
 describeStack({

@@ -53,10 +53,7 @@ export function describeStack<E extends StackTransport, P = undefined>(stack: St
       const endpoint = `${server.url}/api/reg.asmx`;
       const service: LiveService = { endpoint, wsdl: `${endpoint}?WSDL` };
       const prepared = (await stack.prepare?.(service)) as P;
-      await Promise.all([
-        ...stack.transports.map((entry) => reports.collect(entry.transport, () => stack.report(entry, service, prepared))),
-        stack.alsoRun?.(service, prepared),
-      ]);
+      await Promise.all([...stack.transports.map((entry) => reports.collect(entry.transport, () => stack.report(entry, service, prepared))), stack.alsoRun?.(service, prepared)]);
     }, BUILD_TIMEOUT_MS);
 
     afterAll(async () => {

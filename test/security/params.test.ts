@@ -47,13 +47,19 @@ function expectVehicle(t: Transport, a: Answer): void {
 
 /** Same parameter twice, in the transport's own way of repeating it. */
 async function callRepeated(t: Transport, name: string, first: string, second: string): Promise<Answer> {
-  const pairs: Array<[string, string]> = [['RegistrationNumber', 'RG11 ABC'], ['username', 'demo']];
+  const pairs: Array<[string, string]> = [
+    ['RegistrationNumber', 'RG11 ABC'],
+    ['username', 'demo'],
+  ];
   pairs.push([name, second]);
   const idx = pairs.findIndex(([n]) => n === name);
   pairs[idx] = [name, first];
   if (!isSoap(t)) {
     const qs = new URLSearchParams(pairs).toString();
-    const res = t === 'get' ? await fetch(`${server.url}/api/reg.asmx/Check?${qs}`) : await fetch(`${server.url}/api/reg.asmx/Check`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: qs });
+    const res =
+      t === 'get'
+        ? await fetch(`${server.url}/api/reg.asmx/Check?${qs}`)
+        : await fetch(`${server.url}/api/reg.asmx/Check`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: qs });
     return { status: res.status, headers: res.headers, body: await res.text() };
   }
   const version = t === 'soap11' ? '1.1' : '1.2';
@@ -95,7 +101,7 @@ describe.each(TRANSPORTS)('%s', (t) => {
     }
   });
 
-  test.each(["' OR 1=1 --", "' OR '1'='1", 'RG11 ABC\' OR \'1\'=\'1', '"; DROP TABLE records; --', 'RG11%', 'RG11_ABC', '*', "RG11 ABC'--"])(
+  test.each(["' OR 1=1 --", "' OR '1'='1", "RG11 ABC' OR '1'='1", '"; DROP TABLE records; --', 'RG11%', 'RG11_ABC', '*', "RG11 ABC'--"])(
     'SQL metacharacters are looked up literally and simply not found: %s',
     async (reg) => {
       await expectError(t, await check({ RegistrationNumber: reg, username: 'demo' }), 'VEHICLE_NOT_FOUND', /No vehicle found for registration/);
@@ -185,7 +191,11 @@ describe('percent-encoding that is not UTF-8', () => {
   });
 
   test.each(bad)('in a form body (%s) is MALFORMED_REQUEST, 400', async (enc) => {
-    const res = await fetch(`${server.url}/api/reg.asmx/Check`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `username=demo&RegistrationNumber=RG11${enc}` });
+    const res = await fetch(`${server.url}/api/reg.asmx/Check`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: `username=demo&RegistrationNumber=RG11${enc}`,
+    });
     const s = fromFetch(res, await res.text());
     expect(plainErrorProblem(s)).toBeNull();
     expect(s.headers['x-error-code']).toBe('MALFORMED_REQUEST');

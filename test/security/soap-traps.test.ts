@@ -48,7 +48,11 @@ describe.each<Version>(['1.1', '1.2'])('SOAP %s', (version) => {
   });
 
   test.each(Object.getOwnPropertyNames(Object.prototype))('an element named %s is a MALFORMED_REQUEST fault, in the operation or a header', async (name) => {
-    for (const body of [env(version, `<${name}>1</${name}>${PARAMS}`), env(version, PARAMS, `<${name} xmlns="urn:x">1</${name}>`), env(version, PARAMS.replace('<username>', `<username ${name}="1">`))]) {
+    for (const body of [
+      env(version, `<${name}>1</${name}>${PARAMS}`),
+      env(version, PARAMS, `<${name} xmlns="urn:x">1</${name}>`),
+      env(version, PARAMS.replace('<username>', `<username ${name}="1">`)),
+    ]) {
       const a = await post(version, body);
       expect(a.problem).toBeNull();
       expect(a.text).toContain('MALFORMED_REQUEST');
@@ -77,7 +81,10 @@ describe.each<Version>(['1.1', '1.2'])('SOAP %s', (version) => {
   });
 
   test('mixed content (text and elements in one parameter) is refused, not half-read', async () => {
-    for (const inner of ['<RegistrationNumber>A<Model>FOCUS</Model>A-00-AA</RegistrationNumber><username>demo</username>', '<RegistrationNumber><b/>RG11 ABC</RegistrationNumber><username>demo</username>']) {
+    for (const inner of [
+      '<RegistrationNumber>A<Model>FOCUS</Model>A-00-AA</RegistrationNumber><username>demo</username>',
+      '<RegistrationNumber><b/>RG11 ABC</RegistrationNumber><username>demo</username>',
+    ]) {
       const a = await post(version, env(version, inner));
       expect(a.problem).toBeNull();
       expect(a.text).toMatch(/holds both text and elements/);

@@ -65,10 +65,7 @@ async function expectRefused(version: Version, body: Buffer | string, opts: { co
   return seen;
 }
 
-const BILLION_LAUGHS =
-  '<!DOCTYPE lolz [<!ENTITY lol "lol">' +
-  Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i === 0 ? '' : i};`.repeat(10)}">`).join('') +
-  ']>';
+const BILLION_LAUGHS = '<!DOCTYPE lolz [<!ENTITY lol "lol">' + Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i === 0 ? '' : i};`.repeat(10)}">`).join('') + ']>';
 
 describe.each(VERSIONS)('SOAP %s', (version) => {
   test('billion laughs: the DOCTYPE is refused and no entity is expanded', async () => {
@@ -106,11 +103,7 @@ describe.each(VERSIONS)('SOAP %s', (version) => {
 
   test('parameter entities: refused, and the external DTD is not fetched', async () => {
     const before = canaryHits;
-    await expectRefused(
-      version,
-      envelopeAround(version, params('&leak;'), `<?xml version="1.0"?><!DOCTYPE foo [<!ENTITY % remote SYSTEM "${canaryUrl}/evil.dtd"> %remote;]>`),
-      { reason: /DOCTYPE/ },
-    );
+    await expectRefused(version, envelopeAround(version, params('&leak;'), `<?xml version="1.0"?><!DOCTYPE foo [<!ENTITY % remote SYSTEM "${canaryUrl}/evil.dtd"> %remote;]>`), { reason: /DOCTYPE/ });
     await expectRefused(version, envelopeAround(version, params('x'), '<?xml version="1.0"?><!DOCTYPE foo [<!ENTITY % p "<!ENTITY q \'Q\'>"> %p;]>'));
     expect(canaryHits).toBe(before);
   });
@@ -121,9 +114,13 @@ describe.each(VERSIONS)('SOAP %s', (version) => {
 
   test('XInclude and SOAP-encoding references are not followed', async () => {
     const before = canaryHits;
-    await expectRefused(version, envelopeAround(version, `<RegistrationNumber><xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="${canaryUrl}/x"/></RegistrationNumber><username>demo</username>`), {
-      reason: /href/,
-    });
+    await expectRefused(
+      version,
+      envelopeAround(version, `<RegistrationNumber><xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="${canaryUrl}/x"/></RegistrationNumber><username>demo</username>`),
+      {
+        reason: /href/,
+      },
+    );
     await expectRefused(version, envelopeAround(version, '<RegistrationNumber href="#r"/><username id="r">demo</username>'), { reason: /href/ });
     expect(canaryHits).toBe(before);
   });

@@ -188,16 +188,7 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     await other.close();
     for (let r = await it.next(); !r.done; r = await it.next()) all.push(r.value);
     // Hand-sorted by code point: digits < upper case < lower case < U+00DC.
-    expect(all.map((r) => `${r.operation}/${r.registration}/${r.state}`)).toEqual([
-      'Check/1/',
-      'Check/A2/',
-      'Check/B1/',
-      'Check/Z9/',
-      'Check/a1/',
-      'Check/b1/',
-      'Check/Ü1/',
-      'CheckUSA/X1/CA',
-    ]);
+    expect(all.map((r) => `${r.operation}/${r.registration}/${r.state}`)).toEqual(['Check/1/', 'Check/A2/', 'Check/B1/', 'Check/Z9/', 'Check/a1/', 'Check/b1/', 'Check/Ü1/', 'CheckUSA/X1/CA']);
     expect(await store.count()).toBe(9);
   });
 
@@ -205,7 +196,7 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     const lines = Array.from({ length: 2500 }, (_, i) => check(`P${String(i).padStart(5, '0')}`, `P ${i}`));
     await run(store, {}, ...lines);
     const it = store.records()[Symbol.asyncIterator]();
-    const seen: string[] = [(((await it.next()).value) as StoredRecord).registration];
+    const seen: string[] = [((await it.next()).value as StoredRecord).registration];
     // Another instance changes records the pass has not reached yet (pages 2 and 3) and adds one
     // after them: the pass goes on seeing the store as it was when it began.
     const other = open(url);

@@ -59,9 +59,7 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
     const two: Migration = { version: 2, name: 'two', sql: 'CREATE TABLE two (x INTEGER); SELECT 1 / 0' };
     await expect(store.migrate(Infinity, [one, two])).rejects.toThrow('migration 2 (two) failed: division by zero');
     expect(await sqlIn(s.schema, 'SELECT version, name FROM schema_version ORDER BY version')).toEqual([{ version: 1, name: 'one' }]);
-    expect(await sqlIn(s.schema, "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ('one', 'two')", [s.schema])).toEqual([
-      { table_name: 'one' },
-    ]);
+    expect(await sqlIn(s.schema, "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ('one', 'two')", [s.schema])).toEqual([{ table_name: 'one' }]);
     const fixed: Migration = { version: 2, name: 'two', sql: 'CREATE TABLE two (x INTEGER)' };
     expect(await store.migrate(Infinity, [one, fixed])).toEqual({ applied: [fixed], version: 2 });
   });

@@ -93,7 +93,10 @@ function sql<T>(file: string, text: string): T[] {
 
 /** Every table's columns (name, type, not null, default, key) and every index and trigger, by name. */
 function schemaOf(file: string): { objects: { type: string; name: string; tbl_name: string }[]; tables: { table: string; columns: { name: string }[] }[] } {
-  const objects = sql<{ type: string; name: string; tbl_name: string }>(file, "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name <> 'schema_version' ORDER BY name");
+  const objects = sql<{ type: string; name: string; tbl_name: string }>(
+    file,
+    "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name <> 'schema_version' ORDER BY name",
+  );
   const tables = objects.filter((o) => o.type === 'table').map((o) => ({ table: o.name, columns: sql<{ name: string }>(file, `PRAGMA table_info(${o.name})`) }));
   return { objects, tables };
 }
@@ -123,7 +126,11 @@ describe('SQLite migrations', () => {
     await new SqliteStore(upgraded).close();
     expect(schemaOf(upgraded)).toEqual(schemaOf(migrated));
     // Step 4 left each record its key and payload only: no stored answers, no trigger keeping them.
-    expect(schemaOf(migrated).tables.find((t) => t.table === 'records')?.columns.map((c) => c.name)).toEqual(['id', 'operation', 'registration', 'state', 'payload']);
+    expect(
+      schemaOf(migrated)
+        .tables.find((t) => t.table === 'records')
+        ?.columns.map((c) => c.name),
+    ).toEqual(['id', 'operation', 'registration', 'state', 'payload']);
     expect(schemaOf(migrated).objects.map((o) => o.name)).not.toContain('records_prepared_follows_payload');
   });
 
@@ -151,7 +158,7 @@ describe('SQLite migrations', () => {
     await store.addUsage([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
     expect(await store.usage('kept', '2026-01-01')).toEqual([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
     const raw = new Database(file);
-    raw.prepare("UPDATE records SET payload = '{\"Description\":\"changed\"}' WHERE registration = 'OLD1'").run();
+    raw.prepare('UPDATE records SET payload = \'{"Description":"changed"}\' WHERE registration = \'OLD1\'').run();
     raw.close();
     await new Promise((r) => setImmediate(r)); // past the shared read of this event-loop turn
     expect(await store.get(KEY)).toEqual({ payload: '{"Description":"changed"}' });
@@ -341,7 +348,11 @@ describe('SQLite migrations: the steps, as a list given to the runner', () => {
   test('a list whose versions are not 1, 2, 3, ... in order is refused before anything is applied', () => {
     const db = new Database(':memory:');
     try {
-      for (const list of [[step(2, 'two', 'CREATE TABLE a (x)')], [step(1, 'one', 'CREATE TABLE a (x)'), step(1, 'one again', 'CREATE TABLE b (x)')], [step(1, 'one', 'CREATE TABLE a (x)'), step(3, 'three', 'CREATE TABLE b (x)')]]) {
+      for (const list of [
+        [step(2, 'two', 'CREATE TABLE a (x)')],
+        [step(1, 'one', 'CREATE TABLE a (x)'), step(1, 'one again', 'CREATE TABLE b (x)')],
+        [step(1, 'one', 'CREATE TABLE a (x)'), step(3, 'three', 'CREATE TABLE b (x)')],
+      ]) {
         expect(() => migrateSqlite(db, Infinity, list)).toThrow(MigrationError);
         expect(() => migrateSqlite(db, Infinity, list)).toThrow(new RegExp(`'${list[list.length - 1].name}' has version ${list[list.length - 1].version}, expected ${list.length}`));
       }

@@ -24,7 +24,6 @@ function paramsOf(r: (typeof SAMPLE)[number]): Record<string, string> {
   return p;
 }
 
-
 describe('answers written at lookup', () => {
   let store: SqliteStore;
   beforeAll(async () => {
@@ -91,7 +90,12 @@ describe('answers written at lookup', () => {
   });
 
   test('a very long payload (an MOT history of many tests) is answered whole', () => {
-    const tests = Array.from({ length: 200 }, (_, i) => ({ TestDate: `2020-01-${String((i % 28) + 1).padStart(2, '0')}`, Result: 'Pass', Odometer: String(i * 1000), Advisories: ['Tyre worn close to the legal limit'] }));
+    const tests = Array.from({ length: 200 }, (_, i) => ({
+      TestDate: `2020-01-${String((i % 28) + 1).padStart(2, '0')}`,
+      Result: 'Pass',
+      Odometer: String(i * 1000),
+      Advisories: ['Tyre worn close to the legal limit'],
+    }));
     const payload = JSON.stringify({ make: 'FORD', model: 'FOCUS', tests });
     expect(payload.length).toBeGreaterThan(16 * 1024);
     const http = resultInner({ kind: 'UKMOTData', payload }, 'http');

@@ -17,7 +17,12 @@ function unpack(text: string) {
     else if (kind === INVALID) out.push({ invalid: p.reasons[reason++] });
     else {
       const from = field === 0 ? 0 : p.ends[field - 1];
-      const parts = [p.text.slice(from, p.ends[field]), p.text.slice(p.ends[field], p.ends[field + 1]), p.text.slice(p.ends[field + 1], p.ends[field + 2]), p.text.slice(p.ends[field + 2], p.ends[field + 3])];
+      const parts = [
+        p.text.slice(from, p.ends[field]),
+        p.text.slice(p.ends[field], p.ends[field + 1]),
+        p.text.slice(p.ends[field + 1], p.ends[field + 2]),
+        p.text.slice(p.ends[field + 2], p.ends[field + 3]),
+      ];
       const hash = [p.hashes[field / 2], p.hashes[field / 2 + 1]];
       out.push({ kind: kind === PUT ? 'put' : kind === DELETE ? 'delete' : kind, parts, hash });
       field += 4;
@@ -30,15 +35,16 @@ function unpack(text: string) {
 }
 
 test('puts, deletes, blank and invalid lines, in the order of the file, with their keys, bodies and key hashes', () => {
-  const text = [
-    '{"operation":"Check","registration":"ab12 cde","vehicle":{"Description":"ONE"}}',
-    '',
-    '{"operation":"CheckUSA","registration":"7abc123","state":"California","delete":true}',
-    '{"operation":"Nope"}\r',
-    '  \t ',
-    '{"operation":"UKMOT","registration":"M1","mot":{"make":"FORD"}}\r',
-    'not json',
-  ].join('\n') + '\n';
+  const text =
+    [
+      '{"operation":"Check","registration":"ab12 cde","vehicle":{"Description":"ONE"}}',
+      '',
+      '{"operation":"CheckUSA","registration":"7abc123","state":"California","delete":true}',
+      '{"operation":"Nope"}\r',
+      '  \t ',
+      '{"operation":"UKMOT","registration":"M1","mot":{"make":"FORD"}}\r',
+      'not json',
+    ].join('\n') + '\n';
   const h = (op: string, reg: string, st: string) => [...keyHash(op, reg, st)];
   expect(unpack(text)).toEqual([
     { kind: 'put', parts: ['Check', 'AB12CDE', '', '{"Description":"ONE"}'], hash: h('Check', 'AB12CDE', '') },

@@ -77,7 +77,15 @@ describe.each([...byName.values()].map((r) => [r.name, r] as const))('%s', (name
   }
   // A list of literal values (not patterns such as `sqlite:PATH`, which the store checks when it opens).
   const values = quoted(row.allowed);
-  if (values.length > 0 && !values.some((v) => /[A-Z]{2,}/.test(v)) && row.allowed.replace(/`[^`]*`/g, '').replace(/\([^)]*\)/g, '').replace(/also/g, '').replace(/[\s,]/g, '') === '') {
+  if (
+    values.length > 0 &&
+    !values.some((v) => /[A-Z]{2,}/.test(v)) &&
+    row.allowed
+      .replace(/`[^`]*`/g, '')
+      .replace(/\([^)]*\)/g, '')
+      .replace(/also/g, '')
+      .replace(/[\s,]/g, '') === ''
+  ) {
     test(`takes ${values.join(', ')} and nothing else`, () => {
       for (const v of values) expectAccepted(name, v);
       expectRefused(name, 'no-such-value');

@@ -144,12 +144,15 @@ describe('contractDifferences: one break at a time is named, and nothing else', 
 
   test('lists of two or more are named in full, comma-separated', async () => {
     const getIn = '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="RegistrationNumber" type="s:string" />\n    <wsdl:part name="username" type="s:string" />';
-    expect(await diffs(edit(getIn, '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="username" type="s:string" />\n    <wsdl:part name="RegistrationNumber" type="s:string" />'))).toEqual([
-      'CheckIceland: message CheckIcelandHttpGetIn parts are (username, RegistrationNumber)',
-    ]);
+    expect(
+      await diffs(edit(getIn, '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="username" type="s:string" />\n    <wsdl:part name="RegistrationNumber" type="s:string" />')),
+    ).toEqual(['CheckIceland: message CheckIcelandHttpGetIn parts are (username, RegistrationNumber)']);
     // The RegSoap portType (occurrence 0) without CheckIceland and CheckNigeria, holding CheckAtlantis and CheckMu instead.
     let w = wsdl;
-    for (const [from, to] of [['CheckIceland', 'CheckAtlantis'], ['CheckNigeria', 'CheckMu']]) {
+    for (const [from, to] of [
+      ['CheckIceland', 'CheckAtlantis'],
+      ['CheckNigeria', 'CheckMu'],
+    ]) {
       const at = w.indexOf(`<wsdl:operation name="${from}">`);
       w = w.slice(0, at) + `<wsdl:operation name="${to}">` + w.slice(at + `<wsdl:operation name="${from}">`.length);
     }
@@ -173,7 +176,9 @@ describe('contractDifferences: one break at a time is named, and nothing else', 
     expect(param).toEqual(['Check: request parameters are (RegistrationNumber, ), catalogue has (RegistrationNumber, username)']);
     const pt = await diffs(edit('<wsdl:portType name="RegSoap">', '<wsdl:portType name="RegSoap">\n    <wsdl:operation />'));
     expect(pt).toEqual(['portType RegSoap: not in the catalogue: ']);
-    const bd = await diffs(edit('<wsdl:binding name="RegHttpGet" type="tns:RegHttpGet">', '<wsdl:binding name="RegHttpGet" type="tns:RegHttpGet">\n    <wsdl:operation><http:operation location="/" /></wsdl:operation>'));
+    const bd = await diffs(
+      edit('<wsdl:binding name="RegHttpGet" type="tns:RegHttpGet">', '<wsdl:binding name="RegHttpGet" type="tns:RegHttpGet">\n    <wsdl:operation><http:operation location="/" /></wsdl:operation>'),
+    );
     expect(bd).toEqual(['binding RegHttpGet: operation  is not in the catalogue']);
   });
 
@@ -187,7 +192,7 @@ describe('contractDifferences: one break at a time is named, and nothing else', 
     expect(await diffs(edit('<soap12:binding transport="http://schemas.xmlsoap.org/soap/http" />', ''))).toContain(kinds);
   });
 
-  test('a namespace other than the WSDL\'s: the target namespace and every soapAction are named', async () => {
+  test("a namespace other than the WSDL's: the target namespace and every soapAction are named", async () => {
     const d = await diffs(wsdl, 'urn:other');
     expect(d[0]).toBe(`targetNamespace is '${NS}', expected 'urn:other'`);
     // 31 operations (the README's list) in two SOAP bindings.
@@ -205,9 +210,7 @@ describe('assertContract', () => {
     const broken = edit('<s:element name="CheckIceland">', '<s:element name="CheckIcelandX">');
     const err = await assertContract(broken, NS).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ContractError);
-    expect((err as Error).message).toBe(
-      "The WSDL and the operation catalogue disagree:\n  - request element 'CheckIcelandX' has no operation in the catalogue\n  - CheckIceland: no request element",
-    );
+    expect((err as Error).message).toBe("The WSDL and the operation catalogue disagree:\n  - request element 'CheckIcelandX' has no operation in the catalogue\n  - CheckIceland: no request element");
   });
 });
 
@@ -239,7 +242,7 @@ describe('loadWsdl and wsdlFor', () => {
     }
   });
 
-  test('every port address becomes the caller\'s base URL + /api/reg.asmx, escaped for an attribute', () => {
+  test("every port address becomes the caller's base URL + /api/reg.asmx, escaped for an attribute", () => {
     expect(SOAP_PATH).toBe('/api/reg.asmx');
     const served = wsdlFor(wsdl, 'https://reg.example.com/a&b"c');
     expect(served.match(/location="https:\/\/reg\.example\.com\/a&amp;b&quot;c\/api\/reg\.asmx"/g)).toHaveLength(4);
@@ -297,7 +300,9 @@ describe('readContract: what the help pages read from wsdl/reg.wsdl', () => {
   });
 
   test('a WSDL without a service or bindings still reads, with the defaults', async () => {
-    const bare = await readContract('<wsdl:definitions xmlns:wsdl="http://schemas.xmlsoap.org/wsdl/"><wsdl:portType name="P"><wsdl:operation name="Op"><wsdl:documentation>  Some text  </wsdl:documentation></wsdl:operation><wsdl:operation name="NoDoc"/></wsdl:portType></wsdl:definitions>');
+    const bare = await readContract(
+      '<wsdl:definitions xmlns:wsdl="http://schemas.xmlsoap.org/wsdl/"><wsdl:portType name="P"><wsdl:operation name="Op"><wsdl:documentation>  Some text  </wsdl:documentation></wsdl:operation><wsdl:operation name="NoDoc"/></wsdl:portType></wsdl:definitions>',
+    );
     expect(bare.serviceName).toBe('Service');
     expect(bare.serviceDocumentation).toBe('');
     expect(bare.bindings).toEqual({ soap11: '', soap12: '' });
@@ -314,7 +319,7 @@ describe('readContract: what the help pages read from wsdl/reg.wsdl', () => {
     expect(withAttr.serviceDocumentation).toBe('Spaced out');
   });
 
-  test('a type name without a prefix is taken whole, and is not the schema\'s own', async () => {
+  test("a type name without a prefix is taken whole, and is not the schema's own", async () => {
     const m = await readContract(
       '<wsdl:definitions xmlns:wsdl="http://schemas.xmlsoap.org/wsdl/" xmlns:s="http://www.w3.org/2001/XMLSchema"><wsdl:types><s:schema><s:complexType name="T"><s:sequence><s:element name="a" type="plain" maxOccurs="1"/><s:element name="b"/></s:sequence></s:complexType></s:schema></wsdl:types></wsdl:definitions>',
     );

@@ -26,8 +26,15 @@ test.each(['app.example.com', 'https://app.example.com/path', 'https://app.examp
 
 // README, Configuration: SANDBOX takes on/true/yes/1 and off/false/no/0 in any case, as SAMPLE_DATA.
 test.each([
-  ['on', true], ['ON', true], ['true', true], ['yes', true], ['1', true],
-  ['off', false], ['False', false], ['no', false], ['0', false],
+  ['on', true],
+  ['ON', true],
+  ['true', true],
+  ['yes', true],
+  ['1', true],
+  ['off', false],
+  ['False', false],
+  ['no', false],
+  ['0', false],
 ])('SANDBOX=%s is %s', (value, expected) => {
   expect(loadConfig({ SANDBOX: value }).sandbox).toBe(expected);
   expect(loadConfig({ SAMPLE_DATA: value }).loadSampleData).toBe(expected);

@@ -51,8 +51,24 @@ function vehicleDataLines(pad: string): string[] {
   const fields = vehicleDataFields();
   // The WSDL's order, written out by hand as a check on the reading above.
   expect(fields.map(([n]) => n)).toEqual([
-    'ABICode', 'Description', 'RegistrationYear', 'ManufactureYearFrom', 'ManufactureYearTo', 'CarMake', 'CarModel', 'BodyStyle', 'EngineSize',
-    'NumberOfDoors', 'Transmission', 'FuelType', 'MakeDescription', 'ModelDescription', 'Immobiliser', 'NumberOfSeats', 'IndicativeValue', 'DriverSide',
+    'ABICode',
+    'Description',
+    'RegistrationYear',
+    'ManufactureYearFrom',
+    'ManufactureYearTo',
+    'CarMake',
+    'CarModel',
+    'BodyStyle',
+    'EngineSize',
+    'NumberOfDoors',
+    'Transmission',
+    'FuelType',
+    'MakeDescription',
+    'ModelDescription',
+    'Immobiliser',
+    'NumberOfSeats',
+    'IndicativeValue',
+    'DriverSide',
   ]);
   return fields.flatMap(([name, type]) => {
     if (type === 'IntegerValue') return [`${pad}<${name}>integer</${name}>`];
@@ -108,9 +124,7 @@ describe('operationSamples: the four sample messages of an operation page', () =
         requestEnvelope(S11),
     );
     expect(soap11.response).toBe('HTTP/1.1 200 OK\nContent-Type: text/xml; charset=utf-8\nContent-Length: length\n\n' + answerEnvelope(S11));
-    expect(soap12.request).toBe(
-      'POST /base/api/reg.asmx HTTP/1.1\nHost: example.com:8080\nContent-Type: application/soap+xml; charset=utf-8\nContent-Length: length\n\n' + requestEnvelope(S12),
-    );
+    expect(soap12.request).toBe('POST /base/api/reg.asmx HTTP/1.1\nHost: example.com:8080\nContent-Type: application/soap+xml; charset=utf-8\nContent-Length: length\n\n' + requestEnvelope(S12));
     expect(soap12.response).toBe('HTTP/1.1 200 OK\nContent-Type: application/soap+xml; charset=utf-8\nContent-Length: length\n\n' + answerEnvelope(S12));
     const httpAnswer = [
       'HTTP/1.1 200 OK',
@@ -296,7 +310,16 @@ describe('basicUsername (README, JSON API)', () => {
   });
 
   test('anything else after Basic is MALFORMED_REQUEST with the README message', () => {
-    for (const h of ['Basic !!!!', 'Basic ZGVt bzo=', 'Basic a, Basic b', 'Basic,', `Basic ${b64('demo:')}${b64('demo:')}`, 'Basic ZGVtbzp=', 'Basic ZGVtbzo', `Basic ${Buffer.from([0x64, 0xff]).toString('base64')}`]) {
+    for (const h of [
+      'Basic !!!!',
+      'Basic ZGVt bzo=',
+      'Basic a, Basic b',
+      'Basic,',
+      `Basic ${b64('demo:')}${b64('demo:')}`,
+      'Basic ZGVtbzp=',
+      'Basic ZGVtbzo',
+      `Basic ${Buffer.from([0x64, 0xff]).toString('base64')}`,
+    ]) {
       const e = refused(() => basicUsername(h));
       expect(e.code).toBe('MALFORMED_REQUEST');
       expect(e.message).toBe('The Basic credentials are not valid base64 of UTF-8 text; send one credential, Authorization: Basic base64(username:password)');
@@ -542,7 +565,7 @@ describe('failures on our side (README, Errors: INTERNAL_ERROR, "the log has the
   });
 
   test('a lookup refused with an error of the table is answered, not logged', async () => {
-    const f = await failing(new LookupError('VEHICLE_NOT_FOUND', 'No vehicle found for registration \'X\' (United Kingdom)'));
+    const f = await failing(new LookupError('VEHICLE_NOT_FOUND', "No vehicle found for registration 'X' (United Kingdom)"));
     try {
       const res = await fetch(`${f.url}/api/json.aspx/Check/X?username=demo`);
       expect(res.status).toBe(404);
@@ -696,7 +719,7 @@ describe('what each transport tells the access log (README, The access log: tran
   });
 });
 
-test('a help page that cannot be written (an unreadable WSDL) goes to the app\'s error handler: answered, never left hanging', async () => {
+test("a help page that cannot be written (an unreadable WSDL) goes to the app's error handler: answered, never left hanging", async () => {
   const app = express();
   app.use(helpRouter({ wsdl: '<wsdl:definitions', namespace: NS, publicUrl: null }));
   const seen: unknown[] = [];
@@ -741,8 +764,14 @@ describe('resultInner: a vehicle record as SOAP and the HTTP forms write it (REA
         '<CarMake><CurrentValue xsi:nil="true" /><CurrentTextValue>FORD</CurrentTextValue></CarMake><CarModel>FOCUS</CarModel>' +
         nil('BodyStyle') +
         '<EngineSize><CurrentValue>1598</CurrentValue><CurrentTextValue>1598cc</CurrentTextValue></EngineSize>' +
-        nil('NumberOfDoors') + nil('Transmission') + nil('FuelType') + nil('Immobiliser') + nil('NumberOfSeats') +
-        '<IndicativeValue>x</IndicativeValue>' + nil('DriverSide') + '</vehicleData>',
+        nil('NumberOfDoors') +
+        nil('Transmission') +
+        nil('FuelType') +
+        nil('Immobiliser') +
+        nil('NumberOfSeats') +
+        '<IndicativeValue>x</IndicativeValue>' +
+        nil('DriverSide') +
+        '</vehicleData>',
     );
     expect(missing).toHaveLength(7);
   });
@@ -756,11 +785,21 @@ describe('resultInner: a vehicle record as SOAP and the HTTP forms write it (REA
       '    <ABICode>12345678</ABICode>',
       `    <Description>${desc}</Description>`,
       '    <RegistrationYear>2011</RegistrationYear>',
-      '    <CarMake>', '      <CurrentValue type="null" />', '      <CurrentTextValue>FORD</CurrentTextValue>', '    </CarMake>',
+      '    <CarMake>',
+      '      <CurrentValue type="null" />',
+      '      <CurrentTextValue>FORD</CurrentTextValue>',
+      '    </CarMake>',
       '    <CarModel>FOCUS</CarModel>',
       ...nil('BodyStyle'),
-      '    <EngineSize>', '      <CurrentValue>1598</CurrentValue>', '      <CurrentTextValue>1598cc</CurrentTextValue>', '    </EngineSize>',
-      ...nil('NumberOfDoors'), ...nil('Transmission'), ...nil('FuelType'), ...nil('Immobiliser'), ...nil('NumberOfSeats'),
+      '    <EngineSize>',
+      '      <CurrentValue>1598</CurrentValue>',
+      '      <CurrentTextValue>1598cc</CurrentTextValue>',
+      '    </EngineSize>',
+      ...nil('NumberOfDoors'),
+      ...nil('Transmission'),
+      ...nil('FuelType'),
+      ...nil('Immobiliser'),
+      ...nil('NumberOfSeats'),
       '    <IndicativeValue>x</IndicativeValue>',
       ...nil('DriverSide'),
       '  </vehicleData>',
@@ -769,7 +808,11 @@ describe('resultInner: a vehicle record as SOAP and the HTTP forms write it (REA
   });
 
   test('UKMOT in both forms: the lists, a null string nil or type="null"', () => {
-    const mot = JSON.stringify({ taxDate: '2027-03-01', tests: [{ TestDate: '2024-03-01', Result: 'Pass', FailureReasons: [], Advisories: ['Tyre worn', null] }], extendedInformation: [['Colour', 'Blue']] });
+    const mot = JSON.stringify({
+      taxDate: '2027-03-01',
+      tests: [{ TestDate: '2024-03-01', Result: 'Pass', FailureReasons: [], Advisories: ['Tyre worn', null] }],
+      extendedInformation: [['Colour', 'Blue']],
+    });
     expect(resultInner({ kind: 'UKMOTData', payload: mot }, 'soap')).toBe(
       '<Tests><UKTest><TestDate>2024-03-01</TestDate><Result>Pass</Result><FailureReasons /><Advisories><string>Tyre worn</string><string xsi:nil="true" /></Advisories></UKTest></Tests>' +
         '<taxDate>2027-03-01</taxDate>' +

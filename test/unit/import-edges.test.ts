@@ -34,7 +34,10 @@ describe('reading the bytes', () => {
   const stored = async (reg: string) => (await store.get({ operation: 'Check', registration: reg, state: '' }))?.payload ?? null;
 
   test('a BOM that is a read of its own, or that follows an empty read, is dropped', async () => {
-    for (const chunks of [[BOM, utf8(rec('B1') + '\n')], [Buffer.alloc(0), Buffer.concat([BOM, utf8(rec('B1') + '\n')])]]) {
+    for (const chunks of [
+      [BOM, utf8(rec('B1') + '\n')],
+      [Buffer.alloc(0), Buffer.concat([BOM, utf8(rec('B1') + '\n')])],
+    ]) {
       const report = await importInto(store, chunks);
       expect(report).toMatchObject({ committed: true, lines: 1, imported: 1, errors: [] });
       expect(await stored('B1')).toBe('{"Description":"X"}');
@@ -205,7 +208,10 @@ describe('the report', () => {
 /** A store that writes down what the import asks of it. */
 class RecordingStore {
   calls: unknown[] = [];
-  constructor(private readonly onlySample = false, private readonly failOnPut = -1) {}
+  constructor(
+    private readonly onlySample = false,
+    private readonly failOnPut = -1,
+  ) {}
   async holdsOnlySample() {
     this.calls.push('holdsOnlySample');
     return this.onlySample;
@@ -231,7 +237,7 @@ class RecordingStore {
 const asStore = (s: RecordingStore) => s as unknown as VehicleStore;
 
 describe('what the store is told', () => {
-  test('a put is vouched fresh only when no earlier line had its key (README: COPY straight in while every line is its key\'s first)', async () => {
+  test("a put is vouched fresh only when no earlier line had its key (README: COPY straight in while every line is its key's first)", async () => {
     const s = new RecordingStore();
     await importInto(asStore(s), [[rec('A1'), rec('B1'), rec('a 1'), '{"operation":"Check","registration":"C1","delete":true}', rec('C1')].join('\n') + '\n']);
     expect(s.calls.filter((c) => Array.isArray(c) && (c[0] === 'put' || c[0] === 'delete'))).toEqual([
@@ -338,14 +344,14 @@ describe('one line: refusals and their reasons', () => {
   });
 });
 
-describe('one line: which layouts keep the body\'s text', () => {
+describe("one line: which layouts keep the body's text", () => {
   const payloadOf = (text: string) => {
     const r = parseLine(text);
     if (!r.ok || r.delete) throw new Error(`not a put: ${JSON.stringify(r)}`);
     return r.record.payload;
   };
 
-  test('export\'s layout, with a state and with a number form JSON.stringify would change: kept byte for byte', () => {
+  test("export's layout, with a state and with a number form JSON.stringify would change: kept byte for byte", () => {
     expect(payloadOf('{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":{"Price":1.50}}')).toBe('{"Price":1.50}');
     expect(payloadOf('{"operation":"UKMOT","registration":"M1","mot":{"make":"FORD",  "taxDate":"2026-09-01"}}')).toBe('{"make":"FORD",  "taxDate":"2026-09-01"}');
   });
@@ -398,13 +404,15 @@ describe('export', () => {
     lines.forEach((l, i) => expect(l).toBe(`{"operation":"Check","registration":"E${String(i).padStart(5, '0')}","vehicle":{"n":${i}}}`));
   });
 
-  test('each operation\'s line as the README shows the import format: state only where the operation has one, mot for UKMOT', () => {
+  test("each operation's line as the README shows the import format: state only where the operation has one, mot for UKMOT", () => {
     expect(exportLine({ operation: 'CheckUSA', registration: '7ABC123', state: 'CA', payload: '{"Description":"FORD F-150"}' })).toBe(
       '{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":{"Description":"FORD F-150"}}',
     );
     expect(exportLine({ operation: 'CheckAustralia', registration: 'ABC123', state: 'VIC', payload: '{}' })).toBe('{"operation":"CheckAustralia","registration":"ABC123","state":"VIC","vehicle":{}}');
     expect(exportLine({ operation: 'Check', registration: 'RG11ABC', state: '', payload: '{"Price":1.50}' })).toBe('{"operation":"Check","registration":"RG11ABC","vehicle":{"Price":1.50}}');
-    expect(exportLine({ operation: 'UKMOT', registration: 'AB12CDE', state: '', payload: '{"make":"FORD","tests":[]}' })).toBe('{"operation":"UKMOT","registration":"AB12CDE","mot":{"make":"FORD","tests":[]}}');
+    expect(exportLine({ operation: 'UKMOT', registration: 'AB12CDE', state: '', payload: '{"make":"FORD","tests":[]}' })).toBe(
+      '{"operation":"UKMOT","registration":"AB12CDE","mot":{"make":"FORD","tests":[]}}',
+    );
     expect(exportLine({ operation: 'Check', registration: 'Q"\\', state: '', payload: '{}' })).toBe('{"operation":"Check","registration":"Q\\"\\\\","vehicle":{}}');
   });
 
@@ -515,8 +523,11 @@ describe('the repeated-key count', () => {
 });
 
 describe('worker threads', () => {
-  test('with threads the run\'s bytes are moved to a thread; without, the run is parsed here and the bytes stay', async () => {
-    for (const [count, moved] of [[0, false], [1, true]] as const) {
+  test("with threads the run's bytes are moved to a thread; without, the run is parsed here and the bytes stay", async () => {
+    for (const [count, moved] of [
+      [0, false],
+      [1, true],
+    ] as const) {
       const runner = chunkRunner(count);
       try {
         const bytes = new TextEncoder().encode(rec('T1') + '\n'); // its own buffer, as the reader's runs are
@@ -529,7 +540,7 @@ describe('worker threads', () => {
     }
   });
 
-  test('closing the runner ends its threads (Linux: the process\'s thread count is back where it was)', async () => {
+  test("closing the runner ends its threads (Linux: the process's thread count is back where it was)", async () => {
     if (!fs.existsSync('/proc/self/task')) return;
     const threads = () => fs.readdirSync('/proc/self/task').length;
     const before = threads();

@@ -41,10 +41,7 @@ describe('U+FEFF and its look-alikes', () => {
     // A file with a BOM of its own first: that one is dropped, the later one still kept.
     await store.close();
     store = new SqliteStore(':memory:');
-    const withBom = await importStream(
-      store,
-      Readable.from([Buffer.from([0xef, 0xbb, 0xbf]), utf8(rec('FE0', 'Z') + '\n' + line.slice(0, cut)), utf8(line.slice(cut) + '\n')]),
-    );
+    const withBom = await importStream(store, Readable.from([Buffer.from([0xef, 0xbb, 0xbf]), utf8(rec('FE0', 'Z') + '\n' + line.slice(0, cut)), utf8(line.slice(cut) + '\n')]));
     expect(withBom).toMatchObject({ committed: true, lines: 2, imported: 2, errors: [] });
     expect(await stored('FE0')).toBe('{"Description":"Z"}');
     expect(await stored('FE1')).toBe('{"Description":"A\ufeffB"}');

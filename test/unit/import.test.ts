@@ -29,7 +29,11 @@ describe('import: one line', () => {
     ['no vehicle at all', line({ operation: 'Check', registration: 'A1' }), /^"vehicle" is missing/],
     ['no mot at all', line({ operation: 'UKMOT', registration: 'A1' }), /^"mot" is missing/],
     // The operation names are the WSDL's, spelt exactly; a name right but for case says which it meant.
-    ['an operation in the wrong case', line({ operation: 'CheckUsa', registration: 'A1', state: 'TX', vehicle: car }), /^unknown operation "CheckUsa" \(names are case-sensitive here: did you mean "CheckUSA"\?\)$/],
+    [
+      'an operation in the wrong case',
+      line({ operation: 'CheckUsa', registration: 'A1', state: 'TX', vehicle: car }),
+      /^unknown operation "CheckUsa" \(names are case-sensitive here: did you mean "CheckUSA"\?\)$/,
+    ],
     ['an operation with no near name', line({ operation: 'CheckMars', registration: 'A1', vehicle: car }), /^unknown operation "CheckMars"$/],
     ['integer field not an integer', line({ operation: 'Check', registration: 'A1', vehicle: { RegistrationYear: 'nineteen' } }), /RegistrationYear must be an integer/],
     ['composite with a stray key', line({ operation: 'Check', registration: 'A1', vehicle: { CarMake: { Text: 'FORD' } } }), /unknown key "Text"/],
@@ -237,7 +241,9 @@ describe('reglookup import (the command)', () => {
     expect(failed.status).not.toBe(0);
     expect(failed.stderr).toContain('bad.ndjson:2: unknown operation "Nope"');
     expect(failed.stderr).toMatch(/nothing was imported/);
-    const count = execFileSync(process.execPath, ['-e', `const D=require('better-sqlite3');console.log(new D(${JSON.stringify(db)}).prepare('select count(*) n from records').get().n)`], { encoding: 'utf8' });
+    const count = execFileSync(process.execPath, ['-e', `const D=require('better-sqlite3');console.log(new D(${JSON.stringify(db)}).prepare('select count(*) n from records').get().n)`], {
+      encoding: 'utf8',
+    });
     expect(count.trim()).toBe('2');
   });
 });
@@ -255,7 +261,10 @@ describe('reglookup import - and the refusals of the data commands', () => {
 
   test('export | import --replace-all - into an empty store: its export is byte-identical', () => {
     const file = path.join(dir, 'in.ndjson');
-    fs.writeFileSync(file, [line({ operation: 'CheckUSA', registration: '7abc 123', state: 'Texas', vehicle: car }), line({ operation: 'UKMOT', registration: 'M1', mot: { make: 'FORD', tests: [] } })].join('\n') + '\n');
+    fs.writeFileSync(
+      file,
+      [line({ operation: 'CheckUSA', registration: '7abc 123', state: 'Texas', vehicle: car }), line({ operation: 'UKMOT', registration: 'M1', mot: { make: 'FORD', tests: [] } })].join('\n') + '\n',
+    );
     expect(run('a.db', ['import', '--quiet', file]).status).toBe(0);
     const first = run('a.db', ['export', '--quiet']);
     expect(first.stdout.split('\n').filter(Boolean)).toHaveLength(2);
@@ -331,8 +340,7 @@ describe('reglookup import --replace-all, export, backup (the commands)', () => 
     const exported = run('export');
     expect(exported.status).toBe(0);
     expect(exported.stdout).toBe(
-      '{"operation":"Check","registration":"R1","vehicle":' + JSON.stringify(car) + '}\n' +
-        '{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":' + JSON.stringify(car) + '}\n',
+      '{"operation":"Check","registration":"R1","vehicle":' + JSON.stringify(car) + '}\n' + '{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":' + JSON.stringify(car) + '}\n',
     );
     expect(exported.stderr).toMatch(/exported 2 record\(s\)/);
 
@@ -340,7 +348,9 @@ describe('reglookup import --replace-all, export, backup (the commands)', () => 
     const quiet = run('backup', '--quiet', backup);
     expect(quiet.status).toBe(0);
     expect(quiet.stdout + quiet.stderr).toBe('');
-    const count = execFileSync(process.execPath, ['-e', `const D=require('better-sqlite3');console.log(new D(${JSON.stringify(backup)}).prepare('select count(*) n from records').get().n)`], { encoding: 'utf8' });
+    const count = execFileSync(process.execPath, ['-e', `const D=require('better-sqlite3');console.log(new D(${JSON.stringify(backup)}).prepare('select count(*) n from records').get().n)`], {
+      encoding: 'utf8',
+    });
     expect(count.trim()).toBe('2');
     expect(run('backup', backup).status).not.toBe(0);
   }, 120_000); // five command-line runs, each compiling the sources on a shared machine

@@ -19,11 +19,15 @@ async function wsdlOperations(): Promise<Map<string, string[]>> {
   const port = (defs['wsdl:portType'] as Node[]).find((p) => p.$?.name === 'RegSoap')!;
   const names = (port['wsdl:operation'] as Node[]).map((o) => o.$!.name);
   const out = new Map<string, string[]>();
-  for (const name of names) out.set(name, (await wsdlSequence(name)).map((f) => f.name));
+  for (const name of names)
+    out.set(
+      name,
+      (await wsdlSequence(name)).map((f) => f.name),
+    );
   return out;
 }
 
-test('the README lists every operation of the WSDL, each once, with the WSDL\'s parameters', async () => {
+test("the README lists every operation of the WSDL, each once, with the WSDL's parameters", async () => {
   const wsdl = await wsdlOperations();
   const list = section.slice(section.indexOf('**Operations'), section.indexOf('**Results'));
   const documented = new Map<string, string[]>();
@@ -42,7 +46,7 @@ test('the README lists every operation of the WSDL, each once, with the WSDL\'s 
   for (const [op, params] of wsdl) expect([op, [...documented.get(op)!].sort()]).toEqual([op, [...params].sort()]);
 });
 
-test('the README gives vehicleData\'s children in the WSDL\'s order, and each result type the WSDL declares', async () => {
+test("the README gives vehicleData's children in the WSDL's order, and each result type the WSDL declares", async () => {
   const results = section.slice(section.indexOf('**Results'), section.indexOf('**Transports'));
   const order = /whose children come in this order: ([^.]+)\./.exec(results.replace(/\s+/g, ' '))![1];
   expect(quoted(order)).toEqual((await wsdlSequence('vehicleData')).map((f) => f.name));

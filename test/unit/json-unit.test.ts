@@ -67,10 +67,11 @@ async function harness(corsOrigins: readonly string[]): Promise<Harness> {
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    close: () => new Promise<void>((r) => {
-      s.closeAllConnections();
-      s.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
   };
 }
 
@@ -116,12 +117,7 @@ function getAs(host: string, path: string): Promise<string> {
 }
 
 function jsonError(a: Got, status: number, code: string): string {
-  expect([a.status, a.headers.get('content-type'), a.headers.get('x-error-code'), a.headers.get('x-content-type-options')]).toEqual([
-    status,
-    'application/json; charset=utf-8',
-    code,
-    'nosniff',
-  ]);
+  expect([a.status, a.headers.get('content-type'), a.headers.get('x-error-code'), a.headers.get('x-content-type-options')]).toEqual([status, 'application/json; charset=utf-8', code, 'nosniff']);
   const body = JSON.parse(a.body) as { code: string; message: string };
   expect(Object.keys(body)).toEqual(['code', 'message']);
   expect(body.code).toBe(code);
@@ -176,15 +172,9 @@ describe('JSON API paths', () => {
     expect(jsonError(await get(server.url, '/api/json.aspx/checkusa/7ABC123/CA?username=demo'), 404, 'UNKNOWN_OPERATION')).toBe(
       "Unknown operation 'checkusa' (did you mean 'CheckUSA'? operation names are case-sensitive)",
     );
-    expect(jsonError(await get(server.url, '/api/json.aspx/Check%FF/X?username=demo'), 400, 'MALFORMED_REQUEST')).toBe(
-      'The operation name in the path is not valid percent-encoded UTF-8',
-    );
-    expect(jsonError(await get(server.url, '/api/json.aspx/Check/RG11%C3%28?username=demo'), 400, 'MALFORMED_REQUEST')).toBe(
-      'The registration in the path is not valid percent-encoded UTF-8',
-    );
-    expect(jsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123/%FF?username=demo'), 400, 'MALFORMED_REQUEST')).toBe(
-      'The State in the path is not valid percent-encoded UTF-8',
-    );
+    expect(jsonError(await get(server.url, '/api/json.aspx/Check%FF/X?username=demo'), 400, 'MALFORMED_REQUEST')).toBe('The operation name in the path is not valid percent-encoded UTF-8');
+    expect(jsonError(await get(server.url, '/api/json.aspx/Check/RG11%C3%28?username=demo'), 400, 'MALFORMED_REQUEST')).toBe('The registration in the path is not valid percent-encoded UTF-8');
+    expect(jsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123/%FF?username=demo'), 400, 'MALFORMED_REQUEST')).toBe('The State in the path is not valid percent-encoded UTF-8');
   });
 
   test('a registration or state left out of the path is MISSING_PARAMETER', async () => {
@@ -294,7 +284,7 @@ describe('JSON API methods and CORS', () => {
     expect(none.headers.get('vary')).toBeNull();
   });
 
-  test('the OpenAPI document is served at /api/json.aspx/openapi.json, naming the caller\'s host and the error codes', async () => {
+  test("the OpenAPI document is served at /api/json.aspx/openapi.json, naming the caller's host and the error codes", async () => {
     const a = await get(server.url, '/api/json.aspx/openapi.json');
     expect([a.status, a.headers.get('content-type')]).toEqual([200, 'application/json; charset=utf-8']);
     const doc = JSON.parse(a.body) as { openapi: string; servers: Array<{ url: string }>; paths: Record<string, unknown> };
@@ -379,7 +369,7 @@ describe('the service address (README, Help pages)', () => {
     expect(empty.headers.get('content-security-policy')).toMatch(/^default-src 'none'; style-src 'sha256-/);
   });
 
-  test('the service page links the WSDL, DISCO and OpenAPI documents at the caller\'s address; an operation page\'s form posts to its path', async () => {
+  test("the service page links the WSDL, DISCO and OpenAPI documents at the caller's address; an operation page's form posts to its path", async () => {
     const page = (await get(server.url, '/api/reg.asmx')).body;
     expect(page).toContain(`<a href="${server.url}/api/reg.asmx?WSDL">${server.url}/api/reg.asmx?WSDL</a>`);
     expect(page).toContain(`<a href="${server.url}/api/reg.asmx?disco">${server.url}/api/reg.asmx?disco</a>`);
@@ -396,14 +386,9 @@ describe('the service address (README, Help pages)', () => {
 
   test('the DISCO document is text/xml with nosniff but no page policy', async () => {
     const a = await get(server.url, '/api/reg.asmx?disco');
-    expect([a.headers.get('content-type'), a.headers.get('x-content-type-options'), a.headers.get('content-security-policy')]).toEqual([
-      'text/xml; charset=utf-8',
-      'nosniff',
-      null,
-    ]);
+    expect([a.headers.get('content-type'), a.headers.get('x-content-type-options'), a.headers.get('content-security-policy')]).toEqual(['text/xml; charset=utf-8', 'nosniff', null]);
   });
 });
-
 
 // What ASP.NET does with these addresses, and the README's "given twice" rule, for the three GET
 // forms beside the SOAP endpoint. Expected answers written by hand from the README's examples.

@@ -131,7 +131,10 @@ maybe('in Redis', () => {
     await l.ready();
     const client = new Redis(`redis://127.0.0.1:${port}`);
     try {
-      const clients = async () => String(await client.client('LIST')).trim().split('\n').length;
+      const clients = async () =>
+        String(await client.client('LIST'))
+          .trim()
+          .split('\n').length;
       const before = await clients();
       await l.close();
       const until = Date.now() + 3000;
@@ -240,7 +243,7 @@ maybe('in Redis', () => {
     expect(lines.filter((x) => x.level === 'warn')).toHaveLength(1);
   });
 
-  test('the readiness probe: PONG on this limiter\'s client while Redis answers; degraded under allow; failing at once after close', async () => {
+  test("the readiness probe: PONG on this limiter's client while Redis answers; degraded under allow; failing at once after close", async () => {
     const { l } = limiter({ redisPrefix: 'probe:', onError: 'allow' });
     await l.ready();
     const p = l.readinessProbe()!;

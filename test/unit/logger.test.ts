@@ -5,7 +5,18 @@ import { Writable } from 'node:stream';
 import winston from 'winston';
 import { createLogger, logAccess, textLine } from '../../src/ops/logger';
 
-const record = { id: 'req-1', client: '192.0.2.1', method: 'GET', path: '/api/reg.asmx/Check', transport: 'get', operation: 'Check', outcome: 'VEHICLE_NOT_FOUND', status: 404, ms: 1.5, username: 'demo' };
+const record = {
+  id: 'req-1',
+  client: '192.0.2.1',
+  method: 'GET',
+  path: '/api/reg.asmx/Check',
+  transport: 'get',
+  operation: 'Check',
+  outcome: 'VEHICLE_NOT_FOUND',
+  status: 404,
+  ms: 1.5,
+  username: 'demo',
+};
 const turn = () => new Promise((r) => setImmediate(r));
 
 /** Starts collecting what the process writes to stdout (instead of writing it). */
@@ -38,7 +49,11 @@ test('an access line is one JSON object per request, batched with the other line
     logAccess(logger, { ...record, id: 'req-2', status: 200, outcome: 'ok', username: undefined });
     logger.warn('something to say', { detail: 1 });
   });
-  const lines = writes.join('').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+  const lines = writes
+    .join('')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l));
   expect(lines[0]).toMatchObject({ level: 'info', message: 'request', id: 'req-1', client: '192.0.2.1', status: 404, outcome: 'VEHICLE_NOT_FOUND', path: '/api/reg.asmx/Check', username: 'demo' });
   expect(lines[1]).toMatchObject({ id: 'req-2', status: 200, outcome: 'ok' });
   expect(lines[1]).not.toHaveProperty('username');
@@ -61,9 +76,14 @@ test('LOG_FORMAT=text: one line of key=value, values with spaces, quotes or cont
     logAccess(logger, { ...record, username: 'a b\n"c"\u2028' });
     logger.warn('disk nearly full', { free: 12, where: '/var/lib' });
   });
-  const lines = writes.join('').split('\n').filter((l) => l !== '');
+  const lines = writes
+    .join('')
+    .split('\n')
+    .filter((l) => l !== '');
   expect(lines).toHaveLength(2);
-  expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z info request id=req-1 client=192\.0\.2\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=VEHICLE_NOT_FOUND status=404 ms=1\.5 username="a b\\n\\"c\\"\\u2028"$/);
+  expect(lines[0]).toMatch(
+    /^\d{4}-\d\d-\d\dT[\d:.]+Z info request id=req-1 client=192\.0\.2\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=VEHICLE_NOT_FOUND status=404 ms=1\.5 username="a b\\n\\"c\\"\\u2028"$/,
+  );
   expect(lines[1]).toMatch(/^\S+Z warn disk nearly full free=12 where=\/var\/lib$/);
 });
 
@@ -76,7 +96,12 @@ test('every logger of the process shares one buffer: the lines of a turn, whiche
     logAccess(a, { ...record, id: 'req-3' });
   });
   expect(writes).toHaveLength(1);
-  expect(writes[0].split('\n').filter((l) => l !== '').map((l) => /req-\d/.exec(l)?.[0])).toEqual(['req-1', 'req-2', 'req-3']);
+  expect(
+    writes[0]
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => /req-\d/.exec(l)?.[0]),
+  ).toEqual(['req-1', 'req-2', 'req-3']);
 });
 
 test('a line logged just before the process exits is written, not lost with the buffer', () => {
@@ -99,7 +124,7 @@ test('a line logged just before the process exits is written, not lost with the 
   });
 });
 
-test("README: health, readiness and metrics requests are logged at debug, so at info they are not", async () => {
+test('README: health, readiness and metrics requests are logged at debug, so at info they are not', async () => {
   const atInfo = await stdoutOf(() => logAccess(createLogger('info', 'json'), record, 'debug'));
   expect(atInfo).toEqual([]);
   const atDebug = await stdoutOf(() => logAccess(createLogger('debug', 'json'), record, 'debug'));

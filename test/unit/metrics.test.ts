@@ -48,8 +48,7 @@ function samples(text: string): Sample[] {
 }
 
 const typeOf = (text: string, name: string) => new RegExp(`^# TYPE ${name} (\\w+)$`, 'm').exec(text)?.[1];
-const find = (all: Sample[], name: string, labels: Record<string, string> = {}) =>
-  all.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+const find = (all: Sample[], name: string, labels: Record<string, string> = {}) => all.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
 const value = (all: Sample[], name: string, labels: Record<string, string> = {}) => {
   const found = find(all, name, labels);
   if (found.length !== 1) throw new Error(`${found.length} samples of ${name} ${JSON.stringify(labels)}`);
@@ -65,7 +64,10 @@ function expectBuckets(all: Sample[], name: string, labels: Record<string, strin
   for (let i = 1; i < les.length; i++) expect(les[i]).toBeGreaterThan(les[i - 1]);
   buckets.forEach((b, i) => expect([b.labels.le, b.value]).toEqual([b.labels.le, observed.filter((o) => o <= les[i]).length]));
   expect(value(all, `${name}_count`, labels)).toBe(observed.length);
-  expect(value(all, `${name}_sum`, labels)).toBeCloseTo(observed.reduce((a, b) => a + b, 0), 9);
+  expect(value(all, `${name}_sum`, labels)).toBeCloseTo(
+    observed.reduce((a, b) => a + b, 0),
+    9,
+  );
   return les;
 }
 

@@ -122,7 +122,8 @@ describe('the README limit: a registration over 32 characters is refused', () =>
 // the code: every subdivision by its abbreviation and by its full name, in the forms the README's
 // "postal abbreviation or the full name" allows.
 const SUBDIVISIONS = {
-  US: 'AL Alabama|AK Alaska|AZ Arizona|AR Arkansas|CA California|CO Colorado|CT Connecticut|DE Delaware|' +
+  US:
+    'AL Alabama|AK Alaska|AZ Arizona|AR Arkansas|CA California|CO Colorado|CT Connecticut|DE Delaware|' +
     'FL Florida|GA Georgia|HI Hawaii|ID Idaho|IL Illinois|IN Indiana|IA Iowa|KS Kansas|KY Kentucky|LA Louisiana|' +
     'ME Maine|MD Maryland|MA Massachusetts|MI Michigan|MN Minnesota|MS Mississippi|MO Missouri|MT Montana|' +
     'NE Nebraska|NV Nevada|NH New Hampshire|NJ New Jersey|NM New Mexico|NY New York|NC North Carolina|' +
@@ -130,10 +131,10 @@ const SUBDIVISIONS = {
     'SD South Dakota|TN Tennessee|TX Texas|UT Utah|VT Vermont|VA Virginia|WA Washington|WV West Virginia|' +
     'WI Wisconsin|WY Wyoming|DC District of Columbia|PR Puerto Rico|GU Guam|VI U.S. Virgin Islands|' +
     'VI Virgin Islands|AS American Samoa|MP Northern Mariana Islands',
-  CA: 'AB Alberta|BC British Columbia|MB Manitoba|NB New Brunswick|NL Newfoundland and Labrador|NS Nova Scotia|' +
+  CA:
+    'AB Alberta|BC British Columbia|MB Manitoba|NB New Brunswick|NL Newfoundland and Labrador|NS Nova Scotia|' +
     'NT Northwest Territories|NU Nunavut|ON Ontario|PE Prince Edward Island|QC Quebec|SK Saskatchewan|YT Yukon',
-  AU: 'NSW New South Wales|VIC Victoria|QLD Queensland|WA Western Australia|SA South Australia|TAS Tasmania|' +
-    'ACT Australian Capital Territory|NT Northern Territory',
+  AU: 'NSW New South Wales|VIC Victoria|QLD Queensland|WA Western Australia|SA South Australia|TAS Tasmania|' + 'ACT Australian Capital Territory|NT Northern Territory',
 } as const;
 
 describe('every subdivision, by abbreviation and by full name', () => {
@@ -141,7 +142,8 @@ describe('every subdivision, by abbreviation and by full name', () => {
     SUBDIVISIONS[country].split('|').map((entry) => {
       const [abbr, ...name] = entry.split(' ');
       return [country, abbr, name.join(' ')] as const;
-    }));
+    }),
+  );
 
   test.each(cases)('%s %s = %s', (country, abbr, name) => {
     expect(normalizeState(country, abbr)).toEqual({ ok: true, value: abbr });

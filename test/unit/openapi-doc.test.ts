@@ -26,7 +26,7 @@ describe('the OpenAPI document', () => {
     expect(doc.info.version).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
-  test('the paths are the README\'s', () => {
+  test("the paths are the README's", () => {
     expect(JSON_PATH).toBe('/api/json.aspx');
     expect(OPENAPI_PATH).toBe('/api/json.aspx/openapi.json');
     const paths = Object.keys(doc.paths);

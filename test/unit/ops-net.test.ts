@@ -8,7 +8,12 @@ import { AddressListError, addressEntryProblem, addressSet, splitList } from '..
 import { readiness, type ReadinessProbe } from '../../src/ops/health';
 
 const ok = (name: string): ReadinessProbe => ({ name, check: async () => 1 });
-const failing = (name: string, detail: string): ReadinessProbe => ({ name, check: async () => { throw new Error(detail); } });
+const failing = (name: string, detail: string): ReadinessProbe => ({
+  name,
+  check: async () => {
+    throw new Error(detail);
+  },
+});
 const silent = (name: string): ReadinessProbe => ({ name, check: () => new Promise(() => undefined) });
 
 describe('readiness (README, Health and readiness)', () => {
@@ -27,12 +32,20 @@ describe('readiness (README, Health and readiness)', () => {
   });
 
   test('a probe thrown synchronously or rejecting with a non-Error still counts as failing', async () => {
-    const sync: ReadinessProbe = { name: 'store', check: () => { throw new Error('at once'); } };
+    const sync: ReadinessProbe = {
+      name: 'store',
+      check: () => {
+        throw new Error('at once');
+      },
+    };
     const bare: ReadinessProbe = { name: 'redis', check: () => Promise.reject('down') };
     const r = await readiness([sync, bare], { stopping: false });
     expect(r.checks).toEqual({ store: 'failing', redis: 'failing' });
     expect(r.reason).toBe('store is failing; redis is failing');
-    expect(r.details).toEqual([{ probe: 'store', error: 'at once' }, { probe: 'redis', error: 'down' }]);
+    expect(r.details).toEqual([
+      { probe: 'store', error: 'at once' },
+      { probe: 'redis', error: 'down' },
+    ]);
   });
 
   test('a probe silent for 2 s: not ready, said to give no answer in time, not before the 2 s are up', async () => {
@@ -103,7 +116,6 @@ describe('readiness (README, Health and readiness)', () => {
 });
 
 describe('address lists: TRUST_PROXY and --allow (src/net/cidr.ts)', () => {
-
   test("the README's examples: CIDRs and single addresses of both families", () => {
     const trust = addressSet(splitList('10.0.0.0/8,::1'));
     expect(trust.list).toEqual(['10.0.0.0/8', '::1']);
@@ -146,8 +158,7 @@ describe('address lists: TRUST_PROXY and --allow (src/net/cidr.ts)', () => {
 
   test('anything else is refused naming the entry, with examples; the set names the first bad one', () => {
     const refusal = (e: string) => `'${e}' is not an IP address or CIDR (e.g. 10.0.0.0/8, 2001:db8::/32)`;
-    for (const e of ['localhost', '10.0.0', '10.0.0.0/', '10.0.0.0/8/8', '/8', '10.0.0.0/x', '10.0.0.0/1234', ' 10.0.0.1', '10.0.0.1 '])
-      expect([e, addressEntryProblem(e)]).toEqual([e, refusal(e)]);
+    for (const e of ['localhost', '10.0.0', '10.0.0.0/', '10.0.0.0/8/8', '/8', '10.0.0.0/x', '10.0.0.0/1234', ' 10.0.0.1', '10.0.0.1 ']) expect([e, addressEntryProblem(e)]).toEqual([e, refusal(e)]);
     expect(() => addressSet(['10.0.0.0/8', 'proxy.local', 'also bad'])).toThrow(new AddressListError(refusal('proxy.local')));
   });
 

@@ -8,8 +8,24 @@ import { modelMatches, motProblem, resultNodes, unknownKeyProblem, vehicleProble
 
 /** vehicleData's children in the README's order. */
 const ORDER = [
-  'ABICode', 'Description', 'RegistrationYear', 'ManufactureYearFrom', 'ManufactureYearTo', 'CarMake', 'CarModel', 'BodyStyle', 'EngineSize',
-  'NumberOfDoors', 'Transmission', 'FuelType', 'MakeDescription', 'ModelDescription', 'Immobiliser', 'NumberOfSeats', 'IndicativeValue', 'DriverSide',
+  'ABICode',
+  'Description',
+  'RegistrationYear',
+  'ManufactureYearFrom',
+  'ManufactureYearTo',
+  'CarMake',
+  'CarModel',
+  'BodyStyle',
+  'EngineSize',
+  'NumberOfDoors',
+  'Transmission',
+  'FuelType',
+  'MakeDescription',
+  'ModelDescription',
+  'Immobiliser',
+  'NumberOfSeats',
+  'IndicativeValue',
+  'DriverSide',
 ];
 const COMPOSITES = ['CarMake', 'BodyStyle', 'EngineSize', 'NumberOfDoors', 'Transmission', 'FuelType', 'Immobiliser', 'NumberOfSeats', 'DriverSide'];
 
@@ -23,7 +39,9 @@ const child = (nodes: readonly XNode[], name: string) => nodes.find((n) => n.nam
 
 describe('vehicleProblem: what an import takes', () => {
   test("the README's example and an empty object are taken", () => {
-    expect(vehicleProblem({ Description: 'FORD F-150', RegistrationYear: 2019, CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' }, FuelType: 'Gasoline', ImageUrl: 'https://example.com/f150.jpg' })).toBeNull();
+    expect(
+      vehicleProblem({ Description: 'FORD F-150', RegistrationYear: 2019, CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' }, FuelType: 'Gasoline', ImageUrl: 'https://example.com/f150.jpg' }),
+    ).toBeNull();
     expect(vehicleProblem({})).toBeNull();
   });
 
@@ -88,15 +106,11 @@ describe('vehicleProblem: what an import takes', () => {
     // README: "A file is checked line by line: the first 50 invalid lines are reported ..."; a good
     // Description does not excuse a bad CarModel, nor a good CarMake a bad BodyStyle.
     expect(vehicleProblem({ Description: 'FORD F-150', CarModel: true })).toBe('vehicle.CarModel must be a string or a number');
-    expect(vehicleProblem({ Description: { CurrentTextValue: 'FORD F-150' }, CarModel: { CurrentTextValue: [] } })).toBe(
-      'vehicle.CarModel.CurrentTextValue must be a string or a number',
-    );
+    expect(vehicleProblem({ Description: { CurrentTextValue: 'FORD F-150' }, CarModel: { CurrentTextValue: [] } })).toBe('vehicle.CarModel.CurrentTextValue must be a string or a number');
     expect(vehicleProblem({ CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' }, BodyStyle: { CurrentTextValue: true } })).toBe(
       'vehicle.BodyStyle.CurrentTextValue must be a string or a number',
     );
-    expect(vehicleProblem({ CarMake: 'FORD', BodyStyle: true })).toBe(
-      'vehicle.BodyStyle must be a string or a number (or a composite {"CurrentValue":int|null,"CurrentTextValue":string})',
-    );
+    expect(vehicleProblem({ CarMake: 'FORD', BodyStyle: true })).toBe('vehicle.BodyStyle must be a string or a number (or a composite {"CurrentValue":int|null,"CurrentTextValue":string})');
   });
 
   test('a composite with a CurrentValue and a null CurrentTextValue is taken (README: CurrentValue int|null, CurrentTextValue string|number; null is no value)', () => {
@@ -129,9 +143,7 @@ describe('motProblem: what an import takes', () => {
     expect(motProblem({ taxdate: '2026-01-01' })).toBe('unknown key "taxdate" in "mot" (did you mean "taxDate"? keys are case-sensitive)');
     expect(motProblem({ colour: 'Blue' })).toBe('unknown key "colour" in "mot" (allowed: make, model, taxDate, tests, extendedInformation)');
     expect(motProblem({ tests: [{ result: 'Pass' }] })).toBe('unknown key "result" in mot.tests[0] (did you mean "Result"? keys are case-sensitive)');
-    expect(motProblem({ tests: [{}, { Mileage: '1' }] })).toBe(
-      'unknown key "Mileage" in mot.tests[1] (allowed: TestDate, ExpiryDate, Result, Odometer, TestNumber, FailureReasons, Advisories)',
-    );
+    expect(motProblem({ tests: [{}, { Mileage: '1' }] })).toBe('unknown key "Mileage" in mot.tests[1] (allowed: TestDate, ExpiryDate, Result, Odometer, TestNumber, FailureReasons, Advisories)');
   });
 
   test('history fields are text', () => {
@@ -160,7 +172,7 @@ describe('motProblem: what an import takes', () => {
     expect(motProblem({ extendedInformation: [['Colour', 'Blue'], 'Red'] })).toBe('mot.extendedInformation[1] must be an array of strings');
   });
 
-  test('MOT text longer than 8192 characters, or holding a character XML cannot carry, is refused as a vehicle\'s is', () => {
+  test("MOT text longer than 8192 characters, or holding a character XML cannot carry, is refused as a vehicle's is", () => {
     expect(motProblem({ make: 'x'.repeat(8192) })).toBeNull();
     expect(motProblem({ make: 'x'.repeat(8193) })).toBe('mot.make is longer than 8192 characters');
     expect(motProblem({ tests: [{ Result: 'Pass\u0000' }] })).toBe('mot.tests[0].Result holds a character XML cannot carry');
@@ -169,7 +181,14 @@ describe('motProblem: what an import takes', () => {
   test('extendedInformation: an array of arrays of strings', () => {
     expect(motProblem({ extendedInformation: 'x' })).toBe('mot.extendedInformation must be an array of arrays of strings');
     expect(motProblem({ extendedInformation: [['a'], 'b'] })).toBe('mot.extendedInformation[1] must be an array of strings');
-    expect(motProblem({ extendedInformation: [['a', 'b'], ['c', {}]] })).toBe('mot.extendedInformation[1][1] must be a string or a number');
+    expect(
+      motProblem({
+        extendedInformation: [
+          ['a', 'b'],
+          ['c', {}],
+        ],
+      }),
+    ).toBe('mot.extendedInformation[1][1] must be a string or a number');
   });
 });
 
@@ -197,11 +216,29 @@ describe('resultNodes: a Vehicle', () => {
     expect(names).toEqual(ORDER.filter((n) => n === 'Description' || n === 'RegistrationYear' || COMPOSITES.includes(n)));
     expect(child(data, 'Description')).toEqual({ name: 'Description', text: 'FORD F-150' });
     expect(child(data, 'RegistrationYear')).toEqual({ name: 'RegistrationYear', text: '2019' });
-    expect(child(data, 'CarMake')).toEqual({ name: 'CarMake', children: [{ name: 'CurrentValue', absent: true }, { name: 'CurrentTextValue', text: 'FORD' }] });
+    expect(child(data, 'CarMake')).toEqual({
+      name: 'CarMake',
+      children: [
+        { name: 'CurrentValue', absent: true },
+        { name: 'CurrentTextValue', text: 'FORD' },
+      ],
+    });
     // A plain string is the CurrentTextValue.
-    expect(child(data, 'FuelType')).toEqual({ name: 'FuelType', children: [{ name: 'CurrentValue', absent: true }, { name: 'CurrentTextValue', text: 'Gasoline' }] });
+    expect(child(data, 'FuelType')).toEqual({
+      name: 'FuelType',
+      children: [
+        { name: 'CurrentValue', absent: true },
+        { name: 'CurrentTextValue', text: 'Gasoline' },
+      ],
+    });
     // A composite the vehicle lacks: both nil.
-    expect(child(data, 'DriverSide')).toEqual({ name: 'DriverSide', children: [{ name: 'CurrentValue', absent: true }, { name: 'CurrentTextValue', absent: true }] });
+    expect(child(data, 'DriverSide')).toEqual({
+      name: 'DriverSide',
+      children: [
+        { name: 'CurrentValue', absent: true },
+        { name: 'CurrentTextValue', absent: true },
+      ],
+    });
     // Keys outside vehicleData are in vehicleJson only.
     expect(child(data, 'ImageUrl')).toBeUndefined();
   });
@@ -227,7 +264,7 @@ describe('resultNodes: a Vehicle', () => {
     for (const f of ['ABICode', 'RegistrationYear', 'ManufactureYearFrom', 'ManufactureYearTo']) expect(child(notWhole, f)).toBeUndefined();
   });
 
-  test('texts: a string, a number written as digits, or an object\'s CurrentTextValue; otherwise left out', () => {
+  test("texts: a string, a number written as digits, or an object's CurrentTextValue; otherwise left out", () => {
     const data = vehicleData({ Description: 12.5, CarModel: { CurrentTextValue: 'FOCUS' }, MakeDescription: null, ModelDescription: { CurrentValue: 3 }, IndicativeValue: true });
     expect(child(data, 'Description')?.text).toBe('12.5');
     expect(child(data, 'CarModel')?.text).toBe('FOCUS');
@@ -237,11 +274,28 @@ describe('resultNodes: a Vehicle', () => {
   });
 
   test('composites: an integer CurrentValue (also from a string of digits), a number CurrentTextValue as text', () => {
-    const data = vehicleData({ EngineSize: { CurrentValue: 1598, CurrentTextValue: '1598cc' }, NumberOfDoors: { CurrentValue: '5', CurrentTextValue: 5 }, NumberOfSeats: 4, Immobiliser: { CurrentValue: 'x' } });
-    expect(child(data, 'EngineSize')?.children).toEqual([{ name: 'CurrentValue', text: '1598' }, { name: 'CurrentTextValue', text: '1598cc' }]);
-    expect(child(data, 'NumberOfDoors')?.children).toEqual([{ name: 'CurrentValue', text: '5' }, { name: 'CurrentTextValue', text: '5' }]);
-    expect(child(data, 'NumberOfSeats')?.children).toEqual([{ name: 'CurrentValue', absent: true }, { name: 'CurrentTextValue', text: '4' }]);
-    expect(child(data, 'Immobiliser')?.children).toEqual([{ name: 'CurrentValue', absent: true }, { name: 'CurrentTextValue', absent: true }]);
+    const data = vehicleData({
+      EngineSize: { CurrentValue: 1598, CurrentTextValue: '1598cc' },
+      NumberOfDoors: { CurrentValue: '5', CurrentTextValue: 5 },
+      NumberOfSeats: 4,
+      Immobiliser: { CurrentValue: 'x' },
+    });
+    expect(child(data, 'EngineSize')?.children).toEqual([
+      { name: 'CurrentValue', text: '1598' },
+      { name: 'CurrentTextValue', text: '1598cc' },
+    ]);
+    expect(child(data, 'NumberOfDoors')?.children).toEqual([
+      { name: 'CurrentValue', text: '5' },
+      { name: 'CurrentTextValue', text: '5' },
+    ]);
+    expect(child(data, 'NumberOfSeats')?.children).toEqual([
+      { name: 'CurrentValue', absent: true },
+      { name: 'CurrentTextValue', text: '4' },
+    ]);
+    expect(child(data, 'Immobiliser')?.children).toEqual([
+      { name: 'CurrentValue', absent: true },
+      { name: 'CurrentTextValue', absent: true },
+    ]);
   });
 
   test('a parsed value, when given, is used instead of parsing the text again', () => {
@@ -281,7 +335,18 @@ describe('resultNodes: a UKMOTData', () => {
       },
       { name: 'taxDate', text: '2026-09-01' },
       { name: 'Json', text: '[{"TestDate":"2025-08-20","ExpiryDate":"2026-08-19","Result":"Pass","Odometer":"61234","TestNumber":"111122223333","FailureReasons":[],"Advisories":["Tyre worn"]}]' },
-      { name: 'ExtendedInformation', children: [{ name: 'ArrayOfString', children: [{ name: 'string', text: 'Colour' }, { name: 'string', text: 'Blue' }] }] },
+      {
+        name: 'ExtendedInformation',
+        children: [
+          {
+            name: 'ArrayOfString',
+            children: [
+              { name: 'string', text: 'Colour' },
+              { name: 'string', text: 'Blue' },
+            ],
+          },
+        ],
+      },
       { name: 'ExtendedInformationJson', text: '[["Colour","Blue"]]' },
     ]);
   });
@@ -302,7 +367,14 @@ describe('resultNodes: a UKMOTData', () => {
       { name: 'Result', text: 'Fail' },
       { name: 'Odometer', text: '1200' },
       { name: 'FailureReasons', children: [] },
-      { name: 'Advisories', children: [{ name: 'string', absent: true }, { name: 'string', text: 'x' }, { name: 'string', text: '3' }] },
+      {
+        name: 'Advisories',
+        children: [
+          { name: 'string', absent: true },
+          { name: 'string', text: 'x' },
+          { name: 'string', text: '3' },
+        ],
+      },
     ]);
   });
 });

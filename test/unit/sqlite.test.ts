@@ -189,7 +189,7 @@ describe('the one import batch of a store', () => {
     }
   });
 
-  test("a lookup on the store while its own import is open answers from the records the import has not touched", async () => {
+  test('a lookup on the store while its own import is open answers from the records the import has not touched', async () => {
     const store = new SqliteStore(':memory:');
     try {
       const load = await store.beginImport();

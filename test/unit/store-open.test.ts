@@ -82,9 +82,7 @@ test('postgres:// and postgresql:// open a PostgreSQL store without connecting y
 test('another kind of database is refused, naming DATABASE_URL and the two kinds, password hidden', () => {
   const e = thrown(() => openStore('mysql://reglookup:hunter2@db.example.com:3306/reglookup'));
   expect(e).toBeInstanceOf(ConfigError);
-  expect(e.message).toBe(
-    "DATABASE_URL 'mysql://reglookup:***@db.example.com:3306/reglookup' is not supported; use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE",
-  );
+  expect(e.message).toBe("DATABASE_URL 'mysql://reglookup:***@db.example.com:3306/reglookup' is not supported; use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE");
 });
 
 test('only a URL that begins postgres:// or postgresql:// is PostgreSQL', () => {
@@ -123,9 +121,7 @@ test("a store that cannot be reached: one line naming DATABASE_URL, the password
   // Node's AggregateError for a refused connection to every address has an empty message and a code.
   const aggregate = Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' });
   expect(storeUnavailable(url, aggregate).message).toBe("DATABASE_URL 'postgres://reglookup:***@127.0.0.1:5433/reglookup' cannot be opened: ECONNREFUSED");
-  expect(storeUnavailable('sqlite:/proc/x.db', 'unable to open database file').message).toBe(
-    "DATABASE_URL 'sqlite:/proc/x.db' cannot be opened: unable to open database file",
-  );
+  expect(storeUnavailable('sqlite:/proc/x.db', 'unable to open database file').message).toBe("DATABASE_URL 'sqlite:/proc/x.db' cannot be opened: unable to open database file");
   expect(storeUnavailable('sqlite:/proc/x.db', null).message).toBe("DATABASE_URL 'sqlite:/proc/x.db' cannot be opened: null");
 });
 

@@ -21,7 +21,10 @@ test.each([
   ['connection failure 08006', err('connection failure', '08006')],
   ['too many connections 53300', err('sorry, too many clients already', '53300')],
   ['a name that does not resolve', err('getaddrinfo ENOTFOUND db.example', 'ENOTFOUND')],
-  ['every address refused (AggregateError)', Object.assign(new AggregateError([err('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED'), err('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')]), { code: 'ECONNREFUSED' })],
+  [
+    'every address refused (AggregateError)',
+    Object.assign(new AggregateError([err('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED'), err('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')]), { code: 'ECONNREFUSED' }),
+  ],
 ])('unreachable: %s', (_name, e) => {
   expect(isUnreachable(e)).toBe(true);
 });

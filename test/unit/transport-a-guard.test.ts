@@ -70,7 +70,7 @@ describe('the shape of an accepted envelope', () => {
     expect(shape.operation).toEqual({ local: 'Check', ns: NS });
   });
 
-  test("grandchildren of the Body are not counted as its elements", () => {
+  test('grandchildren of the Body are not counted as its elements', () => {
     const shape = scanEnvelope(env(CHECK('<a>1</a><b>2</b>')), DEFAULTS);
     expect(shape.bodyElements).toBe(1);
   });
@@ -149,7 +149,7 @@ describe('the shape of an accepted envelope', () => {
     expect(scanEnvelope(`<soap:Envelope xmlns:soap="${S11}"><soap:Body><Check/></soap:Body></soap:Envelope>`, DEFAULTS).operation).toEqual({ local: 'Check', ns: '' });
   });
 
-  test("non-ASCII names (XML name characters) are accepted", () => {
+  test('non-ASCII names (XML name characters) are accepted', () => {
     expect(scanEnvelope(env(CHECK('<Größe>1</Größe><名前>x</名前><a.b-c_d·e>1</a.b-c_d·e>')), DEFAULTS).bodyElements).toBe(1);
   });
 });
@@ -204,7 +204,7 @@ describe('refused, with a reason naming what', () => {
     expect(refused(`${env(CHECK())}<!-- open -`)).toBe('the body ends inside a comment');
   });
 
-  test("CDATA: outside the root, unterminated, holding an XML document", () => {
+  test('CDATA: outside the root, unterminated, holding an XML document', () => {
     expect(refused(`<![CDATA[x]]>${env(CHECK())}`)).toBe('CDATA outside the root element');
     expect(refused(`<soap:Envelope xmlns:soap="${S11}"><soap:Body><x><![CDATA[abc`)).toBe('the body ends inside a CDATA section');
     expect(refused(env(CHECK('<RegistrationNumber><![CDATA[<?XML version="1.0"?><a/>]]></RegistrationNumber>')))).toBe(
@@ -226,7 +226,7 @@ describe('refused, with a reason naming what', () => {
   });
 
   test('mixed content, either order, text or CDATA', () => {
-    const mixed = "<Check> holds both text and elements (mixed content); a parameter is text only";
+    const mixed = '<Check> holds both text and elements (mixed content); a parameter is text only';
     expect(refused(env(`<Check xmlns="${NS}">text<RegistrationNumber>A</RegistrationNumber></Check>`))).toBe(mixed);
     expect(refused(env(`<Check xmlns="${NS}"><RegistrationNumber>A</RegistrationNumber>text</Check>`))).toBe(mixed);
     expect(refused(env(`<Check xmlns="${NS}"><RegistrationNumber>A</RegistrationNumber><![CDATA[text]]></Check>`))).toBe(mixed);
@@ -234,7 +234,7 @@ describe('refused, with a reason naming what', () => {
   });
 
   test('Body and Envelope out of their place', () => {
-    expect(refused(env(`<Check xmlns="${NS}"><soap:Body/></Check>`))).toBe('<soap:Body> may appear only once, as the Envelope\'s own Body');
+    expect(refused(env(`<Check xmlns="${NS}"><soap:Body/></Check>`))).toBe("<soap:Body> may appear only once, as the Envelope's own Body");
     expect(refused(`<soap:Envelope xmlns:soap="${S11}"><soap:Body/><soap:Body/></soap:Envelope>`)).toMatch(/^<soap:Body> may appear only once/);
     expect(refused(`<soap:Envelope xmlns:soap="${S11}" xmlns:x="urn:x"><x:Body/></soap:Envelope>`)).toMatch(/^<x:Body> may appear only once/);
     expect(refused(`<Check xmlns="${NS}"><a><Body/></a></Check>`)).toMatch(/^<Body> may appear only once/);
@@ -404,6 +404,9 @@ describe('edges found by the transport-a run', () => {
     expect(header('<a:B xmlns:a="urn:a" soap:mustUnderstand="01"/>')).toEqual([]);
     expect(header(`<a:B xmlns:a="urn:a" xmlns:s="${S11}" s:mustUnderstand="1"/>`)).toEqual([{ local: 'B', ns: 'urn:a' }]);
     // Blocks under another element of the envelope than Header are not header blocks.
-    expect(scanEnvelope(`<soap:Envelope xmlns:soap="${S11}"><soap:Other><a:B xmlns:a="urn:a" soap:mustUnderstand="1"/></soap:Other><soap:Body>${CHECK()}</soap:Body></soap:Envelope>`, DEFAULTS).mustUnderstand).toEqual([]);
+    expect(
+      scanEnvelope(`<soap:Envelope xmlns:soap="${S11}"><soap:Other><a:B xmlns:a="urn:a" soap:mustUnderstand="1"/></soap:Other><soap:Body>${CHECK()}</soap:Body></soap:Envelope>`, DEFAULTS)
+        .mustUnderstand,
+    ).toEqual([]);
   });
 });

@@ -81,7 +81,7 @@ test('an operation element with no parameters reaches the service as an empty se
   expect(calls[0].params).toEqual({});
 });
 
-test("an error that is not ours becomes INTERNAL_ERROR, logged with the operation and the error", async () => {
+test('an error that is not ours becomes INTERNAL_ERROR, logged with the operation and the error', async () => {
   logged.length = 0;
   answer = () => Promise.reject(new Error('socket hang up in the store'));
   const a = await post('1.1', envelope('1.1', 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }));
@@ -153,7 +153,7 @@ describe('HTTP GET with the stand-in service', () => {
   });
 });
 
-test("a refusal that is ours is not logged as a failure", async () => {
+test('a refusal that is ours is not logged as a failure', async () => {
   logged.length = 0;
   answer = () => Promise.reject(new LookupError('RATE_LIMITED', 'Too many lookups', 3));
   const a = await fetch(`${base}/api/reg.asmx`, { method: 'POST', headers: soapHeaders('1.2', 'Check'), body: envelope('1.2', 'Check', { RegistrationNumber: 'A', username: 'zed' }) });
@@ -164,7 +164,7 @@ test("a refusal that is ours is not logged as a failure", async () => {
   expect(logged).toEqual([]);
 });
 
-test("node-soap failing on a screened request: our INTERNAL_ERROR fault, with its Content-Length, and a log line", async () => {
+test('node-soap failing on a screened request: our INTERNAL_ERROR fault, with its Content-Length, and a log line', async () => {
   logged.length = 0;
   // A result node-soap cannot write: the method's promise rejects with a TypeError of node-soap's own making.
   answer = () => Promise.resolve(undefined);

@@ -178,7 +178,9 @@ describe('body headers', () => {
     expect(e.code).toBe('UNSUPPORTED_MEDIA_TYPE');
     expect(e.spec.status).toBe(415);
     expect(e.message).toBe("Content-Encoding 'br' is not supported (use identity, gzip or deflate)");
-    expect(code(() => checkBodyHeaders(req({ 'content-encoding': 'x'.repeat(30) }), 1024))).toBe(`UNSUPPORTED_MEDIA_TYPE: Content-Encoding '${'x'.repeat(20)}' is not supported (use identity, gzip or deflate)`);
+    expect(code(() => checkBodyHeaders(req({ 'content-encoding': 'x'.repeat(30) }), 1024))).toBe(
+      `UNSUPPORTED_MEDIA_TYPE: Content-Encoding '${'x'.repeat(20)}' is not supported (use identity, gzip or deflate)`,
+    );
   });
 });
 
@@ -239,8 +241,26 @@ describe('the caller behind proxies', () => {
     expect(plainHost('a')).toBe('a');
   });
 
-  test('plainHost: the README\'s refusals (:0, :65536, :99999, 256.1.1.1, two ports) and others', () => {
-    for (const bad of [undefined, '', 'example.com:0', 'example.com:65536', 'example.com:99999', '256.1.1.1', 'example.com:80:80', 'a b', 'x/y', '-a', 'a:', '[::1', '[x]', 'example.com:123456', 'user@host', `a${'b'.repeat(252)}`, '[:::]']) {
+  test("plainHost: the README's refusals (:0, :65536, :99999, 256.1.1.1, two ports) and others", () => {
+    for (const bad of [
+      undefined,
+      '',
+      'example.com:0',
+      'example.com:65536',
+      'example.com:99999',
+      '256.1.1.1',
+      'example.com:80:80',
+      'a b',
+      'x/y',
+      '-a',
+      'a:',
+      '[::1',
+      '[x]',
+      'example.com:123456',
+      'user@host',
+      `a${'b'.repeat(252)}`,
+      '[:::]',
+    ]) {
       expect(plainHost(bad)).toBeNull();
     }
     expect(plainHost(`a${'b'.repeat(251)}`)).toBe(`a${'b'.repeat(251)}`);
@@ -258,7 +278,9 @@ describe('the caller behind proxies', () => {
     expect(publicBase(req('10.0.0.1', { ...fwd, 'x-forwarded-proto': ['http', 'https'] }), proxies, null)).toBe('http://api.example/reg');
     expect(publicBase(req('10.0.0.1', fwd), none, null)).toBe('http://inner:3000');
     // The first value of a list, without the spaces around it.
-    expect(publicBase(req('10.0.0.1', { host: 'inner:3000', 'x-forwarded-host': 'api.example , other', 'x-forwarded-proto': 'https , http', 'x-forwarded-prefix': '/reg , /x' }), proxies, null)).toBe('https://api.example/reg');
+    expect(publicBase(req('10.0.0.1', { host: 'inner:3000', 'x-forwarded-host': 'api.example , other', 'x-forwarded-proto': 'https , http', 'x-forwarded-prefix': '/reg , /x' }), proxies, null)).toBe(
+      'https://api.example/reg',
+    );
   });
 
   test('publicBase: a forwarded scheme, host or prefix that is not plain is ignored', () => {
@@ -357,7 +379,7 @@ describe('the text/plain error line (README, Errors)', () => {
   };
 
   test('status from the table, one line CODE: message, its length, X-Error-Code, nosniff; the code noted', () => {
-    const { res, ctx } = send(new LookupError('VEHICLE_NOT_FOUND', 'No vehicle found for registration \'ZZ99ZZZ\''));
+    const { res, ctx } = send(new LookupError('VEHICLE_NOT_FOUND', "No vehicle found for registration 'ZZ99ZZZ'"));
     expect(res.status).toBe(404);
     expect(res.body).toBe("VEHICLE_NOT_FOUND: No vehicle found for registration 'ZZ99ZZZ'\n");
     expect(res.headers).toEqual({

@@ -17,7 +17,10 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 test('requests of one turn are served in arrival order, in the check phase, not as they arrive', async () => {
   const served: string[] = [];
-  const handle = servedTogether((req) => served.push(req.url as string), () => undefined);
+  const handle = servedTogether(
+    (req) => served.push(req.url as string),
+    () => undefined,
+  );
   for (const name of ['a', 'b', 'c']) handle(...pair(name));
   expect(served).toEqual([]);
   await turn();
@@ -27,10 +30,13 @@ test('requests of one turn are served in arrival order, in the check phase, not 
 test('a request that arrives while a turn is being served waits for the next turn', async () => {
   const served: string[] = [];
   let handle: (req: http.IncomingMessage, res: http.ServerResponse) => void = () => undefined;
-  handle = servedTogether((req) => {
-    served.push(req.url as string);
-    if (req.url === 'a') handle(...pair('late'));
-  }, () => undefined);
+  handle = servedTogether(
+    (req) => {
+      served.push(req.url as string);
+      if (req.url === 'a') handle(...pair('late'));
+    },
+    () => undefined,
+  );
   handle(...pair('a'));
   handle(...pair('b'));
   await turn();

@@ -15,7 +15,13 @@ const TREE: XNode[] = [
     name: 'vehicleData',
     children: [
       { name: 'Description', text: 'FORD > FIAT' },
-      { name: 'CarMake', children: [{ name: 'CurrentValue', absent: true }, { name: 'CurrentTextValue', text: 'FORD' }] },
+      {
+        name: 'CarMake',
+        children: [
+          { name: 'CurrentValue', absent: true },
+          { name: 'CurrentTextValue', text: 'FORD' },
+        ],
+      },
       { name: 'Tests', children: [] },
       { name: 'Empty', text: '' },
       { name: 'NoText' },
@@ -35,7 +41,7 @@ describe('escaping', () => {
   });
 
   test('an attribute: & < > and " are escaped, every one of them', () => {
-    expect(escapeAttr('a&b<c>d"e"f\'g')).toBe('a&amp;b&lt;c&gt;d&quot;e&quot;f\'g');
+    expect(escapeAttr('a&b<c>d"e"f\'g')).toBe("a&amp;b&lt;c&gt;d&quot;e&quot;f'g");
     expect(escapeAttr('&&<<>>""')).toBe('&amp;&amp;&lt;&lt;&gt;&gt;&quot;&quot;');
     expect(escapeAttr('http://regcheck.org.uk')).toBe('http://regcheck.org.uk');
   });
@@ -103,8 +109,6 @@ describe('HTTP forms: as ASMX writes them', () => {
         '\r\n  <a>1</a>' +
         '\r\n</Vehicle>',
     );
-    expect(httpResultXml('UKMOTData', 'urn:<x>', '')).toBe(
-      `<?xml version="1.0" encoding="utf-8"?>\r\n<UKMOTData xmlns:xsi="${XSI_NS}" xmlns:xsd="${XSD_NS}" xmlns="urn:&lt;x&gt;">\r\n</UKMOTData>`,
-    );
+    expect(httpResultXml('UKMOTData', 'urn:<x>', '')).toBe(`<?xml version="1.0" encoding="utf-8"?>\r\n<UKMOTData xmlns:xsi="${XSI_NS}" xmlns:xsd="${XSD_NS}" xmlns="urn:&lt;x&gt;">\r\n</UKMOTData>`);
   });
 });
