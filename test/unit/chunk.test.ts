@@ -40,7 +40,7 @@ test('puts, deletes, blank and invalid lines, in the order of the file, with the
       '{"operation":"Check","registration":"ab12 cde","vehicle":{"Description":"ONE"}}',
       '',
       '{"operation":"CheckUSA","registration":"7abc123","state":"California","delete":true}',
-      '{"operation":"Nope"}\r',
+      '{"operation":"Nope","registration":"AB12CDE"}\r',
       '  \t ',
       '{"operation":"UKMOT","registration":"M1","mot":{"make":"FORD"}}\r',
       'not json',
