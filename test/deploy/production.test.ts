@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readmeSection } from '../helpers/readme';
+import { README, readmeSection } from '../helpers/readme';
 
 jest.setTimeout(240_000);
 
@@ -207,7 +207,7 @@ describe('built, pruned and started as the README says', () => {
       return unit[key][0];
     };
     /** The README's SHUTDOWN_TIMEOUT_MS default. */
-    const shutdownDefault = Number(/\| `SHUTDOWN_TIMEOUT_MS` \| `(\d+)` \|/.exec(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'))![1]);
+    const shutdownDefault = Number(/\| `SHUTDOWN_TIMEOUT_MS` \| `(\d+)` \|/.exec(README)![1]);
 
     test('a simple service stopped by SIGTERM, given longer than the shutdown timeout, restarted on failure', () => {
       expect(one('Type')).toBe('simple');

@@ -5,7 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseStringPromise } from 'xml2js';
 
-export const README = fs.readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
+import { README } from './readme';
+
+export { README };
 export const WSDL_TEXT = fs.readFileSync(path.resolve(__dirname, '../../wsdl/reg.wsdl'), 'utf8');
 
 /** The operations the WSDL's SOAP portType declares, in its order. */

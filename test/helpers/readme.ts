@@ -6,7 +6,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '../..');
-export const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+/** The pages of the documentation: the README (the door) and docs/, one page a topic. */
+export const DOC_PAGES: readonly string[] = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
+/**
+ * The documentation as one text: the README, then each page of docs/. Each page's sections keep
+ * their headings, so a section is found by its title whichever page holds it.
+ */
+export const README = DOC_PAGES.map((p) => fs.readFileSync(path.join(ROOT, p), 'utf8')).join('\n\n');
 
 export interface Table {
   /** The nearest heading above the table. */

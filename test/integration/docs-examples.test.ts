@@ -7,7 +7,8 @@
 //  - the `reglookup users` walk-through runs line by line, in order, on a store of its own, each
 //    line expected to exit 0.
 
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +18,13 @@ import { startServer, type TestServer } from '../helpers/server';
 jest.setTimeout(120_000);
 
 const ROOT = path.resolve(__dirname, '../..');
-const PAGES = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const PAGES = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 interface Block {
   readonly where: string;
@@ -94,7 +101,7 @@ describe('HTTP examples', () => {
   });
   afterAll(() => srv.close());
 
-  it.each(httpBlocks.map((b) => [b.where, b] as const))('%s', (_where, block) => {
+  it.each(httpBlocks.map((b) => [b.where, b] as const))('%s', async (_where, block) => {
     const base = new URL(srv.url).origin;
     const cmds = commands(block.body);
     const expected: number[] = [];
@@ -106,7 +113,8 @@ describe('HTTP examples', () => {
       expected.push(shown && (next === -1 || shownAt < i + 1 + next) ? Number(/HTTP\/1\.1 (\d{3})/.exec(shown)![1]) : 200);
     });
     const script = ['curl() { command curl -sS --max-time 20 -o /dev/null -w "%{http_code}\\n" "$@"; }', block.body.replace(/http:\/\/localhost:8080/g, base)].join('\n');
-    const r = spawnSync('sh', ['-c', script], { encoding: 'utf8', timeout: 60_000 });
+    // Asynchronously: the server answers from this very process.
+    const r = await promisify(execFile)('sh', ['-c', script], { encoding: 'utf8', timeout: 60_000 });
     expect(r.stderr).toBe('');
     expect(r.stdout.trim().split('\n').map(Number)).toEqual(expected);
   });

@@ -5,7 +5,8 @@
 
 import { createHash } from 'node:crypto';
 import { startServer, type TestServer } from '../helpers/server';
-import { demoValues, fillEnvelope, fillQuery, isSubsequence, README, sampleOf, shapeOf, unescapeHtml, wsdlOperations, WSDL_TEXT, type HttpMessage, type Shape } from '../helpers/helppages';
+import { demoValues, fillEnvelope, fillQuery, isSubsequence, sampleOf, shapeOf, unescapeHtml, wsdlOperations, WSDL_TEXT, type HttpMessage, type Shape } from '../helpers/helppages';
+import { readmeSection } from '../helpers/readme';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -208,7 +209,7 @@ describe('an unknown operation', () => {
 
 describe('headers', () => {
   test("every page carries the Content-Security-Policy the README states, whose style hash is the page's own style sheet, and nosniff", async () => {
-    const stated = /`Content-Security-Policy: ([^`]+)`/.exec(README.slice(README.indexOf('## Help pages')));
+    const stated = /`Content-Security-Policy: ([^`]+)`/.exec(readmeSection('Help pages'));
     expect(stated).not.toBeNull();
     for (const path of ['/api/reg.asmx', '/api/reg.asmx?op=UKMOT', '/api/reg.asmx?op=Nope']) {
       const { headers, text } = await get(path);

@@ -6,11 +6,13 @@ import path from 'node:path';
 import { OPERATIONS } from '../../src/contract/operations';
 import { ERRORS } from '../../src/service/errors';
 import { normalizeRegistration } from '../../src/service/normalize';
-import { documentedErrors } from '../helpers/readme';
+import { loadConfig } from '../../src/config';
+import { documentedErrors, README, readmeTables, unquote } from '../helpers/readme';
 import { SAMPLE } from '../helpers/sample';
 
 const root = path.resolve(__dirname, '../..');
-const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+// The README and docs/ as one text (test/helpers/readme.ts): the tables now live on the pages of docs/.
+const readme = README;
 
 test('every operation has a demo plate in the README that is in the sample data', () => {
   for (const op of OPERATIONS) {
@@ -42,4 +44,24 @@ test('every environment variable read by the config is documented', () => {
   expect(vars.size).toBeGreaterThan(10);
   // A variable still read only to refuse it is documented as no longer read.
   for (const v of vars) expect(readme).toMatch(new RegExp(`^\\| \`${v}\` \\||^\`${v}\` is no longer read`, 'm'));
+});
+
+test('every variable in the configuration tables is one the configuration reads (a row for a variable that does nothing fails)', () => {
+  // What loadConfig asks the environment for, recorded as it asks (an empty environment is valid).
+  const asked = new Set<string>();
+  const env = new Proxy({} as Record<string, string | undefined>, {
+    get(_t, name) {
+      if (typeof name === 'string') asked.add(name);
+      return undefined;
+    },
+  });
+  loadConfig(env);
+  const src = fs.readFileSync(path.join(root, 'src/config.ts'), 'utf8');
+  // Variables read only under a condition (set when another is) are found by name in the source.
+  for (const m of src.matchAll(/env, '([A-Z_]+)'/g)) asked.add(m[1]);
+  const tables = readmeTables('Variable', 'Default');
+  expect(tables.length).toBeGreaterThanOrEqual(2);
+  const rows = tables.flatMap((t) => t.rows.map((r) => unquote(r.Variable)));
+  expect(rows.length).toBeGreaterThan(20);
+  expect(rows.filter((v) => !asked.has(v))).toEqual([]);
 });
