@@ -6,6 +6,8 @@ import os from 'node:os';
 import { AddressListError, addressSet, splitList, type AddressSet } from './net/cidr';
 
 export const DEFAULT_NAMESPACE = 'http://regcheck.org.uk';
+/** The store when DATABASE_URL is not set: made, with the sample data, on the first start. */
+export const DEFAULT_DATABASE_URL = 'sqlite:data/reglookup.db';
 
 export interface Limits {
   /** Request body bytes, every route (after decompression). */
@@ -276,7 +278,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
     host: host(env, 'HOST', '0.0.0.0'),
-    databaseUrl: read(env, 'DATABASE_URL') ?? 'sqlite:data/reglookup.db',
+    databaseUrl: read(env, 'DATABASE_URL') ?? DEFAULT_DATABASE_URL,
     databasePool: int(env, 'DATABASE_POOL', 10, 1, 1000),
     databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
     cacheTtlMs: int(env, 'CACHE_TTL_MS', 0, 0, 3_600_000),

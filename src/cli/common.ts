@@ -71,12 +71,19 @@ function isConnectionFailure(e: unknown): boolean {
  * that is not there, instead of creating an empty store at a mistyped path. A store that cannot be
  * reached fails naming DATABASE_URL (exit 2), as `serve` does.
  */
-export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>, options: { mustExist?: boolean } = {}): Promise<T> {
-  const cfg = config();
+/**
+ * `mustExist`: a SQLite file that is not there is refused (a command that only reads, or changes
+ * what must already be there). `absentAsEmpty`: it is taken as an empty store held in memory, so
+ * that nothing is created (a dry run).
+ */
+export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>, options: { mustExist?: boolean; absentAsEmpty?: boolean } = {}): Promise<T> {
+  let cfg = config();
   const file = sqliteFileOf(cfg.databaseUrl);
-  if (options.mustExist && file && file !== ':memory:' && !fs.existsSync(file)) {
+  const absent = !!file && file !== ':memory:' && !fs.existsSync(file);
+  if (options.mustExist && absent) {
     throw new ConfigError(`DATABASE_URL '${cfg.databaseUrl}': no store at ${file} (nothing to read; check the path, or import into it first)`);
   }
+  if (options.absentAsEmpty && absent) cfg = { ...cfg, databaseUrl: 'sqlite::memory:' };
   let store: VehicleStore | undefined;
   try {
     try {

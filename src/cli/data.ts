@@ -107,24 +107,27 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
   const onSigint = () => interrupt.abort();
   process.once('SIGINT', onSigint);
   try {
-    await withStore(async (store) => {
-      const bar = meter(flags.dryRun ? 'import (dry run)' : 'import', size, 'bytes', !!flags.quiet);
-      let report: ImportReport;
-      try {
-        const options = {
-          replace: flags.replaceAll ? ('all' as const) : flags.replace ? ('named' as const) : undefined,
-          workers,
-          minKeep,
-          dryRun: !!flags.dryRun,
-          signal: interrupt.signal,
-          onBytes: (b: number) => bar.update(b),
-        };
-        report = await (stdin ? importStream(store, process.stdin, options) : importFile(store, file, options));
-      } finally {
-        bar.stop();
-      }
-      reportImport(report, source, flags);
-    });
+    await withStore(
+      async (store) => {
+        const bar = meter(flags.dryRun ? 'import (dry run)' : 'import', size, 'bytes', !!flags.quiet);
+        let report: ImportReport;
+        try {
+          const options = {
+            replace: flags.replaceAll ? ('all' as const) : flags.replace ? ('named' as const) : undefined,
+            workers,
+            minKeep,
+            dryRun: !!flags.dryRun,
+            signal: interrupt.signal,
+            onBytes: (b: number) => bar.update(b),
+          };
+          report = await (stdin ? importStream(store, process.stdin, options) : importFile(store, file, options));
+        } finally {
+          bar.stop();
+        }
+        reportImport(report, source, flags);
+      },
+      { absentAsEmpty: !!flags.dryRun },
+    );
   } catch (e) {
     if (interrupt.signal.aborted) {
       process.stderr.write('reglookup: interrupted (SIGINT); nothing was imported\n');

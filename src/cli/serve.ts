@@ -9,7 +9,7 @@ import type http from 'node:http';
 import net from 'node:net';
 import type { Command } from 'commander';
 import { createHttpServer, createService, loadSampleIfEmpty } from '../app';
-import { ConfigError, type Config } from '../config';
+import { ConfigError, DEFAULT_DATABASE_URL, type Config } from '../config';
 import { hostSharedLimits } from '../accounts/limiter';
 import { createLogger, type Logger } from '../ops/logger';
 import { tuneHeap } from '../ops/memory';
@@ -45,7 +45,9 @@ async function openNamedStore(cfg: Config, logger: Logger, migrate: boolean): Pr
   const created = migrate && file !== null && file !== '' && file !== ':memory:' && !fs.existsSync(file);
   try {
     store = openConfiguredStore(cfg);
-    if (created && file)
+    // The default store is made on a first start, as the README says: worth a line, not a warning.
+    if (created && file && cfg.databaseUrl === DEFAULT_DATABASE_URL) logger.info(`created the store at ${path.resolve(file)} (first start)`, { database: redact(cfg.databaseUrl) });
+    else if (created && file)
       logger.warn(`created a new, empty store at ${path.resolve(file)}: no file was there (check DATABASE_URL if you meant an existing store)`, { database: redact(cfg.databaseUrl) });
     // Before anything else touches it, so that the versions applied are logged here.
     if (migrate) await migrateAtStart(store, logger);

@@ -6,7 +6,8 @@
 // Redis's 1 s command time-out each; after SIGCONT the limit is enforced again. The Redis is a
 // private redis-server on a free port (the machine's Redis is shared and left alone).
 
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { startRedisServer } from '../helpers/private-redis';
 import { freePort } from '../helpers/private-postgres';
 import { call, type Answer } from '../helpers/call';
 import { startServeProcess, type ServeProcess } from '../helpers/process';
@@ -25,22 +26,7 @@ const STACK = /\\n\s+at |\n\s+at \S/;
 const DOWN_LINE = /"message":"Redis cannot be reached/g;
 const BACK_LINE = /"message":"Redis is reachable again/g;
 
-async function startRedis(port: number): Promise<ChildProcessWithoutNullStreams> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 20_000);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`redis-server exited ${code}: ${out}`)));
-  });
-  return child;
-}
+const startRedis = startRedisServer;
 
 const lookup = (srv: ServeProcess, username: string): Promise<Answer> => call(srv.base, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username });
 

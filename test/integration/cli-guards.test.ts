@@ -145,6 +145,15 @@ describe('import --dry-run', () => {
     expect(runCli(['export', '-q'], env).stdout).toBe(before);
   });
 
+  test('on a SQLite path with no file, compares against an empty store and creates no file', () => {
+    const file = fresh('never-made.db');
+    const r = runCli(['import', '--dry-run', '-q', write('new.ndjson', [check('DRY4')])], { DATABASE_URL: `sqlite:${file}` });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/would add 1 new record\(s\) and replace 0 /);
+    expect(r.stdout).toMatch(/the store holds 0 record\(s\) now/);
+    expect(fs.existsSync(file)).toBe(false);
+  });
+
   test('reports invalid lines and the refusal a real run would meet, exit 1, nothing written', () => {
     const env = seeded();
     const bad = runCli(['import', '--dry-run', write('bad.ndjson', [check('DRY2'), '{"operation":"Check"'])], env);

@@ -5,6 +5,7 @@
 // private redis-server on a free port and stops that one.
 
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { startRedisServer } from '../helpers/private-redis';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -164,20 +165,7 @@ describe('Redis stopped during a run', () => {
   let redis: ChildProcessWithoutNullStreams | null = null;
 
   async function startRedis(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    await new Promise<void>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 20_000);
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.on('exit', (code) => reject(new Error(`redis-server exited ${code}: ${out}`)));
-    });
-    redis = child;
+    redis = await startRedisServer(redisPort);
   }
 
   async function stopRedis(): Promise<void> {

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseStringPromise } from 'xml2js';
 import { WSDL_FILE, wsdlSequence } from '../helpers/contract';
-import { quoted, README, readmeSection, readmeTable, ROOT, tablesOf } from '../helpers/readme';
+import { DOC_PAGES, quoted, README, readmeSection, readmeTable, ROOT, tablesOf } from '../helpers/readme';
 
 const section = readmeSection('The interface');
 
@@ -56,8 +56,18 @@ test("the README gives vehicleData's children in the WSDL's order, and each resu
   expect(quoted(mot)).toEqual(expect.arrayContaining((await wsdlSequence('UKTest')).map((f) => f.name)));
 });
 
-test('the README points to nothing outside the repository', () => {
-  expect(README).not.toMatch(/\.\.\/shared|\/work\/|\]\(\.\.\//);
+test('the README and docs/ point to nothing outside the repository', () => {
+  expect(README).not.toMatch(/\.\.\/shared|\/work\//);
+  // Every relative link of every page resolves to a file or folder of this repository.
+  for (const page of DOC_PAGES) {
+    const text = fs.readFileSync(path.join(ROOT, page), 'utf8');
+    for (const m of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/.test(m[1])) continue;
+      const target = path.resolve(ROOT, path.dirname(page), m[1]);
+      expect(path.relative(ROOT, target).startsWith('..')).toBe(false);
+      if (!fs.existsSync(target)) throw new Error(`${page} links to ${m[1]}, which is not in the repository`);
+    }
+  }
 });
 
 test('no test, source or script reads a path outside the repository', () => {

@@ -4,7 +4,8 @@
 // line when it is back, and the limit applies again. Without the redis-server binary the tests are
 // skipped with a message (test/integration/shared-limit.test.ts does the same, and its CI installs it).
 
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { startRedisServer } from '../helpers/private-redis';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { FlexibleRateLimiter, type LimiterConfig } from '../../src/accounts/limiter';
@@ -41,20 +42,7 @@ maybe('in Redis', () => {
   const open: FlexibleRateLimiter[] = [];
 
   async function startRedis(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    await new Promise<void>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 20_000);
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.on('exit', (code) => reject(new Error(`redis-server exited ${code}: ${out}`)));
-    });
-    server = child;
+    server = await startRedisServer(port);
   }
 
   async function stopRedis(): Promise<void> {
