@@ -65,7 +65,7 @@ const CONNECTIONS = 50;
 // The service runs with the Node flags `npm start` gives it, read from package.json so the two agree.
 const START_FLAGS: string[] = (() => {
   const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const m = /^node((?: --?[\w-]+(?:=\S+)?)*) dist\/cli\.js serve$/.exec(start);
+  const m = /^(?:exec )?node((?: --?[\w-]+(?:=\S+)?)*) (?:dist\/cli\.js|bin\/reglookup\.js) serve$/.exec(start);
   if (!m) throw new Error(`bench: cannot read the node flags from the start script '${start}'`);
   return m[1].trim().split(/\s+/).filter(Boolean);
 })();
