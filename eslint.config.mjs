@@ -18,6 +18,7 @@ const LAYERS = [
   ['src/app.ts'],
   ['src/transport', 'src/data'],
   ['src/service'],
+  ['src/providers'],
   ['src/accounts', 'src/contract'],
   ['src/ops'],
   ['src/store'],
