@@ -6,7 +6,8 @@
 //   the lookup itself;
 //   charge (after a lookup that found its record): one atomic store step takes the credit and counts
 //     the day, or refuses (OUT_OF_CREDIT, DAILY_LIMIT_REACHED) and changes nothing;
-//   record: usage counts, in memory, written in batches (usage.ts).
+//   record: usage counts; a charged lookup's is written by the store with its charge, the others
+//     (not found, accounts not metered) in memory, written in batches (usage.ts).
 // Account rows are read at most once a second per username, so a lookup needs no store query for
 // them; an account with neither credits nor a daily limit costs no store write per lookup either.
 
@@ -57,6 +58,8 @@ export class Accounts {
   /** Usernames this process saw reach their daily limit: the UTC day, and the limit then in force. */
   private readonly dailyDone = new Map<string, { readonly day: string; readonly limit: number | null }>();
   private cachedAt = 0;
+  /** Lookups whose usage the store counted with their charge. */
+  private readonly countedWithCharge = new WeakSet<Admitted>();
 
   constructor(
     private readonly store: AccountStore,
@@ -110,12 +113,17 @@ export class Accounts {
     return { username, account };
   }
 
-  /** After a lookup that found its record: take its credit and count it for today, or refuse. */
-  async charge(who: Admitted): Promise<void> {
+  /**
+   * After a lookup that found its record: take its credit and count it for today, or refuse. Given
+   * the operation, the store counts the lookup in the usage records with the charge (so record()
+   * then leaves it out): the usage of a charged lookup is as durable as its charge.
+   */
+  async charge(who: Admitted, operation?: string): Promise<void> {
     const account = who.account;
     if (!account || (account.credits === null && account.dailyLimit === null)) return;
-    const result = await this.store.charge(who.username, today());
+    const result = await this.store.charge(who.username, today(), operation);
     if (result.ok) {
+      if (operation !== undefined) this.countedWithCharge.add(who);
       if (account.dailyLimit !== null && result.usedToday >= account.dailyLimit) this.usedUpDay(who.username, account.dailyLimit);
       return;
     }
@@ -140,6 +148,7 @@ export class Accounts {
 
   /** Counts a lookup in the usage records (accounts only): found, or answered VEHICLE_NOT_FOUND. */
   record(who: Admitted, operation: string, found: boolean): void {
+    if (found && this.countedWithCharge.has(who)) return;
     if (who.account && this.usage) this.usage.record(who.username, today(), operation, found);
   }
 }

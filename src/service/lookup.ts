@@ -124,7 +124,7 @@ export class LookupService {
       this.accounts.record(admitted, op.name, false);
       throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`);
     }
-    await this.accounts.charge(admitted);
+    await this.accounts.charge(admitted, op.name);
     this.accounts.record(admitted, op.name, true);
     return { kind: op.result, payload: found.payload };
   }

@@ -107,8 +107,12 @@ export interface AccountStore {
    * this order: unknown, disabled, credits, daily. Under any concurrency, from any number of
    * processes, N charges against a balance of B < N succeed exactly B times, and against a daily
    * limit L (same day) exactly L times; the balance never goes below 0.
+   * With `operation`, a successful charge also counts one found lookup of that operation in the
+   * usage records, in the same atomic step: a charged lookup's usage survives a crash with its charge.
+   * A store may charge the concurrent calls for one username together (PostgreSQL: one statement per
+   * batch, see postgres-accounts.ts); each call still learns whether its own charge was taken.
    */
-  charge(username: string, day: string): Promise<ChargeResult>;
+  charge(username: string, day: string, operation?: string): Promise<ChargeResult>;
 
   /**
    * Adds the counts to the stored ones (creating rows as needed), all in one transaction: several

@@ -1,8 +1,9 @@
 // The accounts side of the PostgreSQL store (see accounts.ts for each method's contract; the same
 // contract as sqlite-accounts.ts keeps). Every write that must be atomic is one statement, or one
-// transaction holding the row's lock: charge() is one conditional UPDATE ... RETURNING that takes
-// the credit and counts the day together, so concurrent charges from any number of processes queue
-// on the row and each re-checks the condition against the row as the one before left it.
+// transaction holding the row's lock: charge() groups the concurrent charges of one account in this
+// process into one statement that locks the row, grants what credits and the daily limit allow,
+// takes them, counts the day and writes the usage of the granted lookups, all in one commit; other
+// processes' statements queue on the row lock and each reads the row as the one before left it.
 
 import type pg from 'pg';
 import { ACCOUNT_DEFAULTS, type Account, type AccountChanges, type AccountInput, type AccountStore, type AccountSummary, type ChargeResult, type CreditResult, type UsageCount } from './accounts';
@@ -56,7 +57,24 @@ function insertValues(account: AccountInput): unknown[] {
 
 const INSERT = 'INSERT INTO accounts (username, credits, daily_limit, rate, allow, enabled) VALUES ($1, $2, $3, $4, $5, $6)';
 
+/** Most charges one statement takes (the rest wait for the next). */
+const MAX_CHARGE_BATCH = 1000;
+
+interface ChargeWaiter {
+  readonly operation: string | null;
+  resolve(r: ChargeResult): void;
+  reject(e: unknown): void;
+}
+
+interface ChargeQueue {
+  running: boolean;
+  waiting: ChargeWaiter[];
+}
+
 export class PostgresAccounts implements AccountStore {
+  /** Charges waiting per username and day while one statement for it is in flight. */
+  private readonly charging = new Map<string, ChargeQueue>();
+
   constructor(private readonly db: PgRunner) {}
 
   async getAccount(username: string): Promise<Account | null> {
@@ -126,28 +144,83 @@ export class PostgresAccounts implements AccountStore {
     return r.rows.map((row) => ({ ...toAccount(row), usedToday: Number(row.used_today) }));
   }
 
-  async charge(username: string, day: string): Promise<ChargeResult> {
-    // One statement: the row lock makes concurrent chargers queue, and each re-evaluates the WHERE
-    // against the row as the previous one left it (READ COMMITTED's re-check of an updated row).
-    const r = await this.db.query<{ credits: string | null; day_count: number }>(
-      'account-charge',
-      `UPDATE accounts SET
-         credits = CASE WHEN credits IS NULL THEN NULL ELSE credits - 1 END,
-         day_count = CASE WHEN day = $2 THEN day_count + 1 ELSE 1 END,
-         day = $2
-       WHERE username = $1 AND enabled
-         AND (credits IS NULL OR credits > 0)
-         AND (daily_limit IS NULL OR day IS DISTINCT FROM $2 OR day_count < daily_limit)
-       RETURNING credits, day_count`,
-      [username, day],
+  /**
+   * Group commit per account (and day): while a charge statement for a username is in flight, the
+   * charges asked for it queue; the next statement charges all of them at once. So an account costs
+   * one commit per batch rather than one per lookup, however many lookups and instances it has, and
+   * each caller learns whether its own credit was granted (the first `granted` of the batch, in the
+   * order they asked). The batch is taken from the queue when its statement starts and answered when
+   * that statement has committed: a charge is durable before its lookup is answered.
+   */
+  charge(username: string, day: string, operation?: string): Promise<ChargeResult> {
+    return new Promise((resolve, reject) => {
+      const key = `${username}\u0000${day}`;
+      let queue = this.charging.get(key);
+      if (queue === undefined) {
+        queue = { running: false, waiting: [] };
+        this.charging.set(key, queue);
+      }
+      queue.waiting.push({ operation: operation ?? null, resolve, reject });
+      if (!queue.running) void this.chargeNext(key, username, day, queue);
+    });
+  }
+
+  private async chargeNext(key: string, username: string, day: string, queue: ChargeQueue): Promise<void> {
+    queue.running = true;
+    while (queue.waiting.length > 0) {
+      const batch = queue.waiting.splice(0, MAX_CHARGE_BATCH);
+      try {
+        const results = await this.chargeBatch(
+          username,
+          day,
+          batch.map((b) => b.operation),
+        );
+        batch.forEach((b, i) => b.resolve(results[i]));
+      } catch (e) {
+        for (const b of batch) b.reject(e);
+      }
+    }
+    queue.running = false;
+    this.charging.delete(key);
+  }
+
+  /**
+   * One statement for n charges: locks the row (FOR UPDATE: under READ COMMITTED it waits for any
+   * other instance's charge and then reads the row as that one left it), grants min(n, credits left,
+   * day's limit left), takes them, and adds the granted lookups to usage; all or nothing.
+   */
+  private async chargeBatch(username: string, day: string, operations: (string | null)[]): Promise<ChargeResult[]> {
+    const n = operations.length;
+    const r = await this.db.query<{ enabled: boolean; credits: string | null; used: number; granted: number }>(
+      'account-charge-batch',
+      `WITH cur AS (
+         SELECT username, enabled, credits, daily_limit, CASE WHEN day = $2 THEN day_count ELSE 0 END AS used
+           FROM accounts WHERE username = $1 FOR UPDATE
+       ), g AS (
+         SELECT cur.*, CASE WHEN NOT enabled THEN 0
+                ELSE GREATEST(0, LEAST($3::int, COALESCE(credits, $3::int), COALESCE(daily_limit - used, $3::int))) END::int AS granted
+           FROM cur
+       ), taken AS (
+         UPDATE accounts a SET credits = a.credits - g.granted, day_count = g.used + g.granted, day = $2
+           FROM g WHERE a.username = g.username AND g.granted > 0
+       ), counted AS (
+         INSERT INTO usage (username, day, operation, found, not_found)
+         SELECT $1, $2, o.op, count(*), 0 FROM g, unnest($4::text[]) WITH ORDINALITY AS o(op, i)
+          WHERE o.i <= g.granted AND o.op IS NOT NULL GROUP BY o.op ORDER BY o.op
+         ON CONFLICT (username, day, operation) DO UPDATE SET found = usage.found + EXCLUDED.found
+       )
+       SELECT enabled, credits, used, granted FROM g`,
+      [username, day, n, operations],
     );
-    const done = r.rows[0];
-    if (done) return { ok: true, credits: done.credits === null ? null : Number(done.credits), usedToday: done.day_count };
-    const row = await this.getAccount(username);
-    if (!row) return { ok: false, reason: 'unknown' };
-    if (!row.enabled) return { ok: false, reason: 'disabled' };
-    if (row.credits !== null && row.credits <= 0) return { ok: false, reason: 'credits' };
-    return { ok: false, reason: 'daily' };
+    const row = r.rows[0];
+    if (!row) return operations.map(() => ({ ok: false, reason: 'unknown' }));
+    const credits = row.credits === null ? null : Number(row.credits);
+    return operations.map((_, i): ChargeResult => {
+      if (i < row.granted) return { ok: true, credits: credits === null ? null : credits - i - 1, usedToday: row.used + i + 1 };
+      if (!row.enabled) return { ok: false, reason: 'disabled' };
+      if (credits !== null && credits - row.granted <= 0) return { ok: false, reason: 'credits' };
+      return { ok: false, reason: 'daily' };
+    });
   }
 
   async addUsage(counts: readonly UsageCount[]): Promise<void> {

@@ -4,8 +4,9 @@
 // advisory lock, so that instances starting together take turns.
 //
 // What concurrency needs here, and where it is handled:
-// - credits: one conditional UPDATE ... RETURNING takes a credit, so no two lookups can both take
-//   the last one, from any number of processes;
+// - credits: one statement per batch of an account's concurrent charges locks its row and takes
+//   what is left to grant (postgres-accounts.ts), so no two lookups can both take the last credit,
+//   from any number of processes, and a busy account costs one commit per batch, not per lookup;
 // - imports stream through COPY into a temporary staging table and are merged into `records` by one
 //   INSERT ... ON CONFLICT in the same transaction: readers see the old records until the commit,
 //   then all of the new ones;
@@ -416,8 +417,8 @@ export class PostgresStore implements VehicleStore {
   listAccounts(day: string): Promise<AccountSummary[]> {
     return this.accounts.listAccounts(day);
   }
-  charge(username: string, day: string): Promise<ChargeResult> {
-    return this.accounts.charge(username, day);
+  charge(username: string, day: string, operation?: string): Promise<ChargeResult> {
+    return this.accounts.charge(username, day, operation);
   }
   addUsage(counts: readonly UsageCount[]): Promise<void> {
     return this.accounts.addUsage(counts);

@@ -3,7 +3,8 @@
 // transaction (beforeWrite), so that it is never held in a read snapshot or refused as stale.
 // Today's charged lookups live in the account row (day, day_count) so that charging a lookup is one
 // UPDATE: SQLite runs it under the database's write lock, which orders it against every other
-// process's charge. Usage records are written in batches, off the request path. The schema (accounts,
+// process's charge. The usage of a charged lookup is written in the same transaction as its charge;
+// other usage records (lookups not found, accounts not metered) are written in batches, off the request path. The schema (accounts,
 // usage) comes from migrations/sqlite.ts, applied when the store opens.
 // Every write waits for the write lock asynchronously (sqlite-lock.ts), and one that cannot be
 // committed (a full disk) throws: an UPDATE ... RETURNING is read with all(), which steps the
@@ -187,8 +188,19 @@ export class SqliteAccounts implements AccountStore {
     return rows.map((r) => ({ ...toAccount(r), usedToday: r.used_today }));
   }
 
-  async charge(username: string, day: string): Promise<ChargeResult> {
-    const [done] = await this.write(() => this.chargeStmt.all({ username, day }));
+  async charge(username: string, day: string, operation?: string): Promise<ChargeResult> {
+    const [done] = await this.write(() =>
+      operation === undefined
+        ? this.chargeStmt.all({ username, day })
+        : this.db
+            .transaction(() => {
+              // The usage of a charged lookup is committed with its charge.
+              const rows = this.chargeStmt.all({ username, day });
+              if (rows.length > 0) this.usageStmt.run(username, day, operation, 1, 0);
+              return rows;
+            })
+            .immediate(),
+    );
     if (done) return { ok: true, credits: done.credits, usedToday: done.day_count };
     const row = this.getStmt.get(username);
     if (!row) return { ok: false, reason: 'unknown' };

@@ -298,8 +298,8 @@ export class SqliteStore implements VehicleStore {
   listAccounts(day: string): Promise<AccountSummary[]> {
     return this.accounts.listAccounts(day);
   }
-  charge(username: string, day: string): Promise<ChargeResult> {
-    return this.accounts.charge(username, day);
+  charge(username: string, day: string, operation?: string): Promise<ChargeResult> {
+    return this.accounts.charge(username, day, operation);
   }
   addUsage(counts: readonly UsageCount[]): Promise<void> {
     return this.accounts.addUsage(counts);

@@ -43,6 +43,42 @@ describePostgres('two instances on one PostgreSQL', () => {
     expect((await admin.getAccount('hundred'))?.credits).toBe(0);
   });
 
+  /** `total` lookups for `username`, spread over both instances, `concurrency` at a time: their answers' statuses and error codes. */
+  async function spread(username: string, total: number, concurrency: number): Promise<{ status: number; code: string | null }[]> {
+    const out: { status: number; code: string | null }[] = [];
+    let next = 0;
+    const loop = async () => {
+      while (next < total) {
+        const i = next++;
+        const r = await lookup(i % 2 ? a : b, username);
+        await r.text();
+        out.push({ status: r.status, code: r.headers.get('x-error-code') });
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, loop));
+    return out;
+  }
+
+  test('issue 30: 2,000 lookups against 500 credits over both, 200 at a time: exactly 500 answered, 500 taken, 500 in usage at once', async () => {
+    await admin.putAccount({ username: 'fivehundred', credits: 500 });
+    const answers = await spread('fivehundred', 2000, 200);
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(500);
+    expect(answers.filter((r) => r.code === 'OUT_OF_CREDIT')).toHaveLength(1500);
+    expect((await admin.getAccount('fivehundred'))?.credits).toBe(0);
+    // The usage of a charged lookup is written with its charge: no flush to wait for.
+    const usage = await admin.usage('fivehundred', '2000-01-01');
+    expect(usage.reduce((n, u) => n + u.found, 0)).toBe(500);
+  });
+
+  test('issue 30: a daily limit of 300 (credits unlimited), 1,000 lookups over both, 200 at a time: exactly 300 answered, the rest DAILY_LIMIT_REACHED', async () => {
+    await admin.putAccount({ username: 'daily300', credits: null, dailyLimit: 300 });
+    const answers = await spread('daily300', 1000, 200);
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(300);
+    expect(answers.filter((r) => r.code === 'DAILY_LIMIT_REACHED')).toHaveLength(700);
+    const listed = (await admin.listAccounts(new Date().toISOString().slice(0, 10))).find((x) => x.username === 'daily300');
+    expect(listed?.usedToday).toBe(300);
+  });
+
   test('a user added or removed is seen by both within a second (the README says accounts are read at most once a second)', async () => {
     expect((await lookup(a, 'newbie')).status).not.toBe(200);
     expect((await lookup(b, 'newbie')).status).not.toBe(200);

@@ -170,4 +170,31 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     expect(taken.filter((t) => t.ok)).toHaveLength(50);
     expect((await store.getAccount('many'))?.credits).toBe(0);
   });
+
+  test('issue 30: 2,000 charges at once from two store objects (two instances) against 500 credits and a daily limit of 450: exactly 450, each counted in usage with its charge', async () => {
+    const day = '2026-01-02';
+    const other = open(url);
+    try {
+      await store.putAccount({ username: 'busy', credits: 500, dailyLimit: 450 });
+      const ops = ['Check', 'CheckUSA'];
+      const taken = await Promise.all(Array.from({ length: 2000 }, (_, i) => (i % 2 ? store : other).charge('busy', day, ops[i % 3 === 0 ? 1 : 0])));
+      const granted = taken.filter((t) => t.ok);
+      expect(granted).toHaveLength(450);
+      expect(taken.filter((t) => !t.ok && t.reason === 'daily')).toHaveLength(1550);
+      // Each granted charge reports its own place in the day: 1..450, each once.
+      expect(granted.map((t) => (t.ok ? t.usedToday : 0)).sort((x, y) => x - y)).toEqual(Array.from({ length: 450 }, (_, i) => i + 1));
+      expect((await store.getAccount('busy'))?.credits).toBe(50);
+      const usage = await store.usage('busy', day);
+      expect(usage.reduce((n, u) => n + u.found, 0)).toBe(450);
+      expect(usage.reduce((n, u) => n + u.notFound, 0)).toBe(0);
+      // The next day the limit starts again; the 50 credits left are the cap now.
+      const next = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? store : other).charge('busy', '2026-01-03')));
+      expect(next.filter((t) => t.ok)).toHaveLength(50);
+      expect(next.filter((t) => !t.ok && t.reason === 'credits')).toHaveLength(50);
+      await store.setEnabled('busy', false);
+      expect(await other.charge('busy', '2026-01-03')).toEqual({ ok: false, reason: 'disabled' });
+    } finally {
+      await other.close();
+    }
+  });
 });
