@@ -18,29 +18,32 @@ interface LoadSpec {
   readonly regsFile: string;
   /** Draw registrations from only this many of the store's (a hot working set); absent means all. */
   readonly hot?: number;
+  /** The username every request is sent as (default `bench`, which has no account: unmetered). */
+  readonly username?: string;
 }
 
 const spec = JSON.parse(process.argv[2]) as LoadSpec;
 const all = JSON.parse(fs.readFileSync(spec.regsFile, 'utf8')) as { Check: string[]; UKMOT: string[] };
 const regs = spec.hot ? { Check: all.Check.slice(0, spec.hot), UKMOT: all.UKMOT.slice(0, spec.hot) } : all;
 const NS = 'http://regcheck.org.uk';
+const USER = encodeURIComponent(spec.username ?? 'bench');
 const pick = (list: string[]) => list[Math.floor(Math.random() * list.length)];
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
 function envelope(version: '1.1' | '1.2', op: string, reg: string): string {
   const env = version === '1.1' ? 'http://schemas.xmlsoap.org/soap/envelope/' : 'http://www.w3.org/2003/05/soap-envelope';
-  return `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${env}"><soap:Body><${op} xmlns="${NS}"><RegistrationNumber>${esc(reg)}</RegistrationNumber><username>bench</username></${op}></soap:Body></soap:Envelope>`;
+  return `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${env}"><soap:Body><${op} xmlns="${NS}"><RegistrationNumber>${esc(reg)}</RegistrationNumber><username>${esc(spec.username ?? 'bench')}</username></${op}></soap:Body></soap:Envelope>`;
 }
 
 type Req = { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string };
 
 const SCENARIOS: Record<string, () => Req> = {
-  'GET Check': () => ({ method: 'GET', path: `/api/reg.asmx/Check?RegistrationNumber=${encodeURIComponent(pick(regs.Check))}&username=bench`, headers: {} }),
+  'GET Check': () => ({ method: 'GET', path: `/api/reg.asmx/Check?RegistrationNumber=${encodeURIComponent(pick(regs.Check))}&username=${USER}`, headers: {} }),
   'POST Check': () => ({
     method: 'POST',
     path: '/api/reg.asmx/Check',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: `RegistrationNumber=${encodeURIComponent(pick(regs.Check))}&username=bench`,
+    body: `RegistrationNumber=${encodeURIComponent(pick(regs.Check))}&username=${USER}`,
   }),
   'SOAP 1.1 Check': () => ({
     method: 'POST',

@@ -11,6 +11,11 @@
 //                                  postgres://root@127.0.0.1:5432/test; kept in schema reglookup_bench_N for the next
 //                                  run), each transport as a share of the SQLite service and of bare Express in the same
 //                                  rounds, and the tails at 1,000 requests/s; writes bench/RESULTS-postgres.md
+//   npm run bench -- --metered     metered against unmetered lookups (GET Check, one username with credits against one
+//                                  without an account, interleaved rounds): SQLite with one instance, PostgreSQL
+//                                  (BENCH_DATABASE_URL) with BENCH_INSTANCES instances (default 1,2; e.g. 1,2,4), each
+//                                  instance loaded at once; and the p99 of metered lookups at 1,000 requests/s.
+//                                  Writes bench/RESULTS-metered.md. The full run prints these rows too.
 //   npm run bench -- --quick       the throughput rounds only, printed, RESULTS.md untouched (for
 //                                  trying a change; BENCH_SCENARIOS="GET Check,SOAP 1.1 Check" narrows it,
 //                                  BENCH_HOT=1000 draws registrations from only the first 1,000)
@@ -37,6 +42,7 @@ const SHORT = args.has('--short');
 const PROFILE = args.has('--profile');
 const PREPARE_ONLY = args.has('--prepare');
 const QUICK = args.has('--quick');
+const METERED = args.has('--metered');
 // --store postgres (or --store=postgres): the PostgreSQL store beside the SQLite one.
 const STORE = (() => {
   const argv = process.argv.slice(2);
@@ -474,6 +480,12 @@ async function main(): Promise<void> {
     process.exit(failed ? 1 : 0);
   }
 
+  if (METERED) {
+    failed += await meteredRows(db, regsFile, out);
+    writeResults('RESULTS-metered.md', '# Benchmark results: metered lookups', 'Reproduce with `npm run bench -- --metered` (BENCH_INSTANCES=1,2,4 for four instances).', lines);
+    process.exit(failed ? 1 : 0);
+  }
+
   const pgUrl = PG ? await preparePostgres() : null;
   const service = await startService(db);
   log(`service started in ${service.startMs.toFixed(0)} ms (process start to listening)`);
@@ -639,6 +651,7 @@ async function main(): Promise<void> {
     ];
     fs.writeFileSync(path.join(ROOT, 'bench', 'RESULTS-postgres.md'), [...header, ...lines].join('\n') + '\n');
   }
+  if (!SHORT && !QUICK && !PG) failed += await meteredRows(db, regsFile, out);
   if (!SHORT && !QUICK && !PG) {
     out();
     out('## WORKERS=2 against WORKERS=1 (the load generator shares the two cores)');
@@ -672,6 +685,108 @@ async function main(): Promise<void> {
     process.stderr.write(`bench: ${failed} request(s) failed\n`);
     process.exit(1);
   }
+}
+
+// ---------------------------------------------------------------- metered lookups (issue 30)
+
+const METERED_USER = 'metered';
+
+function writeResults(file: string, title: string, how: string, lines: string[]): void {
+  const header = [
+    title,
+    '',
+    `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}; ${VEHICLES.toLocaleString('en')} vehicles.`,
+    how,
+    '',
+  ];
+  fs.writeFileSync(path.join(ROOT, 'bench', file), [...header, ...lines].join('\n') + '\n');
+}
+
+/** Gives the metered username (far) more credits than a run takes, in the store at `url`. */
+async function meterAccount(url: string): Promise<void> {
+  const store = url.startsWith('sqlite:') ? new SqliteStore(url.slice('sqlite:'.length)) : new PostgresStore(url, { statementTimeoutMs: 0 });
+  await store.putAccount({ username: METERED_USER, credits: 1_000_000_000_000, dailyLimit: null });
+  await store.close();
+}
+
+/** Every target loaded at once, each with its share of the connections (or of the rate): total req/s, the worst p99. */
+async function loadAll(targets: Running[], username: string, regsFile: string, seconds: number, rate?: number): Promise<{ rps: number; p99: number; failed: number }> {
+  const results = await Promise.all(
+    targets.map(async (t) => {
+      const spec = {
+        url: t.url,
+        scenario: 'GET Check',
+        seconds,
+        connections: rate ? 10 : Math.max(4, Math.round(CONNECTIONS / targets.length)),
+        rate: rate && rate / targets.length,
+        regsFile,
+        hot: HOT,
+        username,
+      };
+      const child = spawn(process.execPath, [...TS, path.join(ROOT, 'bench', 'load.ts'), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let text = '';
+      child.stdout?.on('data', (d: Buffer) => (text += d.toString()));
+      await new Promise((res) => child.on('exit', res));
+      return JSON.parse(text.trim().split('\n').pop() as string) as { requests: { average: number }; latency: { p99: number }; errors: number; timeouts: number; non2xx: number };
+    }),
+  );
+  return { rps: results.reduce((n, r) => n + r.requests.average, 0), p99: Math.max(...results.map((r) => r.latency.p99)), failed: results.reduce((n, r) => n + r.errors + r.timeouts + r.non2xx, 0) };
+}
+
+/**
+ * Metered (a username with credits: every lookup charged) against unmetered (a username without an
+ * account) GET Check lookups, in interleaved rounds, on SQLite with one instance and on PostgreSQL
+ * with each count of instances in BENCH_INSTANCES, all instances loaded at once.
+ */
+async function meteredRows(db: string, regsFile: string, out: (s?: string) => void): Promise<number> {
+  let failed = 0;
+  const counts = (process.env.BENCH_INSTANCES ?? '1,2').split(',').map(Number);
+  const setups: { store: string; url: string; n: number }[] = [{ store: 'SQLite', url: `sqlite:${db}`, n: 1 }];
+  if (PG || METERED) {
+    const pgUrl = await preparePostgres();
+    for (const n of counts) setups.push({ store: 'PostgreSQL', url: pgUrl, n });
+  }
+  out();
+  out(`## Metered lookups (GET Check, ${ROUNDS} interleaved round(s) x ${SECONDS} s, ${CONNECTIONS} connections shared by the instances, medians)`);
+  out();
+  out('| store | instances | unmetered req/s | metered req/s | metered / unmetered | metered p99 ms at 1,000 req/s | unmetered p99 ms at 1,000 req/s | errors |');
+  out('|---|---|---|---|---|---|---|---|');
+  for (const { store, url, n } of setups) {
+    await meterAccount(url);
+    const targets: Running[] = [];
+    for (let i = 0; i < n; i++) targets.push(await startService(db, [], url));
+    await loadAll(targets, METERED_USER, regsFile, SHORT ? 1 : 2);
+    await loadAll(targets, 'bench', regsFile, SHORT ? 1 : 2);
+    const plain: number[] = [];
+    const metered: number[] = [];
+    const ratio: number[] = [];
+    let errors = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 ? [METERED_USER, 'bench'] : ['bench', METERED_USER];
+      const got = new Map<string, number>();
+      for (const user of order) {
+        const r = await loadAll(targets, user, regsFile, SECONDS);
+        errors += r.failed;
+        got.set(user, r.rps);
+      }
+      plain.push(got.get('bench') as number);
+      metered.push(got.get(METERED_USER) as number);
+      ratio.push((got.get(METERED_USER) as number) / (got.get('bench') as number));
+      log(`metered round ${round + 1} ${store} x${n}: unmetered ${Math.round(got.get('bench') as number)}, metered ${Math.round(got.get(METERED_USER) as number)} req/s`);
+    }
+    const fixedSeconds = SHORT ? 2 : 10;
+    const mp = await loadAll(targets, METERED_USER, regsFile, fixedSeconds, 1000);
+    const up = await loadAll(targets, 'bench', regsFile, fixedSeconds, 1000);
+    errors += mp.failed + up.failed;
+    failed += errors;
+    for (const t of targets) await stop(t);
+    out(`| ${store} | ${n} | ${Math.round(median(plain))} | ${Math.round(median(metered))} | ${pct(median(ratio))} | ${mp.p99} | ${up.p99} | ${errors} |`);
+  }
+  out();
+  out(
+    "Each instance is its own process with the start script's flags; the load generators run on the same cores. At 1,000 req/s the rate is split evenly over the instances and the worst instance's p99 is given.",
+  );
+  return failed;
 }
 
 main().catch((e) => {
