@@ -120,7 +120,9 @@ export async function createService(config: Config, store: VehicleStore, logger?
   app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
   // Redis (REDIS_URL) is asked on the rate limiter's own client, which knows when it is failing.
   const redisProbe = limiter.readinessProbe();
-  operationsRoutes(app, parts, [...(redisProbe ? [redisProbe] : []), ...(options.probes ?? [])], options.metricsOnServicePort);
+  // PostgreSQL's read replicas (DATABASE_READ_URL): one skipped degrades, never unreadies.
+  const replicaProbe = store.readinessProbe?.() ?? null;
+  operationsRoutes(app, parts, [...(redisProbe ? [redisProbe] : []), ...(replicaProbe ? [replicaProbe] : []), ...(options.probes ?? [])], options.metricsOnServicePort);
   fallbackRoutes(app, internalError);
 
   return {

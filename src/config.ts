@@ -29,6 +29,10 @@ export interface Config {
   readonly databaseStatementTimeoutMs: number;
   /** PostgreSQL: a lookup is answered from this process's memory for at most this long, ms; 0: off (CACHE_TTL_MS). */
   readonly cacheTtlMs: number;
+  /** PostgreSQL read replicas for record lookups (DATABASE_READ_URL, comma-separated); empty: none. */
+  readonly databaseReadUrls: readonly string[];
+  /** Longest a replica may be behind the primary and still be read, ms (DATABASE_READ_MAX_LAG_MS). */
+  readonly databaseReadMaxLagMs: number;
   readonly namespace: string;
   /** Base URL written into the WSDL's addresses; when unset, the caller's Host header is used. */
   readonly publicUrl: string | null;
@@ -213,6 +217,24 @@ function urlOf(env: Env, name: string, schemes: readonly string[], what: string,
   return raw;
 }
 
+function isPostgresUrlText(text: string): boolean {
+  try {
+    return /^postgres(ql)?:$/.test(new URL(text).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/** DATABASE_READ_URL: postgres:// URLs, comma-separated (a password is never repeated in a message). */
+function readUrls(env: Env, name: string): readonly string[] {
+  const raw = read(env, name);
+  if (raw === undefined) return [];
+  return splitList(raw).map((item, i) => {
+    if (!isPostgresUrlText(item)) throw new ConfigError(`${name} must be postgres:// URLs separated by commas; item ${i + 1} is not one`);
+    return item;
+  });
+}
+
 function redis(env: Env, name: string): string | null {
   return urlOf(env, name, ['redis:', 'rediss:'], 'a redis:// or rediss:// URL', 'a redis:// or rediss:// URL');
 }
@@ -282,6 +304,8 @@ export function loadConfig(env: Env = process.env): Config {
     databasePool: int(env, 'DATABASE_POOL', 10, 1, 1000),
     databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
     cacheTtlMs: int(env, 'CACHE_TTL_MS', 0, 0, 3_600_000),
+    databaseReadUrls: readUrls(env, 'DATABASE_READ_URL'),
+    databaseReadMaxLagMs: int(env, 'DATABASE_READ_MAX_LAG_MS', 1000, 100, 3_600_000),
     namespace,
     publicUrl: url(env, 'PUBLIC_URL'),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug', 'silent']),
@@ -311,6 +335,9 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 600_000),
   };
+  if (config.databaseReadUrls.length > 0 && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
+    throw new ConfigError('DATABASE_READ_URL names read replicas of a PostgreSQL DATABASE_URL; DATABASE_URL is not one (leave DATABASE_READ_URL unset with SQLite)');
+  }
   if (config.metricsPort !== null && config.metricsPort === config.port) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${config.port}); leave it unset to serve /metrics on PORT`);
   return config;
 }

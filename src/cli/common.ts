@@ -53,7 +53,13 @@ export function startupFailed(e: unknown): never {
 
 /** The store DATABASE_URL names, with its pool and timeout settings. */
 export function openConfiguredStore(cfg: Config): VehicleStore {
-  return openStore(cfg.databaseUrl, { pool: cfg.databasePool, statementTimeoutMs: cfg.databaseStatementTimeoutMs, cacheTtlMs: cfg.cacheTtlMs });
+  return openStore(cfg.databaseUrl, {
+    pool: cfg.databasePool,
+    statementTimeoutMs: cfg.databaseStatementTimeoutMs,
+    cacheTtlMs: cfg.cacheTtlMs,
+    readUrls: cfg.databaseReadUrls,
+    readMaxLagMs: cfg.databaseReadMaxLagMs,
+  });
 }
 
 /** Network failures (PostgreSQL unreachable) and PostgreSQL's refusals of the login or the database. */

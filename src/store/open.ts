@@ -13,6 +13,10 @@ export interface StoreOptions {
   readonly statementTimeoutMs?: number;
   /** PostgreSQL: how long a lookup may be answered from this process's memory, ms (CACHE_TTL_MS); 0: off. */
   readonly cacheTtlMs?: number;
+  /** PostgreSQL: read replicas for record lookups (DATABASE_READ_URL). */
+  readonly readUrls?: readonly string[];
+  /** PostgreSQL: longest a replica may lag and still be read, ms (DATABASE_READ_MAX_LAG_MS). */
+  readonly readMaxLagMs?: number;
 }
 
 /** A store whose schema is brought up to date by versioned migrations (`reglookup migrate`). */

@@ -18,6 +18,7 @@ import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import type { AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
 import { PostgresAccounts } from './postgres-accounts';
 import { PostgresImport } from './postgres-import';
+import { Replicas, type ReplicaProbe } from './postgres-replicas';
 import { StoreUnavailableError, type Account, type FoundRecord, type ImportBatch, type ImportOptions, type RecordKey, type StoredRecord, type StoreWatcher, type VehicleStore } from './store';
 
 export interface PostgresOptions {
@@ -34,6 +35,10 @@ export interface PostgresOptions {
    * old form for at most this long; this process's own imports clear the cache at once.
    */
   readonly cacheTtlMs?: number;
+  /** Read replicas (DATABASE_READ_URL): record lookups go to one within readMaxLagMs of the primary. */
+  readonly readUrls?: readonly string[];
+  /** Longest a replica may be behind the primary and still be read (DATABASE_READ_MAX_LAG_MS). */
+  readonly readMaxLagMs?: number;
 }
 
 /**
@@ -110,14 +115,16 @@ export class PostgresStore implements VehicleStore {
   private down = false;
   private downSince = 0;
   private watcher: StoreWatcher | null = null;
+  /** Read replicas for record lookups (DATABASE_READ_URL), or null: every query goes to the primary. */
+  private readonly replicas: Replicas | null = null;
 
   constructor(url: string, options: PostgresOptions = {}) {
     const { connectionString, schema, options: urlOptions } = parsePostgresUrl(url);
     this.schema = schema;
     this.cacheTtlMs = options.cacheTtlMs ?? 0;
     const timeout = options.statementTimeoutMs ?? 5000;
-    this.pool = new pg.Pool({
-      connectionString,
+    const poolConfig = (connection: string, urlOpts: string | null): pg.PoolConfig => ({
+      connectionString: connection,
       max: options.pool ?? 10,
       application_name: 'reglookup',
       // A request waits at most this long for a free connection before it fails (and is logged).
@@ -126,8 +133,19 @@ export class PostgresStore implements VehicleStore {
       // The timeout is sent as a startup option rather than pg's statement_timeout setting, which
       // leaves out 0 and so would let a limit set on the server, database or role apply where 0
       // asks for none. Ours come last: they win over the same settings in the URL's ?options=.
-      options: `${urlOptions ?? ''} -c statement_timeout=${timeout}${schema !== null ? ` -c search_path=${schema}` : ''}`,
+      options: `${urlOpts ?? ''} -c statement_timeout=${timeout}${schema !== null ? ` -c search_path=${schema}` : ''}`,
     });
+    this.pool = new pg.Pool(poolConfig(connectionString, urlOptions));
+    const readUrls = options.readUrls ?? [];
+    if (readUrls.length > 0) {
+      const configs = readUrls.map((readUrl, i) => {
+        const r = parsePostgresUrl(readUrl);
+        // A replica holds the primary's database: its tables are in the same schema.
+        if (r.schema !== null && r.schema !== schema) throw new Error(`DATABASE_READ_URL: replica ${i + 1}'s ?schema= differs from DATABASE_URL's; leave it out (the primary's is used)`);
+        return poolConfig(r.connectionString, r.options);
+      });
+      this.replicas = new Replicas(configs, options.readMaxLagMs ?? 1000, async () => (await this.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn);
+    }
     // An idle connection the server drops must not take the process with it: the next query on the
     // pool opens a new one, and reports the failure if the server is still away. A server shutting
     // down drops them all at once: the outage is reported then, before any lookup finds it.
@@ -282,6 +300,7 @@ export class PostgresStore implements VehicleStore {
   /** Forgets every cached lookup: after this process changed records. */
   private forget(): void {
     this.generation++;
+    this.replicas?.changed();
     if (this.cache.size > 0) this.cache = new Map();
   }
 
@@ -300,17 +319,33 @@ export class PostgresStore implements VehicleStore {
     });
   }
 
+  /**
+   * A record lookup's query: on a replica within the lag bound when there is one, else (or when the
+   * replica fails it) on the primary.
+   */
+  private async readQuery<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], calls: number): Promise<pg.QueryResult<R>> {
+    const replica = this.replicas?.pick();
+    if (replica) {
+      try {
+        return await replica.pool.query<R>({ name, text, values });
+      } catch (e) {
+        this.replicas?.failed(replica.replica, e);
+      }
+    }
+    return this.query<R>(name, text, values, calls);
+  }
+
   private async readPending(): Promise<void> {
     const batch = this.pending ?? [];
     this.pending = null;
     try {
       if (batch.length === 1) {
         const { key } = batch[0];
-        const r = await this.query<FoundRecord>('get', 'SELECT payload FROM records WHERE operation = $1 AND registration = $2 AND state = $3', [key.operation, key.registration, key.state]);
+        const r = await this.readQuery<FoundRecord>('get', 'SELECT payload FROM records WHERE operation = $1 AND registration = $2 AND state = $3', [key.operation, key.registration, key.state], 1);
         batch[0].resolve(r.rows[0] ?? null);
         return;
       }
-      const r = await this.query<FoundRecord & { i: string }>(
+      const r = await this.readQuery<FoundRecord & { i: string }>(
         'get-many',
         `SELECT k.i::int AS i, r.payload
            FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(operation, registration, state, i)
@@ -430,9 +465,15 @@ export class PostgresStore implements VehicleStore {
     return this.accounts.pruneUsage(beforeDay);
   }
 
+  /** /readyz's check of the read replicas, when there are any. */
+  readinessProbe(): ReplicaProbe | null {
+    return this.replicas?.probe() ?? null;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.replicas?.close();
     await this.pool.end();
   }
 }

@@ -111,6 +111,12 @@ export interface VehicleStore extends AccountStore {
    */
   watch?(watcher: StoreWatcher): void;
 
+  /**
+   * A readiness check of the store's own beyond the basic one (PostgreSQL: its read replicas), in
+   * ops/health.ts's probe shape; absent or null when there is none.
+   */
+  readinessProbe?(): { readonly name: string; check(): Promise<unknown>; readonly degraded?: string } | null;
+
   close(): Promise<void>;
 }
 

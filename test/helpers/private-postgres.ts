@@ -1,7 +1,8 @@
 // A PostgreSQL server of the test's own, on a free port, that the test may stop and start again
 // (the machine's server on 5432 is shared and left alone). Debian keeps the server binaries under
 // /usr/lib/postgresql/<version>/bin. initdb refuses to run as root: as root, the cluster is made
-// and run as the `postgres` user, in a temporary folder it owns.
+// and run as the `postgres` user, in a temporary folder it owns. privatePrimaryAndReplica() adds a
+// streaming replica of such a server (pg_basebackup -R), for the read-replica tests.
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -42,21 +43,21 @@ export interface PrivatePostgres {
   destroy(): void;
 }
 
-export async function privatePostgres(): Promise<PrivatePostgres> {
-  const bin = postgresBin();
-  if (!bin) throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql (Debian package postgresql)');
+/** Runs a server binary, as the `postgres` user when this process is root (initdb refuses root). */
+function runner(bin: string, dir: string): (cmd: string, args: string[]) => void {
   const asRoot = process.getuid?.() === 0;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-pg-'));
-  const data = path.join(dir, 'data');
-  const port = await freePort();
-  const run = (cmd: string, args: string[]) => {
+  return (cmd, args) => {
     const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];
     const r = spawnSync(file, argv, { encoding: 'utf8', cwd: dir, timeout: 60_000 });
     if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stdout}${r.stderr}`);
   };
-  if (asRoot) spawnSync('chown', ['postgres', dir]);
-  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-N']);
-  const server = {
+}
+
+/** A server on `data` (already made) in `dir`, on `port`: started, stopped, destroyed with its folder. */
+function serverOf(bin: string, dir: string, data: string, port: number): PrivatePostgres {
+  const asRoot = process.getuid?.() === 0;
+  const run = runner(bin, dir);
+  return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     start: () => run('pg_ctl', ['-D', data, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', path.join(dir, 'log'), '-w', 'start']),
@@ -69,6 +70,44 @@ export async function privatePostgres(): Promise<PrivatePostgres> {
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A fresh temporary folder the server's user owns. */
+function serverDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  if (process.getuid?.() === 0) spawnSync('chown', ['postgres', dir]);
+  return dir;
+}
+
+/**
+ * A private primary (as privatePostgres) and a streaming replica of it made by `pg_basebackup -R`
+ * (hot standby: it answers reads), each in its own temporary folder on its own free port.
+ */
+export async function privatePrimaryAndReplica(): Promise<{ primary: PrivatePostgres; replica: PrivatePostgres }> {
+  const primary = await privatePostgres();
+  const bin = postgresBin() as string;
+  const dir = serverDir('reglookup-pg-replica-');
+  const data = path.join(dir, 'data');
+  const port = await freePort();
+  try {
+    runner(bin, dir)('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '-c', 'fast']);
+  } catch (e) {
+    primary.destroy();
+    throw e;
+  }
+  const replica = serverOf(bin, dir, data, port);
+  replica.start();
+  return { primary, replica };
+}
+
+export async function privatePostgres(): Promise<PrivatePostgres> {
+  const bin = postgresBin();
+  if (!bin) throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql (Debian package postgresql)');
+  const dir = serverDir('reglookup-pg-');
+  const data = path.join(dir, 'data');
+  const port = await freePort();
+  runner(bin, dir)('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-N']);
+  const server = serverOf(bin, dir, data, port);
   server.start();
   return server;
 }
