@@ -36,6 +36,8 @@ export interface PrivatePostgres {
   /** postgres://postgres@127.0.0.1:PORT/postgres */
   readonly url: string;
   readonly port: number;
+  /** The server's data folder (its postmaster.pid names the server's process). */
+  readonly data: string;
   start(): void;
   /** pg_ctl stop -m fast: connections are ended (57P01), new ones refused. */
   stop(): void;
@@ -60,6 +62,7 @@ function serverOf(bin: string, dir: string, data: string, port: number): Private
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
+    data,
     start: () => run('pg_ctl', ['-D', data, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', path.join(dir, 'log'), '-w', 'start']),
     stop: () => run('pg_ctl', ['-D', data, '-w', 'stop', '-m', 'fast']),
     destroy: () => {
