@@ -637,6 +637,8 @@ async function main(): Promise<void> {
     const per10 = soak.rssSamples.filter((_, i) => i % 40 === 39).map((x) => Math.round(x));
     out(`RSS every 10 s (MB): ${per10.join(', ')}; peak ${Math.round(soak.peakRss)} MB; ${Math.round(soak.rps)} req/s; ${soak.errors + soak.non2xx} errors.`);
   }
+  // Metered against unmetered: SQLite, and with --store postgres PostgreSQL with BENCH_INSTANCES instances.
+  if (!SHORT && !QUICK) failed += await meteredRows(db, regsFile, out);
   await stop(service);
   await stop(node);
   await stop(exp);
@@ -651,7 +653,6 @@ async function main(): Promise<void> {
     ];
     fs.writeFileSync(path.join(ROOT, 'bench', 'RESULTS-postgres.md'), [...header, ...lines].join('\n') + '\n');
   }
-  if (!SHORT && !QUICK && !PG) failed += await meteredRows(db, regsFile, out);
   if (!SHORT && !QUICK && !PG) {
     out();
     out('## WORKERS=2 against WORKERS=1 (the load generator shares the two cores)');
