@@ -142,7 +142,8 @@ export class PostgresStore implements VehicleStore {
         const r = parsePostgresUrl(readUrl);
         // A replica holds the primary's database: its tables are in the same schema.
         if (r.schema !== null && r.schema !== schema) throw new Error(`DATABASE_READ_URL: replica ${i + 1}'s ?schema= differs from DATABASE_URL's; leave it out (the primary's is used)`);
-        return poolConfig(r.connectionString, r.options);
+        // A replica that does not answer is given up quickly: the lookup goes to the primary.
+        return { ...poolConfig(r.connectionString, r.options), connectionTimeoutMillis: Math.min(10_000, Math.max(500, options.readMaxLagMs ?? 1000)) };
       });
       this.replicas = new Replicas(configs, options.readMaxLagMs ?? 1000, async () => (await this.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn);
     }
