@@ -131,3 +131,14 @@ export function comparisonTable(refName: string, rows: readonly ComparedRow[]): 
   }
   return lines.join('\n');
 }
+
+/** BENCH_HERE_ENV: `NAME=value` pairs separated by spaces, for the working tree's service only. */
+export function parseEnvList(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of text.split(/\s+/).filter(Boolean)) {
+    const m = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair);
+    if (!m) throw new Error(`BENCH_HERE_ENV: '${pair}' is not NAME=value`);
+    env[m[1]] = m[2];
+  }
+  return env;
+}

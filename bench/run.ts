@@ -8,7 +8,9 @@
 //   npm run bench -- --against REF builds REF (a commit, tag or branch) in a git worktree of its own under the temporary
 //                                  folder (kept for the next run), imports the same generated records with REF's own
 //                                  import, and runs both builds and bare Express in interleaved rounds (BENCH_ROUNDS,
-//                                  default 3): req/s, CPU us a request, p99 and peak RSS side by side with the ratios
+//                                  default 3): req/s, CPU us a request, p99 and peak RSS side by side with the ratios.
+//                                  BENCH_HERE_ENV='METRICS=off LOG_LEVEL=warn' sets variables for the working tree's
+//                                  service only: with --against HEAD, what a feature costs a request (bench/PROFILE.md)
 //   npm run bench -- --profile     CPU profile of the service under each scenario, top frames printed
 //   npm run bench -- --prepare     only generate the bench store (bench/.work/)
 //   npm run bench -- --store postgres
@@ -30,7 +32,7 @@ import { Readable } from 'node:stream';
 import { importStream } from '../src/data/import';
 import { PostgresStore } from '../src/store/postgres';
 import { SqliteStore } from '../src/store/sqlite';
-import { comparisonTable, parseBenchArgs, previousReleaseTag, type Samples } from './compare';
+import { comparisonTable, parseBenchArgs, parseEnvList, previousReleaseTag, type Samples } from './compare';
 
 const ROOT = path.resolve(__dirname, '..');
 const WORK = path.join(ROOT, 'bench', '.work');
@@ -221,7 +223,7 @@ function waitFor(child: ChildProcess, re: RegExp, what: string): Promise<RegExpE
 const BENCH_RATE_LIMIT = process.env.BENCH_RATE_LIMIT ?? '1000000';
 
 /** One service process on a free port (WORKERS > 1 needs a fixed port: startServiceOnPort). */
-async function startService(db: string, extraArgs: string[] = [], databaseUrl = `sqlite:${db}`, root = ROOT): Promise<Running> {
+async function startService(db: string, extraArgs: string[] = [], databaseUrl = `sqlite:${db}`, root = ROOT, extraEnv: Record<string, string> = {}): Promise<Running> {
   const t = process.hrtime.bigint();
   const child = spawn(process.execPath, [...startFlags(root), ...extraArgs, path.join(root, 'dist', 'cli.js'), 'serve'], {
     env: {
@@ -233,6 +235,7 @@ async function startService(db: string, extraArgs: string[] = [], databaseUrl = 
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
       RATE_LIMIT: BENCH_RATE_LIMIT,
       WORKERS: '1',
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -505,7 +508,9 @@ const gathered = (): Gathered => ({ rps: [], cpuUs: [], p99: [], peakRss: [] });
 async function against(ref: string, db: string, regsFile: string, out: (s?: string) => void): Promise<number> {
   const { dir, sha } = buildRef(ref);
   const refDb = refStore(dir, sha);
-  const here = await startService(db);
+  const hereEnv = parseEnvList(process.env.BENCH_HERE_ENV ?? '');
+  if (Object.keys(hereEnv).length) log(`the working tree runs with ${JSON.stringify(hereEnv)} (BENCH_HERE_ENV)`);
+  const here = await startService(db, [], `sqlite:${db}`, ROOT, hereEnv);
   const other = await startService(refDb, [], `sqlite:${refDb}`, dir);
   const answersFile = await captureAnswers(here, regsFile);
   for (const s of SCENARIOS) for (const t of [here, other]) await load(t, s, regsFile, SHORT ? 1 : 3);

@@ -1,7 +1,7 @@
 // The bench's command line and its side-by-side table (`npm run bench -- --against REF`, issue 29).
 // Expectations are written by hand here; the bench's speed itself is never asserted.
 
-import { comparisonTable, median, parseBenchArgs, previousReleaseTag, roundRatio } from '../../bench/compare';
+import { comparisonTable, median, parseBenchArgs, parseEnvList, previousReleaseTag, roundRatio } from '../../bench/compare';
 
 describe('parseBenchArgs', () => {
   test('no arguments: the full SQLite run, no comparison', () => {
@@ -87,5 +87,17 @@ describe('comparisonTable', () => {
     // CPU ratios 1, 1.1, 0.9 -> 1.00; req/s shares 0.9, 1, 0.8 -> 90 %.
     expect(t[2]).toBe('| SOAP 1.1 Check | 9000 | 8000 | 1.13 | 100 | 110 | 0.90 | 11.0 | 9.0 | 125 | 112 | 100 | 1.00 | 90 % |');
     expect(t[3]).toBe('| SOAP 1.2 Check | 9000 | 8000 | 1.13 | 100 | 110 | 0.90 | 11.0 | 9.0 | 125 | 112 | - | - | - |');
+  });
+});
+
+describe('parseEnvList (BENCH_HERE_ENV)', () => {
+  test('NAME=value pairs separated by spaces; empty is none', () => {
+    expect(parseEnvList('METRICS=off  LOG_LEVEL=warn')).toEqual({ METRICS: 'off', LOG_LEVEL: 'warn' });
+    expect(parseEnvList('RATE_LIMIT=0')).toEqual({ RATE_LIMIT: '0' });
+    expect(parseEnvList('  ')).toEqual({});
+  });
+  test('anything else is refused, naming it', () => {
+    expect(() => parseEnvList('METRICS')).toThrow("BENCH_HERE_ENV: 'METRICS' is not NAME=value");
+    expect(() => parseEnvList('metrics=off')).toThrow("'metrics=off' is not NAME=value");
   });
 });
