@@ -247,7 +247,10 @@ async function startService(db: string, extraArgs: string[] = [], databaseUrl = 
   if (quiet) {
     url = `http://127.0.0.1:${port}`;
     for (let ok = false; !ok;) {
-      if (child.exitCode !== null || Number(process.hrtime.bigint() - t) > 30e9) throw new Error('service did not start');
+      if (child.exitCode !== null || Number(process.hrtime.bigint() - t) > 30e9) {
+        child.kill('SIGKILL');
+        throw new Error('service did not start');
+      }
       ok = await fetch(`${url}/healthz`).then(
         (r) => r.ok,
         () => false,
@@ -530,7 +533,10 @@ async function against(ref: string, db: string, regsFile: string, out: (s?: stri
   const hereEnv = parseEnvList(process.env.BENCH_HERE_ENV ?? '');
   if (Object.keys(hereEnv).length) log(`the working tree runs with ${JSON.stringify(hereEnv)} (BENCH_HERE_ENV)`);
   const here = await startService(db, [], `sqlite:${db}`, ROOT, hereEnv);
+  // A failure below (REF not starting, say) must not leave the services running: killed at exit.
+  process.once('exit', () => here.child.kill('SIGTERM'));
   const other = await startService(refDb, [], `sqlite:${refDb}`, dir);
+  process.once('exit', () => other.child.kill('SIGTERM'));
   const answersFile = await captureAnswers(here, regsFile);
   for (const s of SCENARIOS) for (const t of [here, other]) await load(t, s, regsFile, SHORT ? 1 : 3);
   const exp = await startBaseline('express', answersFile);
