@@ -3,7 +3,14 @@
 //
 //   npm run bench                  full run: 5 rounds x 4 s per scenario and target, fixed-rate tails (with the baselines' beside them),
 //                                  a 60 s memory soak, WORKERS=2 vs 1; writes bench/RESULTS.md
-//   npm run bench -- --short       about 35 s: one short round and 2 s at a fixed rate, printed only (CI)
+//   npm run bench -- --short       about 35 s: one short round and 2 s at a fixed rate, printed only (CI); then the
+//                                  --against comparison, briefly, with the newest release tag (or a line saying there is none)
+//   npm run bench -- --against REF builds REF (a commit, tag or branch) in a git worktree of its own under the temporary
+//                                  folder (kept for the next run), imports the same generated records with REF's own
+//                                  import, and runs both builds and bare Express in interleaved rounds (BENCH_ROUNDS,
+//                                  default 3): req/s, CPU us a request, p99 and peak RSS side by side with the ratios.
+//                                  BENCH_HERE_ENV='METRICS=off LOG_LEVEL=warn' sets variables for the working tree's
+//                                  service only: with --against HEAD, what a feature costs a request (bench/PROFILE.md)
 //   npm run bench -- --profile     CPU profile of the service under each scenario, top frames printed
 //   npm run bench -- --prepare     only generate the bench store (bench/.work/)
 //   npm run bench -- --store postgres
@@ -22,7 +29,7 @@
 //
 // It asserts nothing about speed; it exits non-zero only if a request failed.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,6 +37,7 @@ import { Readable } from 'node:stream';
 import { importStream } from '../src/data/import';
 import { PostgresStore } from '../src/store/postgres';
 import { SqliteStore } from '../src/store/sqlite';
+import { comparisonTable, parseBenchArgs, parseEnvList, previousReleaseTag, type Samples } from './compare';
 
 const ROOT = path.resolve(__dirname, '..');
 const WORK = path.join(ROOT, 'bench', '.work');
@@ -37,20 +45,14 @@ const TS = ['-r', 'ts-node/register/transpile-only'];
 const ALL_SCENARIOS = ['GET Check', 'POST Check', 'SOAP 1.1 Check', 'SOAP 1.2 Check', 'SOAP 1.1 UKMOT'] as const;
 type Scenario = (typeof ALL_SCENARIOS)[number];
 
-const args = new Set(process.argv.slice(2));
-const SHORT = args.has('--short');
-const PROFILE = args.has('--profile');
-const PREPARE_ONLY = args.has('--prepare');
-const QUICK = args.has('--quick');
-const METERED = args.has('--metered');
+const ARGS = parseBenchArgs(process.argv.slice(2));
+const SHORT = ARGS.short;
+const PROFILE = ARGS.profile;
+const PREPARE_ONLY = ARGS.prepareOnly;
+const QUICK = ARGS.quick;
+const METERED = ARGS.metered;
 // --store postgres (or --store=postgres): the PostgreSQL store beside the SQLite one.
-const STORE = (() => {
-  const argv = process.argv.slice(2);
-  const i = argv.indexOf('--store');
-  const v = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith('--store='))?.slice('--store='.length);
-  if (v !== undefined && v !== 'sqlite' && v !== 'postgres') throw new Error(`--store must be sqlite or postgres, got '${v}'`);
-  return v ?? 'sqlite';
-})();
+const STORE = ARGS.store;
 const PG = STORE === 'postgres';
 // BENCH_HOT=N: draw registrations from only N of them, to see the service with its store reads cached.
 const HOT = process.env.BENCH_HOT ? Number(process.env.BENCH_HOT) : undefined;
@@ -68,13 +70,15 @@ const MOTS = SHORT ? 2_000 : 10_000;
 const SECONDS = SHORT ? 1 : Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = SHORT ? 1 : Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = 50;
-// The service runs with the Node flags `npm start` gives it, read from package.json so the two agree.
-const START_FLAGS: string[] = (() => {
-  const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+// The service runs with the Node flags `npm start` gives it, read from package.json so the two agree
+// (from the other build's own package.json under --against).
+function startFlags(root: string): string[] {
+  const start = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const m = /^(?:exec )?node((?: --?[\w-]+(?:=\S+)?)*) (?:dist\/cli\.js|bin\/reglookup\.js) serve$/.exec(start);
   if (!m) throw new Error(`bench: cannot read the node flags from the start script '${start}'`);
   return m[1].trim().split(/\s+/).filter(Boolean);
-})();
+}
+const START_FLAGS = startFlags(ROOT);
 
 // ---------------------------------------------------------------- data
 
@@ -225,24 +229,47 @@ function waitFor(child: ChildProcess, re: RegExp, what: string): Promise<RegExpE
 const BENCH_RATE_LIMIT = process.env.BENCH_RATE_LIMIT ?? '1000000';
 
 /** One service process on a free port (WORKERS > 1 needs a fixed port: startServiceOnPort). */
-async function startService(db: string, extraArgs: string[] = [], databaseUrl = `sqlite:${db}`): Promise<Running> {
+async function startService(db: string, extraArgs: string[] = [], databaseUrl = `sqlite:${db}`, root = ROOT, extraEnv: Record<string, string> = {}): Promise<Running> {
   const t = process.hrtime.bigint();
-  const child = spawn(process.execPath, [...START_FLAGS, ...extraArgs, path.join(ROOT, 'dist', 'cli.js'), 'serve'], {
+  // Below info (BENCH_HERE_ENV='LOG_LEVEL=warn', the access log's cost) there is no "listening" line
+  // to read the port from: a port is chosen here, and /healthz asked until it answers.
+  const quiet = extraEnv.LOG_LEVEL !== undefined && !['info', 'debug'].includes(extraEnv.LOG_LEVEL);
+  const port = quiet ? 20000 + Math.floor(Math.random() * 20000) : 0;
+  const child = spawn(process.execPath, [...startFlags(root), ...extraArgs, path.join(root, 'dist', 'cli.js'), 'serve'], {
     env: {
       ...process.env,
-      PORT: '0',
+      PORT: String(port),
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
       SAMPLE_DATA: 'false',
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
       RATE_LIMIT: BENCH_RATE_LIMIT,
       WORKERS: '1',
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const m = await waitFor(child, /"message":"listening"[^\n]*"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"|"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"[^\n]*"message":"listening"/, 'service');
+  let url: string;
+  if (quiet) {
+    url = `http://127.0.0.1:${port}`;
+    for (let ok = false; !ok;) {
+      if (child.exitCode !== null || Number(process.hrtime.bigint() - t) > 30e9) {
+        child.kill('SIGKILL');
+        throw new Error('service did not start');
+      }
+      ok = await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (!ok) await new Promise((r) => setTimeout(r, 100));
+    }
+    child.stdout?.resume();
+  } else {
+    const m = await waitFor(child, /"message":"listening"[^\n]*"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"|"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"[^\n]*"message":"listening"/, 'service');
+    url = m[1] ?? m[2];
+  }
   const startMs = Number(process.hrtime.bigint() - t) / 1e6;
-  const running: Running = { child, url: m[1] ?? m[2], startMs, ownMs: null };
+  const running: Running = { child, url, startMs, ownMs: null };
   let partial = '';
   child.stdout?.on('data', (d: Buffer) => {
     if (!running.ownMs) {
@@ -447,6 +474,134 @@ function summarizeProfile(file: string, top = 15): string {
     .join('\n');
 }
 
+// ---------------------------------------------------------------- --against REF
+
+function git(args: string[]): string {
+  return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
+/**
+ * REF checked out in a git worktree of its own under the system's temporary folder and built there,
+ * once: kept for the next run (a marker file says the build finished); `git worktree remove DIR`
+ * removes it. Its node_modules is a hard-link copy of this checkout's when the two package-lock.json
+ * files are the same, else `npm ci` (slow, once).
+ */
+function buildRef(ref: string): { dir: string; sha: string } {
+  const sha = git(['rev-parse', '--verify', `${ref}^{commit}`]);
+  const dir = path.join(os.tmpdir(), `reglookup-bench-${sha.slice(0, 12)}`);
+  const ready = path.join(dir, '.bench-ready');
+  if (fs.existsSync(ready)) return { dir, sha };
+  if (!fs.existsSync(path.join(dir, 'package.json'))) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    git(['worktree', 'prune']);
+    git(['worktree', 'add', '--detach', dir, sha]);
+  }
+  const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { cwd: dir, stdio: ['ignore', process.stderr, process.stderr] });
+  fs.rmSync(path.join(dir, 'node_modules'), { recursive: true, force: true });
+  if (fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8') === fs.readFileSync(path.join(dir, 'package-lock.json'), 'utf8')) {
+    log(`${ref}: same package-lock.json, node_modules hard-linked from this checkout`);
+    run('cp', ['-al', path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules')]);
+  } else {
+    log(`${ref}: package-lock.json differs, npm ci in ${dir} (once)`);
+    run('npm', ['ci', '--no-audit', '--no-fund']);
+  }
+  log(`${ref}: building in ${dir}`);
+  run('npm', ['run', 'build']);
+  fs.writeFileSync(ready, `${sha}\n`);
+  return { dir, sha };
+}
+
+/** The bench's records imported into a store of REF's own making, by REF's own `import` (the two builds' schemas may differ). */
+function refStore(dir: string, sha: string): string {
+  const ndjson = path.join(WORK, `records-${VEHICLES}.ndjson`);
+  if (!fs.existsSync(ndjson)) fs.writeFileSync(ndjson, [...records()].join(''));
+  const db = path.join(WORK, `against-${sha.slice(0, 12)}-${VEHICLES}.db`);
+  if (!fs.existsSync(`${db}.ok`)) {
+    for (const f of [db, `${db}-wal`, `${db}-shm`]) fs.rmSync(f, { force: true });
+    const t = Date.now();
+    execFileSync(process.execPath, [path.join(dir, 'dist', 'cli.js'), 'import', ndjson], {
+      env: { ...process.env, DATABASE_URL: `sqlite:${db}`, SAMPLE_DATA: 'false', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', process.stderr],
+    });
+    fs.writeFileSync(`${db}.ok`, '');
+    log(`imported the bench records into ${path.basename(db)} with the other build in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  }
+  return db;
+}
+
+type Gathered = { rps: number[]; cpuUs: number[]; p99: number[]; peakRss: number[] };
+const gathered = (): Gathered => ({ rps: [], cpuUs: [], p99: [], peakRss: [] });
+
+/** The working tree and REF, with bare Express beside them, in interleaved rounds; returns the failed requests. */
+async function against(ref: string, db: string, regsFile: string, out: (s?: string) => void): Promise<number> {
+  const { dir, sha } = buildRef(ref);
+  const refDb = refStore(dir, sha);
+  const hereEnv = parseEnvList(process.env.BENCH_HERE_ENV ?? '');
+  if (Object.keys(hereEnv).length) log(`the working tree runs with ${JSON.stringify(hereEnv)} (BENCH_HERE_ENV)`);
+  const here = await startService(db, [], `sqlite:${db}`, ROOT, hereEnv);
+  // A failure below (REF not starting, say) must not leave the services running: killed at exit.
+  process.once('exit', () => here.child.kill('SIGTERM'));
+  const other = await startService(refDb, [], `sqlite:${refDb}`, dir);
+  process.once('exit', () => other.child.kill('SIGTERM'));
+  const answersFile = await captureAnswers(here, regsFile);
+  for (const s of SCENARIOS) for (const t of [here, other]) await load(t, s, regsFile, SHORT ? 1 : 3);
+  const exp = await startBaseline('express', answersFile);
+  const rounds = SHORT ? 1 : Number(process.env.BENCH_ROUNDS ?? 3);
+  type Who = 'here' | 'ref' | 'express';
+  const data = new Map(SCENARIOS.map((s) => [s, { here: gathered(), ref: gathered(), express: gathered() }]));
+  let failed = 0;
+  for (let round = 0; round < rounds; round++) {
+    for (const s of SCENARIOS) {
+      const order: [Who, Running][] = [
+        ['here', here],
+        ['ref', other],
+        ['express', exp],
+      ];
+      for (let k = 0; k < round % 3; k++) order.push(order.shift() as [Who, Running]);
+      for (const [name, target] of order) {
+        const r = await load(target, s, regsFile, SECONDS);
+        failed += r.errors + r.non2xx;
+        const g = (data.get(s) as Record<Who, Gathered>)[name];
+        g.rps.push(r.rps);
+        g.cpuUs.push(r.cpuUs);
+        g.p99.push(r.p99);
+        g.peakRss.push(r.peakRss);
+      }
+      const d = data.get(s) as Record<Who, Gathered>;
+      log(`round ${round + 1} ${s}: CPU us/request here ${d.here.cpuUs[round].toFixed(0)}, ${ref} ${d.ref.cpuUs[round].toFixed(0)}, express ${d.express.cpuUs[round].toFixed(0)}`);
+    }
+  }
+  for (const t of [here, other, exp]) await stop(t);
+  out(`## The working tree against ${ref} (${sha.slice(0, 12)}): ${rounds} interleaved round(s) x ${SECONDS} s, ${CONNECTIONS} connections, medians`);
+  out();
+  out(
+    comparisonTable(
+      ref,
+      SCENARIOS.map((s) => ({ scenario: s, ...(data.get(s) as { here: Samples; ref: Samples; express: Samples }) })),
+    ),
+  );
+  out();
+  out('Ratios are the working tree over the other, per round, median: CPU below 1.00 and req/s above 1.00 favour the working tree.');
+  return failed;
+}
+
+/** `--short`: the same comparison, briefly, against the newest release tag, or a line saying there is none. */
+async function againstLastRelease(db: string, regsFile: string, out: (s?: string) => void): Promise<number> {
+  let described: string | null = null;
+  try {
+    described = git(['describe', '--tags', '--abbrev=0', 'HEAD']);
+  } catch {
+    described = null;
+  }
+  const tag = previousReleaseTag(described);
+  out();
+  if (!tag) {
+    out('No release tag before HEAD (git tag lists none reachable): no comparison against a previous release.');
+    return 0;
+  }
+  return against(tag, db, regsFile, out);
+}
+
 // ---------------------------------------------------------------- main
 
 const median = (xs: number[]) => {
@@ -465,6 +620,11 @@ async function main(): Promise<void> {
     lines.push(s);
     process.stdout.write(s + '\n');
   };
+  if (ARGS.against) {
+    failed += await against(ARGS.against, db, regsFile, out);
+    log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; ${failed} failed request(s)`);
+    process.exit(failed ? 1 : 0);
+  }
 
   if (PROFILE) {
     const dir = path.join(WORK, 'profiles');
@@ -642,6 +802,7 @@ async function main(): Promise<void> {
   await stop(service);
   await stop(node);
   await stop(exp);
+  if (SHORT) failed += await againstLastRelease(db, regsFile, out);
 
   if (PG && !SHORT && !QUICK) {
     const header = [

@@ -1,7 +1,8 @@
 // Assembles the service. The order in which a request meets things is read here, once:
 //   front handler (request id, access log), then, with the other requests of the same event-loop
 //   turn, in that turn's check phase (transport/turn.ts):
-//     POST /api/reg.asmx            -> SOAP transport (body limit, XML guard, node-soap)
+//     POST /api/reg.asmx            -> SOAP transport (body limit, XML guard; node-soap unless the envelope is plain)
+//     GET/POST /api/reg.asmx/{Op}   -> HTTP GET/POST lookup (when no body limit applies; else through Express)
 //     everything else               -> Express: GET/POST /api/reg.asmx/{Op}, the JSON API at
 //                                      /api/json.aspx, /ajax/getcredits.aspx, /image.aspx, WSDL and help, health
 // and every transport calls the one LookupService, which asks the accounts and the store. The
@@ -30,7 +31,7 @@ import { contextOf, note, setContext } from './transport/context';
 import { creditsRouter } from './transport/credits';
 import { clientAddress } from './transport/forwarded';
 import { helpRouter } from './transport/help';
-import { httpHandler } from './transport/http';
+import { directHttpLookup, httpHandler } from './transport/http';
 import { imageHandler } from './transport/image';
 import { jsonHandler } from './transport/json';
 import { sendPlainError } from './transport/plain';
@@ -106,6 +107,8 @@ export async function createService(config: Config, store: VehicleStore, logger?
   const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox });
   const deps = { service, namespace: config.namespace, limits: config.limits, logger: log, trustProxy: config.trustProxy };
   const soap = await createSoapHandler(wsdl, deps);
+  // GET/POST lookups are served before Express too, when nothing but the lookup applies to them.
+  const httpLookup = directHttpLookup(deps);
 
   const parts: AppParts = { config, store, log, metrics, state, internalError };
   const app = express();
@@ -130,7 +133,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
       const q = (req.url ?? '').indexOf('?');
       const pathname = (q === -1 ? (req.url ?? '') : (req.url as string).slice(0, q)).replace(/\/+$/, '').toLowerCase();
       if (req.method === 'POST' && pathname === SOAP_PATH) soap(req, res);
-      else app(req, res);
+      else if (!httpLookup(req, res)) app(req, res);
     }),
     store,
     logger: log,

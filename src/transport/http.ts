@@ -1,7 +1,7 @@
 // HTTP GET and POST at /api/reg.asmx/{Operation}: query string or form body into the same service
 // object the SOAP transport uses; the answer is the result element itself as the XML root.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
 import type { Limits, TrustedProxies } from '../config';
 import { findOperation, suggestOperation } from '../contract/operations';
@@ -116,14 +116,9 @@ function decodeName(raw: string): string {
   }
 }
 
-/**
- * GET/POST /api/reg.asmx/{Operation}, as one middleware at the head of the Express app: it matches
- * its own path (no router layers on the lookup route) and passes everything else on, after the
- * body limit.
- */
-export function httpHandler(deps: HttpDeps): express.RequestHandler {
-  const limitBody = bodyLimit(deps.limits);
-  const lookup = (req: express.Request, res: express.Response, name: string) => {
+/** The lookup itself, on a request already known to be GET/POST /api/reg.asmx/{name}. */
+function lookupRoute(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse, name: string) => void {
+  return (req, res, name) => {
     note(req, { transport: req.method === 'POST' ? 'post' : 'get' });
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') {
       sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET or POST`), { Allow: 'GET, HEAD, POST' });
@@ -154,6 +149,42 @@ export function httpHandler(deps: HttpDeps): express.RequestHandler {
         sendPlainError(req, res, err);
       });
   };
+}
+
+/**
+ * Serves GET/POST /api/reg.asmx/{Operation} when it can, before Express (as SOAP is): returns
+ * false for anything else, which Express then serves (httpHandler below, the same rules). Taken
+ * here: the path is an operation's and there is no body, or a POST names a real operation (its
+ * form body is read by the lookup itself). Express's own work a request (its request and response
+ * prototypes, the middleware stack) is then not paid on the lookup path.
+ */
+export function directHttpLookup(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const lookup = lookupRoute(deps);
+  return (req, res) => {
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const m = OPERATION_PATH.exec(q === -1 ? url : url.slice(0, q));
+    if (!m) return false;
+    let name: string;
+    try {
+      name = decodeName(m[1]);
+    } catch {
+      return false; // Express answers it, as before
+    }
+    if (hasBody(req) && !(req.method === 'POST' && findOperation(name))) return false;
+    lookup(req, res, name);
+    return true;
+  };
+}
+
+/**
+ * GET/POST /api/reg.asmx/{Operation}, as one middleware at the head of the Express app: it matches
+ * its own path (no router layers on the lookup route) and passes everything else on, after the
+ * body limit.
+ */
+export function httpHandler(deps: HttpDeps): express.RequestHandler {
+  const limitBody = bodyLimit(deps.limits);
+  const lookup = lookupRoute(deps);
   return (req, res, next) => {
     const m = OPERATION_PATH.exec(req.path);
     if (!m) return limitBody(req, res, next);

@@ -167,9 +167,11 @@ test('a refusal that is ours is not logged as a failure', async () => {
 test('node-soap failing on a screened request: our INTERNAL_ERROR fault, with its Content-Length, and a log line', async () => {
   logged.length = 0;
   // A result node-soap cannot write: the method's promise rejects with a TypeError of node-soap's own making.
+  // (A comment in the envelope: only node-soap serves it; a plain envelope is answered without it, next test.)
   answer = () => Promise.resolve(undefined);
   for (const version of ['1.1', '1.2'] as const) {
-    const res = await fetch(`${base}/api/reg.asmx`, { method: 'POST', headers: soapHeaders(version, 'Check'), body: envelope(version, 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }) });
+    const body0 = envelope(version, 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }).replace('<username>', '<!-- via node-soap --><username>');
+    const res = await fetch(`${base}/api/reg.asmx`, { method: 'POST', headers: soapHeaders(version, 'Check'), body: body0 });
     const body = await res.text();
     expect(res.status).toBe(500);
     expect(res.headers.get('content-type')).toBe(version === '1.1' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8');
@@ -181,4 +183,21 @@ test('node-soap failing on a screened request: our INTERNAL_ERROR fault, with it
   const net = logged.filter(([m]) => m === 'node-soap failed on a screened request');
   expect(net.length).toBeGreaterThanOrEqual(2);
   expect(typeof net[0][1].body).toBe('string');
+});
+
+test('a result that cannot be written, on the direct path (plain envelope): the same INTERNAL_ERROR fault, logged as a failed lookup', async () => {
+  logged.length = 0;
+  answer = () => Promise.resolve(undefined);
+  for (const version of ['1.1', '1.2'] as const) {
+    const res = await fetch(`${base}/api/reg.asmx`, { method: 'POST', headers: soapHeaders(version, 'Check'), body: envelope(version, 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }) });
+    const body = await res.text();
+    expect(res.status).toBe(500);
+    expect(res.headers.get('content-type')).toBe(version === '1.1' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8');
+    expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(body));
+    expect(body).toContain(`<ErrorCode xmlns="${NS}">INTERNAL_ERROR</ErrorCode>`);
+    expect(body).toContain('Internal error; the request was logged');
+    expect(body).not.toContain('TypeError');
+    expect(contexts.at(-1)?.errorCode).toBe('INTERNAL_ERROR');
+  }
+  expect(logged.filter(([m]) => m === 'lookup failed').length).toBe(2);
 });
