@@ -3,12 +3,40 @@
 
 import type { Command } from 'commander';
 import { today, dayOf } from '../accounts/clock';
+import os from 'node:os';
+import { AccountAdmin, allowProblem, ManageError, rateProblem, SETTING_BOUNDS } from '../accounts/manage';
 import { generateUsername, usernameProblem } from '../accounts/username';
-import { addressEntryProblem, splitList } from '../net/cidr';
+import { splitList } from '../net/cidr';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
+import type { VehicleStore } from '../store/store';
 import { config, fatal, withStore } from './common';
 
 class InputError extends Error {}
+
+/** Who the audit log names for a change made with `reglookup users`: the machine's user. */
+export function cliActor(): string {
+  let user = 'unknown';
+  try {
+    user = os.userInfo().username;
+  } catch {
+    // No entry for this uid (a container's arbitrary user): 'unknown'.
+  }
+  return `cli:${user}`;
+}
+
+function admin(store: VehicleStore): AccountAdmin {
+  return new AccountAdmin(store, cliActor());
+}
+
+/** A refusal of the shared management logic, as this command's one line. */
+async function managed<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof ManageError) throw new InputError(e.message);
+    throw e;
+  }
+}
 
 /**
  * Every subcommand but `add` reads or changes what is there: a SQLite file that does not exist is
@@ -23,7 +51,7 @@ interface SettingOptions {
   allow?: string;
 }
 
-const MAX_CREDITS = 1_000_000_000_000;
+const MAX_CREDITS = SETTING_BOUNDS.credits.max;
 
 function whole(value: string, what: string, min: number, max: number): number {
   if (!/^\d+$/.test(value)) throw new InputError(`${what} must be a whole number, got '${value}'`);
@@ -36,7 +64,8 @@ function whole(value: string, what: string, min: number, max: number): number {
 function settings(opts: SettingOptions): AccountChanges {
   const out: { -readonly [K in keyof AccountChanges]: AccountChanges[K] } = {};
   if (opts.credits !== undefined) out.credits = opts.credits === 'unlimited' ? null : whole(opts.credits, "--credits (or 'unlimited')", 0, MAX_CREDITS);
-  if (opts.dailyLimit !== undefined) out.dailyLimit = opts.dailyLimit === 'none' ? null : whole(opts.dailyLimit, "--daily-limit (or 'none')", 1, 1_000_000_000);
+  if (opts.dailyLimit !== undefined)
+    out.dailyLimit = opts.dailyLimit === 'none' ? null : whole(opts.dailyLimit, "--daily-limit (or 'none')", SETTING_BOUNDS.dailyLimit.min, SETTING_BOUNDS.dailyLimit.max);
   if (opts.rate !== undefined) {
     const r = opts.rate;
     if (r === 'default') out.rate = null;
@@ -44,7 +73,8 @@ function settings(opts: SettingOptions): AccountChanges {
     else {
       if (!/^\d+(\.\d+)?$/.test(r)) throw new InputError(`--rate must be lookups per second (e.g. 5 or 0.5), 'none' or 'default', got '${r}'`);
       const n = Number(r);
-      if (n !== 0 && (n < 0.001 || n > 1_000_000)) throw new InputError(`--rate must be 0 (none) or between 0.001 and 1000000, got ${r}`);
+      const problem = rateProblem(n);
+      if (problem) throw new InputError(`--rate ${problem}`);
       out.rate = n;
     }
   }
@@ -53,11 +83,8 @@ function settings(opts: SettingOptions): AccountChanges {
     else {
       const list = splitList(opts.allow);
       if (list.length === 0) throw new InputError("--allow needs a comma-separated list of addresses or CIDRs, or 'any'");
-      if (list.length > 100) throw new InputError('--allow takes at most 100 entries');
-      for (const item of list) {
-        const problem = addressEntryProblem(item);
-        if (problem) throw new InputError(`--allow: ${problem}`);
-      }
+      const problem = allowProblem(list);
+      if (problem) throw new InputError(`--allow: ${problem}`);
       out.allow = list;
     }
   }
@@ -141,14 +168,15 @@ function registerAdd(users: Command): void {
         const username = opts.generate ? generateUsername() : (name as string);
         checkName(username);
         const changes = settings(opts);
-        const added = await withStore((s) => s.addAccount({ username, ...changes }));
-        if (!added) throw new InputError(`username ${shown(username)} exists; change it with 'reglookup users set'`);
+        const a = await withStore(async (s) => {
+          if (await s.getAccount(username)) throw new InputError(`username ${shown(username)} exists; change it with 'reglookup users set'`);
+          return managed(admin(s).add({ username, ...changes }));
+        });
         if (opts.generate) {
           process.stdout.write(`${username}\n`);
           process.stderr.write(`added a generated username; give it to the caller over a private channel\n`);
         } else {
-          const a = await withStore((s) => s.getAccount(username));
-          process.stdout.write(`added ${shown(username)} (${summary(a as Account)})\n`);
+          process.stdout.write(`added ${shown(username)} (${summary(a)})\n`);
         }
       }),
     );
@@ -163,8 +191,7 @@ function registerChanges(users: Command): void {
       run(async (name: string, opts: SettingOptions) => {
         const changes = settings(opts);
         if (Object.keys(changes).length === 0) throw new InputError('nothing to set: give --credits, --daily-limit, --rate or --allow');
-        const a = await withStore((s) => s.updateAccount(name, changes, today()), EXISTING);
-        if (!a) noSuch(name);
+        const a = await withStore((s) => s.getAccount(name).then((b) => (b ? managed(admin(s).update(name, changes)) : noSuch(name))), EXISTING);
         process.stdout.write(`saved ${shown(name)} (${summary(a)})\n`);
       }),
     );
@@ -177,9 +204,12 @@ function registerChanges(users: Command): void {
     .action(
       run(async (name: string, n: string) => {
         if (!/^-?\d+$/.test(n) || Math.abs(Number(n)) > MAX_CREDITS) throw new InputError(`credits must be a whole number (negative to take away), at most ${MAX_CREDITS} either way, got '${n}'`);
-        const result = await withStore((s) => s.addCredits(name, Number(n)), EXISTING);
-        if (result === 'unknown') noSuch(name);
-        if (result === 'unlimited') throw new InputError(`${shown(name)} has unlimited credits; give it a balance with 'reglookup users set ${shown(name)} --credits N'`);
+        const result = await withStore(async (s) => {
+          const a = await s.getAccount(name);
+          if (!a) noSuch(name);
+          if (a.credits === null) throw new InputError(`${shown(name)} has unlimited credits; give it a balance with 'reglookup users set ${shown(name)} --credits N'`);
+          return managed(admin(s).credit(name, Number(n)));
+        }, EXISTING);
         process.stdout.write(`${shown(name)}: ${result.balance} credit(s) left\n`);
       }),
     );
@@ -197,7 +227,7 @@ function registerStates(users: Command): void {
       .description(enabled ? 'let a disabled username make lookups again' : 'refuse every lookup by a username, keeping its settings and usage')
       .action(
         run(async (name: string) => {
-          if (!(await withStore((s) => s.setEnabled(name, enabled), EXISTING))) noSuch(name);
+          await withStore((s) => s.getAccount(name).then((a) => (a ? admin(s).setEnabled(name, enabled) : noSuch(name))), EXISTING);
           process.stdout.write(`${command}d ${shown(name)}\n`);
         }),
       );
@@ -209,7 +239,7 @@ function registerStates(users: Command): void {
     .description('remove a username and its usage records')
     .action(
       run(async (name: string) => {
-        if (!(await withStore((s) => s.removeAccount(name), EXISTING))) noSuch(name);
+        await withStore((s) => s.getAccount(name).then((a) => (a ? admin(s).remove(name) : noSuch(name))), EXISTING);
         process.stdout.write(`removed ${shown(name)}\n`);
       }),
     );
