@@ -9,6 +9,7 @@ import { generateUsername, usernameProblem } from '../accounts/username';
 import { splitList } from '../net/cidr';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
 import type { VehicleStore } from '../store/store';
+import { usageCsv, usageRange } from '../admin/billing';
 import { config, fatal, withStore } from './common';
 
 class InputError extends Error {}
@@ -269,32 +270,70 @@ function registerReports(users: Command): void {
 
   users
     .command('usage')
-    .argument('<username>')
+    .argument('[username]', 'the username (or --all)')
     .option('--days <d>', 'days to show, today included', '30')
+    .option('--all', 'every caller, over --from .. --to (for an invoice run)')
+    .option('--from <day>', 'with --all: the first UTC day, YYYY-MM-DD')
+    .option('--to <day>', 'with --all: the last UTC day, YYYY-MM-DD (included)')
+    .option('--csv', 'with --all: CSV (username,day,operation,found,not_found)')
     .option('--json', 'one JSON array')
     .description('lookups per UTC day and operation, found and not found')
-    .action(
-      run(async (name: string, opts: { days: string; json?: boolean }) => {
-        const days = whole(opts.days, '--days', 1, 36_500);
-        const from = dayOf(Date.now() - (days - 1) * 86_400_000);
-        const rows = await withStore(async (s) => {
-          if (!(await s.getAccount(name))) noSuch(name);
-          return s.usage(name, from);
-        }, EXISTING);
-        if (opts.json) {
-          process.stdout.write(
-            JSON.stringify(
-              rows.map((r) => ({ day: r.day, operation: r.operation, found: r.found, notFound: r.notFound })),
-              null,
-              2,
-            ) + '\n',
-          );
-          return;
-        }
-        const total = rows.reduce((t, r) => [t[0] + r.found, t[1] + r.notFound], [0, 0]);
-        process.stdout.write(
-          table(['DAY', 'OPERATION', 'FOUND', 'NOT FOUND'], [...rows.map((r) => [r.day, r.operation, String(r.found), String(r.notFound)]), ['total', '', String(total[0]), String(total[1])]]),
-        );
-      }),
+    .action(run(usageCommand));
+}
+
+interface UsageOptions {
+  days: string;
+  all?: boolean;
+  from?: string;
+  to?: string;
+  csv?: boolean;
+  json?: boolean;
+}
+
+async function usageCommand(name: string | undefined, opts: UsageOptions): Promise<void> {
+  if (opts.all) return usageOfAll(name, opts);
+  if (name === undefined) throw new InputError('give a username, or --all --from DAY --to DAY for every caller');
+  if (opts.from !== undefined || opts.to !== undefined || opts.csv) throw new InputError('--from, --to and --csv go with --all; for one username use --days');
+  const days = whole(opts.days, '--days', 1, 36_500);
+  const from = dayOf(Date.now() - (days - 1) * 86_400_000);
+  const rows = await withStore(async (s) => {
+    if (!(await s.getAccount(name))) noSuch(name);
+    return s.usage(name, from);
+  }, EXISTING);
+  if (opts.json) {
+    process.stdout.write(
+      JSON.stringify(
+        rows.map((r) => ({ day: r.day, operation: r.operation, found: r.found, notFound: r.notFound })),
+        null,
+        2,
+      ) + '\n',
     );
+    return;
+  }
+  const total = rows.reduce((t, r) => [t[0] + r.found, t[1] + r.notFound], [0, 0]);
+  process.stdout.write(
+    table(['DAY', 'OPERATION', 'FOUND', 'NOT FOUND'], [...rows.map((r) => [r.day, r.operation, String(r.found), String(r.notFound)]), ['total', '', String(total[0]), String(total[1])]]),
+  );
+}
+
+/** `users usage --all --from --to [--csv|--json]`: what the admin API's GET /admin/api/usage gives. */
+async function usageOfAll(name: string | undefined, opts: UsageOptions): Promise<void> {
+  if (name !== undefined) throw new InputError('give a username or --all, not both');
+  if (opts.from === undefined || opts.to === undefined) throw new InputError('--all needs --from and --to (UTC days, YYYY-MM-DD)');
+  if (opts.csv && opts.json) throw new InputError('give --csv or --json, not both');
+  const { rows } = await withStore((s) => usageRange(s, opts.from as string, opts.to as string).catch(asInputError), EXISTING);
+  if (opts.csv) process.stdout.write(usageCsv(rows));
+  else if (opts.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+  else
+    process.stdout.write(
+      table(
+        ['USERNAME', 'DAY', 'OPERATION', 'FOUND', 'NOT FOUND'],
+        rows.map((r) => [shown(r.username), r.day, r.operation, String(r.found), String(r.notFound)]),
+      ),
+    );
+}
+
+function asInputError(e: unknown): never {
+  if (e instanceof Error && 'status' in e) throw new InputError(e.message.replace(/^from /, '--from ').replace(/^to /, '--to '));
+  throw e;
 }
