@@ -77,6 +77,8 @@ export interface AdminStore {
    * recorded before the day before it: a key is kept at least 24 hours whatever USAGE_DAYS is.
    */
   prune(beforeDay: string): Promise<number>;
+  /** How many callers have a balance below `below` (unlimited ones are not counted). */
+  countLowCredit(below: number): Promise<number>;
 }
 
 /** The first day of which keys are kept, when audit entries before `beforeDay` go. */

@@ -96,6 +96,11 @@ export class PostgresAdmin implements AdminStore {
     return r.rows.map((u) => ({ username: u.username, day: u.day, operation: u.operation, found: Number(u.found), notFound: Number(u.not_found) }));
   }
 
+  async countLowCredit(below: number): Promise<number> {
+    const r = await this.db.query<{ n: string }>('accounts-low-credit', 'SELECT COUNT(*) AS n FROM accounts WHERE credits IS NOT NULL AND credits < $1', [below]);
+    return Number(r.rows[0].n);
+  }
+
   async prune(beforeDay: string): Promise<number> {
     const a = await this.db.query('audit-prune', 'DELETE FROM audit WHERE at < $1', [beforeDay]);
     const k = await this.db.query('idempotency-prune', 'DELETE FROM idempotency WHERE created_at < $1', [keysKeptFrom(beforeDay)]);

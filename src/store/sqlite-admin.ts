@@ -90,6 +90,10 @@ export class SqliteAdmin implements AdminStore {
     ).map((r) => ({ ...r }));
   }
 
+  async countLowCredit(below: number): Promise<number> {
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM accounts WHERE credits IS NOT NULL AND credits < ?').get(below) as { n: number }).n;
+  }
+
   prune(beforeDay: string): Promise<number> {
     return this.accounts.write(
       () => this.db.prepare('DELETE FROM audit WHERE at < ?').run(beforeDay).changes + this.db.prepare('DELETE FROM idempotency WHERE created_at < ?').run(keysKeptFrom(beforeDay)).changes,

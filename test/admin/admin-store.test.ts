@@ -48,3 +48,18 @@ describe.each(kinds)('%s', (kind) => {
     }
   });
 });
+
+test('reglookup_callers_low_credit: callers below CREDIT_ALERT_BELOW, unlimited ones not counted', async () => {
+  const { startServer } = await import('../helpers/server');
+  const server = await startServer({ CREDIT_ALERT_BELOW: '10' });
+  try {
+    await server.store.addAccount({ username: 'low', credits: 3 });
+    await server.store.addAccount({ username: 'empty', credits: 0 });
+    await server.store.addAccount({ username: 'rich', credits: 10 });
+    await server.store.addAccount({ username: 'unlimited' });
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    expect(text).toMatch(/^reglookup_callers_low_credit 2$/m);
+  } finally {
+    await server.close();
+  }
+});
