@@ -86,7 +86,7 @@ const AUDIT_ENTRY: Schema = {
     id: { type: 'integer' },
     at: { type: 'string', format: 'date-time' },
     actor: { type: 'string', description: "the admin token's name, or cli:<user>" },
-    action: { type: 'string', enum: ['add', 'update', 'credit', 'disable', 'enable', 'remove'] },
+    action: { type: 'string', enum: ['add', 'update', 'credit', 'disable', 'enable', 'remove', 'import'] },
     target: { type: 'string', description: 'the username' },
     before: { description: 'the settings before (null: none)' },
     after: { description: 'the settings after (null: removed)' },

@@ -3,6 +3,7 @@
 
 import type { Command } from 'commander';
 import { today, dayOf } from '../accounts/clock';
+import fs from 'node:fs';
 import os from 'node:os';
 import { AccountAdmin, allowProblem, ManageError, rateProblem, SETTING_BOUNDS } from '../accounts/manage';
 import { generateUsername, usernameProblem } from '../accounts/username';
@@ -10,6 +11,7 @@ import { splitList } from '../net/cidr';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
 import type { VehicleStore } from '../store/store';
 import { usageCsv, usageRange } from '../admin/billing';
+import { exportCallers, importCallers, parseCallers } from '../data/callers';
 import { config, fatal, withStore } from './common';
 
 class InputError extends Error {}
@@ -154,6 +156,47 @@ export function registerUsers(program: Command): void {
   registerChanges(users);
   registerStates(users);
   registerReports(users);
+  registerMoves(users);
+}
+
+/** `users export` and `users import`: callers (settings, credits, allow-lists, usage) from one store to another. */
+function registerMoves(users: Command): void {
+  users
+    .command('export')
+    .argument('[file]', 'write here instead of stdout')
+    .description('every caller (settings, credits, allow-list, enabled) and its usage, as NDJSON for users import')
+    .action(
+      run(async (file: string | undefined) => {
+        const lines: string[] = [];
+        const n = await withStore((s) => exportCallers(s, (l) => lines.push(l)), EXISTING);
+        const text = lines.map((l) => l + '\n').join('');
+        if (file) fs.writeFileSync(file, text);
+        else process.stdout.write(text);
+        process.stderr.write(`exported ${n.callers} caller(s), ${n.usage} usage row(s)\n`);
+      }),
+    );
+  users
+    .command('import')
+    .argument('<file>', 'a file written by users export')
+    .description('add or update the callers of a users export file; usage is added for callers new to this store only')
+    .action(
+      run(async (file: string) => {
+        let text: string;
+        try {
+          text = fs.readFileSync(file, 'utf8');
+        } catch (e) {
+          throw new InputError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+        }
+        let parsed: ReturnType<typeof parseCallers>;
+        try {
+          parsed = parseCallers(text.split('\n'));
+        } catch (e) {
+          throw new InputError((e as Error).message);
+        }
+        const n = await withStore((s) => importCallers(s, parsed, cliActor()));
+        process.stdout.write(`imported ${n.callers} caller(s) (${n.added} new), ${n.usage} usage row(s)\n`);
+      }),
+    );
 }
 
 /** `users add`: a username given or generated. */

@@ -12,6 +12,9 @@ import type { VehicleStore } from '../../src/store/store';
 import { client, startAdmin, TOKENS, type TestAdmin } from '../helpers/admin';
 import { startServeProcess } from '../helpers/process';
 
+// One test starts `reglookup serve` from the sources, and the slowed refusals wait: slow on a busy machine.
+jest.setTimeout(120_000);
+
 let store: VehicleStore;
 let admin: TestAdmin;
 
