@@ -19,6 +19,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'no such username',
   409: 'the username exists',
   422: 'the Idempotency-Key was used for another request',
+  503: 'not available now (the message says why)',
 };
 
 function parameters(route: Route): unknown[] {

@@ -8,7 +8,8 @@ import { today } from '../accounts/clock';
 import { generateUsername } from '../accounts/username';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
 import type { VehicleStore } from '../store/store';
-import { invalid } from './errors';
+import { AdminError, invalid } from './errors';
+import { overviewOf } from './overview';
 import { usageCsv, usageRange } from './billing';
 import type { Schema } from './schema';
 
@@ -189,6 +190,29 @@ export const ROUTES: readonly Route[] = [
   },
   ...userRoutes(),
   ...reportRoutes(),
+  {
+    method: 'GET',
+    path: '/admin/api/overview',
+    operationId: 'overview',
+    summary: "The service's requests by outcome since start and its latency p50/p99, from this process's metrics",
+    ok: {
+      status: 200,
+      description: 'the reading',
+      schema: {
+        type: 'object',
+        properties: {
+          at: { type: 'integer', description: 'ms since the epoch' },
+          requests: { type: 'object', additionalProperties: { type: 'integer' } },
+          latency: { type: 'object', properties: { p50: { type: ['number', 'null'] }, p99: { type: ['number', 'null'] } } },
+        },
+      },
+    },
+    errors: [503],
+    handle: async (req) => {
+      if (!req.ctx.metricsText) throw new AdminError(503, 'METRICS_OFF', 'the service counts nothing with METRICS=off; turn METRICS on for the overview');
+      return { status: 200, body: overviewOf(await req.ctx.metricsText()) };
+    },
+  },
   {
     method: 'GET',
     path: '/admin/api/import',
