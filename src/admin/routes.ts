@@ -210,7 +210,11 @@ export const ROUTES: readonly Route[] = [
     errors: [503],
     handle: async (req) => {
       if (!req.ctx.metricsText) throw new AdminError(503, 'METRICS_OFF', 'the service counts nothing with METRICS=off; turn METRICS on for the overview');
-      return { status: 200, body: overviewOf(await req.ctx.metricsText()) };
+      // With WORKERS > 1 the text is gathered from every worker, which may not all answer (one starting, one stuck).
+      const text = await req.ctx.metricsText().catch((e: unknown) => {
+        throw new AdminError(503, 'METRICS_UNAVAILABLE', `the metrics could not be collected now (${String((e as Error)?.message ?? e).slice(0, 100)}); retry in a few seconds`);
+      });
+      return { status: 200, body: overviewOf(text) };
     },
   },
   {
