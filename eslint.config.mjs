@@ -16,7 +16,7 @@ const LAYERS = [
   ['src/cli.ts'],
   ['src/cli'],
   ['src/app.ts'],
-  ['src/transport', 'src/data'],
+  ['src/transport', 'src/data', 'src/admin'],
   ['src/service'],
   ['src/providers'],
   ['src/accounts', 'src/contract'],

@@ -102,6 +102,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
   await limiter.ready();
   // A store that can stop serving (PostgreSQL unreachable, SQLite's disk full) reports it here: logged once each way, counted.
   store.watch?.(storeWatcher(log, metrics));
+  metrics?.countLowCredit(() => store.admin.countLowCredit(config.creditAlertBelow));
   const usage = new UsageRecorder(store, config.usageDays, log);
   const accounts = new Accounts(store, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
   const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox });

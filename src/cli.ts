@@ -4,6 +4,7 @@
 
 import { Command } from 'commander';
 import { fatal } from './cli/common';
+import { registerAudit } from './cli/audit';
 import { registerData } from './cli/data';
 import { registerMigrate } from './cli/migrate';
 import { registerServe } from './cli/serve';
@@ -15,5 +16,6 @@ program.name('reglookup').description('Vehicle registration lookup service (SOAP
 registerServe(program);
 registerData(program);
 registerUsers(program);
+registerAudit(program);
 registerMigrate(program);
 program.parseAsync(process.argv).catch(fatal);

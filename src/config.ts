@@ -1,6 +1,7 @@
 // Environment -> typed, validated configuration. The only module that reads process.env; a bad
 // value stops start-up with a message naming the variable.
 
+import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { AddressListError, addressSet, splitList, type AddressSet } from './net/cidr';
@@ -66,10 +67,24 @@ export interface Config {
   readonly metrics: boolean;
   /** A separate port serving only /metrics (METRICS_PORT), or null to serve it on PORT. */
   readonly metricsPort: number | null;
+  /** The admin API's own listener (ADMIN_PORT), or null: off. Never PORT. */
+  readonly adminPort: number | null;
+  /** Where the admin listener binds (ADMIN_HOST); HOST by default. */
+  readonly adminHost: string;
+  /** Bearer tokens of the admin API (ADMIN_TOKENS or ADMIN_TOKENS_FILE), each with the name the audit log records. */
+  readonly adminTokens: readonly AdminToken[];
+  /** Callers with fewer credits than this are counted in a gauge, for an alert (CREDIT_ALERT_BELOW). */
+  readonly creditAlertBelow: number;
   /** How long a SIGTERM/SIGINT waits for the requests in flight before cutting them (SHUTDOWN_TIMEOUT_MS). */
   readonly shutdownTimeoutMs: number;
   /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (SHUTDOWN_DRAIN_MS). */
   readonly shutdownDrainMs: number;
+}
+
+/** An admin API token: `name:token` in ADMIN_TOKENS. */
+export interface AdminToken {
+  readonly name: string;
+  readonly token: string;
 }
 
 /** Who may look up: any username (each registered one with its own limits), or only registered ones. */
@@ -289,6 +304,41 @@ function optionalPort(env: Env, name: string): number | null {
   return read(env, name) === undefined ? null : int(env, name, 0, 1, 65535);
 }
 
+const TOKEN_NAME_RE = /^[A-Za-z0-9._-]{1,64}$/;
+const TOKEN_RE = /^[\x21-\x7e]{16,512}$/;
+
+/**
+ * ADMIN_TOKENS (or the file ADMIN_TOKENS_FILE names, for secrets mounted as files): comma-separated
+ * `name:token` pairs. A token is at least 16 printable characters; no value is ever echoed in a message.
+ */
+function adminTokens(env: Env): readonly AdminToken[] {
+  const inline = read(env, 'ADMIN_TOKENS');
+  const file = read(env, 'ADMIN_TOKENS_FILE');
+  if (inline !== undefined && file !== undefined) throw new ConfigError('give ADMIN_TOKENS or ADMIN_TOKENS_FILE, not both');
+  let raw = inline;
+  if (file !== undefined) {
+    try {
+      raw = fs.readFileSync(file, 'utf8').trim();
+    } catch (e) {
+      throw new ConfigError(`ADMIN_TOKENS_FILE '${file}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+  }
+  if (raw === undefined || raw === '') return [];
+  const what = file !== undefined ? 'ADMIN_TOKENS_FILE' : 'ADMIN_TOKENS';
+  const out: AdminToken[] = [];
+  splitList(raw.replace(/\s*\n\s*/g, ',')).forEach((pair, i) => {
+    const colon = pair.indexOf(':');
+    const name = colon < 0 ? '' : pair.slice(0, colon);
+    const token = colon < 0 ? '' : pair.slice(colon + 1);
+    if (!TOKEN_NAME_RE.test(name)) throw new ConfigError(`${what}: entry ${i + 1} must be name:token, the name 1-64 letters, digits, '.', '_' or '-'`);
+    if (!TOKEN_RE.test(token)) throw new ConfigError(`${what}: the token of '${name}' must be 16 to 512 printable characters without spaces`);
+    if (out.some((t) => t.name === name)) throw new ConfigError(`${what}: the name '${name}' is given twice`);
+    if (out.some((t) => t.token === token)) throw new ConfigError(`${what}: two names share one token ('${name}')`);
+    out.push({ name, token });
+  });
+  return out;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const namespace = read(env, 'SERVICE_NAMESPACE') ?? DEFAULT_NAMESPACE;
   if (/["<>&\s]/.test(namespace)) throw new ConfigError(`SERVICE_NAMESPACE must be a URI without quotes, spaces or markup`);
@@ -332,6 +382,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     metrics: bool(env, 'METRICS', true),
     metricsPort: optionalPort(env, 'METRICS_PORT'),
+    adminPort: read(env, 'ADMIN_PORT') === undefined ? null : int(env, 'ADMIN_PORT', 0, 0, 65535),
+    adminHost: host(env, 'ADMIN_HOST', host(env, 'HOST', '0.0.0.0')),
+    adminTokens: adminTokens(env),
+    creditAlertBelow: int(env, 'CREDIT_ALERT_BELOW', 100, 0, 1_000_000_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 600_000),
   };
@@ -339,5 +393,10 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('DATABASE_READ_URL names read replicas of a PostgreSQL DATABASE_URL; DATABASE_URL is not one (leave DATABASE_READ_URL unset with SQLite)');
   }
   if (config.metricsPort !== null && config.metricsPort === config.port) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${config.port}); leave it unset to serve /metrics on PORT`);
+  if (config.adminPort !== null) {
+    if (config.adminPort !== 0 && config.adminPort === config.port) throw new ConfigError(`ADMIN_PORT must differ from PORT (both ${config.port}): the admin API has a listener of its own`);
+    if (config.adminPort === config.metricsPort) throw new ConfigError(`ADMIN_PORT must differ from METRICS_PORT (both ${config.adminPort})`);
+    if (config.adminTokens.length === 0) throw new ConfigError('ADMIN_PORT is set but no admin token is: give ADMIN_TOKENS=name:token (or ADMIN_TOKENS_FILE)');
+  }
   return config;
 }

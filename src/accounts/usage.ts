@@ -2,10 +2,11 @@
 // memory on the request path and written to the store in one transaction every FLUSH_MS (and at
 // shutdown), so a lookup costs no store write for them. Each process (each worker of WORKERS=N)
 // keeps and flushes its own counts; the store adds them up. Records older than the kept days are
-// deleted at most once an hour.
+// deleted at most once an hour, and audit entries with them.
 
 import type { Logger } from '../ops/logger';
 import type { AccountStore, UsageCount } from '../store/accounts';
+import type { AdminStore } from '../store/admin';
 import { StoreUnavailableError } from '../store/store';
 import { dayOf } from './clock';
 
@@ -37,7 +38,8 @@ export class UsageRecorder {
   private failingSince = 0;
 
   constructor(
-    private readonly store: AccountStore,
+    /** With the admin side, whose audit log is pruned with the usage. */
+    private readonly store: AccountStore & { readonly admin?: AdminStore },
     private readonly keepDays: number,
     private readonly logger: Logger,
   ) {
@@ -79,7 +81,9 @@ export class UsageRecorder {
       const now = Date.now();
       if (now - this.lastPrune >= PRUNE_EVERY_MS) {
         this.lastPrune = now;
-        await this.store.pruneUsage(dayOf(now - (this.keepDays - 1) * 86_400_000));
+        const before = dayOf(now - (this.keepDays - 1) * 86_400_000);
+        await this.store.pruneUsage(before);
+        await this.store.admin?.prune(before);
       }
     } catch (e) {
       // Put the counts back to be written with the next batch rather than lose them.

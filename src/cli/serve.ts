@@ -8,6 +8,7 @@ import path from 'node:path';
 import type http from 'node:http';
 import net from 'node:net';
 import type { Command } from 'commander';
+import { createAdminServer } from '../admin/server';
 import { createHttpServer, createService, loadSampleIfEmpty } from '../app';
 import { ConfigError, DEFAULT_DATABASE_URL, type Config } from '../config';
 import { hostSharedLimits } from '../accounts/limiter';
@@ -141,6 +142,14 @@ function drainOnSignals(servers: readonly http.Server[], beginShutdown: () => vo
   process.on('SIGINT', stop);
 }
 
+/** The admin listener (ADMIN_PORT), on `store`; its tokens' names are logged, never the tokens. */
+async function listenAdmin(cfg: Config, store: VehicleStore, logger: Logger, metricsText: (() => Promise<string>) | null): Promise<http.Server> {
+  const server = createAdminServer({ store, tokens: cfg.adminTokens, logger, metricsText });
+  const port = await listen(server, cfg.adminPort as number, cfg.adminHost, 'ADMIN_PORT');
+  logger.info('admin API listening', { url: `http://${cfg.adminHost === '0.0.0.0' ? 'localhost' : cfg.adminHost}:${port}/admin/`, tokens: cfg.adminTokens.map((t) => t.name) });
+  return server;
+}
+
 /** WORKERS > 1: the primary migrates the store (and loads the sample) once, then forks workers that share the port. */
 async function supervise(cfg: Config): Promise<void> {
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
@@ -153,6 +162,9 @@ async function supervise(cfg: Config): Promise<void> {
   const metricsText = cfg.metrics ? clusterMetrics() : null;
   const metricsServer = metricsText && cfg.metricsPort !== null ? createMetricsServer(metricsText, logger) : null;
   if (metricsServer && cfg.metricsPort !== null) await listen(metricsServer, cfg.metricsPort, cfg.host, 'METRICS_PORT');
+  // The admin API is served from here for every worker, on a store of its own.
+  const adminStore = cfg.adminPort !== null ? await openNamedStore(cfg, logger, false) : null;
+  const adminServer = adminStore ? await listenAdmin(cfg, adminStore, logger, metricsText) : null;
 
   let stopping = false;
   let failed = false;
@@ -160,7 +172,10 @@ async function supervise(cfg: Config): Promise<void> {
   const finish = (code: number) => {
     metricsServer?.closeAllConnections();
     metricsServer?.close();
-    process.exit(code);
+    adminServer?.closeAllConnections();
+    adminServer?.close();
+    if (adminStore) void adminStore.close().finally(() => process.exit(code));
+    else process.exit(code);
   };
   for (let i = 0; i < cfg.workers; i++) cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
@@ -227,6 +242,8 @@ async function serve(): Promise<void> {
     await listen(metricsServer, cfg.metricsPort, cfg.host, 'METRICS_PORT');
     servers.push(metricsServer);
   }
+  // The admin API: one listener, in the process that is not a worker (WORKERS > 1: the primary's, supervise).
+  if (cfg.adminPort !== null && cluster.isPrimary) servers.push(await listenAdmin(cfg, store, logger, cfg.metrics ? () => metrics().registry.metrics() : null));
   const port = await listen(server, cfg.port, cfg.host, 'PORT');
   server.on('error', (e) => logger.error('server error', { error: String(e?.message ?? e) }));
   logger.info('listening', { url: `http://${cfg.host === '0.0.0.0' ? 'localhost' : cfg.host}:${port}/api/reg.asmx`, database: redact(cfg.databaseUrl) });

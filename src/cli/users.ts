@@ -3,12 +3,43 @@
 
 import type { Command } from 'commander';
 import { today, dayOf } from '../accounts/clock';
+import fs from 'node:fs';
+import os from 'node:os';
+import { AccountAdmin, allowProblem, ManageError, rateProblem, SETTING_BOUNDS } from '../accounts/manage';
 import { generateUsername, usernameProblem } from '../accounts/username';
-import { addressEntryProblem, splitList } from '../net/cidr';
+import { splitList } from '../net/cidr';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
+import type { VehicleStore } from '../store/store';
+import { usageCsv, usageRange } from '../admin/billing';
+import { exportCallers, importCallers, parseCallers } from '../data/callers';
 import { config, fatal, withStore } from './common';
 
 class InputError extends Error {}
+
+/** Who the audit log names for a change made with `reglookup users`: the machine's user. */
+export function cliActor(): string {
+  let user = 'unknown';
+  try {
+    user = os.userInfo().username;
+  } catch {
+    // No entry for this uid (a container's arbitrary user): 'unknown'.
+  }
+  return `cli:${user}`;
+}
+
+function admin(store: VehicleStore): AccountAdmin {
+  return new AccountAdmin(store, cliActor());
+}
+
+/** A refusal of the shared management logic, as this command's one line. */
+async function managed<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof ManageError) throw new InputError(e.message);
+    throw e;
+  }
+}
 
 /**
  * Every subcommand but `add` reads or changes what is there: a SQLite file that does not exist is
@@ -23,7 +54,7 @@ interface SettingOptions {
   allow?: string;
 }
 
-const MAX_CREDITS = 1_000_000_000_000;
+const MAX_CREDITS = SETTING_BOUNDS.credits.max;
 
 function whole(value: string, what: string, min: number, max: number): number {
   if (!/^\d+$/.test(value)) throw new InputError(`${what} must be a whole number, got '${value}'`);
@@ -36,7 +67,8 @@ function whole(value: string, what: string, min: number, max: number): number {
 function settings(opts: SettingOptions): AccountChanges {
   const out: { -readonly [K in keyof AccountChanges]: AccountChanges[K] } = {};
   if (opts.credits !== undefined) out.credits = opts.credits === 'unlimited' ? null : whole(opts.credits, "--credits (or 'unlimited')", 0, MAX_CREDITS);
-  if (opts.dailyLimit !== undefined) out.dailyLimit = opts.dailyLimit === 'none' ? null : whole(opts.dailyLimit, "--daily-limit (or 'none')", 1, 1_000_000_000);
+  if (opts.dailyLimit !== undefined)
+    out.dailyLimit = opts.dailyLimit === 'none' ? null : whole(opts.dailyLimit, "--daily-limit (or 'none')", SETTING_BOUNDS.dailyLimit.min, SETTING_BOUNDS.dailyLimit.max);
   if (opts.rate !== undefined) {
     const r = opts.rate;
     if (r === 'default') out.rate = null;
@@ -44,7 +76,8 @@ function settings(opts: SettingOptions): AccountChanges {
     else {
       if (!/^\d+(\.\d+)?$/.test(r)) throw new InputError(`--rate must be lookups per second (e.g. 5 or 0.5), 'none' or 'default', got '${r}'`);
       const n = Number(r);
-      if (n !== 0 && (n < 0.001 || n > 1_000_000)) throw new InputError(`--rate must be 0 (none) or between 0.001 and 1000000, got ${r}`);
+      const problem = rateProblem(n);
+      if (problem) throw new InputError(`--rate ${problem}`);
       out.rate = n;
     }
   }
@@ -53,11 +86,8 @@ function settings(opts: SettingOptions): AccountChanges {
     else {
       const list = splitList(opts.allow);
       if (list.length === 0) throw new InputError("--allow needs a comma-separated list of addresses or CIDRs, or 'any'");
-      if (list.length > 100) throw new InputError('--allow takes at most 100 entries');
-      for (const item of list) {
-        const problem = addressEntryProblem(item);
-        if (problem) throw new InputError(`--allow: ${problem}`);
-      }
+      const problem = allowProblem(list);
+      if (problem) throw new InputError(`--allow: ${problem}`);
       out.allow = list;
     }
   }
@@ -126,6 +156,47 @@ export function registerUsers(program: Command): void {
   registerChanges(users);
   registerStates(users);
   registerReports(users);
+  registerMoves(users);
+}
+
+/** `users export` and `users import`: callers (settings, credits, allow-lists, usage) from one store to another. */
+function registerMoves(users: Command): void {
+  users
+    .command('export')
+    .argument('[file]', 'write here instead of stdout')
+    .description('every caller (settings, credits, allow-list, enabled) and its usage, as NDJSON for users import')
+    .action(
+      run(async (file: string | undefined) => {
+        const lines: string[] = [];
+        const n = await withStore((s) => exportCallers(s, (l) => lines.push(l)), EXISTING);
+        const text = lines.map((l) => l + '\n').join('');
+        if (file) fs.writeFileSync(file, text);
+        else process.stdout.write(text);
+        process.stderr.write(`exported ${n.callers} caller(s), ${n.usage} usage row(s)\n`);
+      }),
+    );
+  users
+    .command('import')
+    .argument('<file>', 'a file written by users export')
+    .description('add or update the callers of a users export file; usage is added for callers new to this store only')
+    .action(
+      run(async (file: string) => {
+        let text: string;
+        try {
+          text = fs.readFileSync(file, 'utf8');
+        } catch (e) {
+          throw new InputError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+        }
+        let parsed: ReturnType<typeof parseCallers>;
+        try {
+          parsed = parseCallers(text.split('\n'));
+        } catch (e) {
+          throw new InputError((e as Error).message);
+        }
+        const n = await withStore((s) => importCallers(s, parsed, cliActor()));
+        process.stdout.write(`imported ${n.callers} caller(s) (${n.added} new), ${n.usage} usage row(s)\n`);
+      }),
+    );
 }
 
 /** `users add`: a username given or generated. */
@@ -141,14 +212,15 @@ function registerAdd(users: Command): void {
         const username = opts.generate ? generateUsername() : (name as string);
         checkName(username);
         const changes = settings(opts);
-        const added = await withStore((s) => s.addAccount({ username, ...changes }));
-        if (!added) throw new InputError(`username ${shown(username)} exists; change it with 'reglookup users set'`);
+        const a = await withStore(async (s) => {
+          if (await s.getAccount(username)) throw new InputError(`username ${shown(username)} exists; change it with 'reglookup users set'`);
+          return managed(admin(s).add({ username, ...changes }));
+        });
         if (opts.generate) {
           process.stdout.write(`${username}\n`);
           process.stderr.write(`added a generated username; give it to the caller over a private channel\n`);
         } else {
-          const a = await withStore((s) => s.getAccount(username));
-          process.stdout.write(`added ${shown(username)} (${summary(a as Account)})\n`);
+          process.stdout.write(`added ${shown(username)} (${summary(a)})\n`);
         }
       }),
     );
@@ -163,8 +235,7 @@ function registerChanges(users: Command): void {
       run(async (name: string, opts: SettingOptions) => {
         const changes = settings(opts);
         if (Object.keys(changes).length === 0) throw new InputError('nothing to set: give --credits, --daily-limit, --rate or --allow');
-        const a = await withStore((s) => s.updateAccount(name, changes, today()), EXISTING);
-        if (!a) noSuch(name);
+        const a = await withStore((s) => s.getAccount(name).then((b) => (b ? managed(admin(s).update(name, changes)) : noSuch(name))), EXISTING);
         process.stdout.write(`saved ${shown(name)} (${summary(a)})\n`);
       }),
     );
@@ -177,9 +248,12 @@ function registerChanges(users: Command): void {
     .action(
       run(async (name: string, n: string) => {
         if (!/^-?\d+$/.test(n) || Math.abs(Number(n)) > MAX_CREDITS) throw new InputError(`credits must be a whole number (negative to take away), at most ${MAX_CREDITS} either way, got '${n}'`);
-        const result = await withStore((s) => s.addCredits(name, Number(n)), EXISTING);
-        if (result === 'unknown') noSuch(name);
-        if (result === 'unlimited') throw new InputError(`${shown(name)} has unlimited credits; give it a balance with 'reglookup users set ${shown(name)} --credits N'`);
+        const result = await withStore(async (s) => {
+          const a = await s.getAccount(name);
+          if (!a) noSuch(name);
+          if (a.credits === null) throw new InputError(`${shown(name)} has unlimited credits; give it a balance with 'reglookup users set ${shown(name)} --credits N'`);
+          return managed(admin(s).credit(name, Number(n)));
+        }, EXISTING);
         process.stdout.write(`${shown(name)}: ${result.balance} credit(s) left\n`);
       }),
     );
@@ -197,7 +271,7 @@ function registerStates(users: Command): void {
       .description(enabled ? 'let a disabled username make lookups again' : 'refuse every lookup by a username, keeping its settings and usage')
       .action(
         run(async (name: string) => {
-          if (!(await withStore((s) => s.setEnabled(name, enabled), EXISTING))) noSuch(name);
+          await withStore((s) => s.getAccount(name).then((a) => (a ? admin(s).setEnabled(name, enabled) : noSuch(name))), EXISTING);
           process.stdout.write(`${command}d ${shown(name)}\n`);
         }),
       );
@@ -209,7 +283,7 @@ function registerStates(users: Command): void {
     .description('remove a username and its usage records')
     .action(
       run(async (name: string) => {
-        if (!(await withStore((s) => s.removeAccount(name), EXISTING))) noSuch(name);
+        await withStore((s) => s.getAccount(name).then((a) => (a ? admin(s).remove(name) : noSuch(name))), EXISTING);
         process.stdout.write(`removed ${shown(name)}\n`);
       }),
     );
@@ -239,32 +313,70 @@ function registerReports(users: Command): void {
 
   users
     .command('usage')
-    .argument('<username>')
+    .argument('[username]', 'the username (or --all)')
     .option('--days <d>', 'days to show, today included', '30')
+    .option('--all', 'every caller, over --from .. --to (for an invoice run)')
+    .option('--from <day>', 'with --all: the first UTC day, YYYY-MM-DD')
+    .option('--to <day>', 'with --all: the last UTC day, YYYY-MM-DD (included)')
+    .option('--csv', 'with --all: CSV (username,day,operation,found,not_found)')
     .option('--json', 'one JSON array')
     .description('lookups per UTC day and operation, found and not found')
-    .action(
-      run(async (name: string, opts: { days: string; json?: boolean }) => {
-        const days = whole(opts.days, '--days', 1, 36_500);
-        const from = dayOf(Date.now() - (days - 1) * 86_400_000);
-        const rows = await withStore(async (s) => {
-          if (!(await s.getAccount(name))) noSuch(name);
-          return s.usage(name, from);
-        }, EXISTING);
-        if (opts.json) {
-          process.stdout.write(
-            JSON.stringify(
-              rows.map((r) => ({ day: r.day, operation: r.operation, found: r.found, notFound: r.notFound })),
-              null,
-              2,
-            ) + '\n',
-          );
-          return;
-        }
-        const total = rows.reduce((t, r) => [t[0] + r.found, t[1] + r.notFound], [0, 0]);
-        process.stdout.write(
-          table(['DAY', 'OPERATION', 'FOUND', 'NOT FOUND'], [...rows.map((r) => [r.day, r.operation, String(r.found), String(r.notFound)]), ['total', '', String(total[0]), String(total[1])]]),
-        );
-      }),
+    .action(run(usageCommand));
+}
+
+interface UsageOptions {
+  days: string;
+  all?: boolean;
+  from?: string;
+  to?: string;
+  csv?: boolean;
+  json?: boolean;
+}
+
+async function usageCommand(name: string | undefined, opts: UsageOptions): Promise<void> {
+  if (opts.all) return usageOfAll(name, opts);
+  if (name === undefined) throw new InputError('give a username, or --all --from DAY --to DAY for every caller');
+  if (opts.from !== undefined || opts.to !== undefined || opts.csv) throw new InputError('--from, --to and --csv go with --all; for one username use --days');
+  const days = whole(opts.days, '--days', 1, 36_500);
+  const from = dayOf(Date.now() - (days - 1) * 86_400_000);
+  const rows = await withStore(async (s) => {
+    if (!(await s.getAccount(name))) noSuch(name);
+    return s.usage(name, from);
+  }, EXISTING);
+  if (opts.json) {
+    process.stdout.write(
+      JSON.stringify(
+        rows.map((r) => ({ day: r.day, operation: r.operation, found: r.found, notFound: r.notFound })),
+        null,
+        2,
+      ) + '\n',
     );
+    return;
+  }
+  const total = rows.reduce((t, r) => [t[0] + r.found, t[1] + r.notFound], [0, 0]);
+  process.stdout.write(
+    table(['DAY', 'OPERATION', 'FOUND', 'NOT FOUND'], [...rows.map((r) => [r.day, r.operation, String(r.found), String(r.notFound)]), ['total', '', String(total[0]), String(total[1])]]),
+  );
+}
+
+/** `users usage --all --from --to [--csv|--json]`: what the admin API's GET /admin/api/usage gives. */
+async function usageOfAll(name: string | undefined, opts: UsageOptions): Promise<void> {
+  if (name !== undefined) throw new InputError('give a username or --all, not both');
+  if (opts.from === undefined || opts.to === undefined) throw new InputError('--all needs --from and --to (UTC days, YYYY-MM-DD)');
+  if (opts.csv && opts.json) throw new InputError('give --csv or --json, not both');
+  const { rows } = await withStore((s) => usageRange(s, opts.from as string, opts.to as string).catch(asInputError), EXISTING);
+  if (opts.csv) process.stdout.write(usageCsv(rows));
+  else if (opts.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+  else
+    process.stdout.write(
+      table(
+        ['USERNAME', 'DAY', 'OPERATION', 'FOUND', 'NOT FOUND'],
+        rows.map((r) => [shown(r.username), r.day, r.operation, String(r.found), String(r.notFound)]),
+      ),
+    );
+}
+
+function asInputError(e: unknown): never {
+  if (e instanceof Error && 'status' in e) throw new InputError(e.message.replace(/^from /, '--from ').replace(/^to /, '--to '));
+  throw e;
 }

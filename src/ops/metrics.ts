@@ -40,6 +40,8 @@ export interface Metrics {
   storeUp(up: boolean): void;
   /** Store calls refused because the store could not be reached. */
   storeUnavailable(calls: number): void;
+  /** Where reglookup_callers_low_credit is counted from at each scrape (the store's accounts). */
+  countLowCredit(count: () => Promise<number>): void;
 }
 
 /**
@@ -160,6 +162,21 @@ function build(): Metrics {
     help: 'Store calls refused because the store could not be reached (each answered SERVICE_UNAVAILABLE): lookups, and /readyz probes and usage writes',
     registers: [registry],
   });
+  let lowCredit: (() => Promise<number>) | null = null;
+  let lastLow = 0;
+  new client.Gauge({
+    name: 'reglookup_callers_low_credit',
+    help: 'Callers with a balance below CREDIT_ALERT_BELOW (unlimited ones are not counted), for an alert; counted at each scrape',
+    registers: [registry],
+    // Every worker counts the same store.
+    aggregator: 'max',
+    async collect() {
+      if (!lowCredit) return;
+      // A store that cannot answer keeps the last count; reglookup_store_up says why.
+      lastLow = await lowCredit().catch(() => lastLow);
+      this.set(lastLow);
+    },
+  });
   new client.Gauge({ name: 'reglookup_build_info', help: 'The running release (always 1)', labelNames: ['version'], registers: [registry], aggregator: 'first' }).set({ version: VERSION }, 1);
 
   return {
@@ -182,6 +199,9 @@ function build(): Metrics {
     },
     storeUnavailable(calls) {
       storeUnavailable.inc(calls);
+    },
+    countLowCredit(count) {
+      lowCredit = count;
     },
   };
 }

@@ -44,8 +44,11 @@ export type ChargeResult =
   /** Nothing was changed: no such account, disabled, no credit left, or the daily limit reached. */
   | { readonly ok: false; readonly reason: 'unknown' | 'disabled' | 'credits' | 'daily' };
 
+/** The most credits an account may hold: a top-up that would pass it is refused ('bound'). */
+export const CREDITS_BOUND = 1_000_000_000_000;
+
 /** What adding credits did: the new balance, or why nothing was changed. */
-export type CreditResult = { readonly balance: number } | 'unknown' | 'unlimited';
+export type CreditResult = { readonly balance: number } | 'unknown' | 'unlimited' | 'bound';
 
 /** Lookups of one username on one UTC day for one operation. */
 export interface UsageCount {
@@ -85,7 +88,8 @@ export interface AccountStore {
   /**
    * Adds `delta` credits (a negative delta subtracts, and the balance stops at 0) in one atomic step
    * that concurrent charges cannot lose: balance = max(0, balance + delta). 'unlimited' (no change)
-   * for an account with unlimited credits; 'unknown' for no such account.
+   * for an account with unlimited credits; 'unknown' for no such account; 'bound' (no change) when
+   * the balance would pass CREDITS_BOUND.
    */
   addCredits(username: string, delta: number): Promise<CreditResult>;
 

@@ -6,7 +6,18 @@
 // processes' statements queue on the row lock and each reads the row as the one before left it.
 
 import type pg from 'pg';
-import { ACCOUNT_DEFAULTS, type Account, type AccountChanges, type AccountInput, type AccountStore, type AccountSummary, type ChargeResult, type CreditResult, type UsageCount } from './accounts';
+import {
+  ACCOUNT_DEFAULTS,
+  CREDITS_BOUND,
+  type Account,
+  type AccountChanges,
+  type AccountInput,
+  type AccountStore,
+  type AccountSummary,
+  type ChargeResult,
+  type CreditResult,
+  type UsageCount,
+} from './accounts';
 
 /** What the accounts side needs of the store: a pooled query, and one transaction on one connection. */
 export interface PgRunner {
@@ -14,7 +25,7 @@ export interface PgRunner {
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
 }
 
-interface Row {
+export interface Row {
   username: string;
   credits: string | null;
   daily_limit: number | null;
@@ -25,9 +36,9 @@ interface Row {
   day_count: number;
 }
 
-const COLUMNS = 'username, credits, daily_limit, rate, allow, enabled, day, day_count';
+export const COLUMNS = 'username, credits, daily_limit, rate, allow, enabled, day, day_count';
 
-function toAccount(r: Row): Account {
+export function toAccount(r: Row): Account {
   return {
     username: r.username,
     // BIGINT arrives as text (it may exceed 2^53 in principle; balances never do).
@@ -112,12 +123,14 @@ export class PostgresAccounts implements AccountStore {
   }
 
   async addCredits(username: string, delta: number): Promise<CreditResult> {
-    const r = await this.db.query<{ credits: string }>('account-add-credits', 'UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 AND credits IS NOT NULL RETURNING credits', [
-      username,
-      delta,
-    ]);
+    const r = await this.db.query<{ credits: string }>(
+      'account-add-credits',
+      'UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 AND credits IS NOT NULL AND credits + $2 <= $3 RETURNING credits',
+      [username, delta, CREDITS_BOUND],
+    );
     if (r.rows[0]) return { balance: Number(r.rows[0].credits) };
-    return (await this.getAccount(username)) ? 'unlimited' : 'unknown';
+    const now = await this.getAccount(username);
+    return !now ? 'unknown' : now.credits === null ? 'unlimited' : 'bound';
   }
 
   async setEnabled(username: string, enabled: boolean): Promise<boolean> {

@@ -16,7 +16,8 @@ import pg from 'pg';
 import { migrate, type Migration, type MigrationReport, type MigrationTarget } from './migrations/runner';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import type { AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
-import { PostgresAccounts } from './postgres-accounts';
+import { PostgresAdmin } from './postgres-admin';
+import { PostgresAccounts, type PgRunner } from './postgres-accounts';
 import { PostgresImport } from './postgres-import';
 import { Replicas, type ReplicaProbe } from './postgres-replicas';
 import { StoreUnavailableError, type Account, type FoundRecord, type ImportBatch, type ImportOptions, type RecordKey, type StoredRecord, type StoreWatcher, type VehicleStore } from './store';
@@ -110,7 +111,10 @@ export class PostgresStore implements VehicleStore {
   /** Counts this process's writes to records, so that a read overlapping one is not cached. */
   private generation = 0;
   private pending: { key: RecordKey; resolve: (f: FoundRecord | null) => void; reject: (e: unknown) => void }[] | null = null;
-  private readonly accounts = new PostgresAccounts({ query: (name, text, values) => this.query(name, text, values), transaction: (fn) => this.transaction(fn) });
+  private readonly runner: PgRunner = { query: (name, text, values) => this.query(name, text, values), transaction: (fn) => this.transaction(fn) };
+  private readonly accounts = new PostgresAccounts(this.runner);
+  /** Pages of callers, keyed top-ups, the audit log, billing: postgres-admin.ts. */
+  readonly admin = new PostgresAdmin(this.runner);
   /** Whether the server is known to be unreachable: set by a call that found it so, cleared by the next that succeeds. */
   private down = false;
   private downSince = 0;

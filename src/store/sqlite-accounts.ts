@@ -13,9 +13,20 @@
 
 import type Database from 'better-sqlite3';
 import { withWriteLock } from './sqlite-lock';
-import { ACCOUNT_DEFAULTS, type Account, type AccountChanges, type AccountInput, type AccountStore, type AccountSummary, type ChargeResult, type CreditResult, type UsageCount } from './accounts';
+import {
+  ACCOUNT_DEFAULTS,
+  CREDITS_BOUND,
+  type Account,
+  type AccountChanges,
+  type AccountInput,
+  type AccountStore,
+  type AccountSummary,
+  type ChargeResult,
+  type CreditResult,
+  type UsageCount,
+} from './accounts';
 
-interface Row {
+export interface Row {
   username: string;
   credits: number | null;
   daily_limit: number | null;
@@ -33,9 +44,9 @@ export interface WriteHooks {
   failed(e: unknown): void;
 }
 
-const COLUMNS = 'username, credits, daily_limit, rate, allow, enabled, day, day_count';
+export const COLUMNS = 'username, credits, daily_limit, rate, allow, enabled, day, day_count';
 
-function toAccount(r: Row): Account {
+export function toAccount(r: Row): Account {
   return {
     username: r.username,
     credits: r.credits,
@@ -108,7 +119,7 @@ export class SqliteAccounts implements AccountStore {
   }
 
   /** One write (a statement or a transaction), once the write lock is free, its failure reported. */
-  private async write<T>(fn: () => T): Promise<T> {
+  async write<T>(fn: () => T): Promise<T> {
     try {
       const done = await withWriteLock(() => {
         this.hooks.beforeWrite();
@@ -154,12 +165,18 @@ export class SqliteAccounts implements AccountStore {
     );
   }
 
-  async addCredits(username: string, delta: number): Promise<CreditResult> {
-    const [row] = await this.write(
-      () => this.db.prepare('UPDATE accounts SET credits = MAX(0, credits + ?) WHERE username = ? AND credits IS NOT NULL RETURNING credits').all(delta, username) as { credits: number }[],
-    );
+  addCredits(username: string, delta: number): Promise<CreditResult> {
+    return this.write(() => this.creditNow(username, delta));
+  }
+
+  /** addCredits without the write lock: for a caller already inside a write (sqlite-admin.ts). */
+  creditNow(username: string, delta: number): CreditResult {
+    const [row] = this.db
+      .prepare('UPDATE accounts SET credits = MAX(0, credits + @delta) WHERE username = @username AND credits IS NOT NULL AND credits + @delta <= @bound RETURNING credits')
+      .all({ delta, username, bound: CREDITS_BOUND }) as { credits: number }[];
     if (row) return { balance: row.credits };
-    return this.getStmt.get(username) ? 'unlimited' : 'unknown';
+    const now = this.getStmt.get(username);
+    return !now ? 'unknown' : now.credits === null ? 'unlimited' : 'bound';
   }
 
   setEnabled(username: string, enabled: boolean): Promise<boolean> {

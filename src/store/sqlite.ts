@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Account, AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
+import { SqliteAdmin } from './sqlite-admin';
 import { SqliteAccounts } from './sqlite-accounts';
 import { migrateSqlite } from './migrations/sqlite';
 import { withWriteLock } from './sqlite-lock';
@@ -24,6 +25,8 @@ export class SqliteStore implements VehicleStore {
   private readonly getStmt: Database.Statement<[string, string, string], FoundRecord>;
   private readonly putStmt: Database.Statement<[string, string, string, string]>;
   private readonly accounts: SqliteAccounts;
+  /** Pages of callers, keyed top-ups, the audit log, billing: sqlite-admin.ts. */
+  readonly admin: SqliteAdmin;
   private readonly deleteStmt: Database.Statement<[string, string, string]>;
   private importing = false;
   private readonly beginStmt: Database.Statement<[]>;
@@ -67,6 +70,7 @@ export class SqliteStore implements VehicleStore {
     );
     this.db.pragma('busy_timeout = 0');
     this.accounts = new SqliteAccounts(this.db, { beforeWrite: () => this.endSharedRead(), written: () => this.writesAgain(), failed: (e) => this.writeFailed(e) }, file);
+    this.admin = new SqliteAdmin(this.db, this.accounts);
     this.deleteStmt = this.db.prepare('DELETE FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.beginStmt = this.db.prepare('BEGIN');
     this.commitStmt = this.db.prepare('COMMIT');

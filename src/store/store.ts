@@ -3,6 +3,7 @@
 // (callers, credits, daily counts, usage) is its own interface, AccountStore, in accounts.ts.
 
 import type { AccountStore } from './accounts';
+import type { AdminStore } from './admin';
 
 export type { Account } from './accounts';
 
@@ -82,6 +83,8 @@ export interface ImportBatch {
 export type Progress = (done: number, total: number) => void;
 
 export interface VehicleStore extends AccountStore {
+  /** What the admin API and `reglookup users` need beyond the accounts: admin.ts. */
+  readonly admin: AdminStore;
   /** The record with that key, or null when there is none. */
   get(key: RecordKey): Promise<FoundRecord | null>;
   /** Counts every record: a full pass over the key index, for tools and tests, not the request path. */

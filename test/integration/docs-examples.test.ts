@@ -4,6 +4,8 @@
 //  - HTTP examples (blocks of curl commands) run with the real curl against a server on the bundled
 //    sample data, each expected to answer 200, or the status the example's own comment shows
 //    (`#   HTTP/1.1 404 Not Found`);
+//  - the admin API's examples (curl to localhost:9090 with $ADMIN_TOKEN) run in order against an
+//    admin listener on the same store, each expected to answer 200 or the status its comment shows;
 //  - the `reglookup users` walk-through runs line by line, in order, on a store of its own, each
 //    line expected to exit 0.
 
@@ -14,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runCli } from '../helpers/cli';
 import { startServer, type TestServer } from '../helpers/server';
+import { startAdmin, TOKENS } from '../helpers/admin';
 
 jest.setTimeout(120_000);
 
@@ -84,11 +87,14 @@ function notRunReason(block: Block): string | undefined {
   return NOT_RUN[first] ?? NOT_RUN_PATTERNS.find(([re]) => re.test(first))?.[1];
 }
 
-const httpBlocks = BLOCKS.filter((b) => commands(b.body).every((c) => isComment(c) || isCurl(c)) && commands(b.body).some(isCurl));
+const isAdmin = (b: Block) => b.body.includes('localhost:9090');
+const curlBlocks = BLOCKS.filter((b) => commands(b.body).every((c) => isComment(c) || isCurl(c)) && commands(b.body).some(isCurl));
+const httpBlocks = curlBlocks.filter((b) => !isAdmin(b));
+const adminBlocks = curlBlocks.filter(isAdmin);
 const usersBlocks = BLOCKS.filter((b) => commands(b.body).every((c) => isComment(c) || isUsers(c)) && commands(b.body).some(isUsers));
 
 test('every shell example is run here or says why not', () => {
-  const unaccounted = BLOCKS.filter((b) => !httpBlocks.includes(b) && !usersBlocks.includes(b) && notRunReason(b) === undefined).map((b) => `${b.where}: ${commands(b.body)[0]}`);
+  const unaccounted = BLOCKS.filter((b) => !curlBlocks.includes(b) && !usersBlocks.includes(b) && notRunReason(b) === undefined).map((b) => `${b.where}: ${commands(b.body)[0]}`);
   expect(unaccounted).toEqual([]);
   expect(httpBlocks.length).toBeGreaterThanOrEqual(6);
   expect(usersBlocks.length).toBeGreaterThanOrEqual(1);
@@ -104,19 +110,40 @@ describe('HTTP examples', () => {
   it.each(httpBlocks.map((b) => [b.where, b] as const))('%s', async (_where, block) => {
     const base = new URL(srv.url).origin;
     const cmds = commands(block.body);
-    const expected: number[] = [];
-    cmds.forEach((c, i) => {
-      if (!isCurl(c)) return;
-      const shown = cmds.slice(i + 1).find((n) => !isCurl(n) && /^#\s+HTTP\/1\.1 (\d{3})/.test(n));
-      const next = cmds.slice(i + 1).findIndex(isCurl);
-      const shownAt = shown ? cmds.indexOf(shown, i + 1) : -1;
-      expected.push(shown && (next === -1 || shownAt < i + 1 + next) ? Number(/HTTP\/1\.1 (\d{3})/.exec(shown)![1]) : 200);
-    });
     const script = ['curl() { command curl -sS --max-time 20 -o /dev/null -w "%{http_code}\\n" "$@"; }', block.body.replace(/http:\/\/localhost:8080/g, base)].join('\n');
     // Asynchronously: the server answers from this very process.
     const r = await promisify(execFile)('sh', ['-c', script], { encoding: 'utf8', timeout: 60_000 });
     expect(r.stderr).toBe('');
-    expect(r.stdout.trim().split('\n').map(Number)).toEqual(expected);
+    expect(r.stdout.trim().split('\n').map(Number)).toEqual(expectedStatuses(cmds));
+  });
+});
+
+/** For each curl command: 200, or the status its following comment shows (`#   HTTP/1.1 404 Not Found`). */
+function expectedStatuses(cmds: readonly string[]): number[] {
+  const expected: number[] = [];
+  cmds.forEach((c, i) => {
+    if (!isCurl(c)) return;
+    const shown = cmds.slice(i + 1).find((n) => !isCurl(n) && /^#\s+HTTP\/1\.1 (\d{3})/.test(n));
+    const next = cmds.slice(i + 1).findIndex(isCurl);
+    const shownAt = shown ? cmds.indexOf(shown, i + 1) : -1;
+    expected.push(shown && (next === -1 || shownAt < i + 1 + next) ? Number(/HTTP\/1\.1 (\d{3})/.exec(shown)![1]) : 200);
+  });
+  return expected;
+}
+
+describe('admin API examples', () => {
+  it.each(adminBlocks.map((b) => [b.where, b] as const))('%s runs in order against an admin listener', async (_where, block) => {
+    const srv = await startServer();
+    const admin = await startAdmin(srv.store, { metricsText: async () => '' });
+    try {
+      const script = ['curl() { command curl -sS --max-time 20 -o /dev/null -w "%{http_code}\\n" "$@"; }', block.body.replace(/http:\/\/localhost:9090/g, admin.url)].join('\n');
+      const r = await promisify(execFile)('sh', ['-c', script], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ADMIN_TOKEN: TOKENS[0].token } });
+      expect(r.stderr).toBe('');
+      expect(r.stdout.trim().split('\n').map(Number)).toEqual(expectedStatuses(commands(block.body)));
+    } finally {
+      await admin.close();
+      await srv.close();
+    }
   });
 });
 

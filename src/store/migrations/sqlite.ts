@@ -99,6 +99,32 @@ DELETE FROM meta WHERE key = 'prepared_version';
 `,
     dropColumns: [['records', 'prepared']],
   },
+  {
+    version: 5,
+    name: 'audit log and idempotency keys of credit top-ups',
+    sql: `
+-- Every change an operator makes to a caller (admin API, reglookup users): who, when, what, before
+-- and after (JSON). Pruned with usage, after USAGE_DAYS.
+CREATE TABLE IF NOT EXISTS audit (
+  id     INTEGER PRIMARY KEY AUTOINCREMENT,
+  at     TEXT NOT NULL,
+  actor  TEXT NOT NULL,
+  action TEXT NOT NULL,
+  target TEXT NOT NULL,
+  before TEXT,
+  after  TEXT
+);
+CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
+-- A credit top-up's Idempotency-Key: the request it was used for (fingerprint) and its result.
+CREATE TABLE IF NOT EXISTS idempotency (
+  key         TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  result      TEXT NOT NULL,
+  created_at  TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);
+`,
+  },
 ];
 
 function columnsOf(db: Database.Database, table: string): Set<string> {

@@ -1,0 +1,194 @@
+// The admin listener (ADMIN_PORT): its own http.Server, never the public port. Every request meets,
+// in order: the security headers; the token (401 for anything without a valid one, whatever the
+// path: nothing is said about what exists), with failures from one address slowed (gate.ts); then the
+// console's static files, the OpenAPI document, or a route of the table (routes.ts), whose query and
+// body are checked against the route's own schemas. Errors are the JSON API's {"code","message"}.
+// The access line names the token's name, never the token, and the path without its query.
+
+import http from 'node:http';
+import type { AdminToken } from '../config';
+import type { Logger } from '../ops/logger';
+import { StoreUnavailableError } from '../store/store';
+import type { VehicleStore } from '../store/store';
+import { AdminError, adminErrorOf, invalid } from './errors';
+import { FailureGate, TokenCheck } from './gate';
+import { openApiDocument, OPENAPI_PATH } from './openapi';
+import { ROUTES, type Reply, type Route } from './routes';
+import { check } from './schema';
+import { consoleFiles, serveStatic, type StaticFile } from './static';
+
+export interface AdminOptions {
+  readonly store: VehicleStore;
+  readonly tokens: readonly AdminToken[];
+  readonly logger: Logger;
+  /** This process's metrics as Prometheus text, for the console's overview; null: METRICS=off. */
+  readonly metricsText: (() => Promise<string>) | null;
+}
+
+const MAX_BODY = 65_536;
+
+/** Sent with every answer: no framing, no sniffing, no inline script, nothing kept by caches. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  'Cache-Control': 'no-store',
+};
+
+interface Compiled {
+  readonly route: Route;
+  readonly re: RegExp;
+}
+
+function compile(routes: readonly Route[]): Compiled[] {
+  return routes.map((route) => ({ route, re: new RegExp(`^${route.path.replace(/\{name\}/g, '([^/]+)')}$`) }));
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = body === undefined ? '' : JSON.stringify(body);
+  res.writeHead(status, { ...headers, ...(text ? { 'Content-Type': 'application/json; charset=utf-8' } : {}), 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendError(res: http.ServerResponse, e: AdminError): void {
+  sendJson(res, e.status, { code: e.code, message: e.message }, { 'X-Error-Code': e.code, ...e.headers });
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        reject(new AdminError(413, 'BODY_TOO_LARGE', `the body is larger than ${MAX_BODY} bytes`));
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+async function bodyOf(req: http.IncomingMessage, route: Route): Promise<unknown> {
+  if (!route.body) return undefined;
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'application/json') throw new AdminError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send the body as JSON, with Content-Type: application/json');
+  const text = await readBody(req);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new AdminError(400, 'MALFORMED_JSON', 'the body is not valid JSON');
+  }
+  const problem = check(route.body, body);
+  if (problem) throw invalid(problem);
+  return body;
+}
+
+function queryOf(search: URLSearchParams, route: Route): Record<string, string | number | undefined> {
+  const out: Record<string, string | number | undefined> = {};
+  const declared = route.query ?? {};
+  for (const name of search.keys()) {
+    if (!(name in declared)) throw invalid(`${name} is not a query parameter of this path${Object.keys(declared).length ? ` (parameters: ${Object.keys(declared).join(', ')})` : ''}`);
+    if (search.getAll(name).length > 1) throw invalid(`${name} is given more than once`);
+  }
+  for (const [name, p] of Object.entries(declared)) {
+    const raw = search.get(name);
+    if (raw === null || raw === '') {
+      if (p.required) throw invalid(`${name} is required`);
+      continue;
+    }
+    if (p.schema.type === 'integer' && !/^-?\d{1,15}$/.test(raw)) throw invalid(`${name} must be a whole number, got ${JSON.stringify(raw.slice(0, 40))}`);
+    const value = p.schema.type === 'integer' ? Number(raw) : raw;
+    const problem = check(p.schema, value, name);
+    if (problem) throw invalid(problem);
+    out[name] = value;
+  }
+  return out;
+}
+
+function decodeName(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw invalid('the username in the path is not valid percent-encoded UTF-8');
+  }
+}
+
+export function createAdminServer(opts: AdminOptions): http.Server {
+  const tokens = new TokenCheck(opts.tokens);
+  const gate = new FailureGate();
+  const compiled = compile(ROUTES);
+  const statics: ReadonlyMap<string, StaticFile> = consoleFiles();
+  const ctx = { store: opts.store, metricsText: opts.metricsText };
+
+  async function serve(req: http.IncomingMessage, res: http.ServerResponse, url: URL, actor: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    const file = statics.get(url.pathname);
+    if (file && (method === 'GET' || method === 'HEAD')) return serveStatic(req, res, file);
+    if (url.pathname === OPENAPI_PATH && method === 'GET') return sendJson(res, 200, openApiDocument());
+    const matches = compiled.filter((c) => c.re.test(url.pathname));
+    const hit = matches.find((c) => c.route.method === method);
+    if (!hit) {
+      if (matches.length === 0) throw new AdminError(404, 'NOT_FOUND', `nothing is at ${url.pathname.slice(0, 100)}; the API is described at ${OPENAPI_PATH}`);
+      throw new AdminError(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${matches.map((m) => m.route.method).join(', ')}`, { Allow: matches.map((m) => m.route.method).join(', ') });
+    }
+    const m = hit.re.exec(url.pathname) as RegExpExecArray;
+    const params: Record<string, string> = m[1] !== undefined ? { name: decodeName(m[1]) } : {};
+    const query = queryOf(url.searchParams, hit.route);
+    const body = await bodyOf(req, hit.route);
+    const reply: Reply = await hit.route.handle({ ctx, params, query, body, headers: req.headers, actor });
+    if (reply.text !== undefined) {
+      res.writeHead(reply.status, { 'Content-Type': reply.contentType ?? 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(reply.text) });
+      res.end(reply.text);
+    } else sendJson(res, reply.status, reply.body);
+  }
+
+  return http.createServer((req, res) => {
+    const start = performance.now();
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
+    const client = req.socket.remoteAddress ?? '';
+    let actor: string | null = null;
+    res.on('finish', () => {
+      opts.logger.info('admin request', {
+        client,
+        method: req.method,
+        path: (req.url ?? '').split('?')[0].slice(0, 200),
+        status: res.statusCode,
+        actor: actor ?? undefined,
+        ms: Math.round(performance.now() - start),
+      });
+    });
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://admin.invalid');
+    } catch {
+      return sendError(res, invalid('the request target is not a valid path'));
+    }
+    // The console's own files carry nothing secret (they are in the package): the page that asks for the token loads without one.
+    const file = statics.get(url.pathname);
+    actor = file ? 'console' : tokens.who(req.headers.authorization);
+    if (actor === null) return refuse(res, gate.failed(client));
+    if (!file) gate.succeeded(client);
+    serve(req, res, url, actor).catch((e: unknown) => {
+      const known = adminErrorOf(e);
+      if (known) return sendError(res, known);
+      if (e instanceof StoreUnavailableError) return sendError(res, new AdminError(503, 'SERVICE_UNAVAILABLE', 'the store cannot be reached; retry in a few seconds'));
+      opts.logger.error('admin request failed', { error: String((e as Error)?.stack ?? e) });
+      sendError(res, new AdminError(500, 'INTERNAL_ERROR', 'internal error; the request was logged'));
+    });
+  });
+}
+
+const UNAUTHORIZED = 'a valid admin token is required: Authorization: Bearer <token>';
+
+function refuse(res: http.ServerResponse, waitMs: number): void {
+  const headers: Record<string, string> = { 'WWW-Authenticate': 'Bearer realm="reglookup-admin"' };
+  if (waitMs > 0) headers['Retry-After'] = String(Math.ceil(waitMs / 1000));
+  const send = () => sendError(res, new AdminError(401, 'UNAUTHORIZED', UNAUTHORIZED, headers));
+  if (waitMs > 0) setTimeout(send, waitMs).unref();
+  else send();
+}

@@ -1,0 +1,164 @@
+// The admin API (issue 27), against a real store: every path of the issue's table, as a billing
+// system or an operator's script calls it; errors as {"code","message"}; the audit log naming the
+// token that made each change. Expectations are the issue's and docs/administration.md's.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openStore } from '../../src/store/open';
+import type { VehicleStore } from '../../src/store/store';
+import { client, startAdmin, TOKENS, type TestAdmin } from '../helpers/admin';
+
+let dir: string;
+let store: VehicleStore;
+let admin: TestAdmin;
+let ops: ReturnType<typeof client>;
+let billing: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-admin-'));
+  store = openStore(`sqlite:${path.join(dir, 'store.db')}`);
+  admin = await startAdmin(store);
+  ops = client(admin.url, TOKENS[0].token);
+  billing = client(admin.url, TOKENS[1].token);
+});
+afterAll(async () => {
+  await admin.close();
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('add, read, change, disable, enable and remove a caller', async () => {
+  const added = await ops('POST', '/admin/api/users', { username: 'acme', credits: 100, dailyLimit: 50, allow: ['10.0.0.0/8'] });
+  expect(added.status).toBe(201);
+  expect(added.json).toEqual({ username: 'acme', enabled: true, credits: 100, dailyLimit: 50, rate: null, allow: ['10.0.0.0/8'] });
+  expect((await ops('POST', '/admin/api/users', { username: 'acme' })).status).toBe(409);
+
+  const got = await ops('GET', '/admin/api/users/acme');
+  expect(got.status).toBe(200);
+  expect(got.json.credits).toBe(100);
+
+  const changed = await ops('PATCH', '/admin/api/users/acme', { rate: 2.5, dailyLimit: null });
+  expect(changed.status).toBe(200);
+  expect(changed.json).toMatchObject({ rate: 2.5, dailyLimit: null, credits: 100 });
+
+  expect((await ops('POST', '/admin/api/users/acme/disable')).json.enabled).toBe(false);
+  expect((await store.getAccount('acme'))?.enabled).toBe(false);
+  expect((await ops('POST', '/admin/api/users/acme/enable')).json.enabled).toBe(true);
+
+  expect((await ops('DELETE', '/admin/api/users/acme')).status).toBe(204);
+  const gone = await ops('GET', '/admin/api/users/acme');
+  expect(gone.status).toBe(404);
+  expect(gone.json).toEqual({ code: 'NOT_FOUND', message: expect.stringContaining('acme') });
+});
+
+test('a generated username is 128 random bits, and given only once', async () => {
+  const a = await ops('POST', '/admin/api/users', { generate: true, credits: 5 });
+  expect(a.status).toBe(201);
+  expect(a.json.username).toMatch(/^[0-9a-f]{32}$/);
+  const b = await ops('POST', '/admin/api/users', { generate: true });
+  expect(b.json.username).not.toBe(a.json.username);
+  expect((await ops('POST', '/admin/api/users', { generate: true, username: 'x' })).status).toBe(400);
+});
+
+test('bad input: each refused with a specific message naming the field', async () => {
+  await ops('POST', '/admin/api/users', { username: 'strict', credits: 1 });
+  const cases: [string, string, unknown, RegExp][] = [
+    ['POST', '/admin/api/users', { username: 'a', credits: -1 }, /credits must be at least 0/],
+    ['POST', '/admin/api/users', { username: 'a', credits: 'ten' }, /credits must be a whole number or null/],
+    ['POST', '/admin/api/users', { username: 'a', colour: 'red' }, /colour is not a field/],
+    ['POST', '/admin/api/users', { username: ' padded' }, /cannot start or end with spaces/],
+    ['PATCH', '/admin/api/users/strict', { allow: ['not-an-address'] }, /allow/],
+    ['PATCH', '/admin/api/users/strict', { rate: 0.0001 }, /rate must be 0 \(none\) or between/],
+    ['PATCH', '/admin/api/users/strict', {}, /nothing to change/],
+    ['POST', '/admin/api/users/strict/credits', { amount: 1.5 }, /amount must be a whole number/],
+  ];
+  for (const [method, p, body, message] of cases) {
+    const r = await ops(method, p, body, { 'Idempotency-Key': 'key-for-bad-input-1' });
+    expect([r.status, r.json?.code]).toEqual([400, 'INVALID_INPUT']);
+    expect(r.json.message).toMatch(message);
+  }
+  const notJson = await ops('POST', '/admin/api/users', '{"username":', {});
+  expect([notJson.status, notJson.json.code]).toEqual([400, 'MALFORMED_JSON']);
+  const wrongType = await ops('POST', '/admin/api/users', 'username=x', { 'Content-Type': 'application/x-www-form-urlencoded' });
+  expect([wrongType.status, wrongType.json.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+  const unknownQuery = await ops('GET', '/admin/api/users?colour=red');
+  expect([unknownQuery.status, unknownQuery.json.message]).toEqual([400, expect.stringContaining('colour')]);
+  const method = await ops('PUT', '/admin/api/users/strict', { credits: 1 });
+  expect(method.status).toBe(405);
+  expect(method.headers.get('allow')).toBe('GET, PATCH, DELETE');
+  const nothing = await ops('GET', '/admin/api/nothing-here');
+  expect([nothing.status, nothing.json.code]).toEqual([404, 'NOT_FOUND']);
+});
+
+test('list: paged by opaque cursors, searched in any case, every caller once', async () => {
+  for (let i = 0; i < 23; i++) await ops('POST', '/admin/api/users', { username: `page-${String(i).padStart(2, '0')}`, credits: i });
+  await ops('POST', '/admin/api/users', { username: 'Other-PAGE-x' });
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const r = await ops('GET', `/admin/api/users?search=page&limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    expect(r.status).toBe(200);
+    seen.push(...(r.json.users as { username: string }[]).map((u) => u.username));
+    cursor = r.json.next as string | null;
+    pages++;
+  } while (cursor !== null && pages < 10);
+  expect(pages).toBe(3);
+  expect(seen).toHaveLength(24);
+  expect(new Set(seen).size).toBe(24);
+  expect(seen).toContain('Other-PAGE-x');
+  expect((await ops('GET', '/admin/api/users?cursor=not-a-cursor')).status).toBe(400);
+  expect((await ops('GET', '/admin/api/users?limit=0')).status).toBe(400);
+});
+
+test('credits: a top-up applied once per Idempotency-Key; a reused key with another body refused', async () => {
+  await ops('POST', '/admin/api/users', { username: 'payer', credits: 10 });
+  const key = { 'Idempotency-Key': '6f1c2a9e-0d5b-4f2e-9a51-4a2b7f0c1d11' };
+  const first = await billing('POST', '/admin/api/users/payer/credits', { amount: 25 }, key);
+  expect([first.status, first.json]).toEqual([200, { username: 'payer', balance: 35, replayed: false }]);
+  const retry = await billing('POST', '/admin/api/users/payer/credits', { amount: 25 }, key);
+  expect([retry.status, retry.json]).toEqual([200, { username: 'payer', balance: 35, replayed: true }]);
+  expect((await store.getAccount('payer'))?.credits).toBe(35);
+  const other = await billing('POST', '/admin/api/users/payer/credits', { amount: 26 }, key);
+  expect([other.status, other.json.code]).toEqual([422, 'IDEMPOTENCY_KEY_REUSED']);
+  const noKey = await billing('POST', '/admin/api/users/payer/credits', { amount: 1 });
+  expect([noKey.status, noKey.json.message]).toEqual([400, expect.stringContaining('Idempotency-Key')]);
+  // Taking credits stops at zero; a balance above the store's bound is refused and nothing changes.
+  const take = await billing('POST', '/admin/api/users/payer/credits', { amount: -1000 }, { 'Idempotency-Key': 'take-all-of-it-1' });
+  expect(take.json.balance).toBe(0);
+  const over = await billing('POST', '/admin/api/users/payer/credits', { amount: 1_000_000_000_000 }, { 'Idempotency-Key': 'too-much-at-once' });
+  expect(over.json.balance).toBe(1_000_000_000_000);
+  const past = await billing('POST', '/admin/api/users/payer/credits', { amount: 1 }, { 'Idempotency-Key': 'one-past-the-bound' });
+  expect([past.status, past.json.code]).toEqual([400, 'INVALID_INPUT']);
+  expect((await store.getAccount('payer'))?.credits).toBe(1_000_000_000_000);
+  const unknown = await billing('POST', '/admin/api/users/nobody/credits', { amount: 1 }, { 'Idempotency-Key': 'for-nobody-here' });
+  expect(unknown.status).toBe(404);
+});
+
+test('usage a day by operation, and the audit log names the token that made each change', async () => {
+  await ops('POST', '/admin/api/users', { username: 'audited', credits: 3 });
+  await store.addUsage([{ username: 'audited', day: new Date().toISOString().slice(0, 10), operation: 'Check', found: 4, notFound: 1 }]);
+  const usage = await ops('GET', '/admin/api/users/audited/usage?days=7');
+  expect(usage.status).toBe(200);
+  expect(usage.json.usage).toEqual([{ day: new Date().toISOString().slice(0, 10), operation: 'Check', found: 4, notFound: 1 }]);
+  expect((await ops('GET', '/admin/api/users/nobody/usage')).status).toBe(404);
+
+  await billing('POST', '/admin/api/users/audited/credits', { amount: 7 }, { 'Idempotency-Key': 'audited-top-up-1' });
+  await ops('PATCH', '/admin/api/users/audited', { dailyLimit: 9 });
+  const audit = await ops('GET', '/admin/api/audit?limit=3');
+  expect(audit.status).toBe(200);
+  const [update, credit, add] = audit.json.entries as { actor: string; action: string; target: string; before: unknown; after: unknown; at: string }[];
+  expect(update).toMatchObject({ actor: 'ops', action: 'update', target: 'audited', before: { dailyLimit: null }, after: { dailyLimit: 9 } });
+  expect(credit).toMatchObject({ actor: 'billing', action: 'credit', target: 'audited', before: { credits: 3 }, after: { credits: 10, amount: 7 } });
+  expect(add).toMatchObject({ actor: 'ops', action: 'add', target: 'audited', before: null });
+  expect(Date.parse(update.at)).toBeGreaterThan(Date.now() - 60_000);
+  const older = await ops('GET', `/admin/api/audit?limit=3&cursor=${audit.json.next as string}`);
+  expect(older.json.entries).toHaveLength(3);
+  expect(older.json.entries[0].id).toBeLessThan(audit.json.entries[2].id);
+});
+
+test('import status says what the store holds', async () => {
+  const r = await ops('GET', '/admin/api/import');
+  expect(r.json).toEqual({ state: 'empty' });
+});

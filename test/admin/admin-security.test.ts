@@ -1,0 +1,139 @@
+// The admin listener's security (issue 27, 7): nothing without a valid token, and a refusal says
+// nothing about what exists; repeated failures from one address are slowed; every answer carries
+// the anti-framing, nosniff and strict CSP headers; tokens appear in no log line and no metric.
+// And its configuration: off unless ADMIN_PORT is set, never on PORT, never without a token.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config';
+import { openStore } from '../../src/store/open';
+import type { VehicleStore } from '../../src/store/store';
+import { client, startAdmin, TOKENS, type TestAdmin } from '../helpers/admin';
+import { startServeProcess } from '../helpers/process';
+
+// One test starts `reglookup serve` from the sources, and the slowed refusals wait: slow on a busy machine.
+jest.setTimeout(120_000);
+
+let store: VehicleStore;
+let admin: TestAdmin;
+
+beforeAll(async () => {
+  store = openStore('sqlite::memory:');
+  admin = await startAdmin(store);
+});
+afterAll(async () => {
+  await admin.close();
+  await store.close();
+});
+
+describe('configuration', () => {
+  test('off by default; ADMIN_PORT needs a token and a port of its own', () => {
+    expect(loadConfig({}).adminPort).toBeNull();
+    expect(() => loadConfig({ PORT: '8080', ADMIN_PORT: '8080', ADMIN_TOKENS: 'ops:0123456789abcdef' })).toThrow(/ADMIN_PORT must differ from PORT/);
+    expect(() => loadConfig({ ADMIN_PORT: '9091' })).toThrow(/no admin token/);
+    expect(() => loadConfig({ ADMIN_PORT: '9091', ADMIN_TOKENS: 'ops:short' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ADMIN_PORT: '9091', ADMIN_TOKENS: 'ops:short' })).not.toThrow(/short/);
+    const c = loadConfig({ ADMIN_PORT: '9091', ADMIN_TOKENS: 'ops:0123456789abcdef, billing:fedcba9876543210' });
+    expect(c.adminTokens.map((t) => t.name)).toEqual(['ops', 'billing']);
+  });
+
+  test('ADMIN_TOKENS_FILE: the pairs from a file, one a line or comma-separated; not both ways at once', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-tokens-'));
+    const file = path.join(dir, 'tokens');
+    fs.writeFileSync(file, 'ops:0123456789abcdef\nnew-ops:aaaaaaaaaaaaaaaaaaaa\n');
+    try {
+      expect(loadConfig({ ADMIN_PORT: '9091', ADMIN_TOKENS_FILE: file }).adminTokens.map((t) => t.name)).toEqual(['ops', 'new-ops']);
+      expect(() => loadConfig({ ADMIN_TOKENS_FILE: file, ADMIN_TOKENS: 'a:0123456789abcdef' })).toThrow(/not both/);
+      expect(() => loadConfig({ ADMIN_TOKENS_FILE: path.join(dir, 'absent') })).toThrow(/cannot be read/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+test('without a valid token: 401 whatever the path, the same answer for what exists and what does not', async () => {
+  const refusals = [
+    [null, '/admin/api/users'],
+    [null, '/admin/api/users/somebody'],
+    [null, '/admin/api/no-such-thing'],
+    [null, '/admin/openapi.json'],
+    [null, '/'],
+    ['wrong-token-0123456789abcdef', '/admin/api/users'],
+    [`${TOKENS[0].token}x`, '/admin/api/users'],
+    [TOKENS[0].token.slice(0, -1), '/admin/api/users'],
+  ] as const;
+  const bodies = new Set<string>();
+  for (const [token, p] of refusals) {
+    const r = await client(admin.url, token)('GET', p);
+    expect(r.status).toBe(401);
+    expect(r.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    bodies.add(r.text);
+  }
+  // A token sent another way (Basic, a query parameter) is no token.
+  const basic = await fetch(`${admin.url}/admin/api/users`, { headers: { Authorization: `Basic ${Buffer.from(`ops:${TOKENS[0].token}`).toString('base64')}` } });
+  expect(basic.status).toBe(401);
+  bodies.add(await basic.text());
+  expect((await fetch(`${admin.url}/admin/api/users?token=${TOKENS[0].token}`)).status).toBe(401);
+  expect(bodies.size).toBe(1);
+  expect(JSON.parse([...bodies][0])).toEqual({ code: 'UNAUTHORIZED', message: expect.stringContaining('Bearer') });
+  // A write without a token changes nothing.
+  expect((await client(admin.url, null)('POST', '/admin/api/users', { username: 'sneaky' })).status).toBe(401);
+  expect(await store.getAccount('sneaky')).toBeNull();
+  // Each configured token works: they can be rotated.
+  for (const t of TOKENS) expect((await client(admin.url, t.token)('GET', '/admin/api/users')).status).toBe(200);
+});
+
+test('every answer carries X-Frame-Options, frame-ancestors, nosniff and a CSP without inline script', async () => {
+  for (const token of [null, TOKENS[0].token]) {
+    const r = await client(admin.url, token)('GET', '/admin/api/users');
+    expect(r.headers.get('x-frame-options')).toBe('DENY');
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    const csp = r.headers.get('content-security-policy') ?? '';
+    expect(csp).toMatch(/frame-ancestors 'none'/);
+    expect(csp).toMatch(/script-src 'self'(;|$)/);
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
+    expect(r.headers.get('set-cookie')).toBeNull();
+  }
+});
+
+test('repeated failures from one address are slowed (Retry-After), and a success clears them', async () => {
+  const own = await startAdmin(store);
+  try {
+    const wrong = client(own.url, 'wrong-token-0123456789abcdef');
+    for (let i = 0; i < 5; i++) expect((await wrong('GET', '/admin/api/users')).headers.get('retry-after')).toBeNull();
+    const slowed = await wrong('GET', '/admin/api/users');
+    expect(slowed.status).toBe(401);
+    expect(Number(slowed.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await client(own.url, TOKENS[0].token)('GET', '/admin/api/users')).status).toBe(200);
+    expect((await wrong('GET', '/admin/api/users')).headers.get('retry-after')).toBeNull();
+  } finally {
+    await own.close();
+  }
+});
+
+test('reglookup serve with ADMIN_PORT: tokens appear in no log line and no metric', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-admin-log-'));
+  const token = 'secret-token-9f8e7d6c5b4a3921';
+  const served = await startServeProcess({ DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`, ADMIN_PORT: '0', ADMIN_TOKENS: `ops:${token}`, LOG_LEVEL: 'debug' });
+  try {
+    const m = /"message":"admin API listening"[^\n]*"url":"(http:\/\/[^"]+)\/admin\/"|"url":"(http:\/\/[^"]+)\/admin\/"[^\n]*"message":"admin API listening"/.exec(served.output());
+    expect(m).not.toBeNull();
+    const url = (m as RegExpExecArray)[1] ?? (m as RegExpExecArray)[2];
+    expect(url).not.toBe(served.base);
+    const ops = client(url, token);
+    expect((await ops('POST', '/admin/api/users', { username: 'logged', credits: 1 })).status).toBe(201);
+    await client(url, `${token}-wrong`)('GET', '/admin/api/users');
+    await fetch(`${url}/admin/api/users?token=${token}`);
+    // The public port knows nothing of the admin API.
+    expect((await fetch(`${served.base}/admin/api/users`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(404);
+    const metricsText = await (await fetch(`${served.base}/metrics`)).text();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(served.output()).toMatch(/"actor":"ops"/);
+    expect(served.output()).not.toContain(token);
+    expect(metricsText).not.toContain(token);
+  } finally {
+    await served.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,65 @@
+// The admin side of the store (src/store/admin.ts), on SQLite and PostgreSQL: audit entries pruned
+// with usage after USAGE_DAYS; an Idempotency-Key kept at least 24 hours whatever USAGE_DAYS is.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openStore } from '../../src/store/open';
+import { postgresAvailable, testSchema, type TestSchema } from '../helpers/postgres';
+
+const kinds = ['sqlite', ...(postgresAvailable() ? ['postgres'] : [])];
+
+describe.each(kinds)('%s', (kind) => {
+  let dir: string | null = null;
+  let schema: TestSchema | null = null;
+  afterAll(async () => {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    await schema?.drop();
+  });
+
+  test('audit pruned before the day given; a key from yesterday evening still replays after a prune of today', async () => {
+    let url: string;
+    if (kind === 'sqlite') {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-admin-store-'));
+      url = `sqlite:${path.join(dir, 'store.db')}`;
+    } else {
+      schema = testSchema();
+      url = schema.url;
+    }
+    const store = openStore(url);
+    try {
+      await store.addAccount({ username: 'kept', credits: 0 });
+      const entry = (at: string) => ({ at, actor: 'ops', action: 'update', target: 'kept', before: { credits: 0 }, after: { credits: 1 } });
+      await store.admin.addAudit(entry('2026-05-01T23:59:59.000Z'));
+      await store.admin.addAudit(entry('2026-05-02T00:00:00.000Z'));
+      // USAGE_DAYS=1 on 2026-05-02: usage (and audit) before 2026-05-02 goes.
+      const key = { username: 'kept', delta: 5, key: 'evening-top-up', fingerprint: 'f1', actor: 'billing', at: '2026-05-01T22:00:00.000Z' };
+      expect(await store.admin.creditOnce(key)).toEqual({ result: { balance: 5 }, replayed: false });
+      await store.admin.prune('2026-05-02');
+      const left = await store.admin.audit(0, 10);
+      expect(left.map((e) => e.at)).toEqual(['2026-05-02T00:00:00.000Z']);
+      expect(await store.admin.creditOnce(key)).toEqual({ result: { balance: 5 }, replayed: true });
+      expect(await store.admin.creditOnce({ ...key, fingerprint: 'f2' })).toBe('conflict');
+      // Two days on, the key is gone: a new top-up with it applies.
+      await store.admin.prune('2026-05-03');
+      expect(await store.admin.creditOnce(key)).toEqual({ result: { balance: 10 }, replayed: false });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+test('reglookup_callers_low_credit: callers below CREDIT_ALERT_BELOW, unlimited ones not counted', async () => {
+  const { startServer } = await import('../helpers/server');
+  const server = await startServer({ CREDIT_ALERT_BELOW: '10' });
+  try {
+    await server.store.addAccount({ username: 'low', credits: 3 });
+    await server.store.addAccount({ username: 'empty', credits: 0 });
+    await server.store.addAccount({ username: 'rich', credits: 10 });
+    await server.store.addAccount({ username: 'unlimited' });
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    expect(text).toMatch(/^reglookup_callers_low_credit 2$/m);
+  } finally {
+    await server.close();
+  }
+});

@@ -1,0 +1,66 @@
+// Moving house (issue 27, 8): `reglookup users export` then `users import` carries every caller's
+// settings, credits, allow-list, enabled flag and usage from SQLite to PostgreSQL (or to another
+// SQLite file where no PostgreSQL server is there); importing the file again counts no usage twice.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openStore } from '../../src/store/open';
+import { runCli } from '../helpers/cli';
+import { postgresAvailable, testSchema, type TestSchema } from '../helpers/postgres';
+
+// Each command is a process started from the sources: slow on a busy machine.
+jest.setTimeout(180_000);
+
+let dir: string;
+let schema: TestSchema | null = null;
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-move-'));
+});
+afterAll(async () => {
+  fs.rmSync(dir, { recursive: true, force: true });
+  await schema?.drop();
+});
+
+test('SQLite -> the other store: callers and usage arrive whole; a second import adds no usage', async () => {
+  const from = `sqlite:${path.join(dir, 'old.db')}`;
+  const old = openStore(from);
+  await old.addAccount({ username: 'acme', credits: 42, dailyLimit: 100, rate: 0.5, allow: ['10.0.0.0/8', '2001:db8::/32'], enabled: false });
+  await old.addAccount({ username: 'free' });
+  await old.addUsage([
+    { username: 'acme', day: '2026-01-02', operation: 'Check', found: 7, notFound: 2 },
+    { username: 'free', day: '2026-01-03', operation: 'CheckUSA', found: 1, notFound: 0 },
+  ]);
+  await old.close();
+  const file = path.join(dir, 'callers.ndjson');
+  const exported = runCli(['users', 'export', file], { DATABASE_URL: from });
+  expect(exported).toMatchObject({ status: 0, stderr: 'exported 2 caller(s), 2 usage row(s)\n' });
+
+  if (postgresAvailable()) schema = testSchema();
+  const to = schema ? schema.url : `sqlite:${path.join(dir, 'new.db')}`;
+  expect(runCli(['users', 'import', file], { DATABASE_URL: to })).toMatchObject({ status: 0, stdout: 'imported 2 caller(s) (2 new), 2 usage row(s)\n' });
+  expect(runCli(['users', 'import', file], { DATABASE_URL: to })).toMatchObject({ status: 0, stdout: 'imported 2 caller(s) (0 new), 0 usage row(s)\n' });
+  const moved = openStore(to);
+  try {
+    expect(await moved.getAccount('acme')).toEqual({ username: 'acme', credits: 42, dailyLimit: 100, rate: 0.5, allow: ['10.0.0.0/8', '2001:db8::/32'], enabled: false });
+    expect(await moved.getAccount('free')).toEqual({ username: 'free', credits: null, dailyLimit: null, rate: null, allow: [], enabled: true });
+    expect(await moved.usage('acme', '2026-01-01')).toEqual([{ username: 'acme', day: '2026-01-02', operation: 'Check', found: 7, notFound: 2 }]);
+    expect(await moved.usage('free', '2026-01-01')).toEqual([{ username: 'free', day: '2026-01-03', operation: 'CheckUSA', found: 1, notFound: 0 }]);
+  } finally {
+    await moved.close();
+  }
+});
+
+test('a bad line: every problem named with its line, nothing imported', () => {
+  const file = path.join(dir, 'bad.ndjson');
+  fs.writeFileSync(
+    file,
+    '{"caller":{"username":"ok","credits":1,"dailyLimit":null,"rate":null,"allow":[],"enabled":true}}\n{"caller":{"username":"neg","credits":-1,"dailyLimit":null,"rate":null,"allow":[],"enabled":true}}\nnot json\n',
+  );
+  const to = `sqlite:${path.join(dir, 'bad.db')}`;
+  const r = runCli(['users', 'import', file], { DATABASE_URL: to });
+  expect(r.status).toBe(1);
+  expect(r.stderr).toMatch(/line 2: caller\.credits/);
+  expect(r.stderr).toMatch(/line 3: not JSON/);
+  expect(fs.existsSync(path.join(dir, 'bad.db'))).toBe(false);
+});
