@@ -86,15 +86,27 @@ export function mapRdwVehicle(row: RdwRow): Json {
  * fields in the record, so that an import can join them on as text (data/rdw.ts).
  */
 export function mapRdwFuel(rows: readonly RdwRow[]): Json {
-  const sorted = [...rows].sort((a, b) => (rdwWhole(a, 'brandstof_volgnummer') ?? 0) - (rdwWhole(b, 'brandstof_volgnummer') ?? 0));
+  const sorted = rows.length < 2 ? rows : [...rows].sort((a, b) => (rdwWhole(a, 'brandstof_volgnummer') ?? 0) - (rdwWhole(b, 'brandstof_volgnummer') ?? 0));
   const out: Json = {};
-  const fuels = sorted.map((r) => rdwText(r, 'brandstof_omschrijving')).filter((f): f is string => f !== undefined);
-  if (fuels.length > 0) out.FuelType = composite(null, fuels.join('/'));
-  const co2 = sorted.map((r) => rdwWhole(r, 'co2_uitstoot_gecombineerd') ?? rdwWhole(r, 'emissie_co2_gecombineerd_wltp')).find((v) => v !== undefined);
+  // The first value a row holds, in fuel-number order (a bulk import maps millions: no arrays made per field).
+  const first = <T>(get: (r: RdwRow) => T | undefined): T | undefined => {
+    for (const r of sorted) {
+      const v = get(r);
+      if (v !== undefined) return v;
+    }
+    return undefined;
+  };
+  let fuels = '';
+  for (const r of sorted) {
+    const f = rdwText(r, 'brandstof_omschrijving');
+    if (f !== undefined) fuels = fuels === '' ? f : `${fuels}/${f}`;
+  }
+  if (fuels !== '') out.FuelType = composite(null, fuels);
+  const co2 = first((r) => rdwWhole(r, 'co2_uitstoot_gecombineerd') ?? rdwWhole(r, 'emissie_co2_gecombineerd_wltp'));
   if (co2 !== undefined) out.Co2Emissions = co2;
-  const emission = sorted.map((r) => rdwText(r, 'uitlaatemissieniveau') ?? rdwText(r, 'emissiecode_omschrijving')).find((v) => v !== undefined);
+  const emission = first((r) => rdwText(r, 'uitlaatemissieniveau') ?? rdwText(r, 'emissiecode_omschrijving'));
   if (emission !== undefined) out.EmissionStandard = emission;
-  const power = sorted.map((r) => rdwText(r, 'nettomaximumvermogen')).find((v) => v !== undefined);
+  const power = first((r) => rdwText(r, 'nettomaximumvermogen'));
   if (power !== undefined) out.PowerKw = power;
   out.rdwFuel = sorted;
   return out;
