@@ -190,3 +190,17 @@ describe('the command line', () => {
     expect([b.status, b.stderr.trim()]).toEqual([1, "reglookup: --format must be ndjson or rdw, not 'xml'"]);
   });
 });
+
+test('LF line ends and no line break after the last row (a quoted field last): the same records', async () => {
+  const text = `${API_HEADER}\n${ROWS.join('\n').replace('"sedan\r\nlang"', '"sedan\nlang"')}`.replace(/open wagen$/, '"open wagen"');
+  const report = await importStream(store, Readable.from([text]), { format: 'rdw' });
+  expect([report.imported, report.invalid]).toEqual([3, 0]);
+  expect((await get(store, 'WX12AB'))?.BodyStyle).toEqual({ CurrentValue: null, CurrentTextValue: 'open wagen' });
+  expect((await get(store, 'AB123C'))?.BodyStyle).toEqual({ CurrentValue: null, CurrentTextValue: 'sedan\nlang' });
+});
+
+test('--dry-run: says what it would add, writes nothing', async () => {
+  const report = await importStream(store, Readable.from([csv(PORTAL_HEADER)]), { format: 'rdw', dryRun: true });
+  expect([report.committed, report.dryRun?.added]).toEqual([false, 3]);
+  expect(await store.count()).toBe(0);
+});
