@@ -79,6 +79,24 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (SHUTDOWN_DRAIN_MS). */
   readonly shutdownDrainMs: number;
+  /** The DVSA MOT History API (DVSA_*), or null when its credentials are not set (docs/upstream-rdw-dvsa.md). */
+  readonly dvsa: DvsaSettings | null;
+  /** RDW Open Data (RDW_URL, RDW_APP_TOKEN). */
+  readonly rdw: RdwSettings;
+}
+
+export interface DvsaSettings {
+  readonly url: string;
+  readonly tokenUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly scope: string;
+  readonly apiKey: string;
+}
+
+export interface RdwSettings {
+  readonly url: string;
+  readonly appToken: string | null;
 }
 
 /** An admin API token: `name:token` in ADMIN_TOKENS. */
@@ -339,6 +357,78 @@ function adminTokens(env: Env): readonly AdminToken[] {
   return out;
 }
 
+/**
+ * An upstream's base URL: https://, or http:// to a loopback address only (a test's local server);
+ * a plain http:// elsewhere would send an API key in the clear.
+ */
+function upstreamUrl(env: Env, name: string, dflt: string): string {
+  const raw = read(env, name) ?? dflt;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute https:// URL, got '${raw}'`);
+  }
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  const loopback = host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback))
+    throw new ConfigError(`${name} must be an https:// URL (plain http:// only to a loopback address such as 127.0.0.1), got '${u.protocol}//${u.host}'`);
+  if (u.username !== '' || u.password !== '') throw new ConfigError(`${name} must not carry a user or password; give credentials in their own variables`);
+  return raw.replace(/\/+$/, '');
+}
+
+/**
+ * A secret from NAME, or from the file NAME_FILE names (Docker secrets), trimmed; null when neither
+ * is set. Messages name the variable, never the value.
+ */
+function secret(env: Env, name: string): string | null {
+  const direct = read(env, name);
+  const file = read(env, `${name}_FILE`);
+  if (direct !== undefined && file !== undefined) throw new ConfigError(`${name} and ${name}_FILE are both set; give one`);
+  if (direct !== undefined) return direct;
+  if (file === undefined) return null;
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new ConfigError(`${name}_FILE names ${file}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (text === '') throw new ConfigError(`${name}_FILE names ${file}, which is empty`);
+  return text;
+}
+
+/** The token endpoint DVSA publishes for the MOT History API (Microsoft Entra ID, DVSA's tenant). */
+const DVSA_TOKEN_URL = 'https://login.microsoftonline.com/a455b827-244f-4c97-b5b4-ce5d13b4d00c/oauth2/v2.0/token';
+
+/** DVSA_*: null when none of its credentials is set; all three or a message naming the missing ones. */
+function dvsaSettings(env: Env): DvsaSettings | null {
+  const url = upstreamUrl(env, 'DVSA_URL', 'https://history.mot.api.gov.uk');
+  const scope = read(env, 'DVSA_SCOPE') ?? 'https://tapi.dvsa.gov.uk/.default';
+  const tokenUrl = upstreamUrl(env, 'DVSA_TOKEN_URL', DVSA_TOKEN_URL);
+  const given = {
+    DVSA_CLIENT_ID: read(env, 'DVSA_CLIENT_ID') ?? null,
+    DVSA_CLIENT_SECRET: secret(env, 'DVSA_CLIENT_SECRET'),
+    DVSA_API_KEY: secret(env, 'DVSA_API_KEY'),
+  };
+  const missing = Object.entries(given)
+    .filter(([, v]) => v === null)
+    .map(([k]) => k);
+  if (missing.length === 3) return null;
+  if (missing.length > 0) throw new ConfigError(`DVSA is partly configured: set ${missing.join(', ')} too (secrets may come from *_FILE), or none of them`);
+  return {
+    url,
+    tokenUrl,
+    clientId: given.DVSA_CLIENT_ID as string,
+    clientSecret: given.DVSA_CLIENT_SECRET as string,
+    scope,
+    apiKey: given.DVSA_API_KEY as string,
+  };
+}
+
+function rdwSettings(env: Env): RdwSettings {
+  return { url: upstreamUrl(env, 'RDW_URL', 'https://opendata.rdw.nl'), appToken: secret(env, 'RDW_APP_TOKEN') };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const namespace = read(env, 'SERVICE_NAMESPACE') ?? DEFAULT_NAMESPACE;
   if (/["<>&\s]/.test(namespace)) throw new ConfigError(`SERVICE_NAMESPACE must be a URI without quotes, spaces or markup`);
@@ -388,6 +478,8 @@ export function loadConfig(env: Env = process.env): Config {
     creditAlertBelow: int(env, 'CREDIT_ALERT_BELOW', 100, 0, 1_000_000_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 600_000),
+    dvsa: dvsaSettings(env),
+    rdw: rdwSettings(env),
   };
   if (config.databaseReadUrls.length > 0 && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     throw new ConfigError('DATABASE_READ_URL names read replicas of a PostgreSQL DATABASE_URL; DATABASE_URL is not one (leave DATABASE_READ_URL unset with SQLite)');

@@ -7,7 +7,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { backupStore, BackupError, existsMessage } from '../data/backup';
 import { exportRecords } from '../data/export';
-import { importFile, ImportInputError, importStream, type ImportReport } from '../data/import';
+import { importFile, ImportInputError, importStream, readFuelFile, type ImportReport } from '../data/import';
+import type { FuelMap } from '../data/rdw';
 import { redactUrl, sqliteFileOf } from '../store/open';
 import { config, fatal, withStore } from './common';
 import { meter, type Meter } from './progress';
@@ -20,6 +21,8 @@ interface ImportFlags {
   dryRun?: boolean;
   minKeep: string;
   allowShrink?: boolean;
+  format: string;
+  fuel?: string;
 }
 
 /** The share of today's records a --replace-all must keep unless told otherwise (README: Full refresh). */
@@ -97,6 +100,7 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
   const workers = Number(flags.workers);
   if (!Number.isInteger(workers) || workers < 0 || workers > 64) throw new Error(`--workers must be an integer from 0 to 64, not '${flags.workers}'`);
   const minKeep = minKeepOf(flags);
+  const format = formatOf(flags);
   // `-`: standard input (`reglookup export | reglookup import --replace-all -`); its size is not known, so no bar.
   const stdin = file === '-';
   const source = stdin ? '(stdin)' : file;
@@ -107,6 +111,7 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
   const onSigint = () => interrupt.abort();
   process.once('SIGINT', onSigint);
   try {
+    const fuel = flags.fuel ? await readFuelFlag(flags.fuel, !!flags.quiet, interrupt.signal) : undefined;
     await withStore(
       async (store) => {
         const bar = meter(flags.dryRun ? 'import (dry run)' : 'import', size, 'bytes', !!flags.quiet);
@@ -119,6 +124,8 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
             dryRun: !!flags.dryRun,
             signal: interrupt.signal,
             onBytes: (b: number) => bar.update(b),
+            format,
+            fuel,
           };
           report = await (stdin ? importStream(store, process.stdin, options) : importFile(store, file, options));
         } finally {
@@ -138,6 +145,25 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
     throw e;
   } finally {
     process.off('SIGINT', onSigint);
+  }
+}
+
+function formatOf(flags: ImportFlags): 'ndjson' | 'rdw' {
+  if (flags.format !== 'ndjson' && flags.format !== 'rdw') throw new Error(`--format must be ndjson or rdw, not '${flags.format}'`);
+  if (flags.fuel !== undefined && flags.format !== 'rdw') throw new Error('--fuel joins RDW fuel data to --format rdw; give --format rdw too');
+  return flags.format;
+}
+
+/** --fuel FILE read whole, with its own progress, before the import begins. */
+async function readFuelFlag(file: string, quiet: boolean, signal: AbortSignal): Promise<FuelMap> {
+  const bar = meter('fuel', inputSize(file), 'bytes', quiet);
+  try {
+    return await readFuelFile(file, (b) => bar.update(b), signal);
+  } catch (e) {
+    if (e instanceof ImportInputError) throw new Error(`cannot read ${file} (--fuel): ${e.message}; nothing was imported`, { cause: e });
+    throw e;
+  } finally {
+    bar.stop();
   }
 }
 
@@ -234,6 +260,8 @@ export function registerData(program: Command): void {
       String(Math.max(1, Math.min(os.availableParallelism() - 1, 4))),
     )
     .option('-q, --quiet', 'no progress and no summary (errors are still printed)')
+    .option('--format <format>', "ndjson, or rdw: RDW's CSV of registered vehicles (m9d7-ebf2), CheckNetherlands records", 'ndjson')
+    .option('--fuel <file>', "with --format rdw: RDW's CSV of fuel data (8ys7-d773), joined by kenteken")
     .description('import vehicles and MOT histories; all or nothing, in one transaction')
     .action((file: string, flags: ImportFlags) => runImport(file, flags).catch(fatal));
   program

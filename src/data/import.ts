@@ -11,6 +11,7 @@ import { countImport } from '../ops/metrics';
 import type { ImportBatch, Replace, VehicleStore } from '../store/store';
 import { BLANK, DELETE, INVALID, overlongLine, type PackedChunk } from './chunk';
 import { KeySet } from './keyset';
+import { CsvInputError, csvRuns, joinFuel, readFuel, splitHeader, vehicleHeaderProblem, type FuelMap } from './rdw';
 import { chunkRunner, type ChunkRunner } from './workers';
 
 export { parseLine } from './parse';
@@ -96,6 +97,10 @@ export interface ImportOptions {
   readonly dryRun?: boolean;
   /** Stops the import before it commits (ImportAborted): everything is rolled back. */
   readonly signal?: AbortSignal;
+  /** 'ndjson' (the default), or 'rdw': RDW's registered-vehicles CSV (data/rdw.ts), one CheckNetherlands record a row. */
+  readonly format?: 'ndjson' | 'rdw';
+  /** With 'rdw': the fuel data set, read already (data/rdw.ts readFuel), joined to each vehicle by kenteken. */
+  readonly fuel?: FuelMap;
 }
 
 /** Bytes a file is read in: each read's complete lines go to be parsed as one run. */
@@ -270,6 +275,10 @@ interface ImportPlan {
   readonly dry: { added: number; replaced: number; deletedHeld: number } | null;
   /** The batch written to; null for a dry run. */
   readonly batch: ImportBatch | null;
+  /** Lines before the first record (a CSV's header: 1), so that errors name the file's line. */
+  readonly firstLine: number;
+  /** Fuel parts joined to each record's payload (format 'rdw' with --fuel); null: none. */
+  readonly fuel: FuelMap | null;
 }
 
 /** What reading the file found. */
@@ -296,7 +305,8 @@ async function planImport(store: VehicleStore, options: ImportOptions): Promise<
   const before = minKeep > 0 || options.dryRun ? await store.count() : 0;
   const dry = options.dryRun ? { added: 0, replaced: 0, deletedHeld: 0 } : null;
   const batch = dry ? null : await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample });
-  return { replaceAll, named: options.replace === 'named' ? [] : null, sampleRemoved, minKeep, before, dry, batch };
+  const firstLine = options.format === 'rdw' ? 1 : 0;
+  return { replaceAll, named: options.replace === 'named' ? [] : null, sampleRemoved, minKeep, before, dry, batch, firstLine, fuel: options.fuel ?? null };
 }
 
 async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array | string>, options: ImportOptions): Promise<ImportReport> {
@@ -305,7 +315,9 @@ async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array
   const tally: ImportTally = { lines: 0, imported: 0, deleted: 0, repeated: 0, invalid: 0, distinctPuts: 0, errors: [], byOperation: {} };
   const runner = chunkRunner(options.workers ?? 0);
   try {
-    await readAll(store, plan, tally, parsedRuns(readRuns(inflated(abortable(input, options.signal), options.onBytes)), runner), options.signal);
+    const bytes = inflated(abortable(input, options.signal), options.onBytes);
+    const chunks = options.format === 'rdw' ? parsedRdwRuns(bytes, runner) : parsedRuns(readRuns(bytes), runner);
+    await readAll(store, plan, tally, chunks, options.signal);
   } catch (e) {
     // The batch's own failure (a full disk) is what is reported, not a rollback's complaint after it.
     await batch?.rollback().catch(() => undefined);
@@ -318,10 +330,10 @@ async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array
 
 /** Every parsed line into the batch (or, for a dry run, counted against the store), tallied. */
 async function readAll(store: VehicleStore, plan: ImportPlan, tally: ImportTally, chunks: AsyncIterable<PackedChunk>, signal?: AbortSignal): Promise<void> {
-  const { batch, dry, named, replaceAll } = plan;
+  const { batch, dry, named, replaceAll, fuel } = plan;
   const seen = new KeySet();
   const { errors, byOperation } = tally;
-  let n = 0;
+  let n = plan.firstLine;
   for await (const chunk of chunks) {
     if (signal?.aborted) throw new ImportAborted();
     const { kinds, text, ends, hashes, reasons } = chunk;
@@ -363,7 +375,8 @@ async function readAll(store: VehicleStore, plan: ImportPlan, tally: ImportTally
           else dry.added++;
         }
       }
-      await batch?.put({ operation, registration, state, payload: text.slice(ends[at + 2], ends[at + 3]) }, !repeat);
+      const payload = text.slice(ends[at + 2], ends[at + 3]);
+      await batch?.put({ operation, registration, state, payload: fuel ? joinFuel(fuel, registration, payload) : payload }, !repeat);
       tally.imported++;
       byOperation[operation] = (byOperation[operation] ?? 0) + 1;
     }
@@ -411,6 +424,33 @@ async function* parsedRuns(runs: AsyncIterable<Run>, runner: ChunkRunner): Async
   while (ahead.length > 0) yield await (ahead.shift() as Promise<PackedChunk>);
 }
 
+/**
+ * RDW's vehicles CSV (format 'rdw') cut into runs of whole rows, its header read here and handed
+ * with every run to the runner, which parses and maps rows as it does NDJSON lines.
+ */
+async function* parsedRdwRuns(input: AsyncIterable<Uint8Array | string>, runner: ChunkRunner): AsyncGenerator<PackedChunk> {
+  const ahead: Promise<PackedChunk>[] = [];
+  let columns: string[] | null = null;
+  try {
+    for await (let run of csvRuns(input)) {
+      if (columns === null) {
+        const header = splitHeader(run);
+        const problem = vehicleHeaderProblem(header.columns);
+        if (problem) throw new ImportInputError(problem);
+        columns = header.columns;
+        run = header.rest;
+        if (run.length === 0) continue;
+      }
+      ahead.push(runner.run(run, columns));
+      if (ahead.length >= MAX_AHEAD) yield await (ahead.shift() as Promise<PackedChunk>);
+    }
+  } catch (e) {
+    if (e instanceof CsvInputError) throw new ImportInputError(e.message);
+    throw e;
+  }
+  while (ahead.length > 0) yield await (ahead.shift() as Promise<PackedChunk>);
+}
+
 /** Runs in flight at most: enough to keep the threads busy while the writer writes, and no more (memory: ~1 MB a run, and its outcomes). */
 const MAX_AHEAD = 4;
 
@@ -423,5 +463,21 @@ export async function importFile(store: VehicleStore, file: string, options: Imp
     // Stopped while a read waits (a FIFO): close() would wait for that read; the process is ending.
     if (options.signal?.aborted) void handle.close().catch(() => undefined);
     else await handle.close();
+  }
+}
+
+/**
+ * RDW's fuel CSV (8ys7-d773, plain or gzip-compressed) read whole into the map an 'rdw' import
+ * joins by kenteken (data/rdw.ts); before the import's batch begins, so that nothing waits on it.
+ */
+export async function readFuelFile(file: string, onBytes?: (bytes: number) => void, signal?: AbortSignal): Promise<FuelMap> {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    return await readFuel(inflated(abortable(fileChunks(handle), signal), onBytes));
+  } catch (e) {
+    if (e instanceof CsvInputError) throw new ImportInputError(e.message);
+    throw e;
+  } finally {
+    await handle.close();
   }
 }

@@ -7,10 +7,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { packLines, type PackedChunk } from './chunk';
+import { packRdwRows } from './rdw';
 
 export interface ChunkRunner {
-  /** The outcomes of a run of complete lines; the bytes are moved to the thread (do not reuse them). */
-  run(bytes: Uint8Array): Promise<PackedChunk>;
+  /**
+   * The outcomes of a run of complete lines (NDJSON), or of whole CSV rows of RDW's vehicles file
+   * when `columns` (its header, as field names) is given; the bytes are moved to the thread (do not reuse them).
+   */
+  run(bytes: Uint8Array, columns?: readonly string[]): Promise<PackedChunk>;
   close(): Promise<void>;
 }
 
@@ -25,7 +29,7 @@ const WORKER: { file: string; execArgv: string[] } | null = fs.existsSync(WORKER
     : null;
 
 export function chunkRunner(count: number): ChunkRunner {
-  if (count <= 0 || !WORKER) return { run: async (bytes) => packLines(bytes), close: async () => {} };
+  if (count <= 0 || !WORKER) return { run: async (bytes, columns) => (columns ? packRdwRows(bytes, columns) : packLines(bytes)), close: async () => {} };
   const worker = WORKER;
   const workers = Array.from({ length: count }, () => {
     // The young generation: a thread's live data is one run of lines, but it makes several MB of
@@ -41,12 +45,12 @@ export function chunkRunner(count: number): ChunkRunner {
   });
   let next = 0;
   return {
-    run(bytes) {
+    run(bytes, columns) {
       const t = workers[next];
       next = (next + 1) % workers.length;
       return new Promise((resolve, reject) => {
         t.waiting.push({ resolve, reject });
-        t.w.postMessage(bytes, [bytes.buffer as ArrayBuffer]);
+        t.w.postMessage(columns ? { bytes, columns } : bytes, [bytes.buffer as ArrayBuffer]);
       });
     },
     async close() {

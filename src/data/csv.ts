@@ -1,0 +1,133 @@
+// CSV as RDW's bulk downloads write it (RFC 4180): comma-separated, fields in double quotes when
+// they hold a comma, a quote (doubled) or a line break; CRLF or LF; a UTF-8 BOM at the start. Two
+// halves: cutting a byte stream into runs of whole rows (a line break inside quotes is not a row's
+// end), and parsing a run's text into rows, with a fast path for rows without quotes.
+
+/** The longest row read as one; a longer one (most likely a quote never closed) stops the import. */
+export const MAX_ROW_BYTES = 4 << 20;
+
+export class CsvInputError extends Error {}
+
+/**
+ * The runs of whole rows of a byte stream, each a fresh copy, one a chunk read. A row ends at a
+ * line feed outside quotes; whether a byte is inside quotes is known by counting quote bytes from
+ * the start (a doubled quote counts twice and changes nothing), which UTF-8 lets us do on bytes.
+ */
+export async function* csvRuns(input: AsyncIterable<Uint8Array | string>): AsyncGenerator<Uint8Array> {
+  let partial: Uint8Array[] = [];
+  let partialBytes = 0;
+  let inQuotes = false;
+  let first = true;
+  for await (const raw of input) {
+    let chunk = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
+    if (first && chunk.length > 0) {
+      first = false;
+      if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
+    }
+    let cut = -1;
+    let pos = 0;
+    for (;;) {
+      const q = chunk.indexOf(34, pos);
+      const end = q === -1 ? chunk.length : q;
+      if (!inQuotes && end > pos) {
+        const nl = chunk.lastIndexOf(10, end - 1);
+        if (nl >= pos) cut = nl;
+      }
+      if (q === -1) break;
+      inQuotes = !inQuotes;
+      pos = q + 1;
+    }
+    if (cut === -1) {
+      partial.push(chunk.slice());
+      partialBytes += chunk.length;
+      if (partialBytes > MAX_ROW_BYTES) throw new CsvInputError(`a row is longer than ${MAX_ROW_BYTES} bytes (is a quoted field never closed?)`);
+      continue;
+    }
+    yield joined([...partial, chunk.subarray(0, cut + 1)], partialBytes + cut + 1);
+    partial = cut + 1 < chunk.length ? [chunk.slice(cut + 1)] : [];
+    partialBytes = chunk.length - cut - 1;
+    if (partialBytes > MAX_ROW_BYTES) throw new CsvInputError(`a row is longer than ${MAX_ROW_BYTES} bytes (is a quoted field never closed?)`);
+  }
+  if (partialBytes > 0) yield joined(partial, partialBytes);
+}
+
+function joined(parts: readonly Uint8Array[], length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/**
+ * Calls `onRow` with each row of `text` (whole rows, as csvRuns cuts them), its fields unquoted;
+ * an empty line is a row of one empty field. A quote inside an unquoted field is taken as text.
+ */
+export function eachCsvRow(text: string, onRow: (fields: string[]) => void): void {
+  let pos = 0;
+  const n = text.length;
+  // The next quote at or after pos, found once and not again for every row before it.
+  let quote = -2;
+  while (pos < n) {
+    let nl = text.indexOf('\n', pos);
+    if (nl === -1) nl = n;
+    if (quote !== -1 && quote < pos) quote = text.indexOf('"', pos);
+    if (quote === -1 || quote > nl) {
+      const end = nl > pos && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+      onRow(text.slice(pos, end).split(','));
+      pos = nl + 1;
+      continue;
+    }
+    pos = quotedRow(text, pos, onRow);
+  }
+}
+
+/** One row holding quotes, from `pos`; returns where the next row starts. */
+function quotedRow(text: string, pos: number, onRow: (fields: string[]) => void): number {
+  const fields: string[] = [];
+  const n = text.length;
+  let field = '';
+  let i = pos;
+  for (;;) {
+    if (text.charCodeAt(i) === 34 /* " */) {
+      // A quoted field: up to the quote not followed by another.
+      i++;
+      for (;;) {
+        const q = text.indexOf('"', i);
+        if (q === -1) {
+          field += text.slice(i);
+          i = n;
+          break;
+        }
+        field += text.slice(i, q);
+        if (text.charCodeAt(q + 1) === 34) {
+          field += '"';
+          i = q + 2;
+          continue;
+        }
+        i = q + 1;
+        break;
+      }
+    }
+    // The rest of the field, unquoted, up to a comma or the row's end.
+    let j = i;
+    while (j < n) {
+      const c = text.charCodeAt(j);
+      if (c === 44 || c === 10) break;
+      j++;
+    }
+    let rest = text.slice(i, j);
+    if (j < n && text.charCodeAt(j) === 10 && rest.endsWith('\r')) rest = rest.slice(0, -1);
+    else if (j >= n && rest.endsWith('\r')) rest = rest.slice(0, -1);
+    field += rest;
+    fields.push(field);
+    field = '';
+    if (j >= n || text.charCodeAt(j) === 10) {
+      onRow(fields);
+      return j + 1;
+    }
+    i = j + 1;
+  }
+}
