@@ -24,6 +24,7 @@ import { VERSION } from './ops/version';
 import { LookupError } from './service/errors';
 import { CreditsService } from './service/credits';
 import { LookupService } from './service/lookup';
+import { upstreamChain } from './service/upstream-setup';
 import { importFile } from './data/import';
 import type { VehicleStore } from './store/store';
 import { contextOf, note, setContext } from './transport/context';
@@ -103,7 +104,8 @@ export async function createService(config: Config, store: VehicleStore, logger?
   store.watch?.(storeWatcher(log, metrics));
   const usage = new UsageRecorder(store, config.usageDays, log);
   const accounts = new Accounts(store, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
-  const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox });
+  const upstream = upstreamChain(config, store, metrics, log);
+  const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox, upstream: upstream?.chain });
   const deps = { service, namespace: config.namespace, limits: config.limits, logger: log, trustProxy: config.trustProxy };
   const soap = await createSoapHandler(wsdl, deps);
 
@@ -120,7 +122,8 @@ export async function createService(config: Config, store: VehicleStore, logger?
   app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
   // Redis (REDIS_URL) is asked on the rate limiter's own client, which knows when it is failing.
   const redisProbe = limiter.readinessProbe();
-  operationsRoutes(app, parts, [...(redisProbe ? [redisProbe] : []), ...(options.probes ?? [])], options.metricsOnServicePort);
+  const upstreamProbes = upstream?.probes ?? [];
+  operationsRoutes(app, parts, [...(redisProbe ? [redisProbe] : []), ...upstreamProbes, ...(options.probes ?? [])], options.metricsOnServicePort);
   fallbackRoutes(app, internalError);
 
   return {
@@ -133,6 +136,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
     store,
     logger: log,
     close: async () => {
+      upstream?.stop();
       await usage.close();
       await limiter.close();
     },
@@ -236,6 +240,7 @@ function frontHandler(parts: AppParts, dispatch: (req: http.IncomingMessage, res
         ms,
         username: ctx.username,
         sandbox: ctx.sandbox,
+        source: ctx.source,
       },
       QUIET_TRANSPORTS.has(transport) ? 'debug' : 'info',
     );

@@ -1,6 +1,7 @@
 // Environment -> typed, validated configuration. The only module that reads process.env; a bad
 // value stops start-up with a message naming the variable.
 
+import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { AddressListError, addressSet, splitList, type AddressSet } from './net/cidr';
@@ -66,6 +67,36 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (SHUTDOWN_DRAIN_MS). */
   readonly shutdownDrainMs: number;
+  /** Upstream providers, their cache and their resilience (docs/upstream.md). */
+  readonly upstream: UpstreamConfig;
+}
+
+/** The names PROVIDERS may list, in no particular order. */
+export const PROVIDER_NAMES = ['store', 'dvla', 'dvsa', 'rdw', 'regcheck'] as const;
+
+export interface UpstreamConfig {
+  /** PROVIDERS without `store` (asked first always: imported records win), in the order given; empty: store only. */
+  readonly providers: readonly string[];
+  /** Seconds a fetched vehicle answer is fresh (UPSTREAM_TTL). */
+  readonly ttlS: number;
+  /** Seconds a fetched MOT history is fresh (UPSTREAM_MOT_TTL). */
+  readonly motTtlS: number;
+  /** Seconds a not-found answer is believed (UPSTREAM_NOT_FOUND_TTL). */
+  readonly notFoundTtlS: number;
+  /** Seconds past its TTL an answer may still be served while the upstream fails (UPSTREAM_STALE_IF_ERROR). */
+  readonly staleIfErrorS: number;
+  /** The whole time a caller waits for an upstream, retries included (UPSTREAM_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+  /** Upstream calls in flight per provider per process (UPSTREAM_CONCURRENCY); more wait in a queue of the same size. */
+  readonly concurrency: number;
+  /** Largest upstream answer read, bytes (UPSTREAM_MAX_BYTES); a longer one is a failure. */
+  readonly maxBytes: number;
+  /** Failures in a row that open a provider's circuit breaker (UPSTREAM_BREAKER_FAILURES). */
+  readonly breakerFailures: number;
+  /** How long an open breaker waits before one probe call (UPSTREAM_BREAKER_OPEN_MS). */
+  readonly breakerOpenMs: number;
+  readonly dvla: { readonly url: string; readonly apiKey: string | null };
+  readonly regcheck: { readonly url: string; readonly username: string | null; readonly creditsIntervalMs: number };
 }
 
 /** Who may look up: any username (each registered one with its own limits), or only registered ones. */
@@ -267,6 +298,87 @@ function optionalPort(env: Env, name: string): number | null {
   return read(env, name) === undefined ? null : int(env, name, 0, 1, 65535);
 }
 
+/**
+ * An upstream's base URL: https://, or http:// to a loopback address only (a test's local server);
+ * a plain http:// elsewhere would send an API key in the clear.
+ */
+function upstreamUrl(env: Env, name: string, dflt: string): string {
+  const raw = read(env, name) ?? dflt;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute https:// URL, got '${raw}'`);
+  }
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  const loopback = host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback))
+    throw new ConfigError(`${name} must be an https:// URL (plain http:// only to a loopback address such as 127.0.0.1), got '${u.protocol}//${u.host}'`);
+  if (u.username !== '' || u.password !== '') throw new ConfigError(`${name} must not carry a user or password; give credentials in their own variables`);
+  return raw.replace(/\/+$/, '');
+}
+
+/**
+ * A secret from NAME, or from the file NAME_FILE names (Docker secrets), trimmed; null when neither
+ * is set. Messages name the variable, never the value.
+ */
+function secret(env: Env, name: string): string | null {
+  const direct = read(env, name);
+  const file = read(env, `${name}_FILE`);
+  if (direct !== undefined && file !== undefined) throw new ConfigError(`${name} and ${name}_FILE are both set; give one`);
+  if (direct !== undefined) return direct;
+  if (file === undefined) return null;
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    throw new ConfigError(`${name}_FILE names ${file}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (text === '') throw new ConfigError(`${name}_FILE names ${file}, which is empty`);
+  return text;
+}
+
+function providerList(env: Env, name: string): string[] {
+  const raw = read(env, name);
+  if (raw === undefined) return [];
+  const list = splitList(raw).map((p) => p.toLowerCase());
+  const seen = new Set<string>();
+  for (const p of list) {
+    if (!(PROVIDER_NAMES as readonly string[]).includes(p)) throw new ConfigError(`${name} lists '${p}', which is not a provider; choose from ${PROVIDER_NAMES.join(', ')}`);
+    if (seen.has(p)) throw new ConfigError(`${name} lists '${p}' twice`);
+    seen.add(p);
+  }
+  const at = list.indexOf('store');
+  if (at > 0) throw new ConfigError(`${name}: store is always asked first (imported records win over fetched ones); list it first or leave it out`);
+  return list.filter((p) => p !== 'store');
+}
+
+function upstreamConfig(env: Env): UpstreamConfig {
+  const providers = providerList(env, 'PROVIDERS');
+  const dvla = { url: upstreamUrl(env, 'DVLA_URL', 'https://driver-vehicle-licensing.api.gov.uk'), apiKey: secret(env, 'DVLA_API_KEY') };
+  const regcheck = {
+    url: upstreamUrl(env, 'REGCHECK_URL', 'https://www.regcheck.org.uk'),
+    username: secret(env, 'REGCHECK_USERNAME'),
+    creditsIntervalMs: int(env, 'REGCHECK_CREDITS_INTERVAL_MS', 300_000, 0, 86_400_000),
+  };
+  if (providers.includes('dvla') && dvla.apiKey === null) throw new ConfigError('PROVIDERS lists dvla: set DVLA_API_KEY (or DVLA_API_KEY_FILE); docs/upstream.md says how to get one');
+  if (providers.includes('regcheck') && regcheck.username === null) throw new ConfigError('PROVIDERS lists regcheck: set REGCHECK_USERNAME (or REGCHECK_USERNAME_FILE)');
+  return {
+    providers,
+    ttlS: int(env, 'UPSTREAM_TTL', 2_592_000, 0, 315_360_000),
+    motTtlS: int(env, 'UPSTREAM_MOT_TTL', 86_400, 0, 315_360_000),
+    notFoundTtlS: int(env, 'UPSTREAM_NOT_FOUND_TTL', 3_600, 0, 315_360_000),
+    staleIfErrorS: int(env, 'UPSTREAM_STALE_IF_ERROR', 604_800, 0, 315_360_000),
+    timeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 5_000, 100, 600_000),
+    concurrency: int(env, 'UPSTREAM_CONCURRENCY', 16, 1, 10_000),
+    maxBytes: int(env, 'UPSTREAM_MAX_BYTES', 1_048_576, 1_024, 64 * 1024 * 1024),
+    breakerFailures: int(env, 'UPSTREAM_BREAKER_FAILURES', 5, 1, 1_000_000),
+    breakerOpenMs: int(env, 'UPSTREAM_BREAKER_OPEN_MS', 30_000, 100, 3_600_000),
+    dvla,
+    regcheck,
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const namespace = read(env, 'SERVICE_NAMESPACE') ?? DEFAULT_NAMESPACE;
   if (/["<>&\s]/.test(namespace)) throw new ConfigError(`SERVICE_NAMESPACE must be a URI without quotes, spaces or markup`);
@@ -310,6 +422,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: optionalPort(env, 'METRICS_PORT'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 600_000),
+    upstream: upstreamConfig(env),
   };
   if (config.metricsPort !== null && config.metricsPort === config.port) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${config.port}); leave it unset to serve /metrics on PORT`);
   return config;

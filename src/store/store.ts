@@ -3,6 +3,7 @@
 // (callers, credits, daily counts, usage) is its own interface, AccountStore, in accounts.ts.
 
 import type { AccountStore } from './accounts';
+import type { UpstreamCacheStore } from './cache';
 
 export type { Account } from './accounts';
 
@@ -81,7 +82,12 @@ export interface ImportBatch {
 /** A progress callback: work done and work in all, in the same unit (pages, records, bytes). */
 export type Progress = (done: number, total: number) => void;
 
-export interface VehicleStore extends AccountStore {
+export interface BackupOptions {
+  /** Keep the upstream cache's answers in the copy (left out by default). */
+  readonly withCache?: boolean;
+}
+
+export interface VehicleStore extends AccountStore, UpstreamCacheStore {
   /** The record with that key, or null when there is none. */
   get(key: RecordKey): Promise<FoundRecord | null>;
   /** Counts every record: a full pass over the key index, for tools and tests, not the request path. */
@@ -103,7 +109,7 @@ export interface VehicleStore extends AccountStore {
    * A consistent copy of the whole store (records, accounts, usage) into a new file at `dest`,
    * taken while the store serves; absent for stores whose own tools do that (PostgreSQL: pg_dump).
    */
-  backup?(dest: string, progress?: Progress): Promise<void>;
+  backup?(dest: string, progress?: Progress, options?: BackupOptions): Promise<void>;
 
   /**
    * Tells `watcher` when the store stops being reachable and when it is reachable again; absent
