@@ -93,7 +93,7 @@ function errorBody(e: { status: number; title: string; detail: string }): string
   return JSON.stringify({ errors: [{ status: String(e.status), code: String(e.status) + '1', title: e.title, detail: e.detail }] });
 }
 
-export async function startFakeDvla(options: { records?: Record<string, object>; retryAfterS?: number } = {}): Promise<FakeDvla> {
+export async function startFakeDvla(options: { records?: Record<string, object>; retryAfterS?: number; port?: number } = {}): Promise<FakeDvla> {
   const records: Record<string, object> = { AA19AAA, AA19EEE, ...options.records };
   const calls = new Map<string, number>();
   const keys: string[] = [];
@@ -127,7 +127,7 @@ export async function startFakeDvla(options: { records?: Record<string, object>;
     });
   };
   let server = http.createServer({ keepAliveTimeout: 5000 }, handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const fake: FakeDvla = {
     url: `http://127.0.0.1:${port}`,
@@ -154,4 +154,9 @@ export async function startFakeDvla(options: { records?: Record<string, object>;
     close: () => fake.stop(),
   };
   return fake;
+}
+
+/** Run as a process of its own (`node -r ts-node/register/transpile-only upstream-dvla.ts PORT`): a DVLA a test can kill. */
+if (require.main === module) {
+  void startFakeDvla({ port: Number(process.argv[2] ?? 0) }).then((f) => process.stdout.write(`listening ${f.url}\n`));
 }
