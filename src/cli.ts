@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// `reglookup serve | import FILE | users ... | migrate`: the command line, and what `npm start` runs. Each
+// `reglookup serve | import FILE | users ... | migrate | cache ...`: the command line, and what `npm start` runs. Each
 // group of commands lives in its own module under cli/.
 
 import { Command } from 'commander';
+import { registerCache } from './cli/cache';
 import { fatal } from './cli/common';
 import { registerData } from './cli/data';
 import { registerMigrate } from './cli/migrate';
@@ -16,4 +17,5 @@ registerServe(program);
 registerData(program);
 registerUsers(program);
 registerMigrate(program);
+registerCache(program);
 program.parseAsync(process.argv).catch(fatal);
