@@ -69,6 +69,10 @@ export interface Config {
   readonly shutdownDrainMs: number;
   /** Upstream providers, their cache and their resilience (docs/upstream.md). */
   readonly upstream: UpstreamConfig;
+  /** The DVSA MOT History API (DVSA_*), or null when its credentials are not set (docs/upstream-rdw-dvsa.md). */
+  readonly dvsa: DvsaSettings | null;
+  /** RDW Open Data (RDW_URL, RDW_APP_TOKEN). */
+  readonly rdw: RdwSettings;
 }
 
 /** The names PROVIDERS may list, in no particular order. */
@@ -97,6 +101,20 @@ export interface UpstreamConfig {
   readonly breakerOpenMs: number;
   readonly dvla: { readonly url: string; readonly apiKey: string | null };
   readonly regcheck: { readonly url: string; readonly username: string | null; readonly creditsIntervalMs: number };
+}
+
+export interface DvsaSettings {
+  readonly url: string;
+  readonly tokenUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly scope: string;
+  readonly apiKey: string;
+}
+
+export interface RdwSettings {
+  readonly url: string;
+  readonly appToken: string | null;
 }
 
 /** Who may look up: any username (each registered one with its own limits), or only registered ones. */
@@ -363,6 +381,8 @@ function upstreamConfig(env: Env): UpstreamConfig {
   };
   if (providers.includes('dvla') && dvla.apiKey === null) throw new ConfigError('PROVIDERS lists dvla: set DVLA_API_KEY (or DVLA_API_KEY_FILE); docs/upstream.md says how to get one');
   if (providers.includes('regcheck') && regcheck.username === null) throw new ConfigError('PROVIDERS lists regcheck: set REGCHECK_USERNAME (or REGCHECK_USERNAME_FILE)');
+  if (providers.includes('dvsa') && read(env, 'DVSA_CLIENT_ID') === undefined)
+    throw new ConfigError('PROVIDERS lists dvsa: set DVSA_CLIENT_ID, DVSA_CLIENT_SECRET and DVSA_API_KEY (secrets may come from *_FILE)');
   return {
     providers,
     ttlS: int(env, 'UPSTREAM_TTL', 2_592_000, 0, 315_360_000),
@@ -377,6 +397,38 @@ function upstreamConfig(env: Env): UpstreamConfig {
     dvla,
     regcheck,
   };
+}
+
+/** The token endpoint DVSA publishes for the MOT History API (Microsoft Entra ID, DVSA's tenant). */
+const DVSA_TOKEN_URL = 'https://login.microsoftonline.com/a455b827-244f-4c97-b5b4-ce5d13b4d00c/oauth2/v2.0/token';
+
+/** DVSA_*: null when none of its credentials is set; all three or a message naming the missing ones. */
+function dvsaSettings(env: Env): DvsaSettings | null {
+  const url = upstreamUrl(env, 'DVSA_URL', 'https://history.mot.api.gov.uk');
+  const scope = read(env, 'DVSA_SCOPE') ?? 'https://tapi.dvsa.gov.uk/.default';
+  const tokenUrl = upstreamUrl(env, 'DVSA_TOKEN_URL', DVSA_TOKEN_URL);
+  const given = {
+    DVSA_CLIENT_ID: read(env, 'DVSA_CLIENT_ID') ?? null,
+    DVSA_CLIENT_SECRET: secret(env, 'DVSA_CLIENT_SECRET'),
+    DVSA_API_KEY: secret(env, 'DVSA_API_KEY'),
+  };
+  const missing = Object.entries(given)
+    .filter(([, v]) => v === null)
+    .map(([k]) => k);
+  if (missing.length === 3) return null;
+  if (missing.length > 0) throw new ConfigError(`DVSA is partly configured: set ${missing.join(', ')} too (secrets may come from *_FILE), or none of them`);
+  return {
+    url,
+    tokenUrl,
+    clientId: given.DVSA_CLIENT_ID as string,
+    clientSecret: given.DVSA_CLIENT_SECRET as string,
+    scope,
+    apiKey: given.DVSA_API_KEY as string,
+  };
+}
+
+function rdwSettings(env: Env): RdwSettings {
+  return { url: upstreamUrl(env, 'RDW_URL', 'https://opendata.rdw.nl'), appToken: secret(env, 'RDW_APP_TOKEN') };
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -423,6 +475,8 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 600_000),
     upstream: upstreamConfig(env),
+    dvsa: dvsaSettings(env),
+    rdw: rdwSettings(env),
   };
   if (config.metricsPort !== null && config.metricsPort === config.port) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${config.port}); leave it unset to serve /metrics on PORT`);
   return config;

@@ -2,6 +2,8 @@
 
 import type { Config } from '../config';
 import { DvlaProvider } from './dvla';
+import { createDvsaProvider } from './dvsa';
+import { createRdwProvider } from './rdw';
 import type { Provider } from './provider';
 import { RegcheckProvider } from './regcheck';
 
@@ -11,6 +13,8 @@ type Factory = (config: Config) => Provider;
 const FACTORIES: Readonly<Record<string, Factory>> = {
   dvla: (c) => new DvlaProvider({ url: c.upstream.dvla.url, apiKey: c.upstream.dvla.apiKey! }),
   regcheck: (c) => new RegcheckProvider({ url: c.upstream.regcheck.url, username: c.upstream.regcheck.username! }),
+  dvsa: (c) => createDvsaProvider(c.dvsa!, { redisUrl: c.redisUrl, redisPrefix: c.redisPrefix }),
+  rdw: (c) => createRdwProvider(c.rdw),
 };
 
 /** Whether a provider of that name is built into this release. */

@@ -52,5 +52,10 @@ export function upstreamChain(config: Config, store: VehicleStore, metrics: Metr
       if (state !== 'closed') throw new Error(`${p.name} breaker ${state}`);
     },
   }));
-  return { chain, probes, stop: () => timers.forEach((t) => clearInterval(t)) };
+  const stop = () => {
+    timers.forEach((t) => clearInterval(t));
+    // A provider holding connections of its own (dvsa's Redis for its quota) lets go of them.
+    for (const p of providers) void (p as { close?: () => Promise<void> }).close?.();
+  };
+  return { chain, probes, stop };
 }

@@ -52,7 +52,7 @@ export interface ChainAnswer {
   readonly source: string;
 }
 
-export type UpstreamMetrics = Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker'>;
+export type UpstreamMetrics = Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker' | 'upstreamQuotaUsed'>;
 
 /** Largest payload a provider's answer may make (the JSON text kept and answered). */
 export const MAX_PAYLOAD_CHARS = 262_144;
@@ -207,6 +207,7 @@ export class UpstreamChain {
 
   /** One call, its answer checked: a bad answer is a failure (the breaker counts it), never cached. */
   private async once(p: Provider, op: Operation, key: RecordKey, signal: AbortSignal) {
+    this.metrics?.upstreamQuotaUsed(p.name, 1);
     const answer = await p.fetch(op.name, key.registration, key.state, { http: this.http, signal });
     if (answer.found) {
       const problem = answerProblem(op, answer.record);

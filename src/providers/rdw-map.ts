@@ -1,0 +1,118 @@
+// RDW Open Data (the Dutch vehicle register) -> a CheckNetherlands `vehicle` record (docs/data.md).
+// One row of the registered-vehicles data set (m9d7-ebf2, "Gekentekende_voertuigen") and the rows
+// of the fuel data set (8ys7-d773, "Gekentekende_voertuigen_brandstof") for the same plate, by the
+// API's field names. Pure: the rdw provider and `reglookup import --format rdw` both map through
+// here, so a plate reads the same whichever way it came. What RDW does not hold (transmission,
+// immobiliser, driver side, ABI code, manufacture years) is left out, which an answer writes as an
+// empty (nil) element; the rows themselves are kept whole under `rdw` and `rdwFuel`.
+
+/** An RDW row: field name -> value as RDW gives it (the API gives every value as text). */
+export type RdwRow = Readonly<Record<string, unknown>>;
+
+type Json = Record<string, unknown>;
+
+/** Values RDW writes where a field has no value (e.g. tweede_kleur). */
+const NO_VALUE = new Set(['', 'N.V.T.', 'NIET GEREGISTREERD', 'ONBEKEND']);
+
+/** A field's text, or undefined when RDW gives none. */
+export function rdwText(row: RdwRow, field: string): string | undefined {
+  const v = row[field];
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  if (typeof v !== 'string') return undefined;
+  const t = v.trim();
+  return NO_VALUE.has(t.toUpperCase()) ? undefined : t;
+}
+
+/** A whole number (RDW writes "1598", sometimes "1598.0"), or undefined. */
+function rdwWhole(row: RdwRow, field: string): number | undefined {
+  const t = rdwText(row, field);
+  if (t === undefined || !/^\d{1,9}(\.0+)?$/.test(t)) return undefined;
+  return Number.parseInt(t, 10);
+}
+
+/** An RDW date (YYYYMMDD; the _dt fields and some exports: YYYY-MM-DDT..., or DD/MM/YYYY) as YYYY-MM-DD, or undefined. */
+export function rdwDate(row: RdwRow, field: string): string | undefined {
+  const t = rdwText(row, field);
+  if (t === undefined) return undefined;
+  let m = /^(\d{4})(\d{2})(\d{2})$/.exec(t) ?? /^(\d{4})-(\d{2})-(\d{2})(?:T.*)?$/.exec(t);
+  if (m) return `${m[1]}-${m[2]}-${m[3]}`;
+  m = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(t);
+  return m ? `${m[3]}-${m[2]}-${m[1]}` : undefined;
+}
+
+const composite = (value: number | null, text: string) => ({ CurrentValue: value, CurrentTextValue: text });
+
+/** The record's fields that come from the registered-vehicles row, then the row itself under `rdw` (in the order an answer's vehicleJson shows them). */
+export function mapRdwVehicle(row: RdwRow): Json {
+  const out: Json = {};
+  const make = rdwText(row, 'merk');
+  const model = rdwText(row, 'handelsbenaming');
+  const cc = rdwWhole(row, 'cilinderinhoud');
+  const firstAdmission = rdwDate(row, 'datum_eerste_toelating');
+  const description = [make, model, cc !== undefined ? `${cc}cc` : undefined].filter((x) => x !== undefined).join(' ');
+  if (description !== '') out.Description = description;
+  if (firstAdmission !== undefined) out.RegistrationYear = Number(firstAdmission.slice(0, 4));
+  if (make !== undefined) out.CarMake = { CurrentTextValue: make };
+  if (model !== undefined) out.CarModel = { CurrentTextValue: model };
+  const body = rdwText(row, 'inrichting');
+  if (body !== undefined) out.BodyStyle = composite(null, body);
+  if (cc !== undefined) out.EngineSize = composite(cc, `${cc}cc`);
+  const doors = rdwWhole(row, 'aantal_deuren');
+  if (doors !== undefined) out.NumberOfDoors = composite(doors, String(doors));
+  if (make !== undefined) out.MakeDescription = composite(null, make);
+  if (model !== undefined) out.ModelDescription = composite(null, model);
+  const seats = rdwWhole(row, 'aantal_zitplaatsen');
+  if (seats !== undefined) out.NumberOfSeats = composite(seats, String(seats));
+  const extra: [string, string | number | undefined][] = [
+    ['Colour', rdwText(row, 'eerste_kleur')],
+    ['SecondColour', rdwText(row, 'tweede_kleur')],
+    ['VehicleType', rdwText(row, 'voertuigsoort')],
+    ['FirstRegistrationDate', firstAdmission],
+    ['FirstRegistrationDateNL', rdwDate(row, 'datum_eerste_tenaamstelling_in_nederland')],
+    ['MotExpiryDate', rdwDate(row, 'vervaldatum_apk')],
+    ['ListPrice', rdwWhole(row, 'catalogusprijs')],
+    ['EuropeanVehicleCategory', rdwText(row, 'europese_voertuigcategorie')],
+    ['Cylinders', rdwWhole(row, 'aantal_cilinders')],
+    ['MassEmpty', rdwWhole(row, 'massa_ledig_voertuig')],
+  ];
+  for (const [key, value] of extra) if (value !== undefined) out[key] = value;
+  out.rdw = row;
+  return out;
+}
+
+/**
+ * The record's fields that come from the fuel rows (all the plate's rows, in brandstof_volgnummer
+ * order: a hybrid has two), then the rows themselves under `rdwFuel`. They follow the vehicle's
+ * fields in the record, so that an import can join them on as text (data/rdw.ts).
+ */
+export function mapRdwFuel(rows: readonly RdwRow[]): Json {
+  const sorted = [...rows].sort((a, b) => (rdwWhole(a, 'brandstof_volgnummer') ?? 0) - (rdwWhole(b, 'brandstof_volgnummer') ?? 0));
+  const out: Json = {};
+  const fuels = sorted.map((r) => rdwText(r, 'brandstof_omschrijving')).filter((f): f is string => f !== undefined);
+  if (fuels.length > 0) out.FuelType = composite(null, fuels.join('/'));
+  const co2 = sorted.map((r) => rdwWhole(r, 'co2_uitstoot_gecombineerd') ?? rdwWhole(r, 'emissie_co2_gecombineerd_wltp')).find((v) => v !== undefined);
+  if (co2 !== undefined) out.Co2Emissions = co2;
+  const emission = sorted.map((r) => rdwText(r, 'uitlaatemissieniveau') ?? rdwText(r, 'emissiecode_omschrijving')).find((v) => v !== undefined);
+  if (emission !== undefined) out.EmissionStandard = emission;
+  const power = sorted.map((r) => rdwText(r, 'nettomaximumvermogen')).find((v) => v !== undefined);
+  if (power !== undefined) out.PowerKw = power;
+  out.rdwFuel = sorted;
+  return out;
+}
+
+/** A CheckNetherlands vehicle record from the registered-vehicles row and, when known, the plate's fuel rows. */
+export function mapRdw(row: RdwRow, fuel?: readonly RdwRow[]): Json {
+  return fuel === undefined ? mapRdwVehicle(row) : { ...mapRdwVehicle(row), ...mapRdwFuel(fuel) };
+}
+
+/**
+ * A column title of RDW's portal export ("Datum eerste toelating", "Vervaldatum APK") as the API
+ * names the field (datum_eerste_toelating, vervaldatum_apk); an API name is left as it is.
+ */
+export function rdwFieldName(title: string): string {
+  return title
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+}
