@@ -25,6 +25,7 @@ import { VERSION } from './ops/version';
 import { LookupError } from './service/errors';
 import { CreditsService } from './service/credits';
 import { LookupService } from './service/lookup';
+import { upstreamChain } from './service/upstream-setup';
 import { importFile } from './data/import';
 import type { VehicleStore } from './store/store';
 import { contextOf, note, setContext } from './transport/context';
@@ -105,7 +106,8 @@ export async function createService(config: Config, store: VehicleStore, logger?
   metrics?.countLowCredit(() => store.admin.countLowCredit(config.creditAlertBelow));
   const usage = new UsageRecorder(store, config.usageDays, log);
   const accounts = new Accounts(store, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
-  const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox });
+  const upstream = upstreamChain(config, store, metrics, log);
+  const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox, upstream: upstream?.chain });
   const deps = { service, namespace: config.namespace, limits: config.limits, logger: log, trustProxy: config.trustProxy };
   const soap = await createSoapHandler(wsdl, deps);
   // GET/POST lookups are served before Express too, when nothing but the lookup applies to them.
@@ -126,7 +128,8 @@ export async function createService(config: Config, store: VehicleStore, logger?
   const redisProbe = limiter.readinessProbe();
   // PostgreSQL's read replicas (DATABASE_READ_URL): one skipped degrades, never unreadies.
   const replicaProbe = store.readinessProbe?.() ?? null;
-  operationsRoutes(app, parts, [...(redisProbe ? [redisProbe] : []), ...(replicaProbe ? [replicaProbe] : []), ...(options.probes ?? [])], options.metricsOnServicePort);
+  const upstreamProbes = upstream?.probes ?? [];
+  operationsRoutes(app, parts, [...(redisProbe ? [redisProbe] : []), ...(replicaProbe ? [replicaProbe] : []), ...upstreamProbes, ...(options.probes ?? [])], options.metricsOnServicePort);
   fallbackRoutes(app, internalError);
 
   return {
@@ -139,6 +142,7 @@ export async function createService(config: Config, store: VehicleStore, logger?
     store,
     logger: log,
     close: async () => {
+      upstream?.stop();
       await usage.close();
       await limiter.close();
     },
@@ -242,6 +246,7 @@ function frontHandler(parts: AppParts, dispatch: (req: http.IncomingMessage, res
         ms,
         username: ctx.username,
         sandbox: ctx.sandbox,
+        source: ctx.source,
       },
       QUIET_TRANSPORTS.has(transport) ? 'debug' : 'info',
     );

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// `reglookup serve | import FILE | users ... | migrate`: the command line, and what `npm start` runs. Each
+// `reglookup serve | import FILE | users ... | migrate | cache ...`: the command line, and what `npm start` runs. Each
 // group of commands lives in its own module under cli/.
 
 import { Command } from 'commander';
+import { registerCache } from './cli/cache';
 import { fatal } from './cli/common';
 import { registerAudit } from './cli/audit';
 import { registerData } from './cli/data';
@@ -18,4 +19,5 @@ registerData(program);
 registerUsers(program);
 registerAudit(program);
 registerMigrate(program);
+registerCache(program);
 program.parseAsync(process.argv).catch(fatal);

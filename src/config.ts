@@ -79,10 +79,40 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (SHUTDOWN_DRAIN_MS). */
   readonly shutdownDrainMs: number;
+  /** Upstream providers, their cache and their resilience (docs/upstream.md). */
+  readonly upstream: UpstreamConfig;
   /** The DVSA MOT History API (DVSA_*), or null when its credentials are not set (docs/upstream-rdw-dvsa.md). */
   readonly dvsa: DvsaSettings | null;
   /** RDW Open Data (RDW_URL, RDW_APP_TOKEN). */
   readonly rdw: RdwSettings;
+}
+
+/** The names PROVIDERS may list, in no particular order. */
+export const PROVIDER_NAMES = ['store', 'dvla', 'dvsa', 'rdw', 'regcheck'] as const;
+
+export interface UpstreamConfig {
+  /** PROVIDERS without `store` (asked first always: imported records win), in the order given; empty: store only. */
+  readonly providers: readonly string[];
+  /** Seconds a fetched vehicle answer is fresh (UPSTREAM_TTL). */
+  readonly ttlS: number;
+  /** Seconds a fetched MOT history is fresh (UPSTREAM_MOT_TTL). */
+  readonly motTtlS: number;
+  /** Seconds a not-found answer is believed (UPSTREAM_NOT_FOUND_TTL). */
+  readonly notFoundTtlS: number;
+  /** Seconds past its TTL an answer may still be served while the upstream fails (UPSTREAM_STALE_IF_ERROR). */
+  readonly staleIfErrorS: number;
+  /** The whole time a caller waits for an upstream, retries included (UPSTREAM_TIMEOUT_MS). */
+  readonly timeoutMs: number;
+  /** Upstream calls in flight per provider per process (UPSTREAM_CONCURRENCY); more wait in a queue of the same size. */
+  readonly concurrency: number;
+  /** Largest upstream answer read, bytes (UPSTREAM_MAX_BYTES); a longer one is a failure. */
+  readonly maxBytes: number;
+  /** Failures in a row that open a provider's circuit breaker (UPSTREAM_BREAKER_FAILURES). */
+  readonly breakerFailures: number;
+  /** How long an open breaker waits before one probe call (UPSTREAM_BREAKER_OPEN_MS). */
+  readonly breakerOpenMs: number;
+  readonly dvla: { readonly url: string; readonly apiKey: string | null };
+  readonly regcheck: { readonly url: string; readonly username: string | null; readonly creditsIntervalMs: number };
 }
 
 export interface DvsaSettings {
@@ -397,6 +427,49 @@ function secret(env: Env, name: string): string | null {
   return text;
 }
 
+function providerList(env: Env, name: string): string[] {
+  const raw = read(env, name);
+  if (raw === undefined) return [];
+  const list = splitList(raw).map((p) => p.toLowerCase());
+  const seen = new Set<string>();
+  for (const p of list) {
+    if (!(PROVIDER_NAMES as readonly string[]).includes(p)) throw new ConfigError(`${name} lists '${p}', which is not a provider; choose from ${PROVIDER_NAMES.join(', ')}`);
+    if (seen.has(p)) throw new ConfigError(`${name} lists '${p}' twice`);
+    seen.add(p);
+  }
+  const at = list.indexOf('store');
+  if (at > 0) throw new ConfigError(`${name}: store is always asked first (imported records win over fetched ones); list it first or leave it out`);
+  return list.filter((p) => p !== 'store');
+}
+
+function upstreamConfig(env: Env): UpstreamConfig {
+  const providers = providerList(env, 'PROVIDERS');
+  const dvla = { url: upstreamUrl(env, 'DVLA_URL', 'https://driver-vehicle-licensing.api.gov.uk'), apiKey: secret(env, 'DVLA_API_KEY') };
+  const regcheck = {
+    url: upstreamUrl(env, 'REGCHECK_URL', 'https://www.regcheck.org.uk'),
+    username: secret(env, 'REGCHECK_USERNAME'),
+    creditsIntervalMs: int(env, 'REGCHECK_CREDITS_INTERVAL_MS', 300_000, 0, 86_400_000),
+  };
+  if (providers.includes('dvla') && dvla.apiKey === null) throw new ConfigError('PROVIDERS lists dvla: set DVLA_API_KEY (or DVLA_API_KEY_FILE); docs/upstream.md says how to get one');
+  if (providers.includes('regcheck') && regcheck.username === null) throw new ConfigError('PROVIDERS lists regcheck: set REGCHECK_USERNAME (or REGCHECK_USERNAME_FILE)');
+  if (providers.includes('dvsa') && read(env, 'DVSA_CLIENT_ID') === undefined)
+    throw new ConfigError('PROVIDERS lists dvsa: set DVSA_CLIENT_ID, DVSA_CLIENT_SECRET and DVSA_API_KEY (secrets may come from *_FILE)');
+  return {
+    providers,
+    ttlS: int(env, 'UPSTREAM_TTL', 2_592_000, 0, 315_360_000),
+    motTtlS: int(env, 'UPSTREAM_MOT_TTL', 86_400, 0, 315_360_000),
+    notFoundTtlS: int(env, 'UPSTREAM_NOT_FOUND_TTL', 3_600, 0, 315_360_000),
+    staleIfErrorS: int(env, 'UPSTREAM_STALE_IF_ERROR', 604_800, 0, 315_360_000),
+    timeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 5_000, 100, 600_000),
+    concurrency: int(env, 'UPSTREAM_CONCURRENCY', 16, 1, 10_000),
+    maxBytes: int(env, 'UPSTREAM_MAX_BYTES', 1_048_576, 1_024, 64 * 1024 * 1024),
+    breakerFailures: int(env, 'UPSTREAM_BREAKER_FAILURES', 5, 1, 1_000_000),
+    breakerOpenMs: int(env, 'UPSTREAM_BREAKER_OPEN_MS', 30_000, 100, 3_600_000),
+    dvla,
+    regcheck,
+  };
+}
+
 /** The token endpoint DVSA publishes for the MOT History API (Microsoft Entra ID, DVSA's tenant). */
 const DVSA_TOKEN_URL = 'https://login.microsoftonline.com/a455b827-244f-4c97-b5b4-ce5d13b4d00c/oauth2/v2.0/token';
 
@@ -478,6 +551,7 @@ export function loadConfig(env: Env = process.env): Config {
     creditAlertBelow: int(env, 'CREDIT_ALERT_BELOW', 100, 0, 1_000_000_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 600_000),
+    upstream: upstreamConfig(env),
     dvsa: dvsaSettings(env),
     rdw: rdwSettings(env),
   };

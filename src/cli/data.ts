@@ -191,7 +191,7 @@ function reportImport(report: ImportReport, source: string, flags: ImportFlags):
   if (!flags.quiet) process.stdout.write(summary(report));
 }
 
-async function runExport(file: string | undefined, flags: { quiet?: boolean; force?: boolean }): Promise<void> {
+async function runExport(file: string | undefined, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }): Promise<void> {
   // As backup does: an existing file is not overwritten without --force.
   if (file && !flags.force && fs.existsSync(file)) throw new Error(existsMessage(file));
   await withStore(
@@ -204,7 +204,7 @@ async function runExport(file: string | undefined, flags: { quiet?: boolean; for
       const bar = meter('export', total, 'records', !!flags.quiet);
       let n: number;
       try {
-        n = await exportRecords(store, out, (done) => bar.update(done));
+        n = await exportRecords(store, out, (done) => bar.update(done), { withCache: !!flags.withCache });
       } finally {
         bar.stop();
       }
@@ -215,7 +215,7 @@ async function runExport(file: string | undefined, flags: { quiet?: boolean; for
   );
 }
 
-async function runBackup(file: string, flags: { quiet?: boolean; force?: boolean }): Promise<void> {
+async function runBackup(file: string, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }): Promise<void> {
   await withStore(
     async (store) => {
       const bars: Meter[] = [];
@@ -227,7 +227,7 @@ async function runBackup(file: string, flags: { quiet?: boolean; force?: boolean
             if (bars.length === 0) bars.push(meter('backup', total, 'pages', !!flags.quiet));
             bars[0].update(done);
           },
-          { force: !!flags.force },
+          { force: !!flags.force, withCache: !!flags.withCache },
         );
       } catch (e) {
         if (e instanceof BackupError) {
@@ -268,14 +268,16 @@ export function registerData(program: Command): void {
     .command('export')
     .argument('[file]', 'where to write the NDJSON (stdout when absent); refused if it exists, unless --force')
     .option('--force', 'overwrite the file if it exists')
+    .option('--with-cache', 'also write the answers fetched from upstream providers that the cache holds (as record lines, after the records)')
     .option('-q, --quiet', 'no progress and no summary')
     .description('write every record as NDJSON in the import format, in key order')
-    .action((file: string | undefined, flags: { quiet?: boolean; force?: boolean }) => runExport(file, flags).catch(fatal));
+    .action((file: string | undefined, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }) => runExport(file, flags).catch(fatal));
   program
     .command('backup')
     .argument('<file>', 'new file to write the copy to; refused if it exists, unless --force')
     .option('--force', 'replace the file if it exists (once the copy is whole)')
+    .option('--with-cache', 'keep the answers fetched from upstream providers in the copy (left out by default)')
     .option('-q, --quiet', 'no progress and no summary')
     .description('a consistent copy of the whole store (records, accounts, usage), safe while the server serves')
-    .action((file: string, flags: { quiet?: boolean; force?: boolean }) => runBackup(file, flags).catch(fatal));
+    .action((file: string, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }) => runBackup(file, flags).catch(fatal));
 }

@@ -17,11 +17,25 @@ export function exportLine(r: StoredRecord): string {
   return `{"operation":${JSON.stringify(r.operation)},"registration":${JSON.stringify(r.registration)}${state},"${body}":${r.payload}}`;
 }
 
-/** Writes every record to out; returns how many. onRecord is called every 1,000 records with the count. */
-export async function exportRecords(store: VehicleStore, out: Writable, onRecord?: (records: number) => void): Promise<number> {
+/** Every record, then (withCache) every cached upstream answer whose key no record holds (not-found answers aside). */
+async function* exported(store: VehicleStore, withCache: boolean): AsyncIterable<StoredRecord> {
+  yield* store.records();
+  if (!withCache) return;
+  for await (const c of store.cacheEntries()) {
+    if (c.payload === null || (await store.get(c)) !== null) continue;
+    yield { operation: c.operation, registration: c.registration, state: c.state, payload: c.payload };
+  }
+}
+
+/**
+ * Writes every record to out; returns how many. onRecord is called every 1,000 records with the
+ * count. `withCache`: the answers fetched from upstream providers follow, as record lines (so an
+ * import of the file makes them imported records).
+ */
+export async function exportRecords(store: VehicleStore, out: Writable, onRecord?: (records: number) => void, options: { withCache?: boolean } = {}): Promise<number> {
   let n = 0;
   let buffered = '';
-  for await (const r of store.records()) {
+  for await (const r of exported(store, options.withCache === true)) {
     buffered += exportLine(r) + '\n';
     n++;
     if (n % 1000 === 0) {

@@ -71,6 +71,8 @@ export interface AccessRecord {
   readonly outcome: string;
   /** true when a sandbox registration answered (SANDBOX=on); absent otherwise. */
   readonly sandbox?: boolean;
+  /** Where a found answer came from: store, cache, or the upstream provider that answered (dvla, regcheck, ...); absent otherwise. */
+  readonly source?: string;
   readonly status: number;
   readonly ms: number;
   readonly username: string | undefined;

@@ -42,6 +42,75 @@ export interface Metrics {
   storeUnavailable(calls: number): void;
   /** Where reglookup_callers_low_credit is counted from at each scrape (the store's accounts). */
   countLowCredit(count: () => Promise<number>): void;
+  /** One call to an upstream provider (retries included) and its outcome: found, not_found, invalid, transient, permanent, timeout, breaker_open. */
+  upstreamCall(provider: string, outcome: string, seconds: number): void;
+  /** A lookup the store did not hold, by what the upstream cache did: hit, miss, stale (served past its TTL while the upstreams failed). */
+  upstreamCache(operation: string, kind: 'hit' | 'miss' | 'stale'): void;
+  /** A provider's circuit breaker changed state (closed, open, half_open). */
+  upstreamBreaker(provider: string, state: string): void;
+  /** What is left of a provider's allowance (RegCheck's credits), as it last said. */
+  upstreamRemaining(provider: string, left: number): void;
+  /** Calls a provider made against its quota (DVSA's), as a running count. */
+  upstreamQuotaUsed(provider: string, calls: number): void;
+}
+
+const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const BREAKER_STATES = ['closed', 'open', 'half_open', 'isolated'];
+
+/** The upstream providers' series (docs/upstream.md, Metrics). */
+function upstreamMetrics(registry: client.Registry): Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker' | 'upstreamRemaining' | 'upstreamQuotaUsed'> {
+  const calls = new client.Counter({
+    name: 'reglookup_upstream_calls_total',
+    help: 'Calls to upstream providers (retries included), by provider and outcome',
+    labelNames: ['provider', 'outcome'],
+    registers: [registry],
+  });
+  const latency = new client.Histogram({
+    name: 'reglookup_upstream_call_duration_seconds',
+    help: 'Time an upstream call took, retries included, by provider',
+    labelNames: ['provider'],
+    buckets: UPSTREAM_BUCKETS,
+    registers: [registry],
+  });
+  const cache = new client.Counter({
+    name: 'reglookup_upstream_cache_total',
+    help: 'Lookups the store did not hold, by operation and what the upstream cache did (hit, miss, stale)',
+    labelNames: ['operation', 'result'],
+    registers: [registry],
+  });
+  const breaker = new client.Gauge({
+    name: 'reglookup_upstream_breaker_state',
+    help: "Each provider's circuit breaker: 1 for its current state (closed, open, half_open), 0 for the others",
+    labelNames: ['provider', 'state'],
+    registers: [registry],
+    aggregator: 'max',
+  });
+  const remaining = new client.Gauge({
+    name: 'reglookup_upstream_remaining',
+    help: "What is left of a provider's allowance as it last said (RegCheck: credits)",
+    labelNames: ['provider'],
+    registers: [registry],
+    aggregator: 'min',
+  });
+  const quota = new client.Counter({ name: 'reglookup_upstream_quota_used_total', help: "Calls made against a provider's quota", labelNames: ['provider'], registers: [registry] });
+  return {
+    upstreamCall(provider, outcome, seconds) {
+      calls.inc({ provider, outcome });
+      latency.observe({ provider }, seconds);
+    },
+    upstreamCache(operation, kind) {
+      cache.inc({ operation, result: kind });
+    },
+    upstreamBreaker(provider, state) {
+      for (const s of BREAKER_STATES) breaker.set({ provider, state: s }, s === state ? 1 : 0);
+    },
+    upstreamRemaining(provider, left) {
+      remaining.set({ provider }, left);
+    },
+    upstreamQuotaUsed(provider, n) {
+      quota.inc({ provider }, n);
+    },
+  };
 }
 
 /**
@@ -181,6 +250,7 @@ function build(): Metrics {
 
   return {
     registry,
+    ...upstreamMetrics(registry),
     request(transport, operation, outcome, seconds) {
       tally(transport, operation, outcome).n++;
       observe(latency(transport), seconds);

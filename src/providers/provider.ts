@@ -67,3 +67,13 @@ export interface Provider {
    */
   fetch(operation: string, registration: string, state: string, ctx: FetchContext): Promise<ProviderAnswer>;
 }
+
+/** A provider whose upstream keeps an allowance it can be asked about (RegCheck's credits): exported as a metric. */
+export interface ReportsRemaining {
+  /** What is left of the allowance. Throws UpstreamFailure. */
+  remaining(ctx: FetchContext): Promise<number>;
+}
+
+export function reportsRemaining(p: Provider): p is Provider & ReportsRemaining {
+  return typeof (p as Partial<ReportsRemaining>).remaining === 'function';
+}

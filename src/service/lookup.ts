@@ -11,6 +11,7 @@ import { LookupError, quote } from './errors';
 import { normalizeRegistration, normalizeState } from './normalize';
 import { modelMatches, parseMot } from './records';
 import { isSandboxPlate, sandboxPayload } from './sandbox';
+import type { UpstreamChain } from './upstream';
 
 /** A lookup's answer: the found record, for the transport to write (see resultNodes). */
 export interface LookupResult {
@@ -31,11 +32,15 @@ export type RawParams = Readonly<Record<string, unknown>>;
 export interface CallNotes {
   username?: string;
   sandbox?: boolean;
+  /** Where the answer came from: store, cache, or the provider that answered (dvla, regcheck, ...). */
+  source?: string;
 }
 
 export interface LookupOptions {
   /** SANDBOX=on: the sandbox registrations (service/sandbox.ts) answer before the store is asked. */
   readonly sandbox?: boolean;
+  /** The upstream providers (PROVIDERS), asked for what the store does not hold; none: the store answers alone. */
+  readonly upstream?: UpstreamChain;
 }
 
 /** Who asks for a parameter: an operation, or another call taking parameters (the credits endpoint). */
@@ -77,6 +82,7 @@ export function paramValue(op: ParamsOwner, raw: RawParams, name: string): strin
 
 export class LookupService {
   private readonly sandbox: boolean;
+  private readonly upstream: UpstreamChain | null;
 
   constructor(
     private readonly store: VehicleStore,
@@ -84,6 +90,20 @@ export class LookupService {
     options: LookupOptions = {},
   ) {
     this.sandbox = options.sandbox === true;
+    this.upstream = options.upstream ?? null;
+  }
+
+  /**
+   * The record's payload and where it came from: the store (imported records always win), else the
+   * upstream chain (its cache, then its providers), else null. An upstream that cannot answer throws
+   * SERVICE_UNAVAILABLE (nothing is charged) or, when it finds the registration not valid, INVALID_PARAMETER.
+   */
+  private async find(op: Operation, key: { operation: string; registration: string; state: string }): Promise<{ payload: string; source: string } | null> {
+    const found = await this.store.get(key);
+    if (found !== null) return { payload: found.payload, source: 'store' };
+    if (this.upstream === null || !this.upstream.answers(op.name)) return null;
+    const answer = await this.upstream.lookup(op, key);
+    return answer.payload === null ? null : { payload: answer.payload, source: answer.source };
   }
 
   /** The caller (its address) comes from the transport: transport/forwarded.ts callerOf(req, trust). */
@@ -113,7 +133,8 @@ export class LookupService {
     // Refusals come before the lookup and cost nothing; the credit and the day's count are taken
     // after it, only when it found its record (accounts/accounts.ts).
     const admitted = await this.accounts.admit(username, caller);
-    const found = await this.store.get({ operation: op.name, registration: reg.value, state });
+    const found = await this.find(op, { operation: op.name, registration: reg.value, state });
+    if (notes && found) notes.source = found.source;
     const where = state ? `${op.country}, ${state}` : op.country;
     if (found === null) {
       this.accounts.record(admitted, op.name, false);

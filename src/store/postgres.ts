@@ -12,6 +12,7 @@
 //   then all of the new ones;
 // - imports take one transaction-scoped advisory lock, so two imports into one database take turns.
 
+import { cacheWhere, type CacheEntry, type CacheFilter, type CachedAnswer, type CacheStatsRow } from './cache';
 import pg from 'pg';
 import { migrate, type Migration, type MigrationReport, type MigrationTarget } from './migrations/runner';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
@@ -98,6 +99,15 @@ export function isUnreachable(e: unknown): boolean {
   if (typeof message === 'string' && UNREACHABLE_MESSAGE.test(message)) return true;
   // Node's connect to a name with several addresses fails with an AggregateError of each attempt.
   return Array.isArray(errors) && errors.length > 0 && errors.every(isUnreachable);
+}
+
+interface CacheRow {
+  operation: string;
+  registration: string;
+  state: string;
+  provider: string;
+  fetched_at: string;
+  payload: string | null;
 }
 
 export class PostgresStore implements VehicleStore {
@@ -429,6 +439,61 @@ export class PostgresStore implements VehicleStore {
       // (After a failed BEGIN this is a no-op with a warning.)
       await client.query('COMMIT').catch(() => undefined);
       client.release();
+    }
+  }
+
+  // The upstream cache (cache.ts): a table of its own.
+  async cacheGet(key: RecordKey): Promise<CachedAnswer | null> {
+    const r = await this.query<{ payload: string | null; provider: string; fetched_at: string }>(
+      'cache-get',
+      'SELECT payload, provider, fetched_at FROM upstream_cache WHERE operation = $1 AND registration = $2 AND state = $3',
+      [key.operation, key.registration, key.state],
+    );
+    const row = r.rows[0];
+    return row ? { payload: row.payload, provider: row.provider, fetchedAt: Number(row.fetched_at) } : null;
+  }
+
+  async cachePut(e: CacheEntry): Promise<void> {
+    await this.query(
+      'cache-put',
+      'INSERT INTO upstream_cache (operation, registration, state, provider, fetched_at, payload) VALUES ($1, $2, $3, $4, $5, $6) ' +
+        'ON CONFLICT (operation, registration, state) DO UPDATE SET provider = excluded.provider, fetched_at = excluded.fetched_at, payload = excluded.payload',
+      [e.operation, e.registration, e.state, e.provider, e.fetchedAt, e.payload],
+    );
+  }
+
+  async cacheStats(filter: CacheFilter = {}): Promise<CacheStatsRow[]> {
+    const { where, values } = cacheWhere(filter, true);
+    const r = await this.query<Record<string, string>>(
+      `cache-stats-${values.length}-${filter.operation !== undefined ? 'o' : ''}`,
+      'SELECT operation, provider, COUNT(payload) AS found, COUNT(*) - COUNT(payload) AS not_found, MIN(fetched_at) AS oldest, MAX(fetched_at) AS newest ' +
+        `FROM upstream_cache${where} GROUP BY operation, provider ORDER BY operation COLLATE "C", provider COLLATE "C"`,
+      values,
+    );
+    return r.rows.map((x) => ({ operation: x.operation, provider: x.provider, found: Number(x.found), notFound: Number(x.not_found), oldest: Number(x.oldest), newest: Number(x.newest) }));
+  }
+
+  async cachePurge(filter: CacheFilter = {}): Promise<number> {
+    const { where, values } = cacheWhere(filter, true);
+    const r = await this.query(`cache-purge-${values.length}-${filter.operation !== undefined ? 'o' : ''}`, `DELETE FROM upstream_cache${where}`, values);
+    return r.rowCount ?? 0;
+  }
+
+  async *cacheEntries(): AsyncIterable<CacheEntry> {
+    let last: CacheEntry | null = null;
+    for (;;) {
+      const r: pg.QueryResult<CacheRow> = await this.query<CacheRow>(
+        'cache-page',
+        `SELECT operation, registration, state, provider, fetched_at, payload FROM upstream_cache
+         WHERE (operation COLLATE "C", registration COLLATE "C", state COLLATE "C") > ($1, $2, $3)
+         ORDER BY operation COLLATE "C", registration COLLATE "C", state COLLATE "C" LIMIT ${RECORDS_PAGE}`,
+        [last?.operation ?? '', last?.registration ?? '', last?.state ?? ''],
+      );
+      if (r.rows.length === 0) break;
+      for (const x of r.rows) {
+        last = { operation: x.operation, registration: x.registration, state: x.state, provider: x.provider, fetchedAt: Number(x.fetched_at), payload: x.payload };
+        yield last;
+      }
     }
   }
 

@@ -14,7 +14,19 @@ import { SqliteAccounts } from './sqlite-accounts';
 import { migrateSqlite } from './migrations/sqlite';
 import { withWriteLock } from './sqlite-lock';
 import type { Migration, MigrationReport } from './migrations/runner';
-import { StoreUnavailableError, type FoundRecord, type ImportBatch, type ImportOptions, type Progress, type RecordKey, type StoredRecord, type StoreWatcher, type VehicleStore } from './store';
+import { cacheWhere, type CacheEntry, type CacheFilter, type CachedAnswer, type CacheStatsRow } from './cache';
+import {
+  StoreUnavailableError,
+  type FoundRecord,
+  type ImportBatch,
+  type ImportOptions,
+  type BackupOptions,
+  type Progress,
+  type RecordKey,
+  type StoredRecord,
+  type StoreWatcher,
+  type VehicleStore,
+} from './store';
 
 /** Page cache of an import's connection while the batch is open (KiB, as SQLite's negative cache_size). */
 const IMPORT_CACHE_KIB = -32768;
@@ -28,6 +40,7 @@ export class SqliteStore implements VehicleStore {
   /** Pages of callers, keyed top-ups, the audit log, billing: sqlite-admin.ts. */
   readonly admin: SqliteAdmin;
   private readonly deleteStmt: Database.Statement<[string, string, string]>;
+  private cacheGetStmt: Database.Statement<[string, string, string]> | undefined;
   private importing = false;
   private readonly beginStmt: Database.Statement<[]>;
   private readonly commitStmt: Database.Statement<[]>;
@@ -263,7 +276,20 @@ export class SqliteStore implements VehicleStore {
    * steps. A write through another connection restarts a running backup; if that happens, the
    * rest is copied in one step (one read transaction: consistent, and never restarted again).
    */
-  async backup(dest: string, progress?: Progress): Promise<void> {
+  async backup(dest: string, progress?: Progress, options: BackupOptions = {}): Promise<void> {
+    await this.copyTo(dest, progress);
+    if (options.withCache) return;
+    // Fetched answers stay out unless asked for: the copy's cache table is emptied (and its pages freed).
+    const copy = new Database(dest);
+    try {
+      copy.exec('DELETE FROM upstream_cache');
+      copy.exec('VACUUM');
+    } finally {
+      copy.close();
+    }
+  }
+
+  private async copyTo(dest: string, progress?: Progress): Promise<void> {
     this.endSharedRead();
     let lastRemaining = Infinity;
     let restarted = false;
@@ -275,6 +301,56 @@ export class SqliteStore implements VehicleStore {
         return restarted ? Math.max(totalPages, 1) : BACKUP_PAGES_PER_STEP;
       },
     });
+  }
+
+  // The upstream cache (cache.ts): a table of its own on this handle.
+  async cacheGet(key: RecordKey): Promise<CachedAnswer | null> {
+    this.shareRead();
+    this.cacheGetStmt ??= this.db.prepare('SELECT payload, provider, fetched_at AS fetchedAt FROM upstream_cache WHERE operation = ? AND registration = ? AND state = ?');
+    return (this.cacheGetStmt.get(key.operation, key.registration, key.state) as CachedAnswer | undefined) ?? null;
+  }
+
+  async cachePut(e: CacheEntry): Promise<void> {
+    await withWriteLock(() => {
+      this.endSharedRead();
+      this.db
+        .prepare(
+          'INSERT INTO upstream_cache (operation, registration, state, provider, fetched_at, payload) VALUES (?, ?, ?, ?, ?, ?) ' +
+            'ON CONFLICT (operation, registration, state) DO UPDATE SET provider = excluded.provider, fetched_at = excluded.fetched_at, payload = excluded.payload',
+        )
+        .run(e.operation, e.registration, e.state, e.provider, e.fetchedAt, e.payload);
+    }, this.file);
+  }
+
+  async cacheStats(filter: CacheFilter = {}): Promise<CacheStatsRow[]> {
+    this.endSharedRead();
+    const { where, values } = cacheWhere(filter, false);
+    const sql =
+      'SELECT operation, provider, SUM(payload IS NOT NULL) AS found, SUM(payload IS NULL) AS notFound, MIN(fetched_at) AS oldest, MAX(fetched_at) AS newest ' +
+      `FROM upstream_cache${where} GROUP BY operation, provider ORDER BY operation, provider`;
+    return this.db.prepare(sql).all(...values) as CacheStatsRow[];
+  }
+
+  async cachePurge(filter: CacheFilter = {}): Promise<number> {
+    const { where, values } = cacheWhere(filter, false);
+    return withWriteLock(() => {
+      this.endSharedRead();
+      return this.db.prepare(`DELETE FROM upstream_cache${where}`).run(...values).changes;
+    }, this.file);
+  }
+
+  async *cacheEntries(): AsyncIterable<CacheEntry> {
+    this.endSharedRead();
+    const page = this.db.prepare(
+      'SELECT operation, registration, state, provider, fetched_at AS fetchedAt, payload FROM upstream_cache WHERE (operation, registration, state) > (?, ?, ?) ORDER BY operation, registration, state LIMIT 1000',
+    );
+    let last: CacheEntry | null = null;
+    for (;;) {
+      const rows = page.all(last?.operation ?? '', last?.registration ?? '', last?.state ?? '') as CacheEntry[];
+      if (rows.length === 0) break;
+      for (const r of rows) yield r;
+      last = rows[rows.length - 1];
+    }
   }
 
   // Accounts, daily counts and usage: sqlite-accounts.ts, on this database handle.

@@ -4,6 +4,7 @@
 
 import type { AccountStore } from './accounts';
 import type { AdminStore } from './admin';
+import type { UpstreamCacheStore } from './cache';
 
 export type { Account } from './accounts';
 
@@ -82,7 +83,12 @@ export interface ImportBatch {
 /** A progress callback: work done and work in all, in the same unit (pages, records, bytes). */
 export type Progress = (done: number, total: number) => void;
 
-export interface VehicleStore extends AccountStore {
+export interface BackupOptions {
+  /** Keep the upstream cache's answers in the copy (left out by default). */
+  readonly withCache?: boolean;
+}
+
+export interface VehicleStore extends AccountStore, UpstreamCacheStore {
   /** What the admin API and `reglookup users` need beyond the accounts: admin.ts. */
   readonly admin: AdminStore;
   /** The record with that key, or null when there is none. */
@@ -106,7 +112,7 @@ export interface VehicleStore extends AccountStore {
    * A consistent copy of the whole store (records, accounts, usage) into a new file at `dest`,
    * taken while the store serves; absent for stores whose own tools do that (PostgreSQL: pg_dump).
    */
-  backup?(dest: string, progress?: Progress): Promise<void>;
+  backup?(dest: string, progress?: Progress, options?: BackupOptions): Promise<void>;
 
   /**
    * Tells `watcher` when the store stops being reachable and when it is reachable again; absent

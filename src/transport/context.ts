@@ -13,6 +13,8 @@ export interface RequestContext {
   errorCode?: string;
   /** Set when the answer came from a sandbox registration (SANDBOX=on), for the access log. */
   sandbox?: boolean;
+  /** Where the answer came from (store, cache, dvla, ...), for the access log. */
+  source?: string;
 }
 
 // Kept on the request itself under a private symbol rather than in a WeakMap: every request has

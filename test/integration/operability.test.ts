@@ -267,7 +267,7 @@ describe('the access log', () => {
       expect(lines.some((l) => l.startsWith('{'))).toBe(false);
       expect(lines.find((l) => l.includes(' path=/healthz '))).toMatch(/ debug request .*transport=health outcome=ok status=200/);
       expect(lines.find((l) => l.includes(' path=/api/reg.asmx/Check '))).toMatch(
-        / info request id=\S+ client=127\.0\.0\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=ok status=200 ms=[\d.]+ username=demo$/,
+        / info request id=\S+ client=127\.0\.0\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=ok status=200 ms=[\d.]+ username=demo source=store$/,
       );
     } finally {
       run.child.kill('SIGKILL');

@@ -109,14 +109,14 @@ describe('SQLite migrations', () => {
     const store = new SqliteStore(file);
     expect(isMigratable(store)).toBe(true);
     const first = await store.migrate();
-    expect(first.applied.map((m) => m.version)).toEqual([1, 2, 3, 4, 5]);
-    expect(first.version).toBe(5);
-    expect(await store.migrate()).toEqual({ applied: [], version: 5 });
+    expect(first.applied.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(first.version).toBe(6);
+    expect(await store.migrate()).toEqual({ applied: [], version: 6 });
     await store.close();
     const again = new SqliteStore(file);
-    expect(await again.migrate()).toEqual({ applied: [], version: 5 });
+    expect(await again.migrate()).toEqual({ applied: [], version: 6 });
     await again.close();
-    expect(sql(file, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }]);
+    expect(sql(file, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }]);
   });
 
   test('a file the unversioned release created, upgraded, has the same tables, columns, indexes and triggers as a new file', async () => {
@@ -136,7 +136,7 @@ describe('SQLite migrations', () => {
 
   test('sqlite::memory: is migrated and serves', async () => {
     const store = openStore('sqlite::memory:');
-    expect(isMigratable(store) && (await store.migrate()).version).toBe(5);
+    expect(isMigratable(store) && (await store.migrate()).version).toBe(6);
     expect(await store.isEmpty()).toBe(true);
     await store.close();
   });
@@ -150,8 +150,8 @@ describe('SQLite migrations', () => {
 
     const store = new SqliteStore(file);
     const report = await store.migrate();
-    expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5]);
-    expect(report.version).toBe(5);
+    expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6]);
+    expect(report.version).toBe(6);
     expect(await store.get(KEY)).toEqual({ payload: '{"Description":"kept"}' });
     expect(await store.getAccount('kept')).toEqual({ username: 'kept', credits: 7, dailyLimit: null, rate: null, allow: [], enabled: true });
     expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
@@ -162,9 +162,9 @@ describe('SQLite migrations', () => {
     raw.close();
     await new Promise((r) => setImmediate(r)); // past the shared read of this event-loop turn
     expect(await store.get(KEY)).toEqual({ payload: '{"Description":"changed"}' });
-    expect(await store.migrate()).toEqual({ applied: [], version: 5 });
+    expect(await store.migrate()).toEqual({ applied: [], version: 6 });
     await store.close();
-    expect(sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   test('a file created by the unversioned release (prepared answers, no schema_version) is recognised as version 3 and upgraded', async () => {
@@ -174,10 +174,10 @@ describe('SQLite migrations', () => {
     db.prepare("INSERT INTO meta (key, value) VALUES ('prepared_version', 'abc')").run();
     db.close();
     const store = new SqliteStore(file);
-    expect(await store.migrate()).toEqual({ applied: [expect.objectContaining({ version: 4 }), expect.objectContaining({ version: 5 })], version: 5 });
+    expect(await store.migrate()).toEqual({ applied: [expect.objectContaining({ version: 4 }), expect.objectContaining({ version: 5 }), expect.objectContaining({ version: 6 })], version: 6 });
     expect(await store.get(KEY)).toEqual({ payload: '{}' });
     await store.close();
-    expect(sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(sql(file, "SELECT key FROM meta WHERE key = 'prepared_version'")).toEqual([]);
   });
 
@@ -219,10 +219,10 @@ describe('SQLite migrations', () => {
     const first = run();
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
-    expect(first.stdout).toMatch(/^applied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\n.*schema version 5\n$/);
+    expect(first.stdout).toMatch(/^applied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\n.*schema version 6\n$/);
     const second = run();
     expect(second.status).toBe(0);
-    expect(second.stdout).toMatch(/schema version 5, nothing to apply\n$/);
+    expect(second.stdout).toMatch(/schema version 6, nothing to apply\n$/);
   });
 });
 
@@ -316,8 +316,8 @@ describe('SQLite migrations: the steps, as a list given to the runner', () => {
       expect(first.applied.map((m) => m.version)).toEqual([1, 2]);
       expect(first.version).toBe(2);
       const rest = migrateSqlite(db);
-      expect(rest.applied.map((m) => m.version)).toEqual([3, 4, 5]);
-      expect(rest.version).toBe(5);
+      expect(rest.applied.map((m) => m.version)).toEqual([3, 4, 5, 6]);
+      expect(rest.version).toBe(6);
     } finally {
       db.close();
     }

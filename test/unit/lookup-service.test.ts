@@ -133,7 +133,8 @@ describe('LookupService.lookup', () => {
     const notes: CallNotes = {};
     const r = await service.lookup(CHECK, { RegistrationNumber: 'rg11 abc', username: ' demo ' }, LOCAL, notes);
     expect(r).toEqual({ kind: 'Vehicle', payload: FOCUS });
-    expect(notes).toEqual({ username: 'demo' });
+    // The access log's source: an imported record answered (docs/operating.md).
+    expect(notes).toEqual({ username: 'demo', source: 'store' });
     expect(calls).toEqual({
       gets: [{ operation: 'Check', registration: 'RG11ABC', state: '' }],
       admits: ['demo'],
@@ -234,7 +235,7 @@ describe('LookupService.lookup', () => {
     // Other plates still go to the store, and are not marked.
     const other: CallNotes = {};
     await service.lookup(CHECK, { RegistrationNumber: 'RG11ABC', username: 'demo' }, LOCAL, other);
-    expect(other).toEqual({ username: 'demo' });
+    expect(other).toEqual({ username: 'demo', source: 'store' });
     // UKMOT's sandbox answer is an MOT history, with the Model checked as for a real one.
     const mot = await service.lookup(MOT, { RegistrationNumber: 'AA19AAA', username: 'demo' }, LOCAL);
     expect(mot.kind).toBe('UKMOTData');

@@ -117,4 +117,21 @@ CREATE TABLE IF NOT EXISTS idempotency (
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);
 `,
   },
+  {
+    version: 6,
+    name: 'upstream cache',
+    sql: `
+-- Answers fetched from upstream providers, apart from the imported records (which always win).
+-- payload NULL: the upstream said not found. fetched_at: ms since the epoch.
+CREATE TABLE IF NOT EXISTS upstream_cache (
+  operation    TEXT NOT NULL,
+  registration TEXT NOT NULL,
+  state        TEXT NOT NULL DEFAULT '',
+  provider     TEXT NOT NULL,
+  fetched_at   BIGINT NOT NULL,
+  payload      TEXT,
+  PRIMARY KEY (operation, registration, state)
+);
+`,
+  },
 ];

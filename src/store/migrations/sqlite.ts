@@ -125,6 +125,23 @@ CREATE TABLE IF NOT EXISTS idempotency (
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at);
 `,
   },
+  {
+    version: 6,
+    name: 'upstream cache',
+    // Answers fetched from upstream providers, apart from the imported records (which always win).
+    // payload NULL: the upstream said not found. fetched_at: ms since the epoch.
+    sql: `
+CREATE TABLE IF NOT EXISTS upstream_cache (
+  operation    TEXT NOT NULL,
+  registration TEXT NOT NULL,
+  state        TEXT NOT NULL DEFAULT '',
+  provider     TEXT NOT NULL,
+  fetched_at   INTEGER NOT NULL,
+  payload      TEXT,
+  PRIMARY KEY (operation, registration, state)
+);
+`,
+  },
 ];
 
 function columnsOf(db: Database.Database, table: string): Set<string> {

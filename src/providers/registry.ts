@@ -1,0 +1,32 @@
+// Which provider a name in PROVIDERS is, built from the configuration: one line per provider.
+
+import type { Config } from '../config';
+import { DvlaProvider } from './dvla';
+import { createDvsaProvider } from './dvsa';
+import { createRdwProvider } from './rdw';
+import type { Provider } from './provider';
+import { RegcheckProvider } from './regcheck';
+
+type Factory = (config: Config) => Provider;
+
+// config.ts refuses a provider listed without its credentials, so the non-null assertions hold.
+const FACTORIES: Readonly<Record<string, Factory>> = {
+  dvla: (c) => new DvlaProvider({ url: c.upstream.dvla.url, apiKey: c.upstream.dvla.apiKey! }),
+  regcheck: (c) => new RegcheckProvider({ url: c.upstream.regcheck.url, username: c.upstream.regcheck.username! }),
+  dvsa: (c) => createDvsaProvider(c.dvsa!, { redisUrl: c.redisUrl, redisPrefix: c.redisPrefix }),
+  rdw: (c) => createRdwProvider(c.rdw),
+};
+
+/** Whether a provider of that name is built into this release. */
+export function knownProvider(name: string): boolean {
+  return Object.hasOwn(FACTORIES, name);
+}
+
+/** The providers PROVIDERS lists (the store aside), in its order. */
+export function buildProviders(config: Config): Provider[] {
+  return config.upstream.providers.map((name) => {
+    const make = FACTORIES[name];
+    if (!make) throw new Error(`provider ${name} is not built into this release`);
+    return make(config);
+  });
+}
