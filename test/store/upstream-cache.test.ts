@@ -65,10 +65,7 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store: the upstr
     expect(await store.cacheStats()).toEqual([]);
   });
 
-  // The command line is the same over either store: run once, on SQLite (each run starts a process).
-  const cliTest = kind.name === 'sqlite' ? test : test.skip;
-
-  cliTest('cache stats and cache purge on the command line', async () => {
+  test('cache stats and cache purge on the command line', async () => {
     await store.close();
     const env = { DATABASE_URL: url, SAMPLE_DATA: 'false' };
     const stats = runCli(['cache', 'stats'], env);
@@ -84,7 +81,7 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store: the upstr
     store = open(url);
   });
 
-  cliTest('export leaves cached answers out unless --with-cache, which writes the found ones as record lines', async () => {
+  test('export leaves cached answers out unless --with-cache, which writes the found ones as record lines', async () => {
     await store.close();
     const env = { DATABASE_URL: url, SAMPLE_DATA: 'false' };
     const plain = runCli(['export', '-q'], env);
