@@ -12,6 +12,8 @@ import { AdminError, invalid } from './errors';
 import { overviewOf } from './overview';
 import { usageCsv, usageRange } from './billing';
 import type { Schema } from './schema';
+import { cacheFilterOf } from '../service/cachefilter';
+import type { CacheFilter } from '../store/cache';
 
 export interface AdminContext {
   readonly store: VehicleStore;
@@ -87,8 +89,8 @@ const AUDIT_ENTRY: Schema = {
     id: { type: 'integer' },
     at: { type: 'string', format: 'date-time' },
     actor: { type: 'string', description: "the admin token's name, or cli:<user>" },
-    action: { type: 'string', enum: ['add', 'update', 'credit', 'disable', 'enable', 'remove', 'import'] },
-    target: { type: 'string', description: 'the username' },
+    action: { type: 'string', enum: ['add', 'update', 'credit', 'disable', 'enable', 'remove', 'import', 'cache-purge'] },
+    target: { type: 'string', description: 'the username (cache-purge: the operation and registration purged, or (all))' },
     before: { description: 'the settings before (null: none)' },
     after: { description: 'the settings after (null: removed)' },
   },
@@ -151,6 +153,72 @@ async function account(req: Request): Promise<Account> {
 
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{8,200}$/;
 
+/** The upstream cache's filter from a request (query or body), or INVALID_INPUT naming the field. */
+function cacheFilter(operation: unknown, registration: unknown): CacheFilter {
+  try {
+    return cacheFilterOf(operation as string | undefined, registration as string | undefined, (field) => field);
+  } catch (e) {
+    throw invalid((e as Error).message);
+  }
+}
+
+const CACHE_FILTER: Record<string, Param> = {
+  operation: { description: 'only this operation (Check, UKMOT, ...)', schema: { type: 'string', minLength: 1, maxLength: 64 } },
+  registration: { description: 'only this registration (spaces and case do not matter)', schema: { type: 'string', minLength: 1, maxLength: 64 } },
+};
+
+const CACHE_FILTER_BODY: Record<string, Schema> = { operation: CACHE_FILTER.operation.schema, registration: CACHE_FILTER.registration.schema };
+
+const CACHE_ROW: Schema = {
+  type: 'object',
+  required: ['operation', 'provider', 'found', 'notFound', 'oldest', 'newest'],
+  properties: {
+    operation: { type: 'string' },
+    provider: { type: 'string' },
+    found: { type: 'integer', description: 'entries holding an answer' },
+    notFound: { type: 'integer', description: 'entries holding a not-found' },
+    oldest: { type: 'string', format: 'date-time', description: 'fetch time of the oldest entry' },
+    newest: { type: 'string', format: 'date-time', description: 'fetch time of the newest entry' },
+  },
+};
+
+/** The upstream cache (answers fetched from upstream providers, docs/upstream.md): its statistics, and purging it. */
+function cacheRoutes(): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/admin/api/cache',
+      operationId: 'cacheStats',
+      summary: 'What the upstream cache holds, by operation and provider (imported records are not in it)',
+      query: CACHE_FILTER,
+      ok: { status: 200, description: 'the statistics', schema: { type: 'object', required: ['entries'], properties: { entries: { type: 'array', items: CACHE_ROW } } } },
+      errors: [400],
+      handle: async (req) => {
+        const rows = await req.ctx.store.cacheStats(cacheFilter(req.query.operation, req.query.registration));
+        const iso = (ms: number) => new Date(ms).toISOString();
+        return { status: 200, body: { entries: rows.map((r) => ({ ...r, oldest: iso(r.oldest), newest: iso(r.newest) })) } };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/admin/api/cache/purge',
+      operationId: 'cachePurge',
+      summary: 'Removes cached upstream answers (all, or those of one operation or registration); the next lookup fetches again. Audited',
+      body: { type: 'object', additionalProperties: false, properties: CACHE_FILTER_BODY },
+      ok: { status: 200, description: 'how many were removed', schema: { type: 'object', required: ['purged'], properties: { purged: { type: 'integer' } } } },
+      errors: [400],
+      handle: async (req) => {
+        const body = req.body as { operation?: string; registration?: string };
+        const filter = cacheFilter(body.operation, body.registration);
+        const purged = await req.ctx.store.cachePurge(filter);
+        const target = [filter.operation, filter.registration].filter((x) => x !== undefined).join(' ') || '(all)';
+        await req.ctx.store.admin.addAudit({ at: new Date().toISOString(), actor: req.actor, action: 'cache-purge', target, before: null, after: { purged } });
+        return { status: 200, body: { purged } };
+      },
+    },
+  ];
+}
+
 export const ROUTES: readonly Route[] = [
   {
     method: 'GET',
@@ -189,6 +257,7 @@ export const ROUTES: readonly Route[] = [
     },
   },
   ...userRoutes(),
+  ...cacheRoutes(),
   ...reportRoutes(),
   {
     method: 'GET',

@@ -3,8 +3,7 @@
 // never touches an imported record.
 
 import type { Command } from 'commander';
-import { findOperation, suggestOperation } from '../contract/operations';
-import { normalizeRegistration } from '../service/normalize';
+import { cacheFilterOf } from '../service/cachefilter';
 import type { CacheFilter } from '../store/cache';
 import { fatal, withStore } from './common';
 
@@ -14,19 +13,7 @@ interface CacheFlags {
 }
 
 function filterOf(flags: CacheFlags): CacheFilter {
-  let operation: string | undefined;
-  if (flags.operation !== undefined) {
-    const op = findOperation(flags.operation) ?? suggestOperation(flags.operation);
-    if (!op) throw new Error(`--operation: no operation is named '${flags.operation}' (see the list at /api/reg.asmx)`);
-    operation = op.name;
-  }
-  let registration: string | undefined;
-  if (flags.registration !== undefined) {
-    const reg = normalizeRegistration(flags.registration);
-    if (!reg.ok) throw new Error(`--registration '${flags.registration}' ${reg.reason}`);
-    registration = reg.value;
-  }
-  return { operation, registration };
+  return cacheFilterOf(flags.operation, flags.registration, (field) => `--${field}`);
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');

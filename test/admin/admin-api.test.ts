@@ -162,3 +162,33 @@ test('import status says what the store holds', async () => {
   const r = await ops('GET', '/admin/api/import');
   expect(r.json).toEqual({ state: 'empty' });
 });
+
+test('the upstream cache: statistics by operation and provider, and a purge that is audited and leaves imported records alone', async () => {
+  const at = Date.UTC(2026, 10, 1, 12, 0, 0);
+  await store.cachePut({ operation: 'Check', registration: 'AA19AAA', state: '', provider: 'dvla', fetchedAt: at, payload: '{"Description":"FORD"}' });
+  await store.cachePut({ operation: 'Check', registration: 'ER19NFD', state: '', provider: 'dvla', fetchedAt: at + 1000, payload: null });
+  await store.cachePut({ operation: 'UKMOT', registration: 'AA19AAA', state: '', provider: 'dvsa', fetchedAt: at + 2000, payload: '{"make":"FORD","tests":[]}' });
+
+  const stats = await ops('GET', '/admin/api/cache');
+  expect(stats.status).toBe(200);
+  expect(stats.json.entries).toEqual([
+    { operation: 'Check', provider: 'dvla', found: 1, notFound: 1, oldest: '2026-11-01T12:00:00.000Z', newest: '2026-11-01T12:00:01.000Z' },
+    { operation: 'UKMOT', provider: 'dvsa', found: 1, notFound: 0, oldest: '2026-11-01T12:00:02.000Z', newest: '2026-11-01T12:00:02.000Z' },
+  ]);
+  expect((await ops('GET', '/admin/api/cache?registration=aa19%20aaa')).json.entries).toHaveLength(2);
+
+  const bad = await ops('GET', '/admin/api/cache?operation=NoSuchOperation');
+  expect(bad.status).toBe(400);
+  expect(bad.json.message).toContain("no operation is named 'NoSuchOperation'");
+
+  const one = await billing('POST', '/admin/api/cache/purge', { operation: 'Check', registration: 'aa19 aaa' });
+  expect(one.json).toEqual({ purged: 1 });
+  expect((await ops('POST', '/admin/api/cache/purge', {})).json).toEqual({ purged: 2 });
+  expect((await ops('GET', '/admin/api/cache')).json.entries).toEqual([]);
+
+  const audit = await ops('GET', '/admin/api/audit?limit=2');
+  expect(audit.json.entries.map((e: { actor: string; action: string; target: string }) => [e.actor, e.action, e.target])).toEqual([
+    [TOKENS[0].name, 'cache-purge', '(all)'],
+    [TOKENS[1].name, 'cache-purge', 'Check AA19AAA'],
+  ]);
+});
