@@ -27,7 +27,9 @@ describe('an import killed half-way', () => {
   it('leaves the store as it was and the next import works', async () => {
     const env = { DATABASE_URL: `sqlite:${path.join(dir, 'reglookup.db')}` };
     server = await serve({ ...env, RATE_LIMIT: '0' });
-    const lookup = (reg: string) => fetch(`${server!.url}/Check?RegistrationNumber=${reg}&username=k`).then((r) => r.status);
+    // A connection each: the imports run synchronously for longer than the server keeps an idle connection,
+    // and a pooled one it closed meanwhile would fail the next request with 'other side closed'.
+    const lookup = (reg: string) => fetch(`${server!.url}/Check?RegistrationNumber=${reg}&username=k`, { headers: { connection: 'close' } }).then((r) => r.status);
     expect(await lookup('RG11ABC')).toBe(200);
 
     // A refresh without the sample's RG11 ABC: were any of it committed, that record would be gone.

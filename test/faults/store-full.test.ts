@@ -35,7 +35,13 @@ describeSmallDisk('store disk full (SQLite)', () => {
   });
 
   const lookup = (username: string) =>
-    fetch(`${server!.url}/Check?RegistrationNumber=RG11ABC&username=${username}`).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.text() }));
+    // A connection each: the test blocks (filling and freeing the disk) longer than the server keeps an idle
+    // connection, and a pooled one it closed meanwhile would fail the next request with 'other side closed'.
+    fetch(`${server!.url}/Check?RegistrationNumber=RG11ABC&username=${username}`, { headers: { connection: 'close' } }).then(async (r) => ({
+      status: r.status,
+      retryAfter: r.headers.get('retry-after'),
+      body: await r.text(),
+    }));
 
   it('answers only what it charged, refuses the rest with 503, and recovers when space is freed', async () => {
     expect(runCli(['users', 'add', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
