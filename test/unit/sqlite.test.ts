@@ -156,7 +156,7 @@ describe('the one import batch of a store', () => {
       await second.put({ ...key, payload: '{"v":2}' });
       await second.commit();
       expect(await store.get(key)).toEqual({ payload: '{"v":2}' });
-      await expect(store.migrate()).resolves.toMatchObject({ version: 5 });
+      await expect(store.migrate()).resolves.toMatchObject({ version: 6 });
     } finally {
       await store.close();
     }
