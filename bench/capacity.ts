@@ -18,32 +18,12 @@ import { importStream } from '../src/data/import';
 import { PostgresStore } from '../src/store/postgres';
 import { freePort, privatePrimaryAndReplica } from '../test/helpers/private-postgres';
 import { startRedisServer } from '../test/helpers/private-redis';
+import { cpuSeconds } from './proc';
 
 const ROOT = path.resolve(__dirname, '..');
 const SECONDS = Number(process.env.CAPACITY_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.CAPACITY_CONNECTIONS ?? 50);
 const RECORDS = 20_000;
-const TICKS = 100;
-
-/** CPU seconds (user + system) of a process and all its descendants. */
-function cpuSeconds(pid: number): number {
-  let total = 0;
-  const visit = (p: number) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(f[11]) + Number(f[12])) / TICKS;
-      for (const t of fs.readdirSync(`/proc/${p}/task`)) {
-        const children = fs.readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim();
-        for (const c of children ? children.split(/\s+/) : []) visit(Number(c));
-      }
-    } catch {
-      /* gone */
-    }
-  };
-  visit(pid);
-  return total;
-}
 
 const postmaster = (data: string) => Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
 

@@ -38,6 +38,7 @@ import { importStream } from '../src/data/import';
 import { PostgresStore } from '../src/store/postgres';
 import { SqliteStore } from '../src/store/sqlite';
 import { comparisonTable, parseBenchArgs, parseEnvList, previousReleaseTag, type Samples } from './compare';
+import { cpuSeconds } from './proc';
 
 const ROOT = path.resolve(__dirname, '..');
 const WORK = path.join(ROOT, 'bench', '.work');
@@ -345,26 +346,6 @@ function rssMb(pid: number): number {
   visit(pid);
   return total;
 }
-
-/** CPU seconds (user + system) a process and its children (cluster workers) have used so far. */
-function cpuSeconds(pid: number): number {
-  let total = 0;
-  const visit = (p: number) => {
-    try {
-      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
-      const children = fs.readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim();
-      for (const c of children ? children.split(/\s+/) : []) visit(Number(c));
-    } catch {
-      /* gone */
-    }
-  };
-  visit(pid);
-  return total;
-}
-const CLOCK_TICKS = 100;
 
 interface LoadResult {
   rps: number;

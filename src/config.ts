@@ -360,18 +360,9 @@ const TOKEN_RE = /^[\x21-\x7e]{16,512}$/;
  * `name:token` pairs. A token is at least 16 printable characters; no value is ever echoed in a message.
  */
 function adminTokens(env: Env): readonly AdminToken[] {
-  const inline = read(env, 'ADMIN_TOKENS');
+  const raw = secret(env, 'ADMIN_TOKENS');
   const file = read(env, 'ADMIN_TOKENS_FILE');
-  if (inline !== undefined && file !== undefined) throw new ConfigError('give ADMIN_TOKENS or ADMIN_TOKENS_FILE, not both');
-  let raw = inline;
-  if (file !== undefined) {
-    try {
-      raw = fs.readFileSync(file, 'utf8').trim();
-    } catch (e) {
-      throw new ConfigError(`ADMIN_TOKENS_FILE '${file}' cannot be read: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
-    }
-  }
-  if (raw === undefined || raw === '') return [];
+  if (raw === null || raw === '') return [];
   const what = file !== undefined ? 'ADMIN_TOKENS_FILE' : 'ADMIN_TOKENS';
   const out: AdminToken[] = [];
   splitList(raw.replace(/\s*\n\s*/g, ',')).forEach((pair, i) => {
@@ -414,7 +405,7 @@ function upstreamUrl(env: Env, name: string, dflt: string): string {
 function secret(env: Env, name: string): string | null {
   const direct = read(env, name);
   const file = read(env, `${name}_FILE`);
-  if (direct !== undefined && file !== undefined) throw new ConfigError(`${name} and ${name}_FILE are both set; give one`);
+  if (direct !== undefined && file !== undefined) throw new ConfigError(`${name} and ${name}_FILE are both set; give one, not both`);
   if (direct !== undefined) return direct;
   if (file === undefined) return null;
   let text: string;

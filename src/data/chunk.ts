@@ -77,3 +77,14 @@ export function packLines(bytes: Uint8Array): PackedChunk {
 export function overlongLine(reason: string): PackedChunk {
   return { kinds: Uint8Array.of(INVALID), text: '', ends: new Int32Array(0), hashes: new Uint32Array(0), reasons: [reason] };
 }
+
+/** The parts copied into one fresh array of `length` bytes (its own memory, never a pool's: it may be handed to a worker). */
+export function joined(parts: readonly Uint8Array[], length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

@@ -3,6 +3,8 @@
 // halves: cutting a byte stream into runs of whole rows (a line break inside quotes is not a row's
 // end), and parsing a run's text into rows, with a fast path for rows without quotes.
 
+import { joined } from './chunk';
+
 /** The longest row read as one; a longer one (most likely a quote never closed) stops the import. */
 export const MAX_ROW_BYTES = 4 << 20;
 
@@ -49,16 +51,6 @@ export async function* csvRuns(input: AsyncIterable<Uint8Array | string>): Async
     if (partialBytes > MAX_ROW_BYTES) throw new CsvInputError(`a row is longer than ${MAX_ROW_BYTES} bytes (is a quoted field never closed?)`);
   }
   if (partialBytes > 0) yield joined(partial, partialBytes);
-}
-
-function joined(parts: readonly Uint8Array[], length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { countImport } from '../ops/metrics';
 import type { ImportBatch, Replace, VehicleStore } from '../store/store';
-import { BLANK, DELETE, INVALID, overlongLine, type PackedChunk } from './chunk';
+import { BLANK, DELETE, INVALID, joined, overlongLine, type PackedChunk } from './chunk';
 import { KeySet } from './keyset';
 import { CsvInputError, csvRuns, joinFuel, readFuel, splitHeader, vehicleHeaderProblem, type FuelMap } from './rdw';
 import { chunkRunner, type ChunkRunner } from './workers';
@@ -156,16 +156,6 @@ export async function* readRuns(input: AsyncIterable<Uint8Array | string>, onByt
   }
   if (skipping) yield { overlong: true };
   else if (partialBytes > 0) yield joined(partial, partialBytes);
-}
-
-function joined(parts: readonly Uint8Array[], length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**

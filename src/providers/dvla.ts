@@ -4,7 +4,7 @@
 // docs/upstream.md's table says; what it lacks (model, body style, doors, seats, ...) is left out,
 // which the answer writes as an empty (nil) element; the whole DVLA record is kept under "dvla".
 
-import { retryAfterSeconds, statusFailure } from './http';
+import { failureForStatus, retryAfterOf } from './upstream-status';
 import { UpstreamFailure, type FetchContext, type Provider, type ProviderAnswer } from './provider';
 
 export interface DvlaOptions {
@@ -80,8 +80,8 @@ export class DvlaProvider implements Provider {
     );
     if (res.status === 404) return { found: false };
     if (res.status === 400) throw new UpstreamFailure(this.name, 'invalid', 'the DVLA says the registration number is not valid');
-    if (res.status === 429) throw new UpstreamFailure(this.name, 'transient', 'the DVLA refused the call for now (429, over its quota)', retryAfterSeconds(res.headers['retry-after']));
-    if (res.status !== 200) throw statusFailure(this.name, res.status, res.headers, 'the DVLA');
+    if (res.status === 429) throw new UpstreamFailure(this.name, 'transient', 'the DVLA refused the call for now (429, over its quota)', retryAfterOf(res.headers['retry-after']));
+    if (res.status !== 200) throw failureForStatus(this.name, res.status, res.headers, 'the DVLA');
     let body: unknown;
     try {
       body = JSON.parse(res.body);

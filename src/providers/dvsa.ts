@@ -7,19 +7,13 @@
 
 import { Redis } from 'ioredis';
 import { DVSA_QUOTA, DvsaQuota, type DvsaQuotaLimits } from './dvsa-quota';
+import type { DvsaSettings } from '../config';
 import { TokenSource } from './dvsa-token';
 import { UpstreamFailure, type FetchContext, type Provider, type ProviderAnswer } from './provider';
 import { failureForStatus, jsonBody } from './upstream-status';
 
-export interface DvsaConfig {
-  /** Base URL of the MOT API, no trailing slash (DVSA_URL). */
-  readonly url: string;
-  readonly tokenUrl: string;
-  readonly clientId: string;
-  readonly clientSecret: string;
-  readonly scope: string;
-  readonly apiKey: string;
-}
+/** DVSA_* as config.ts reads them. */
+export type DvsaConfig = DvsaSettings;
 
 export interface DvsaDeps {
   /** Redis to share the quota through (REDIS_URL); null or absent: this process's memory. */

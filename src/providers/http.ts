@@ -66,22 +66,3 @@ export function upstreamHttp(maxBytes: number): UpstreamHttp {
     return { status: res.status, headers, body };
   };
 }
-
-/** Seconds from a Retry-After header (seconds or an HTTP date), or undefined; at most a day. */
-export function retryAfterSeconds(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined) return undefined;
-  const v = value.trim();
-  if (/^\d{1,9}$/.test(v)) return Math.min(Number(v), 86_400);
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  return Math.min(Math.max(0, Math.ceil((at - now) / 1000)), 86_400);
-}
-
-/** The failure an unexpected status is: 429 and 5xx are worth retrying, anything else is not. */
-export function statusFailure(provider: string, status: number, headers: Readonly<Record<string, string>>, what: string): UpstreamFailure {
-  const retryAfter = retryAfterSeconds(headers['retry-after']);
-  if (status === 429) return new UpstreamFailure(provider, 'transient', `${what} refused the call for now (429, too many requests)`, retryAfter);
-  if (status === 401 || status === 403) return new UpstreamFailure(provider, 'permanent', `${what} refused our credentials (${status}); check the key`);
-  if (status >= 500) return new UpstreamFailure(provider, 'transient', `${what} failed (${status})`, retryAfter);
-  return new UpstreamFailure(provider, 'permanent', `${what} answered an unexpected status ${status}`);
-}

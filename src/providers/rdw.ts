@@ -3,17 +3,14 @@
 // once; an application token (RDW_APP_TOKEN, optional) goes in X-App-Token and only raises the
 // throttling limits. An empty array is not found. It answers CheckNetherlands, mapped by rdw-map.ts.
 
+import type { RdwSettings } from '../config';
 import type { FetchContext, Provider, ProviderAnswer, UpstreamHttp } from './provider';
 import { UpstreamFailure } from './provider';
 import { mapRdw, type RdwRow } from './rdw-map';
 import { failureForStatus, jsonBody } from './upstream-status';
 
-export interface RdwConfig {
-  /** Base URL, no trailing slash (RDW_URL, default https://opendata.rdw.nl). */
-  readonly url: string;
-  /** RDW_APP_TOKEN: null for none. */
-  readonly appToken: string | null;
-}
+/** RDW_URL and RDW_APP_TOKEN as config.ts reads them. */
+export type RdwConfig = RdwSettings;
 
 export const RDW_VEHICLES = 'm9d7-ebf2';
 export const RDW_FUEL = '8ys7-d773';

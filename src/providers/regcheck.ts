@@ -8,7 +8,7 @@
 // X-Error-Code header a reglookup sends) map back to our codes.
 
 import { findOperation, OPERATIONS } from '../contract/operations';
-import { retryAfterSeconds, statusFailure } from './http';
+import { failureForStatus, retryAfterOf } from './upstream-status';
 import { UpstreamFailure, type FetchContext, type Provider, type ProviderAnswer } from './provider';
 
 export interface RegcheckOptions {
@@ -49,7 +49,7 @@ export function elementText(xml: string, name: string): string | undefined {
 function errorFailure(provider: string, status: number, headers: Readonly<Record<string, string>>, body: string): UpstreamFailure | 'not-found' {
   const line = body.split('\n', 1)[0].slice(0, 200);
   const code = headers['x-error-code'] ?? /^([A-Z_]{4,40}):/.exec(line)?.[1] ?? '';
-  const retryAfter = retryAfterSeconds(headers['retry-after']);
+  const retryAfter = retryAfterOf(headers['retry-after']);
   if (code === 'VEHICLE_NOT_FOUND' || (code === '' && /no vehicle|not found/i.test(line))) return 'not-found';
   if (code === 'INVALID_PARAMETER' || code === 'MISSING_PARAMETER') return new UpstreamFailure(provider, 'invalid', 'the RegCheck service says the registration number is not valid');
   if (code === 'OUT_OF_CREDIT' || (code === '' && /credit/i.test(line))) return new UpstreamFailure(provider, 'permanent', 'the RegCheck account is out of credit');
@@ -57,7 +57,7 @@ function errorFailure(provider: string, status: number, headers: Readonly<Record
   if (code === 'RATE_LIMITED' || code === 'DAILY_LIMIT_REACHED' || code === 'SERVICE_UNAVAILABLE') {
     return new UpstreamFailure(provider, 'transient', `the RegCheck service refused the call for now (${code})`, retryAfter);
   }
-  return statusFailure(provider, status, headers, 'the RegCheck service');
+  return failureForStatus(provider, status, headers, 'the RegCheck service');
 }
 
 function parseAnswer(provider: string, operation: string, xml: string): ProviderAnswer {
@@ -109,7 +109,7 @@ export class RegcheckProvider implements Provider {
   async remaining(ctx: FetchContext): Promise<number> {
     const q = new URLSearchParams({ username: this.options.username });
     const res = await ctx.http({ method: 'GET', url: `${this.options.url}/ajax/getcredits.aspx?${q.toString()}` }, ctx.signal);
-    if (res.status !== 200) throw statusFailure(this.name, res.status, res.headers, 'the RegCheck credits endpoint');
+    if (res.status !== 200) throw failureForStatus(this.name, res.status, res.headers, 'the RegCheck credits endpoint');
     const n = res.body.trim();
     if (!/^-?\d{1,15}$/.test(n)) throw new UpstreamFailure(this.name, 'permanent', 'the RegCheck credits endpoint answered something that is not a number');
     return Number(n);

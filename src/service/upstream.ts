@@ -27,6 +27,7 @@ import {
   type IPolicy,
 } from 'cockatiel';
 import type { Operation } from '../contract/operations';
+import type { UpstreamConfig } from '../config';
 import type { Metrics } from '../ops/metrics';
 import { UpstreamFailure, type Provider, type UpstreamHttp } from '../providers/provider';
 import type { CachedAnswer } from '../store/cache';
@@ -34,16 +35,8 @@ import type { RecordKey, VehicleStore } from '../store/store';
 import { LookupError } from './errors';
 import { motProblem, vehicleProblem } from './records';
 
-export interface ChainOptions {
-  readonly ttlS: number;
-  readonly motTtlS: number;
-  readonly notFoundTtlS: number;
-  readonly staleIfErrorS: number;
-  readonly timeoutMs: number;
-  readonly concurrency: number;
-  readonly breakerFailures: number;
-  readonly breakerOpenMs: number;
-}
+/** What the chain reads of UPSTREAM_* (config.ts). */
+export type ChainOptions = Pick<UpstreamConfig, 'ttlS' | 'motTtlS' | 'notFoundTtlS' | 'staleIfErrorS' | 'timeoutMs' | 'concurrency' | 'breakerFailures' | 'breakerOpenMs'>;
 
 /** What the chain found: a payload (or nothing) and where it came from, for the access log. */
 export interface ChainAnswer {

@@ -40,6 +40,29 @@ export interface AuditEntry extends AuditInput {
   readonly id: number;
 }
 
+/** An audit entry as both stores keep it: before and after as JSON text (id is a string from PostgreSQL's BIGSERIAL). */
+export interface AuditRow {
+  id: number | string;
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  before: string | null;
+  after: string | null;
+}
+
+export function auditOf(r: AuditRow): AuditEntry {
+  return {
+    id: Number(r.id),
+    at: r.at,
+    actor: r.actor,
+    action: r.action,
+    target: r.target,
+    before: r.before === null ? null : JSON.parse(r.before),
+    after: r.after === null ? null : JSON.parse(r.after),
+  };
+}
+
 /** A top-up with its Idempotency-Key. */
 export interface CreditOnce {
   readonly username: string;

@@ -6,30 +6,8 @@
 
 import type pg from 'pg';
 import { CREDITS_BOUND, type CreditResult, type UsageCount } from './accounts';
-import { keysKeptFrom, type AccountPage, type AccountPageQuery, type AdminStore, type AuditEntry, type AuditInput, type CreditOnce, type CreditOnceResult } from './admin';
+import { keysKeptFrom, type AccountPage, type AccountPageQuery, type AdminStore, auditOf, type AuditEntry, type AuditInput, type AuditRow, type CreditOnce, type CreditOnceResult } from './admin';
 import { COLUMNS, toAccount, type PgRunner, type Row } from './postgres-accounts';
-
-interface AuditRow {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  target: string;
-  before: string | null;
-  after: string | null;
-}
-
-function auditOf(r: AuditRow): AuditEntry {
-  return {
-    id: Number(r.id),
-    at: r.at,
-    actor: r.actor,
-    action: r.action,
-    target: r.target,
-    before: r.before === null ? null : JSON.parse(r.before),
-    after: r.after === null ? null : JSON.parse(r.after),
-  };
-}
 
 const AUDIT_INSERT = 'INSERT INTO audit (at, actor, action, target, before, after) VALUES ($1, $2, $3, $4, $5, $6)';
 

@@ -5,30 +5,8 @@
 
 import type Database from 'better-sqlite3';
 import type { AccountSummary, CreditResult, UsageCount } from './accounts';
-import { keysKeptFrom, type AccountPage, type AccountPageQuery, type AdminStore, type AuditEntry, type AuditInput, type CreditOnce, type CreditOnceResult } from './admin';
+import { keysKeptFrom, type AccountPage, type AccountPageQuery, type AdminStore, auditOf, type AuditEntry, type AuditInput, type AuditRow, type CreditOnce, type CreditOnceResult } from './admin';
 import { COLUMNS, toAccount, type Row, type SqliteAccounts } from './sqlite-accounts';
-
-interface AuditRow {
-  id: number;
-  at: string;
-  actor: string;
-  action: string;
-  target: string;
-  before: string | null;
-  after: string | null;
-}
-
-export function auditOf(r: AuditRow): AuditEntry {
-  return {
-    id: Number(r.id),
-    at: r.at,
-    actor: r.actor,
-    action: r.action,
-    target: r.target,
-    before: r.before === null ? null : JSON.parse(r.before),
-    after: r.after === null ? null : JSON.parse(r.after),
-  };
-}
 
 export class SqliteAdmin implements AdminStore {
   constructor(

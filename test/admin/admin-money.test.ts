@@ -2,35 +2,21 @@
 // and 500 concurrent lookups charged to the same metered caller leave the exact sum, on SQLite and
 // on PostgreSQL: final balance = start + 50 top-ups - the lookups answered with a record.
 
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { openStore } from '../../src/store/open';
 import { callJson } from '../helpers/json';
-import { postgresAvailable, testSchema, type TestSchema } from '../helpers/postgres';
 import { demo } from '../helpers/sample';
 import { startServer } from '../helpers/server';
-import { client, startAdmin, TOKENS } from '../helpers/admin';
+import { client, freshStoreUrl, startAdmin, STORE_KINDS, TOKENS } from '../helpers/admin';
 
-const kinds = ['sqlite', ...(postgresAvailable() ? ['postgres'] : [])];
-
-describe.each(kinds)('%s', (kind) => {
-  let dir: string | null = null;
-  let schema: TestSchema | null = null;
+describe.each(STORE_KINDS)('%s', (kind) => {
+  let made: ReturnType<typeof freshStoreUrl> | null = null;
   afterAll(async () => {
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    await schema?.drop();
+    await made?.remove();
   });
 
   test('50 top-ups (each retried) and 500 lookups at once leave the exact sum', async () => {
-    let url: string;
-    if (kind === 'sqlite') {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-money-'));
-      url = `sqlite:${path.join(dir, 'store.db')}`;
-    } else {
-      schema = testSchema();
-      url = schema.url;
-    }
+    made = freshStoreUrl(kind);
+    const url = made.url;
     const store = openStore(url);
     const server = await startServer({ DATABASE_URL: url }, { store });
     const admin = await startAdmin(store);

@@ -1,31 +1,18 @@
 // The admin side of the store (src/store/admin.ts), on SQLite and PostgreSQL: audit entries pruned
 // with usage after USAGE_DAYS; an Idempotency-Key kept at least 24 hours whatever USAGE_DAYS is.
 
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { openStore } from '../../src/store/open';
-import { postgresAvailable, testSchema, type TestSchema } from '../helpers/postgres';
+import { freshStoreUrl, STORE_KINDS } from '../helpers/admin';
 
-const kinds = ['sqlite', ...(postgresAvailable() ? ['postgres'] : [])];
-
-describe.each(kinds)('%s', (kind) => {
-  let dir: string | null = null;
-  let schema: TestSchema | null = null;
+describe.each(STORE_KINDS)('%s', (kind) => {
+  let made: ReturnType<typeof freshStoreUrl> | null = null;
   afterAll(async () => {
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    await schema?.drop();
+    await made?.remove();
   });
 
   test('audit pruned before the day given; a key from yesterday evening still replays after a prune of today', async () => {
-    let url: string;
-    if (kind === 'sqlite') {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-admin-store-'));
-      url = `sqlite:${path.join(dir, 'store.db')}`;
-    } else {
-      schema = testSchema();
-      url = schema.url;
-    }
+    made = freshStoreUrl(kind);
+    const url = made.url;
     const store = openStore(url);
     try {
       await store.addAccount({ username: 'kept', credits: 0 });
