@@ -2,7 +2,8 @@
 // (the machine's server on 5432 is shared and left alone). Debian keeps the server binaries under
 // /usr/lib/postgresql/<version>/bin. initdb refuses to run as root: as root, the cluster is made
 // and run as the `postgres` user, in a temporary folder it owns. privatePrimaryAndReplica() adds a
-// streaming replica of such a server (pg_basebackup -R), for the read-replica tests.
+// streaming replica of such a server (pg_basebackup -R), for the read-replica tests. asServerUser,
+// serverDir and serverOf let a test run its own commands (the compose file's replica scripts) the same way.
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -45,18 +46,28 @@ export interface PrivatePostgres {
   destroy(): void;
 }
 
+/**
+ * The command line that runs `file args` as the server's user: the `postgres` user when this process
+ * is root (initdb refuses root), with `env` added to its environment; else as it is.
+ */
+export function asServerUser(file: string, args: string[], env: Record<string, string> = {}): { file: string; args: string[]; env: NodeJS.ProcessEnv } {
+  if (process.getuid?.() === 0) {
+    return { file: 'runuser', args: ['-u', 'postgres', '--', 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), file, ...args], env: process.env };
+  }
+  return { file, args, env: { ...process.env, ...env } };
+}
+
 /** Runs a server binary, as the `postgres` user when this process is root (initdb refuses root). */
 function runner(bin: string, dir: string): (cmd: string, args: string[]) => void {
-  const asRoot = process.getuid?.() === 0;
   return (cmd, args) => {
-    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];
+    const { file, args: argv } = asServerUser(path.join(bin, cmd), args);
     const r = spawnSync(file, argv, { encoding: 'utf8', cwd: dir, timeout: 60_000 });
     if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stdout}${r.stderr}`);
   };
 }
 
 /** A server on `data` (already made) in `dir`, on `port`: started, stopped, destroyed with its folder. */
-function serverOf(bin: string, dir: string, data: string, port: number): PrivatePostgres {
+export function serverOf(bin: string, dir: string, data: string, port: number): PrivatePostgres {
   const asRoot = process.getuid?.() === 0;
   const run = runner(bin, dir);
   return {
@@ -76,7 +87,7 @@ function serverOf(bin: string, dir: string, data: string, port: number): Private
 }
 
 /** A fresh temporary folder the server's user owns. */
-function serverDir(prefix: string): string {
+export function serverDir(prefix: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   if (process.getuid?.() === 0) spawnSync('chown', ['postgres', dir]);
   return dir;
