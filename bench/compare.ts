@@ -48,8 +48,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
 }
 
 /**
- * The release tag `--short` compares against: the newest tag reachable from HEAD (what
- * `git describe --tags --abbrev=0` prints), or null when there is none.
+ * The release tag `--short` compares against: the newest tag reachable from HEAD other than those on
+ * HEAD itself (what `git describe --tags --abbrev=0 --exclude=...` prints), or null when there is none.
  */
 export function previousReleaseTag(describeOutput: string | null): string | null {
   const t = describeOutput?.trim();

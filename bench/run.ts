@@ -570,7 +570,9 @@ async function against(ref: string, db: string, regsFile: string, out: (s?: stri
 async function againstLastRelease(db: string, regsFile: string, out: (s?: string) => void): Promise<number> {
   let described: string | null = null;
   try {
-    described = git(['describe', '--tags', '--abbrev=0', 'HEAD']);
+    // A tag on HEAD itself names this build, not a previous release: the newest one before it.
+    const atHead = git(['tag', '--points-at', 'HEAD']).split('\n').filter(Boolean);
+    described = git(['describe', '--tags', '--abbrev=0', ...atHead.map((t) => `--exclude=${t}`), 'HEAD']);
   } catch {
     described = null;
   }

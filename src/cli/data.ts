@@ -191,7 +191,9 @@ function reportImport(report: ImportReport, source: string, flags: ImportFlags):
   if (!flags.quiet) process.stdout.write(summary(report));
 }
 
-async function runExport(file: string | undefined, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }): Promise<void> {
+async function runExport(given: string | undefined, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }): Promise<void> {
+  // `-` is standard output, as it is standard input for import (it once wrote a file named "-").
+  const file = given === '-' ? undefined : given;
   // As backup does: an existing file is not overwritten without --force.
   if (file && !flags.force && fs.existsSync(file)) throw new Error(existsMessage(file));
   await withStore(
@@ -266,7 +268,7 @@ export function registerData(program: Command): void {
     .action((file: string, flags: ImportFlags) => runImport(file, flags).catch(fatal));
   program
     .command('export')
-    .argument('[file]', 'where to write the NDJSON (stdout when absent); refused if it exists, unless --force')
+    .argument('[file]', 'where to write the NDJSON (stdout when absent or -); refused if it exists, unless --force')
     .option('--force', 'overwrite the file if it exists')
     .option('--with-cache', 'also write the answers fetched from upstream providers that the cache holds (as record lines, after the records)')
     .option('-q, --quiet', 'no progress and no summary')

@@ -163,27 +163,27 @@ export function registerUsers(program: Command): void {
 function registerMoves(users: Command): void {
   users
     .command('export')
-    .argument('[file]', 'write here instead of stdout')
+    .argument('[file]', 'write here instead of stdout (- is stdout)')
     .description('every caller (settings, credits, allow-list, enabled) and its usage, as NDJSON for users import')
     .action(
       run(async (file: string | undefined) => {
         const lines: string[] = [];
         const n = await withStore((s) => exportCallers(s, (l) => lines.push(l)), EXISTING);
         const text = lines.map((l) => l + '\n').join('');
-        if (file) fs.writeFileSync(file, text);
+        if (file && file !== '-') fs.writeFileSync(file, text);
         else process.stdout.write(text);
         process.stderr.write(`exported ${n.callers} caller(s), ${n.usage} usage row(s)\n`);
       }),
     );
   users
     .command('import')
-    .argument('<file>', 'a file written by users export')
+    .argument('<file>', 'a file written by users export (- reads standard input)')
     .description('add or update the callers of a users export file; usage is added for callers new to this store only')
     .action(
       run(async (file: string) => {
         let text: string;
         try {
-          text = fs.readFileSync(file, 'utf8');
+          text = fs.readFileSync(file === '-' ? 0 : file, 'utf8');
         } catch (e) {
           throw new InputError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
         }

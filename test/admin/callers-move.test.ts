@@ -51,6 +51,31 @@ test('SQLite -> the other store: callers and usage arrive whole; a second import
   }
 });
 
+test('`-` is standard output for export and standard input for import, as for records; no file named "-" is written', async () => {
+  // The commands run in this process's working folder: a file named "-" would land there.
+  const dash = path.resolve('-');
+  expect(fs.existsSync(dash)).toBe(false);
+  const from = `sqlite:${path.join(dir, 'dash-from.db')}`;
+  const to = `sqlite:${path.join(dir, 'dash-to.db')}`;
+  expect(runCli(['users', 'add', 'dash', '--credits', '7'], { DATABASE_URL: from }).status).toBe(0);
+  try {
+    const users = runCli(['users', 'export', '-'], { DATABASE_URL: from });
+    expect(users).toMatchObject({ status: 0, stderr: 'exported 1 caller(s), 0 usage row(s)\n' });
+    expect(users.stdout).toContain('"username":"dash"');
+    expect(runCli(['users', 'import', '-'], { DATABASE_URL: to }, users.stdout)).toMatchObject({ status: 0, stdout: 'imported 1 caller(s) (1 new), 0 usage row(s)\n' });
+    const moved = openStore(to);
+    expect(await moved.getAccount('dash')).toMatchObject({ username: 'dash', credits: 7 });
+    await moved.close();
+    // Records: one imported, then written to stdout.
+    const line = '{"operation":"Check","registration":"DASH1","vehicle":{"Description":"DASH CAR"}}\n';
+    expect(runCli(['import', '-', '--quiet'], { DATABASE_URL: from }, line).status).toBe(0);
+    const records = runCli(['export', '-', '--quiet'], { DATABASE_URL: from });
+    expect(records).toMatchObject({ status: 0, stdout: line });
+  } finally {
+    expect(fs.existsSync(dash)).toBe(false);
+  }
+});
+
 test('a bad line: every problem named with its line, nothing imported', () => {
   const file = path.join(dir, 'bad.ndjson');
   fs.writeFileSync(

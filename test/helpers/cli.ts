@@ -19,8 +19,8 @@ function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /** One command run to its end. */
-export function runCli(args: readonly string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, nodeArgs([], args), { env: cleanEnv(env), encoding: 'utf8', timeout: 60_000 });
+export function runCli(args: readonly string[], env: Record<string, string>, input?: string): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, nodeArgs([], args), { env: cleanEnv(env), encoding: 'utf8', timeout: 60_000, input });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
