@@ -3,7 +3,8 @@
 // transaction (beforeWrite), so that it is never held in a read snapshot or refused as stale.
 // Today's charged lookups live in the account row (day, day_count) so that charging a lookup is one
 // UPDATE: SQLite runs it under the database's write lock, which orders it against every other
-// process's charge. The usage of a charged lookup is written in the same transaction as its charge;
+// process's charge. The charges of one event-loop turn are committed together, in one transaction
+// (charge()). The usage of a charged lookup is written in the same transaction as its charge;
 // other usage records (lookups not found, accounts not metered) are written in batches, off the request path. The schema (accounts,
 // usage) comes from migrations/sqlite.ts, applied when the store opens.
 // Every write waits for the write lock asynchronously (sqlite-lock.ts), and one that cannot be
@@ -44,6 +45,14 @@ export interface WriteHooks {
   failed(e: unknown): void;
 }
 
+interface PendingCharge {
+  readonly username: string;
+  readonly day: string;
+  readonly operation: string | undefined;
+  readonly resolve: (r: ChargeResult) => void;
+  readonly reject: (e: unknown) => void;
+}
+
 export const COLUMNS = 'username, credits, daily_limit, rate, allow, enabled, day, day_count';
 
 export function toAccount(r: Row): Account {
@@ -72,6 +81,8 @@ export class SqliteAccounts implements AccountStore {
   private readonly getStmt: Database.Statement<[string], Row>;
   private readonly chargeStmt: Database.Statement<{ username: string; day: string }, { credits: number | null; day_count: number }>;
   private readonly usageStmt: Database.Statement<[string, string, string, number, number]>;
+  /** Charges asked for in this turn, committed together at its end (chargePending). */
+  private pendingCharges: PendingCharge[] = [];
 
   constructor(
     private readonly db: Database.Database,
@@ -205,20 +216,50 @@ export class SqliteAccounts implements AccountStore {
     return rows.map((r) => ({ ...toAccount(r), usedToday: r.used_today }));
   }
 
-  async charge(username: string, day: string, operation?: string): Promise<ChargeResult> {
-    const [done] = await this.write(() =>
-      operation === undefined
-        ? this.chargeStmt.all({ username, day })
-        : this.db
-            .transaction(() => {
+  /**
+   * Group commit: the charges asked for in one event-loop turn (the lookups served together) are
+   * committed in one transaction at the end of the turn, each UPDATE in the order asked, so each
+   * caller still learns whether its own credit was granted. One commit (one WAL append) per turn
+   * instead of one per lookup; a batch that cannot be committed (full disk, lock held past its
+   * bound) fails every charge in it, and none of them is taken. A charge is durable before its
+   * lookup is answered, as before.
+   */
+  charge(username: string, day: string, operation?: string): Promise<ChargeResult> {
+    return new Promise((resolve, reject) => {
+      this.pendingCharges.push({ username, day, operation, resolve, reject });
+      if (this.pendingCharges.length === 1) setImmediate(() => void this.chargePending());
+    });
+  }
+
+  private async chargePending(): Promise<void> {
+    const batch = this.pendingCharges;
+    this.pendingCharges = [];
+    let granted: ({ credits: number | null; day_count: number } | undefined)[];
+    try {
+      granted = await this.write(() =>
+        this.db
+          .transaction(() =>
+            batch.map((c) => {
+              const [row] = this.chargeStmt.all({ username: c.username, day: c.day });
               // The usage of a charged lookup is committed with its charge.
-              const rows = this.chargeStmt.all({ username, day });
-              if (rows.length > 0) this.usageStmt.run(username, day, operation, 1, 0);
-              return rows;
-            })
-            .immediate(),
-    );
-    if (done) return { ok: true, credits: done.credits, usedToday: done.day_count };
+              if (row && c.operation !== undefined) this.usageStmt.run(c.username, c.day, c.operation, 1, 0);
+              return row;
+            }),
+          )
+          .immediate(),
+      );
+    } catch (e) {
+      for (const c of batch) c.reject(e);
+      return;
+    }
+    batch.forEach((c, i) => {
+      const done = granted[i];
+      c.resolve(done ? { ok: true, credits: done.credits, usedToday: done.day_count } : this.refusal(c.username));
+    });
+  }
+
+  /** Why a charge was not granted, read after its batch. */
+  private refusal(username: string): ChargeResult {
     const row = this.getStmt.get(username);
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.enabled === 0) return { ok: false, reason: 'disabled' };

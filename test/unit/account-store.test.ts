@@ -96,6 +96,34 @@ describe.each(Object.keys(STORES))('AccountStore: %s', (name) => {
     expect((await s.a.getAccount('dee'))?.credits).toBe(0);
   });
 
+  test('charges asked at once for several accounts: each caller gets its own answer, in the order asked, and the usage of each granted one', async () => {
+    await s.a.addAccount({ username: 'fay', credits: 2 });
+    await s.a.addAccount({ username: 'gus', dailyLimit: 1 });
+    await s.a.addAccount({ username: 'hal', credits: 5, enabled: false });
+    const asked: [string, string][] = [
+      ['fay', 'Check'],
+      ['gus', 'CheckUSA'],
+      ['fay', 'Check'],
+      ['hal', 'Check'],
+      ['gus', 'CheckUSA'],
+      ['ivy', 'Check'],
+      ['fay', 'UKMOT'],
+    ];
+    const results = await Promise.all(asked.map(([u, op]) => s.a.charge(u, '2026-03-01', op)));
+    expect(results).toEqual([
+      { ok: true, credits: 1, usedToday: 1 },
+      { ok: true, credits: null, usedToday: 1 },
+      { ok: true, credits: 0, usedToday: 2 },
+      { ok: false, reason: 'disabled' },
+      { ok: false, reason: 'daily' },
+      { ok: false, reason: 'unknown' },
+      { ok: false, reason: 'credits' },
+    ]);
+    expect(await s.b.usage('fay', '2026-03-01')).toEqual([{ username: 'fay', day: '2026-03-01', operation: 'Check', found: 2, notFound: 0 }]);
+    expect(await s.b.usage('gus', '2026-03-01')).toEqual([{ username: 'gus', day: '2026-03-01', operation: 'CheckUSA', found: 1, notFound: 0 }]);
+    expect(await s.b.usage('hal', '2026-03-01')).toEqual([]);
+  });
+
   test('charge: the daily limit per day, counted from 1 on a new day, and the reasons in order', async () => {
     await s.a.addAccount({ username: 'eve', dailyLimit: 2, credits: 10 });
     expect(await s.a.charge('eve', '2026-03-01')).toEqual({ ok: true, credits: 9, usedToday: 1 });
