@@ -120,11 +120,44 @@ export function logAccess(logger: Logger, r: AccessRecord, level: 'info' | 'debu
     logger.log(level, 'request', { ...r });
     return;
   }
-  const timestamp = new Date().toISOString();
-  const record = { ...r, ms: Math.round(r.ms * 1000) / 1000 };
-  // JSON.stringify escapes C0; escapeControls then writes DEL, C1 and the separators as \uXXXX too (valid JSON).
-  if (sink.format === 'json') sink.out.append(escapeControls(JSON.stringify({ level, message: 'request', timestamp, ...record })) + '\n');
-  else sink.out.append(textLine(timestamp, level, 'request', record) + '\n');
+  const timestamp = isoNow();
+  if (sink.format === 'json') sink.out.append(accessJson(level, timestamp, r));
+  else sink.out.append(textLine(timestamp, level, 'request', { ...r, ms: Math.round(r.ms * 1000) / 1000 }) + '\n');
+}
+
+// The access line's clock: one ISO string per millisecond, shared by the lines written in it.
+let lastMs = 0;
+let lastIso = '';
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastIso = new Date(now).toISOString();
+  }
+  return lastIso;
+}
+
+// A string that JSON writes as it is: printable ASCII other than `"` and `\`.
+const JSON_PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** A string as a JSON value; JSON.stringify escapes C0, escapeControls then DEL, C1 and the separators as \uXXXX (valid JSON). */
+function jsonString(s: string): string {
+  return JSON_PLAIN.test(s) ? `"${s}"` : escapeControls(JSON.stringify(s));
+}
+
+/**
+ * The JSON access line, written field by field: the same bytes as JSON.stringify of
+ * { level, message, timestamp, ...r } with ms rounded to the microsecond, at half its cost (no
+ * object copies). The keys are AccessRecord's own names, never a caller's.
+ */
+function accessJson(level: string, timestamp: string, r: AccessRecord): string {
+  let line = `{"level":"${level}","message":"request","timestamp":"${timestamp}"`;
+  for (const k of Object.keys(r) as (keyof AccessRecord)[]) {
+    const v = k === 'ms' ? Math.round(r.ms * 1000) / 1000 : r[k];
+    if (v === undefined) continue;
+    line += `,"${k}":${typeof v === 'string' ? jsonString(v) : JSON.stringify(v)}`;
+  }
+  return line + '}\n';
 }
 
 const textFormat = winston.format.printf((info) => {

@@ -148,6 +148,23 @@ test('JSON lines: DEL, C1 controls and the Unicode line separators are written a
   expect(JSON.parse(line).username).toBe('a\u0001b\u007fc\u0085d\u2028e');
 });
 
+test('JSON lines: quotes, backslashes, non-ASCII text and odd numbers read back exactly as given; ms to the microsecond; absent fields left out', async () => {
+  const tricky = { ...record, username: 'he said "hi" \\ o\'brien é 漢字 😀', path: '/api/reg.asmx/Check"}', client: '::ffff:192.0.2.1', ms: 2.3456789, sandbox: true, source: undefined };
+  const writes = await stdoutOf(() => {
+    const logger = createLogger('info', 'json');
+    logAccess(logger, tricky);
+    logAccess(logger, { ...record, ms: NaN, status: 500 });
+  });
+  const lines = writes.join('').split('\n');
+  expect(lines).toHaveLength(3);
+  const first = JSON.parse(lines[0]) as Record<string, unknown>;
+  expect(first).toEqual({ level: 'info', message: 'request', timestamp: first.timestamp, ...tricky, ms: 2.346, source: undefined });
+  expect(Object.keys(first)).toEqual(['level', 'message', 'timestamp', 'id', 'client', 'method', 'path', 'transport', 'operation', 'outcome', 'status', 'ms', 'username', 'sandbox']);
+  // As JSON.stringify writes a number it cannot represent.
+  expect(JSON.parse(lines[1])).toMatchObject({ ms: null, status: 500 });
+  expect(lines[2]).toBe('');
+});
+
 test('an access line from a logger made elsewhere (winston directly) still carries every field', () => {
   const lines: string[] = [];
   const logger = winston.createLogger({
