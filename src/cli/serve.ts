@@ -48,8 +48,7 @@ async function openNamedStore(cfg: Config, logger: Logger, migrate: boolean): Pr
     store = openConfiguredStore(cfg);
     // The default store is made on a first start, as the README says: worth a line, not a warning.
     if (created && file && cfg.databaseUrl === DEFAULT_DATABASE_URL) logger.info(`created the store at ${path.resolve(file)} (first start)`, { database: redact(cfg.databaseUrl) });
-    else if (created && file)
-      logger.warn(`created a new, empty store at ${path.resolve(file)}: no file was there (check DATABASE_URL if you meant an existing store)`, { database: redact(cfg.databaseUrl) });
+    else if (created && file) logger.warn(`created a new store at ${path.resolve(file)}: no file was there (check DATABASE_URL if you meant an existing store)`, { database: redact(cfg.databaseUrl) });
     // Before anything else touches it, so that the versions applied are logged here.
     if (migrate) await migrateAtStart(store, logger);
     await store.isEmpty();
