@@ -105,9 +105,12 @@ export async function createService(config: Config, store: VehicleStore, logger?
   store.watch?.(storeWatcher(log, metrics));
   metrics?.countLowCredit(() => store.admin.countLowCredit(config.creditAlertBelow));
   const usage = new UsageRecorder(store, config.usageDays, log);
-  const accounts = new Accounts(store, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
+  // Lookups read the store through this (timed for the metrics): the service's get, and a metered
+  // lookup's chargeFound through the accounts.
+  const reads = metrics ? timedReads(store, metrics) : store;
+  const accounts = new Accounts(reads, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
   const upstream = upstreamChain(config, store, metrics, log);
-  const service = new LookupService(metrics ? timedReads(store, metrics) : store, accounts, { sandbox: config.sandbox, upstream: upstream?.chain });
+  const service = new LookupService(reads, accounts, { sandbox: config.sandbox, upstream: upstream?.chain });
   const deps = { service, namespace: config.namespace, limits: config.limits, logger: log, trustProxy: config.trustProxy };
   const soap = await createSoapHandler(wsdl, deps);
   // GET/POST lookups are served before Express too, when nothing but the lookup applies to them.
@@ -286,16 +289,22 @@ export function loggedPath(url: string): string {
  * store keeping state on `this` (SQLite's shared read) sees one object whatever is called.
  */
 export function timedReads(store: VehicleStore, metrics: Metrics): VehicleStore {
-  const timedGet: VehicleStore['get'] = (key) => {
-    const t = performance.now();
-    return store.get(key).then((found) => {
-      metrics.storeQuery((performance.now() - t) / 1000);
-      return found;
-    });
-  };
+  // Timed from before the call: a store may do part of its work synchronously.
+  const timed =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      const t = performance.now();
+      return fn(...args).then((r) => {
+        metrics.storeQuery((performance.now() - t) / 1000);
+        return r;
+      });
+    };
+  const timedGet: VehicleStore['get'] = timed(store.get.bind(store));
+  const timedChargeFound: VehicleStore['chargeFound'] = store.chargeFound && timed(store.chargeFound.bind(store));
   return new Proxy(store, {
     get(target, name) {
       if (name === 'get') return timedGet;
+      if (name === 'chargeFound') return timedChargeFound;
       const v: unknown = Reflect.get(target, name, target);
       return typeof v === 'function' ? (v as (...args: unknown[]) => unknown).bind(target) : v;
     },

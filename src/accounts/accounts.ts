@@ -12,7 +12,8 @@
 // them; an account with neither credits nor a daily limit costs no store write per lookup either.
 
 import { LookupError, quote } from '../core/errors';
-import type { Account, AccountStore } from '../store/accounts';
+import type { Account, AccountStore, ChargeResult } from '../store/accounts';
+import type { FoundRecord, RecordKey, VehicleStore } from '../store/store';
 import { addressSet, type AddressSet } from '../net/cidr';
 import { secondsToMidnight, today } from './clock';
 import type { RateLimiter } from './limiter';
@@ -62,7 +63,7 @@ export class Accounts {
   private readonly countedWithCharge = new WeakSet<Admitted>();
 
   constructor(
-    private readonly store: AccountStore,
+    private readonly store: AccountStore & Pick<VehicleStore, 'chargeFound'>,
     private readonly config: AccountsConfig,
     private readonly limiter: RateLimiter | null = null,
     private readonly usage: UsageRecorder | null = null,
@@ -113,15 +114,37 @@ export class Accounts {
     return { username, account };
   }
 
+  /** Whether a lookup by this caller is charged: an account with credits or a daily limit. */
+  private metered(who: Admitted): who is Admitted & { account: Account } {
+    return who.account !== null && (who.account.credits !== null || who.account.dailyLimit !== null);
+  }
+
   /**
    * After a lookup that found its record: take its credit and count it for today, or refuse. Given
    * the operation, the store counts the lookup in the usage records with the charge (so record()
    * then leaves it out): the usage of a charged lookup is as durable as its charge.
    */
   async charge(who: Admitted, operation?: string): Promise<void> {
+    if (!this.metered(who)) return;
+    this.settle(who, await this.store.charge(who.username, today(), operation), operation);
+  }
+
+  /**
+   * The store's record at `key`, charged for as charge() would, in one step and one round trip, on a
+   * store that can (PostgreSQL's chargeFound): the record, or null when the store has none (nothing
+   * charged). Undefined when this caller is not charged or the store cannot: then find, then charge.
+   */
+  async findCharged(who: Admitted, key: RecordKey): Promise<FoundRecord | null | undefined> {
+    if (!this.metered(who) || this.store.chargeFound === undefined) return undefined;
+    const r = await this.store.chargeFound(key, who.username, today(), key.operation);
+    if (r.charge === null) return null;
+    this.settle(who, r.charge, key.operation);
+    return r.found;
+  }
+
+  /** A charge's result: counted (the usage with it), or the refusal thrown. */
+  private settle(who: Admitted & { account: Account }, result: ChargeResult, operation: string | undefined): void {
     const account = who.account;
-    if (!account || (account.credits === null && account.dailyLimit === null)) return;
-    const result = await this.store.charge(who.username, today(), operation);
     if (result.ok) {
       if (operation !== undefined) this.countedWithCharge.add(who);
       if (account.dailyLimit !== null && result.usedToday >= account.dailyLimit) this.usedUpDay(who.username, account.dailyLimit);

@@ -5,7 +5,7 @@
 
 import type { Operation, ResultKind } from '../contract/operations';
 import type { Accounts, Caller } from '../accounts/accounts';
-import type { VehicleStore } from '../store/store';
+import type { FoundRecord, RecordKey, VehicleStore } from '../store/store';
 import { CONTROL_RE, MAX_PARAM_CHARS } from '../core/params';
 import { LookupError, quote } from './errors';
 import { normalizeRegistration, normalizeState } from './normalize';
@@ -97,9 +97,10 @@ export class LookupService {
    * The record's payload and where it came from: the store (imported records always win), else the
    * upstream chain (its cache, then its providers), else null. An upstream that cannot answer throws
    * SERVICE_UNAVAILABLE (nothing is charged) or, when it finds the registration not valid, INVALID_PARAMETER.
+   * `stored`: what the store already answered (accounts.findCharged), undefined when not asked yet.
    */
-  private async find(op: Operation, key: { operation: string; registration: string; state: string }): Promise<{ payload: string; source: string } | null> {
-    const found = await this.store.get(key);
+  private async find(op: Operation, key: RecordKey, stored?: FoundRecord | null): Promise<{ payload: string; source: string } | null> {
+    const found = stored === undefined ? await this.store.get(key) : stored;
     if (found !== null) return { payload: found.payload, source: 'store' };
     if (this.upstream === null || !this.upstream.answers(op.name)) return null;
     const answer = await this.upstream.lookup(op, key);
@@ -133,19 +134,25 @@ export class LookupService {
     // Refusals come before the lookup and cost nothing; the credit and the day's count are taken
     // after it, only when it found its record (accounts/accounts.ts).
     const admitted = await this.accounts.admit(username, caller);
-    const found = await this.find(op, { operation: op.name, registration: reg.value, state });
+    const key = { operation: op.name, registration: reg.value, state };
+    const model = values.get('Model');
+    // A metered lookup whose answer needs no further check reads its record and takes its charge in
+    // one step where the store can (one round trip on PostgreSQL); a model given to UKMOT must match
+    // before anything is charged.
+    const stored = model === undefined ? await this.accounts.findCharged(admitted, key) : undefined;
+    const charged = stored !== undefined && stored !== null;
+    const found = await this.find(op, key, stored);
     if (notes && found) notes.source = found.source;
     const where = state ? `${op.country}, ${state}` : op.country;
     if (found === null) {
       this.accounts.record(admitted, op.name, false);
       throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} (${where})`);
     }
-    const model = values.get('Model');
     if (op.result === 'UKMOTData' && model !== undefined && !modelMatches(parseMot(found.payload), model)) {
       this.accounts.record(admitted, op.name, false);
       throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`);
     }
-    await this.accounts.charge(admitted, op.name);
+    if (!charged) await this.accounts.charge(admitted, op.name);
     this.accounts.record(admitted, op.name, true);
     return { kind: op.result, payload: found.payload };
   }

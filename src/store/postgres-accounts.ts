@@ -18,10 +18,12 @@ import {
   type CreditResult,
   type UsageCount,
 } from './accounts';
+import type { FoundCharge, RecordKey } from './store';
 
 /** What the accounts side needs of the store: a pooled query, and one transaction on one connection. */
 export interface PgRunner {
-  query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>>;
+  /** `calls`: how many callers the query answers (a batch), each counted as refused when the server cannot be reached. */
+  query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], calls?: number): Promise<pg.QueryResult<R>>;
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
 }
 
@@ -73,7 +75,9 @@ const MAX_CHARGE_BATCH = 1000;
 
 interface ChargeWaiter {
   readonly operation: string | null;
-  resolve(r: ChargeResult): void;
+  /** chargeFound's: the record to read, charged only when found. Null: a charge for a lookup already found. */
+  readonly key: RecordKey | null;
+  resolve(r: FoundCharge): void;
   reject(e: unknown): void;
 }
 
@@ -85,6 +89,44 @@ interface ChargeWaiter {
  * 3 in flight 63 % (more, smaller statements cost the database more than the shorter wait saves).
  */
 const MAX_CHARGES_IN_FLIGHT = 1;
+
+/** The grant's columns: the row as the charge found it (locked), and how many it granted. */
+interface GrantRow {
+  enabled: boolean;
+  credits: string | null;
+  used: number;
+  granted: number;
+}
+
+/**
+ * The common part of both charge statements ($1 username, $2 day): `cur` locks the account's row
+ * (FOR UPDATE: under READ COMMITTED it waits for any other instance's charge and then reads the row
+ * as that one left it), `g` grants min(n asked, credits left, the day's limit left) where `wanted`
+ * gives n, and `taken` takes them and counts the day.
+ */
+function grantCtes(wanted: string): string {
+  return `cur AS (
+         SELECT username, enabled, credits, daily_limit, CASE WHEN day = $2 THEN day_count ELSE 0 END AS used
+           FROM accounts WHERE username = $1 FOR UPDATE
+       ), g AS (
+         SELECT cur.*, CASE WHEN NOT enabled THEN 0
+                ELSE GREATEST(0, LEAST(w.n, COALESCE(credits, w.n), COALESCE(daily_limit - used, w.n))) END::int AS granted
+           FROM cur, (${wanted}) w
+       ), taken AS (
+         UPDATE accounts a SET credits = a.credits - g.granted, day_count = g.used + g.granted, day = $2
+           FROM g WHERE a.username = g.username AND g.granted > 0
+       )`;
+}
+
+/** The charge of the batch's `rank`-th lookup to be charged (from 1), given the grant's row (none: no such account). */
+function granting(row: GrantRow | undefined, rank: number): ChargeResult {
+  if (!row) return { ok: false, reason: 'unknown' };
+  const credits = row.credits === null ? null : Number(row.credits);
+  if (rank <= row.granted) return { ok: true, credits: credits === null ? null : credits - rank, usedToday: row.used + rank };
+  if (!row.enabled) return { ok: false, reason: 'disabled' };
+  if (credits !== null && credits - row.granted <= 0) return { ok: false, reason: 'credits' };
+  return { ok: false, reason: 'daily' };
+}
 
 interface ChargeQueue {
   inFlight: number;
@@ -178,20 +220,34 @@ export class PostgresAccounts implements AccountStore {
    * committed: a charge is durable before its lookup is answered.
    */
   charge(username: string, day: string, operation?: string): Promise<ChargeResult> {
+    return this.enqueue(username, day, operation ?? null, null).then((r) => r.charge as ChargeResult);
+  }
+
+  /**
+   * A metered lookup in one round trip: reads the record at `key` and, when it is there, charges for
+   * it (counting its usage under `operation`) in the same statement as charge() would, batched with
+   * the account's other charges. Not found: nothing is charged (charge null). Found but refused:
+   * the record comes back with the refusal, and the caller must not answer with it.
+   */
+  chargeFound(key: RecordKey, username: string, day: string, operation: string): Promise<FoundCharge> {
+    return this.enqueue(username, day, operation, key);
+  }
+
+  private enqueue(username: string, day: string, operation: string | null, key: RecordKey | null): Promise<FoundCharge> {
     return new Promise((resolve, reject) => {
-      const key = `${username}\u0000${day}`;
-      let queue = this.charging.get(key);
+      const id = `${username}\u0000${day}`;
+      let queue = this.charging.get(id);
       if (queue === undefined) {
         queue = { inFlight: 0, scheduled: false, waiting: [] };
-        this.charging.set(key, queue);
+        this.charging.set(id, queue);
       }
-      queue.waiting.push({ operation: operation ?? null, resolve, reject });
+      queue.waiting.push({ operation, key, resolve, reject });
       if (!queue.scheduled && queue.inFlight < MAX_CHARGES_IN_FLIGHT) {
         queue.scheduled = true;
         const q = queue;
         setImmediate(() => {
           q.scheduled = false;
-          void this.chargeNext(key, username, day, q);
+          void this.chargeNext(id, username, day, q);
         });
       }
     });
@@ -203,11 +259,7 @@ export class PostgresAccounts implements AccountStore {
       const batch = queue.waiting.splice(0, MAX_CHARGE_BATCH);
       queue.inFlight++;
       try {
-        const results = await this.chargeBatch(
-          username,
-          day,
-          batch.map((b) => b.operation),
-        );
+        const results = batch.some((b) => b.key !== null) ? await this.chargeFoundBatch(username, day, batch) : await this.chargeBatch(username, day, batch);
         batch.forEach((b, i) => b.resolve(results[i]));
       } catch (e) {
         for (const b of batch) b.reject(e);
@@ -218,42 +270,52 @@ export class PostgresAccounts implements AccountStore {
     if (queue.inFlight === 0 && !queue.scheduled && queue.waiting.length === 0 && this.charging.get(key) === queue) this.charging.delete(key);
   }
 
-  /**
-   * One statement for n charges: locks the row (FOR UPDATE: under READ COMMITTED it waits for any
-   * other instance's charge and then reads the row as that one left it), grants min(n, credits left,
-   * day's limit left), takes them, and adds the granted lookups to usage; all or nothing.
-   */
-  private async chargeBatch(username: string, day: string, operations: (string | null)[]): Promise<ChargeResult[]> {
-    const n = operations.length;
-    const r = await this.db.query<{ enabled: boolean; credits: string | null; used: number; granted: number }>(
+  /** One statement for n charges: grants what it can (grantCtes) and adds the granted lookups to usage; all or nothing. */
+  private async chargeBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<FoundCharge[]> {
+    const operations = batch.map((b) => b.operation);
+    const r = await this.db.query<GrantRow>(
       'account-charge-batch',
-      `WITH cur AS (
-         SELECT username, enabled, credits, daily_limit, CASE WHEN day = $2 THEN day_count ELSE 0 END AS used
-           FROM accounts WHERE username = $1 FOR UPDATE
-       ), g AS (
-         SELECT cur.*, CASE WHEN NOT enabled THEN 0
-                ELSE GREATEST(0, LEAST($3::int, COALESCE(credits, $3::int), COALESCE(daily_limit - used, $3::int))) END::int AS granted
-           FROM cur
-       ), taken AS (
-         UPDATE accounts a SET credits = a.credits - g.granted, day_count = g.used + g.granted, day = $2
-           FROM g WHERE a.username = g.username AND g.granted > 0
-       ), counted AS (
+      `WITH ${grantCtes('SELECT $3::int AS n')}, counted AS (
          INSERT INTO usage (username, day, operation, found, not_found)
          SELECT $1, $2, o.op, count(*), 0 FROM g, unnest($4::text[]) WITH ORDINALITY AS o(op, i)
           WHERE o.i <= g.granted AND o.op IS NOT NULL GROUP BY o.op ORDER BY o.op
          ON CONFLICT (username, day, operation) DO UPDATE SET found = usage.found + EXCLUDED.found
        )
        SELECT enabled, credits, used, granted FROM g`,
-      [username, day, n, operations],
+      [username, day, operations.length, operations],
+      batch.length,
     );
-    const row = r.rows[0];
-    if (!row) return operations.map(() => ({ ok: false, reason: 'unknown' }));
-    const credits = row.credits === null ? null : Number(row.credits);
-    return operations.map((_, i): ChargeResult => {
-      if (i < row.granted) return { ok: true, credits: credits === null ? null : credits - i - 1, usedToday: row.used + i + 1 };
-      if (!row.enabled) return { ok: false, reason: 'disabled' };
-      if (credits !== null && credits - row.granted <= 0) return { ok: false, reason: 'credits' };
-      return { ok: false, reason: 'daily' };
+    return operations.map((_, i) => ({ found: null, charge: granting(r.rows[0], i + 1) }));
+  }
+
+  /**
+   * The same statement with chargeFound's lookups in the batch: it also reads their records (one
+   * index probe each) and charges only those found, with the batch's plain charges, in the order
+   * asked. A found record comes back with its charge, granted or refused.
+   */
+  private async chargeFoundBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<FoundCharge[]> {
+    const r = await this.db.query<GrantRow & { i: string; payload: string | null; rank: string | null }>(
+      'account-charge-found-batch',
+      `WITH k AS (
+         SELECT k.i, k.op, r.payload, (k.operation IS NULL OR r.payload IS NOT NULL) AS hit
+           FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS k(op, operation, registration, state, i)
+           LEFT JOIN records r ON r.operation = k.operation AND r.registration = k.registration AND r.state = k.state
+       ), ranked AS (
+         SELECT k.*, CASE WHEN hit THEN count(*) FILTER (WHERE hit) OVER (ORDER BY i) END AS rank FROM k
+       ), ${grantCtes('SELECT count(*) FILTER (WHERE hit)::int AS n FROM k')}, counted AS (
+         INSERT INTO usage (username, day, operation, found, not_found)
+         SELECT $1, $2, r.op, count(*), 0 FROM g, ranked r
+          WHERE r.rank <= g.granted AND r.op IS NOT NULL GROUP BY r.op ORDER BY r.op
+         ON CONFLICT (username, day, operation) DO UPDATE SET found = usage.found + EXCLUDED.found
+       )
+       SELECT r.i, r.payload, r.rank, g.enabled, g.credits, g.used, g.granted FROM ranked r LEFT JOIN g ON true ORDER BY r.i`,
+      [username, day, batch.map((b) => b.operation), batch.map((b) => b.key?.operation ?? null), batch.map((b) => b.key?.registration ?? null), batch.map((b) => b.key?.state ?? null)],
+      batch.length,
+    );
+    return batch.map((b, i): FoundCharge => {
+      const row = r.rows[i];
+      if (row.rank === null) return { found: null, charge: null };
+      return { found: b.key === null || row.payload === null ? null : { payload: row.payload }, charge: granting(row.enabled === null ? undefined : row, Number(row.rank)) };
     });
   }
 

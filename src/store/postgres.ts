@@ -21,7 +21,18 @@ import { PostgresAdmin } from './postgres-admin';
 import { PostgresAccounts, type PgRunner } from './postgres-accounts';
 import { PostgresImport } from './postgres-import';
 import { Replicas, type ReplicaProbe } from './postgres-replicas';
-import { StoreUnavailableError, type Account, type FoundRecord, type ImportBatch, type ImportOptions, type RecordKey, type StoredRecord, type StoreWatcher, type VehicleStore } from './store';
+import {
+  StoreUnavailableError,
+  type Account,
+  type FoundCharge,
+  type FoundRecord,
+  type ImportBatch,
+  type ImportOptions,
+  type RecordKey,
+  type StoredRecord,
+  type StoreWatcher,
+  type VehicleStore,
+} from './store';
 
 export interface PostgresOptions {
   /** Most connections this process holds (DATABASE_POOL). */
@@ -121,7 +132,7 @@ export class PostgresStore implements VehicleStore {
   /** Counts this process's writes to records, so that a read overlapping one is not cached. */
   private generation = 0;
   private pending: { key: RecordKey; resolve: (f: FoundRecord | null) => void; reject: (e: unknown) => void }[] | null = null;
-  private readonly runner: PgRunner = { query: (name, text, values) => this.query(name, text, values), transaction: (fn) => this.transaction(fn) };
+  private readonly runner: PgRunner = { query: (name, text, values, calls) => this.query(name, text, values, calls), transaction: (fn) => this.transaction(fn) };
   private readonly accounts = new PostgresAccounts(this.runner);
   /** Pages of callers, keyed top-ups, the audit log, billing: postgres-admin.ts. */
   readonly admin = new PostgresAdmin(this.runner);
@@ -131,6 +142,12 @@ export class PostgresStore implements VehicleStore {
   private watcher: StoreWatcher | null = null;
   /** Read replicas for record lookups (DATABASE_READ_URL), or null: every query goes to the primary. */
   private readonly replicas: Replicas | null = null;
+  /**
+   * Without replicas, where a metered lookup's read and its charge both go to the primary: both in
+   * one statement and one round trip (postgres-accounts.ts). With replicas the record is read there
+   * (get), and the charge taken on the primary after it.
+   */
+  readonly chargeFound?: (key: RecordKey, username: string, day: string, operation: string) => Promise<FoundCharge>;
 
   constructor(url: string, options: PostgresOptions = {}) {
     const { connectionString, schema, options: urlOptions } = parsePostgresUrl(url);
@@ -160,6 +177,8 @@ export class PostgresStore implements VehicleStore {
         return { ...poolConfig(r.connectionString, r.options), connectionTimeoutMillis: Math.min(10_000, Math.max(500, options.readMaxLagMs ?? 1000)) };
       });
       this.replicas = new Replicas(configs, options.readMaxLagMs ?? 1000, async () => (await this.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn);
+    } else {
+      this.chargeFound = (key, username, day, operation) => this.accounts.chargeFound(key, username, day, operation);
     }
     // An idle connection the server drops must not take the process with it: the next query on the
     // pool opens a new one, and reports the failure if the server is still away. A server shutting

@@ -2,7 +2,7 @@
 // default and a PostgreSQL store implements the same interface for scale-out. The accounts part
 // (callers, credits, daily counts, usage) is its own interface, AccountStore, in accounts.ts.
 
-import type { AccountStore } from './accounts';
+import type { AccountStore, ChargeResult } from './accounts';
 import type { AdminStore } from './admin';
 import type { UpstreamCacheStore } from './cache';
 
@@ -29,6 +29,16 @@ export interface StoredRecord extends RecordKey {
 /** What a lookup reads: the payload. */
 export interface FoundRecord {
   readonly payload: string;
+}
+
+/**
+ * What chargeFound gives: the record, or null when the store has none (and then nothing was
+ * charged: charge is null too); with a record, its charge, granted or refused (refused: the caller
+ * must not answer with the record).
+ */
+export interface FoundCharge {
+  readonly found: FoundRecord | null;
+  readonly charge: ChargeResult | null;
 }
 
 /**
@@ -93,6 +103,12 @@ export interface VehicleStore extends AccountStore, UpstreamCacheStore {
   readonly admin: AdminStore;
   /** The record with that key, or null when there is none. */
   get(key: RecordKey): Promise<FoundRecord | null>;
+  /**
+   * Optional, for a store whose charges cost a round trip (PostgreSQL): get() and, when found,
+   * charge(username, day, operation) in one atomic step and one round trip, with the contract of
+   * both. A store without it is asked get(), then charge().
+   */
+  chargeFound?(key: RecordKey, username: string, day: string, operation: string): Promise<FoundCharge>;
   /** Counts every record: a full pass over the key index, for tools and tests, not the request path. */
   count(): Promise<number>;
   /** Whether any record is held: one index probe, at any size. */

@@ -53,6 +53,10 @@ async function harness(corsOrigins: readonly string[]): Promise<Harness> {
       if (username === 'mallory') throw new LookupError('UNKNOWN_USERNAME', 'Your username is incorrect or not allowed here');
       return { username, account: null };
     },
+    // Unmetered callers: the store is read, then (nothing) charged.
+    async findCharged() {
+      return undefined;
+    },
     async charge() {},
     record() {},
   } as unknown as Accounts;

@@ -10,6 +10,7 @@ import { findOperation, type Operation } from '../../src/contract/operations';
 import { LookupError } from '../../src/service/errors';
 import { LookupService, paramValue, type CallNotes } from '../../src/service/lookup';
 import type { RecordKey, VehicleStore } from '../../src/store/store';
+import type { UpstreamChain } from '../../src/service/upstream';
 import { refused as thrown } from '../helpers/refused';
 
 const CHECK = findOperation('Check')!;
@@ -95,21 +96,43 @@ interface Calls {
   admits: string[];
   charges: string[];
   records: Array<[string, string, boolean]>;
+  /** With oneStep: the keys the accounts read and charged for in one step (as PostgreSQL's chargeFound does). */
+  finds?: RecordKey[];
+  /** With an upstream: the keys it was asked. */
+  upstream?: RecordKey[];
 }
 
-function harness(records: Record<string, string>, options?: { sandbox?: boolean }): { service: LookupService; calls: Calls } {
+interface HarnessOptions {
+  sandbox?: boolean;
+  /** The accounts read and charge in one step (a metered caller on PostgreSQL): findCharged answers. */
+  oneStep?: boolean;
+  /** An upstream chain that answers Check with these payloads. */
+  upstream?: Record<string, string>;
+}
+
+function harness(records: Record<string, string>, options: HarnessOptions = {}): { service: LookupService; calls: Calls } {
   const calls: Calls = { gets: [], admits: [], charges: [], records: [] };
+  const payloadAt = (key: RecordKey) => records[`${key.operation}/${key.registration}/${key.state}`];
   const store = {
     async get(key: RecordKey) {
       calls.gets.push(key);
-      const payload = records[`${key.operation}/${key.registration}/${key.state}`];
+      const payload = payloadAt(key);
       return payload === undefined ? null : { payload };
     },
   } as unknown as VehicleStore;
+  if (options.oneStep) calls.finds = [];
   const accounts = {
     async admit(username: string): Promise<Admitted> {
       calls.admits.push(username);
       return { username, account: null };
+    },
+    async findCharged(who: Admitted, key: RecordKey) {
+      if (!calls.finds) return undefined;
+      calls.finds.push(key);
+      const payload = payloadAt(key);
+      if (payload === undefined) return null;
+      calls.charges.push(who.username);
+      return { payload };
     },
     async charge(who: Admitted) {
       calls.charges.push(who.username);
@@ -118,7 +141,19 @@ function harness(records: Record<string, string>, options?: { sandbox?: boolean 
       calls.records.push([who.username, operation, found]);
     },
   } as unknown as Accounts;
-  return { service: new LookupService(store, accounts, options), calls };
+  let upstream: UpstreamChain | undefined;
+  if (options.upstream) {
+    const answers = options.upstream;
+    calls.upstream = [];
+    upstream = {
+      answers: (operation: string) => operation === 'Check',
+      async lookup(_op: Operation, key: RecordKey) {
+        calls.upstream?.push(key);
+        return { payload: answers[key.registration] ?? null, source: 'dvla' };
+      },
+    } as unknown as UpstreamChain;
+  }
+  return { service: new LookupService(store, accounts, { sandbox: options.sandbox, upstream }), calls };
 }
 
 describe('LookupService.lookup', () => {
@@ -255,6 +290,57 @@ describe('LookupService.lookup', () => {
     const { service } = harness(records, { sandbox: true });
     expect((await service.lookup(CHECK, { RegistrationNumber: 'AA19AAA', username: 'demo' }, LOCAL)).kind).toBe('Vehicle');
     expect((await service.lookup(CHECK, { RegistrationNumber: 'RG11ABC', username: 'demo' }, LOCAL)).kind).toBe('Vehicle');
+  });
+});
+
+describe('LookupService.lookup where the accounts read and charge in one step (a metered caller on PostgreSQL)', () => {
+  const records = { 'Check/RG11ABC/': FOCUS, 'UKMOT/RG11ABC/': MOT_FOCUS };
+  const KEY = { operation: 'Check', registration: 'RG11ABC', state: '' };
+
+  test('found: one step reads and charges; the store is not asked again and no second charge is taken', async () => {
+    const { service, calls } = harness(records, { oneStep: true });
+    expect(await service.lookup(CHECK, { RegistrationNumber: 'rg11 abc', username: 'demo' }, LOCAL)).toEqual({ kind: 'Vehicle', payload: FOCUS });
+    expect(calls).toEqual({ gets: [], finds: [KEY], admits: ['demo'], charges: ['demo'], records: [['demo', 'Check', true]] });
+  });
+
+  test('not in the store: VEHICLE_NOT_FOUND without a charge, the store not asked a second time', async () => {
+    const { service, calls } = harness(records, { oneStep: true });
+    expect((await rejected(service.lookup(CHECK, { RegistrationNumber: 'ZZ99ZZZ', username: 'demo' }, LOCAL))).code).toBe('VEHICLE_NOT_FOUND');
+    expect(calls).toEqual({ gets: [], finds: [{ operation: 'Check', registration: 'ZZ99ZZZ', state: '' }], admits: ['demo'], charges: [], records: [['demo', 'Check', false]] });
+  });
+
+  test('not in the store but found upstream: the upstream answers and its charge is taken once, after it', async () => {
+    const upstreamFocus = JSON.stringify({ Description: 'FORD FOCUS (upstream)' });
+    const { service, calls } = harness(records, { oneStep: true, upstream: { UP1: upstreamFocus } });
+    const notes: CallNotes = {};
+    expect((await service.lookup(CHECK, { RegistrationNumber: 'UP1', username: 'demo' }, LOCAL, notes)).payload).toBe(upstreamFocus);
+    expect(notes.source).toBe('dvla');
+    const key = { operation: 'Check', registration: 'UP1', state: '' };
+    expect(calls).toEqual({ gets: [], finds: [key], upstream: [key], admits: ['demo'], charges: ['demo'], records: [['demo', 'Check', true]] });
+    // Found by neither: nothing charged.
+    expect((await rejected(service.lookup(CHECK, { RegistrationNumber: 'UP2', username: 'demo' }, LOCAL))).code).toBe('VEHICLE_NOT_FOUND');
+    expect(calls.charges).toEqual(['demo']);
+  });
+
+  test('UKMOT with a Model: the record is read first and charged only when the model matches (no one step)', async () => {
+    const { service, calls } = harness(records, { oneStep: true });
+    expect((await rejected(service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'CORSA' }, LOCAL))).code).toBe('VEHICLE_NOT_FOUND');
+    expect((await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'focus' }, LOCAL)).payload).toBe(MOT_FOCUS);
+    const mot = { operation: 'UKMOT', registration: 'RG11ABC', state: '' };
+    expect(calls).toEqual({
+      gets: [mot, mot],
+      finds: [],
+      admits: ['demo', 'demo'],
+      charges: ['demo'],
+      records: [
+        ['demo', 'UKMOT', false],
+        ['demo', 'UKMOT', true],
+      ],
+    });
+    // Without a Model it is one step like any other.
+    expect((await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo' }, LOCAL)).payload).toBe(MOT_FOCUS);
+    expect(calls.finds).toEqual([mot]);
+    expect(calls.charges).toEqual(['demo', 'demo']);
   });
 });
 
