@@ -21,7 +21,8 @@
 //   npm run bench -- --metered     metered against unmetered lookups (GET Check, one username with credits against one
 //                                  without an account, interleaved rounds): SQLite with one instance, PostgreSQL
 //                                  (BENCH_DATABASE_URL) with BENCH_INSTANCES instances (default 1,2; e.g. 1,2,4), each
-//                                  instance loaded at once; and the p99 of metered lookups at 1,000 requests/s.
+//                                  instance loaded at once; and the p99 of metered lookups at 1,000 requests/s; then
+//                                  every transport's Check with one instance of each store (at most 3 rounds).
 //                                  Writes bench/RESULTS-metered.md. The full run prints these rows too.
 //   npm run bench -- --quick       the throughput rounds only, printed, RESULTS.md untouched (for
 //                                  trying a change; BENCH_SCENARIOS="GET Check,SOAP 1.1 Check" narrows it,
@@ -861,12 +862,19 @@ async function meterAccount(url: string): Promise<void> {
 }
 
 /** Every target loaded at once, each with its share of the connections (or of the rate): total req/s, the worst p99. */
-async function loadAll(targets: Running[], username: string, regsFile: string, seconds: number, rate?: number): Promise<{ rps: number; p99: number; failed: number }> {
+async function loadAll(
+  targets: Running[],
+  username: string,
+  regsFile: string,
+  seconds: number,
+  rate?: number,
+  scenario: Scenario = 'GET Check',
+): Promise<{ rps: number; p99: number; failed: number }> {
   const results = await Promise.all(
     targets.map(async (t) => {
       const spec = {
         url: t.url,
-        scenario: 'GET Check',
+        scenario,
         seconds,
         connections: rate ? 10 : Math.max(4, Math.round(CONNECTIONS / targets.length)),
         rate: rate && rate / targets.length,
@@ -891,6 +899,7 @@ async function loadAll(targets: Running[], username: string, regsFile: string, s
  */
 async function meteredRows(db: string, regsFile: string, out: (s?: string) => void): Promise<number> {
   let failed = 0;
+  const byTransport: string[] = [];
   const counts = (process.env.BENCH_INSTANCES ?? '1,2').split(',').map(Number);
   const setups: { store: string; url: string; n: number }[] = [{ store: 'SQLite', url: `sqlite:${db}`, n: 1 }];
   if (PG || METERED) {
@@ -925,6 +934,11 @@ async function meteredRows(db: string, regsFile: string, out: (s?: string) => vo
       ratio.push((got.get(METERED_USER) as number) / (got.get('bench') as number));
       log(`metered round ${round + 1} ${store} x${n}: unmetered ${Math.round(got.get('bench') as number)}, metered ${Math.round(got.get(METERED_USER) as number)} req/s`);
     }
+    if (n === 1) {
+      const t = await meteredByTransport(store, targets, regsFile);
+      byTransport.push(...t.rows);
+      failed += t.errors;
+    }
     const fixedSeconds = SHORT ? 2 : 10;
     const mp = await loadAll(targets, METERED_USER, regsFile, fixedSeconds, 1000);
     const up = await loadAll(targets, 'bench', regsFile, fixedSeconds, 1000);
@@ -937,7 +951,42 @@ async function meteredRows(db: string, regsFile: string, out: (s?: string) => vo
   out(
     "Each instance is its own process with the start script's flags; the load generators run on the same cores. At 1,000 req/s the rate is split evenly over the instances and the worst instance's p99 is given.",
   );
+  out();
+  out(`### Every transport, one instance (${BY_TRANSPORT_ROUNDS} interleaved round(s) x ${SECONDS} s, ${CONNECTIONS} connections, medians)`);
+  out();
+  out('| store | scenario | unmetered req/s | metered req/s | metered / unmetered | errors |');
+  out('|---|---|---|---|---|---|');
+  for (const line of byTransport) out(line);
   return failed;
+}
+
+const BY_TRANSPORT_ROUNDS = Math.min(ROUNDS, 3);
+
+/** Metered against unmetered for each scenario but UKMOT (BENCH_SCENARIOS), on one running instance: a table row each. */
+async function meteredByTransport(store: string, targets: Running[], regsFile: string): Promise<{ rows: string[]; errors: number }> {
+  const rows: string[] = [];
+  let failed = 0;
+  for (const scenario of SCENARIOS.filter((s) => s.endsWith('Check'))) {
+    const plain: number[] = [];
+    const metered: number[] = [];
+    const ratio: number[] = [];
+    let errors = 0;
+    for (let round = 0; round < BY_TRANSPORT_ROUNDS; round++) {
+      const got = new Map<string, number>();
+      for (const user of round % 2 ? [METERED_USER, 'bench'] : ['bench', METERED_USER]) {
+        const r = await loadAll(targets, user, regsFile, SECONDS, undefined, scenario);
+        errors += r.failed;
+        got.set(user, r.rps);
+      }
+      plain.push(got.get('bench') as number);
+      metered.push(got.get(METERED_USER) as number);
+      ratio.push((got.get(METERED_USER) as number) / (got.get('bench') as number));
+    }
+    log(`metered ${store} ${scenario}: ${pct(median(ratio))} of unmetered`);
+    rows.push(`| ${store} | ${scenario} | ${Math.round(median(plain))} | ${Math.round(median(metered))} | ${pct(median(ratio))} | ${errors} |`);
+    failed += errors;
+  }
+  return { rows, errors: failed };
 }
 
 main().catch((e) => {
