@@ -1,7 +1,8 @@
 // Per-username rate limits, built on rate-limiter-flexible. One limit however the service is run:
 //   - REDIS_URL set: counters in Redis (ioredis), shared by every worker and every instance;
 //   - WORKERS > 1 without Redis: counters in the primary process, which the workers ask over the
-//     cluster's IPC channel (RateLimiterCluster; the primary calls hostSharedLimits before forking);
+//     cluster's IPC channel, the lookups of one event-loop turn in one message (PrimaryLimits; the
+//     primary calls hostSharedLimits before forking);
 //   - otherwise: counters in this process's memory.
 // A rate R is counted in fixed windows: R lookups per second (R >= 1, rounded down), or one lookup
 // per 1/R seconds (R < 1, rounded). A burst B lets a username go B lookups over its rate, from a pool
@@ -13,7 +14,7 @@
 
 import cluster from 'node:cluster';
 import { Redis } from 'ioredis';
-import { BurstyRateLimiter, RateLimiterCluster, RateLimiterClusterMaster, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { ReadinessProbe } from '../ops/health';
 import type { Logger } from '../ops/logger';
 
@@ -45,9 +46,92 @@ interface Consumer {
 
 type Backend = 'memory' | 'cluster' | 'redis';
 
-/** Called once in the primary of WORKERS > 1 without Redis: the workers' limits are kept here. */
-export function hostSharedLimits(): void {
-  new RateLimiterClusterMaster();
+const RATE_ASK = 'reglookup:rate?';
+const RATE_ANSWER = 'reglookup:rate!';
+/** How long a worker waits for the primary's answer before the limit counts as unreachable. */
+const PRIMARY_TIMEOUT_MS = 2000;
+
+interface RateMessage {
+  readonly type: typeof RATE_ASK | typeof RATE_ANSWER;
+  readonly id: number;
+  /** RATE_ASK: [username, rate] for each lookup of the worker's turn. */
+  readonly asks?: readonly [string, number][];
+  /** RATE_ANSWER: consume()'s answer for each ask, in order. */
+  readonly answers?: readonly (Refusal | null)[];
+}
+
+/**
+ * Called once in the primary of WORKERS > 1 without Redis: the workers' limits are kept here, in
+ * one limiter in this process's memory, and each message from a worker (its turn's lookups) is
+ * answered with one message.
+ */
+export function hostSharedLimits(config: LimiterConfig, logger: Logger): void {
+  const local = new FlexibleRateLimiter({ ...config, redisUrl: null }, logger, 'memory');
+  cluster.on('message', (worker, msg: RateMessage) => {
+    if (msg?.type !== RATE_ASK || !Array.isArray(msg.asks)) return;
+    void Promise.all(msg.asks.map(([username, rate]) => local.consume(String(username), Number(rate)))).then((answers) => {
+      if (worker.isConnected()) worker.send({ type: RATE_ANSWER, id: msg.id, answers });
+    });
+  });
+}
+
+interface Asked {
+  readonly waiters: { resolve(r: Refusal | null): void; reject(e: Error): void }[];
+  readonly timer: NodeJS.Timeout;
+}
+
+/**
+ * In a worker: the primary's limits (hostSharedLimits). The lookups asked for in one event-loop
+ * turn go in one message and come back in one: one IPC round trip a turn, not one a lookup (one a
+ * lookup, with rate-limiter-flexible's cluster limiter, cost two workers more CPU per request than
+ * the whole request did in one process). No answer in PRIMARY_TIMEOUT_MS: every ask of that message
+ * fails, as an unreachable Redis does.
+ */
+class PrimaryLimits {
+  private sent = 0;
+  private turn: { asks: [string, number][]; waiters: Asked['waiters'] } | null = null;
+  private readonly asked = new Map<number, Asked>();
+
+  constructor() {
+    process.on('message', (msg: RateMessage) => {
+      if (msg?.type !== RATE_ANSWER) return;
+      const a = this.asked.get(msg.id);
+      if (!a) return;
+      this.asked.delete(msg.id);
+      clearTimeout(a.timer);
+      a.waiters.forEach((w, i) => w.resolve(msg.answers?.[i] ?? null));
+    });
+  }
+
+  consume(username: string, rate: number): Promise<Refusal | null> {
+    return new Promise((resolve, reject) => {
+      if (this.turn === null) {
+        this.turn = { asks: [], waiters: [] };
+        setImmediate(() => this.send());
+      }
+      this.turn.asks.push([username, rate]);
+      this.turn.waiters.push({ resolve, reject });
+    });
+  }
+
+  private send(): void {
+    const turn = this.turn;
+    this.turn = null;
+    if (turn === null) return;
+    const id = ++this.sent;
+    const fail = (e: Error) => {
+      if (!this.asked.delete(id)) return;
+      clearTimeout(timer);
+      for (const w of turn.waiters) w.reject(e);
+    };
+    const timer = setTimeout(() => fail(new Error('the primary process did not answer in time')), PRIMARY_TIMEOUT_MS);
+    timer.unref();
+    this.asked.set(id, { waiters: turn.waiters, timer });
+    if (!process.send) return fail(new Error('no IPC channel to the primary process'));
+    process.send({ type: RATE_ASK, id, asks: turn.asks }, undefined, undefined, (e: Error | null) => {
+      if (e) fail(e);
+    });
+  }
 }
 
 /** Whether the rate limit is reported down, logged on the change only (not per request). */
@@ -87,7 +171,9 @@ export class FlexibleRateLimiter implements RateLimiter {
   private readonly outage: Outage;
   private readonly byRate = new Map<number, Consumer>();
   private readonly byWindow = new Map<string, Consumer>();
-  private burstLimiter: RateLimiterMemory | RateLimiterRedis | RateLimiterCluster | null = null;
+  private burstLimiter: RateLimiterMemory | RateLimiterRedis | null = null;
+  /** WORKERS > 1 without Redis: the primary's limits, asked over IPC. */
+  private readonly primary: PrimaryLimits | null = null;
   private readonly connected: Promise<void>;
   /**
    * Redis is known to be failing: lookups get RATE_LIMIT_ON_REDIS_ERROR's answer at once instead of
@@ -100,11 +186,13 @@ export class FlexibleRateLimiter implements RateLimiter {
   private lastError = '';
   private closed = false;
 
+  /** `backend`: where the counters are, when not chosen from the configuration and the process (hostSharedLimits: memory). */
   constructor(
     private readonly config: LimiterConfig,
     logger: Logger,
+    backend?: Backend,
   ) {
-    this.backend = config.redisUrl ? 'redis' : cluster.isWorker ? 'cluster' : 'memory';
+    this.backend = backend ?? (config.redisUrl ? 'redis' : cluster.isWorker ? 'cluster' : 'memory');
     this.outage = new Outage(logger, this.backend === 'redis' ? 'Redis' : 'the primary process', config.onError);
     if (config.redisUrl) {
       const redis = new Redis(config.redisUrl, {
@@ -129,6 +217,7 @@ export class FlexibleRateLimiter implements RateLimiter {
         redis.once('error', done);
       });
     } else {
+      if (this.backend === 'cluster') this.primary = new PrimaryLimits();
       this.connected = Promise.resolve();
     }
   }
@@ -142,10 +231,9 @@ export class FlexibleRateLimiter implements RateLimiter {
     return this.connected;
   }
 
-  private make(prefix: string, points: number, duration: number): RateLimiterMemory | RateLimiterRedis | RateLimiterCluster {
+  private make(prefix: string, points: number, duration: number): RateLimiterMemory | RateLimiterRedis {
     const keyPrefix = `${this.config.redisPrefix}${prefix}`;
     if (this.redis) return new RateLimiterRedis({ storeClient: this.redis, keyPrefix, points, duration, rejectIfRedisNotReady: true });
-    if (this.backend === 'cluster') return new RateLimiterCluster({ keyPrefix, points, duration, timeoutMs: 2000 });
     return new RateLimiterMemory({ keyPrefix, points, duration });
   }
 
@@ -208,6 +296,16 @@ export class FlexibleRateLimiter implements RateLimiter {
 
   async consume(username: string, rate: number): Promise<Refusal | null> {
     if (this.open) return this.config.onError === 'allow' ? null : DENIED;
+    if (this.primary) {
+      try {
+        const answer = await this.primary.consume(username, rate);
+        this.outage.ok();
+        return answer;
+      } catch (e) {
+        this.failed(e);
+        return this.config.onError === 'allow' ? null : DENIED;
+      }
+    }
     try {
       await this.limiterFor(rate).consume(username);
       this.outage.ok();

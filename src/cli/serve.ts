@@ -156,7 +156,7 @@ async function supervise(cfg: Config): Promise<void> {
   if (cfg.loadSampleData) await loadSampleIfEmpty(store, logger);
   await store.close();
   // Without Redis the workers share one rate limit, kept here and asked over the cluster's IPC.
-  if (!cfg.redisUrl) hostSharedLimits();
+  if (!cfg.redisUrl) hostSharedLimits({ burst: cfg.rateLimitBurst, redisUrl: null, redisPrefix: cfg.redisPrefix, onError: cfg.rateLimitOnRedisError }, logger);
   // Workers answer GET /metrics by asking here; METRICS_PORT is served from here.
   const metricsText = cfg.metrics ? clusterMetrics() : null;
   const metricsServer = metricsText && cfg.metricsPort !== null ? createMetricsServer(metricsText, logger) : null;

@@ -20,11 +20,14 @@ jest.setTimeout(15_000);
 
 /** Whether the primary answers: when false, what a worker sends is lost. */
 let primaryAnswers = true;
-const worker = { send: (msg: unknown) => setImmediate(() => process.emit('message', msg, undefined)) };
+/** Every message a worker sent the primary. */
+const sent: unknown[] = [];
+const worker = { send: (msg: unknown) => setImmediate(() => process.emit('message', msg, undefined)), isConnected: () => true };
 const realSend = process.send;
 
 beforeAll(() => {
   process.send = ((msg: unknown) => {
+    sent.push(msg);
     if (primaryAnswers) setImmediate(() => mockCluster.emit('message', worker, msg));
     return true;
   }) as typeof process.send;
@@ -50,7 +53,7 @@ function limiter(config: Partial<LimiterConfig> = {}) {
 describe('WORKERS > 1 without Redis', () => {
   test('the primary keeps one limit for every worker: at 1 a second, one lookup between two workers', async () => {
     primaryAnswers = true;
-    hostSharedLimits();
+    hostSharedLimits({ burst: 0, redisUrl: null, redisPrefix: 'shared:', onError: 'deny' }, fakeLogger().logger);
     const a = limiter({ redisPrefix: 'shared:' });
     const b = limiter({ redisPrefix: 'shared:' });
     expect(await a.l.consume('both', 1)).toBeNull();
@@ -59,6 +62,28 @@ describe('WORKERS > 1 without Redis', () => {
     // Another username has its own count.
     expect(await b.l.consume('other', 1)).toBeNull();
     expect([...a.lines, ...b.lines]).toEqual([]);
+  });
+
+  test('the lookups of one turn go to the primary in one message, and each gets its own answer in the order asked', async () => {
+    primaryAnswers = true;
+    const { l, lines } = limiter();
+    sent.length = 0;
+    const answers = await Promise.all(Array.from({ length: 5 }, () => l.consume('turn', 3)));
+    expect(answers).toEqual([null, null, null, { retryAfter: 1, unavailable: false }, { retryAfter: 1, unavailable: false }]);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({
+      asks: [
+        ['turn', 3],
+        ['turn', 3],
+        ['turn', 3],
+        ['turn', 3],
+        ['turn', 3],
+      ],
+    });
+    // The next turn is the next message.
+    expect(await l.consume('turn2', 3)).toBeNull();
+    expect(sent).toHaveLength(2);
+    expect(lines).toEqual([]);
   });
 
   test('the primary not answering within 2 s: RATE_LIMIT_ON_REDIS_ERROR=deny refuses with Retry-After 1, and the warning names the primary process', async () => {
