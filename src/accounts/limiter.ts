@@ -69,9 +69,12 @@ export function hostSharedLimits(config: LimiterConfig, logger: Logger): void {
   const local = new FlexibleRateLimiter({ ...config, redisUrl: null }, logger, 'memory');
   cluster.on('message', (worker, msg: RateMessage) => {
     if (msg?.type !== RATE_ASK || !Array.isArray(msg.asks)) return;
-    void Promise.all(msg.asks.map(([username, rate]) => local.consume(String(username), Number(rate)))).then((answers) => {
-      if (worker.isConnected()) worker.send({ type: RATE_ANSWER, id: msg.id, answers });
-    });
+    Promise.all(msg.asks.map(([username, rate]) => local.consume(String(username), Number(rate))))
+      .then((answers) => {
+        // A worker that has gone meanwhile cannot be answered; its asks time out on its side.
+        if (worker.isConnected()) worker.send({ type: RATE_ANSWER, id: msg.id, answers }, undefined, undefined, () => undefined);
+      })
+      .catch((e: unknown) => logger.error('the rate limit could not answer a worker', { error: String((e as Error)?.message ?? e).slice(0, 300) }));
   });
 }
 
@@ -87,20 +90,38 @@ interface Asked {
  * the whole request did in one process). No answer in PRIMARY_TIMEOUT_MS: every ask of that message
  * fails, as an unreachable Redis does.
  */
+/** Message ids of this process's asks: one sequence for every PrimaryLimits, which share one channel. */
+let rateAsksSent = 0;
+
 class PrimaryLimits {
-  private sent = 0;
   private turn: { asks: [string, number][]; waiters: Asked['waiters'] } | null = null;
   private readonly asked = new Map<number, Asked>();
+  private readonly onMessage = (msg: RateMessage) => {
+    if (msg?.type !== RATE_ANSWER) return;
+    const a = this.asked.get(msg.id);
+    if (!a) return;
+    this.asked.delete(msg.id);
+    clearTimeout(a.timer);
+    const answers = msg.answers;
+    if (answers?.length !== a.waiters.length) {
+      for (const w of a.waiters) w.reject(new Error('the primary process answered a different number of asks'));
+      return;
+    }
+    a.waiters.forEach((w, i) => w.resolve(answers?.[i] ?? null));
+  };
 
   constructor() {
-    process.on('message', (msg: RateMessage) => {
-      if (msg?.type !== RATE_ANSWER) return;
-      const a = this.asked.get(msg.id);
-      if (!a) return;
-      this.asked.delete(msg.id);
+    process.on('message', this.onMessage);
+  }
+
+  /** Stops listening; asks still waiting fail now rather than at their time-out. */
+  close(): void {
+    process.off('message', this.onMessage);
+    for (const [id, a] of this.asked) {
+      this.asked.delete(id);
       clearTimeout(a.timer);
-      a.waiters.forEach((w, i) => w.resolve(msg.answers?.[i] ?? null));
-    });
+      for (const w of a.waiters) w.reject(new Error('the rate limiter was closed'));
+    }
   }
 
   consume(username: string, rate: number): Promise<Refusal | null> {
@@ -118,7 +139,7 @@ class PrimaryLimits {
     const turn = this.turn;
     this.turn = null;
     if (turn === null) return;
-    const id = ++this.sent;
+    const id = ++rateAsksSent;
     const fail = (e: Error) => {
       if (!this.asked.delete(id)) return;
       clearTimeout(timer);
@@ -345,6 +366,7 @@ export class FlexibleRateLimiter implements RateLimiter {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.primary?.close();
     if (this.probeTimer) clearInterval(this.probeTimer);
     this.probeTimer = null;
     if (this.redis) this.redis.disconnect();

@@ -86,6 +86,16 @@ describe('WORKERS > 1 without Redis', () => {
     expect(lines).toEqual([]);
   });
 
+  test('two limiters of one worker asking in the same turn each get the answer to their own message', async () => {
+    primaryAnswers = true;
+    const a = limiter({ redisPrefix: 'two:' });
+    const b = limiter({ redisPrefix: 'two:' });
+    sent.length = 0;
+    // One lookup a second for 'pair': a asks first (its message goes first), so b's is the one refused.
+    expect(await Promise.all([a.l.consume('pair', 1), b.l.consume('pair', 1)])).toEqual([null, { retryAfter: 1, unavailable: false }]);
+    expect(sent).toHaveLength(2);
+  });
+
   test('the primary not answering within 2 s: RATE_LIMIT_ON_REDIS_ERROR=deny refuses with Retry-After 1, and the warning names the primary process', async () => {
     primaryAnswers = false;
     try {
