@@ -38,7 +38,11 @@ export type AccountInput = { readonly username: string } & AccountChanges;
 /** Defaults of a new account: unlimited credits, no daily limit, the service's rate, anywhere, enabled. */
 export const ACCOUNT_DEFAULTS: Omit<Account, 'username'> = { credits: null, dailyLimit: null, rate: null, allow: [], enabled: true };
 
-/** What charging a successful lookup did. */
+/**
+ * What charging a successful lookup did. Granted: the credits left and the day's count after it, as
+ * the charging store saw them. (A PostgreSQL instance charging on its credit shard, for an account
+ * without a daily limit, sees the row and its own shard, and counts the day within its batch.)
+ */
 export type ChargeResult =
   | { readonly ok: true; readonly credits: number | null; readonly usedToday: number }
   /** Nothing was changed: no such account, disabled, no credit left, or the daily limit reached. */

@@ -19,6 +19,7 @@ import {
   type UsageCount,
 } from './accounts';
 import type { FoundCharge, RecordKey } from './store';
+import { CreditShards, FOLD_SHARDS, LEASED, SHARD_MIN_BALANCE } from './postgres-shards';
 
 /** What the accounts side needs of the store: a pooled query, and one transaction on one connection. */
 export interface PgRunner {
@@ -38,7 +39,8 @@ export interface Row {
   day_count: number;
 }
 
-export const COLUMNS = 'username, credits, daily_limit, rate, allow, enabled, day, day_count';
+/** An account's columns; its credits are its row's and its shards' (postgres-shards.ts). */
+export const COLUMNS = `username, credits + ${LEASED} AS credits, daily_limit, rate, allow, enabled, day, day_count`;
 
 export function toAccount(r: Row): Account {
   return {
@@ -94,6 +96,7 @@ const MAX_CHARGES_IN_FLIGHT = 1;
 interface GrantRow {
   enabled: boolean;
   credits: string | null;
+  daily_limit: number | null;
   used: number;
   granted: number;
 }
@@ -101,20 +104,24 @@ interface GrantRow {
 /**
  * The common part of both charge statements ($1 username, $2 day): `cur` locks the account's row
  * (FOR UPDATE: under READ COMMITTED it waits for any other instance's charge and then reads the row
- * as that one left it), `g` grants min(n asked, credits left, the day's limit left) where `wanted`
- * gives n, and `taken` takes them and counts the day.
+ * as that one left it); when its credits cannot cover the n asked (`wanted` gives n), `drained`
+ * takes every credit shard of the account back into it (postgres-shards.ts), so a refusal means the
+ * whole balance is spent; `g` grants min(n, credits, the day's limit left), and `taken` takes them
+ * and counts the day.
  */
 function grantCtes(wanted: string): string {
   return `cur AS (
-         SELECT username, enabled, credits, daily_limit, CASE WHEN day = $2 THEN day_count ELSE 0 END AS used
+         SELECT username, enabled, credits AS own, daily_limit, CASE WHEN day = $2 THEN day_count ELSE 0 END AS used
            FROM accounts WHERE username = $1 FOR UPDATE
+       ), w AS (${wanted}), drained AS (
+         DELETE FROM credit_shards s USING cur, w WHERE s.username = cur.username AND cur.own < w.n RETURNING s.credits
        ), g AS (
-         SELECT cur.*, CASE WHEN NOT enabled THEN 0
-                ELSE GREATEST(0, LEAST(w.n, COALESCE(credits, w.n), COALESCE(daily_limit - used, w.n))) END::int AS granted
-           FROM cur, (${wanted}) w
+         SELECT cur.*, cur.own + d.got AS credits, d.got AS drained, CASE WHEN NOT enabled THEN 0
+                ELSE GREATEST(0, LEAST(w.n, COALESCE(cur.own + d.got, w.n), COALESCE(daily_limit - used, w.n))) END::int AS granted
+           FROM cur, w, (SELECT COALESCE(SUM(credits), 0) AS got FROM drained) d
        ), taken AS (
-         UPDATE accounts a SET credits = a.credits - g.granted, day_count = g.used + g.granted, day = $2
-           FROM g WHERE a.username = g.username AND g.granted > 0
+         UPDATE accounts a SET credits = g.credits - g.granted, day_count = g.used + g.granted, day = $2
+           FROM g WHERE a.username = g.username AND (g.granted > 0 OR g.drained > 0)
        )`;
 }
 
@@ -139,7 +146,17 @@ export class PostgresAccounts implements AccountStore {
   /** Charges waiting per username and day while one statement for it is in flight. */
   private readonly charging = new Map<string, ChargeQueue>();
 
-  constructor(private readonly db: PgRunner) {}
+  /** This instance's credit shards (postgres-shards.ts). */
+  private readonly shards: CreditShards;
+
+  constructor(private readonly db: PgRunner) {
+    this.shards = new CreditShards(db);
+  }
+
+  /** On close: this instance's leased credits back to their accounts' rows. */
+  releaseShards(): Promise<void> {
+    return this.shards.release();
+  }
 
   async getAccount(username: string): Promise<Account | null> {
     const r = await this.db.query<Row>('account-get', `SELECT ${COLUMNS} FROM accounts WHERE username = $1`, [username]);
@@ -156,31 +173,50 @@ export class PostgresAccounts implements AccountStore {
     const cols = columnsOf(changes);
     // One statement: the insert, or on conflict the fields given (and only those) set on the row.
     const set = cols.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${cols.map(([c]) => `${c} = EXCLUDED.${c}`).join(', ')}`;
-    await this.db.query(`account-put-${cols.map(([c]) => c).join('-')}`, `${INSERT} ON CONFLICT (username) ${set}`, insertValues(account));
+    if (changes.credits === undefined) {
+      await this.db.query(`account-put-${cols.map(([c]) => c).join('-')}`, `${INSERT} ON CONFLICT (username) ${set}`, insertValues(account));
+      return;
+    }
+    // A balance given is the whole balance: the credits leased to shards go (the row is locked first).
+    await this.db.transaction(async (client) => {
+      await client.query(`${INSERT} ON CONFLICT (username) ${set}`, insertValues(account));
+      await client.query('DELETE FROM credit_shards WHERE username = $1', [account.username]);
+    });
   }
 
   async updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> {
     return this.db.transaction(async (client) => {
       const before = (await client.query<Row>(`SELECT ${COLUMNS} FROM accounts WHERE username = $1 FOR UPDATE`, [username])).rows[0];
       if (!before) return null;
+      await client.query(FOLD_SHARDS, [username]);
       const cols = columnsOf(changes);
       if (cols.length > 0) {
         await client.query(`UPDATE accounts SET ${cols.map(([c], i) => `${c} = $${i + 2}`).join(', ')} WHERE username = $1`, [username, ...cols.map(([, v]) => v)]);
       }
-      if (before.daily_limit === null && changes.dailyLimit != null && before.day !== day) {
-        // A limit set mid-day counts the day's lookups so far, as far as usage has been flushed.
-        await client.query('UPDATE accounts SET day = $2, day_count = (SELECT COALESCE(SUM(found), 0) FROM usage WHERE username = $1 AND day = $2) WHERE username = $1', [username, day]);
+      if (before.daily_limit === null && changes.dailyLimit != null) {
+        // A limit set mid-day counts the day's lookups so far: those charged on the row, or the usage
+        // records (lookups charged on credit shards, and others as far as flushed), whichever is more.
+        await client.query(
+          `UPDATE accounts SET day = $2, day_count = GREATEST(CASE WHEN day = $2 THEN day_count ELSE 0 END,
+                  (SELECT COALESCE(SUM(found), 0) FROM usage_all WHERE username = $1 AND day = $2)) WHERE username = $1`,
+          [username, day],
+        );
       }
       return toAccount((await client.query<Row>(`SELECT ${COLUMNS} FROM accounts WHERE username = $1`, [username])).rows[0]);
     });
   }
 
   async addCredits(username: string, delta: number): Promise<CreditResult> {
-    const r = await this.db.query<{ credits: string }>(
-      'account-add-credits',
-      'UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 AND credits IS NOT NULL AND credits + $2 <= $3 RETURNING credits',
-      [username, delta, CREDITS_BOUND],
-    );
+    // The row locked, its shards folded back, then the change: one transaction.
+    const r = await this.db.transaction(async (client) => {
+      await client.query('SELECT 1 FROM accounts WHERE username = $1 FOR UPDATE', [username]);
+      await client.query(FOLD_SHARDS, [username]);
+      return client.query<{ credits: string }>('UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 AND credits IS NOT NULL AND credits + $2 <= $3 RETURNING credits', [
+        username,
+        delta,
+        CREDITS_BOUND,
+      ]);
+    });
     if (r.rows[0]) return { balance: Number(r.rows[0].credits) };
     const now = await this.getAccount(username);
     return !now ? 'unknown' : now.credits === null ? 'unlimited' : 'bound';
@@ -194,6 +230,8 @@ export class PostgresAccounts implements AccountStore {
   async removeAccount(username: string): Promise<boolean> {
     return this.db.transaction(async (client) => {
       await client.query('DELETE FROM usage WHERE username = $1', [username]);
+      await client.query('DELETE FROM usage_shards WHERE username = $1', [username]);
+      await client.query('DELETE FROM credit_shards WHERE username = $1', [username]);
       return ((await client.query('DELETE FROM accounts WHERE username = $1', [username])).rowCount ?? 0) > 0;
     });
   }
@@ -203,8 +241,8 @@ export class PostgresAccounts implements AccountStore {
     const r = await this.db.query<Row & { used_today: string }>(
       'account-list',
       `SELECT ${COLUMNS}, GREATEST(CASE WHEN day = $1 THEN day_count ELSE 0 END,
-              COALESCE((SELECT SUM(found) FROM usage u WHERE u.username = a.username AND u.day = $1), 0)) AS used_today
-         FROM accounts a ORDER BY username COLLATE "C"`,
+              COALESCE((SELECT SUM(found) FROM usage_all u WHERE u.username = accounts.username AND u.day = $1), 0)) AS used_today
+         FROM accounts ORDER BY username COLLATE "C"`,
       [day],
     );
     return r.rows.map((row) => ({ ...toAccount(row), usedToday: Number(row.used_today) }));
@@ -259,8 +297,10 @@ export class PostgresAccounts implements AccountStore {
       const batch = queue.waiting.splice(0, MAX_CHARGE_BATCH);
       queue.inFlight++;
       try {
-        const results = batch.some((b) => b.key !== null) ? await this.chargeFoundBatch(username, day, batch) : await this.chargeBatch(username, day, batch);
+        const { results, left } = await this.settleBatch(username, day, batch);
         batch.forEach((b, i) => b.resolve(results[i]));
+        // Off the answers' path, before this account's next batch: a refill that fails leaves that batch to the row.
+        await this.shards.refill(username, left).catch(() => undefined);
       } catch (e) {
         for (const b of batch) b.reject(e);
       } finally {
@@ -268,6 +308,37 @@ export class PostgresAccounts implements AccountStore {
       }
     }
     if (queue.inFlight === 0 && !queue.scheduled && queue.waiting.length === 0 && this.charging.get(key) === queue) this.charging.delete(key);
+  }
+
+  /**
+   * A batch on this instance's credit shard first (postgres-shards.ts), what it could not cover on
+   * the account's row; accounts known not to be sharded straight on the row. `left`: the shard's
+   * credits after the batch.
+   */
+  private async settleBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<{ results: FoundCharge[]; left: number }> {
+    if (!this.shards.tries(username)) {
+      return { results: batch.some((b) => b.key !== null) ? await this.chargeFoundBatch(username, day, batch) : await this.chargeBatch(username, day, batch), left: 0 };
+    }
+    const sharded = await this.shards.charge(username, day, batch);
+    const rest = batch.flatMap((_, i) => (sharded.results[i] === undefined ? [i] : []));
+    const results = sharded.results.slice();
+    if (rest.length > 0) {
+      // Already read: the row charges them as plain charges, in the order asked, after the shard's.
+      const charged = await this.chargeBatch(
+        username,
+        day,
+        rest.map((i) => batch[i]),
+      );
+      rest.forEach((i, j) => (results[i] = { found: sharded.found[i] ?? null, charge: charged[j].charge }));
+    }
+    return { results: results as FoundCharge[], left: sharded.left };
+  }
+
+  /** What a row statement's grant says of the account: whether its next batches may go to a shard. */
+  private learn(username: string, row: GrantRow | undefined): void {
+    if (!row) return;
+    const after = row.credits === null ? null : Number(row.credits) - row.granted;
+    this.shards.learn(username, row.enabled && row.daily_limit === null && after !== null && after >= SHARD_MIN_BALANCE, true);
   }
 
   /** One statement for n charges: grants what it can (grantCtes) and adds the granted lookups to usage; all or nothing. */
@@ -281,10 +352,11 @@ export class PostgresAccounts implements AccountStore {
           WHERE o.i <= g.granted AND o.op IS NOT NULL GROUP BY o.op ORDER BY o.op
          ON CONFLICT (username, day, operation) DO UPDATE SET found = usage.found + EXCLUDED.found
        )
-       SELECT enabled, credits, used, granted FROM g`,
+       SELECT enabled, credits, daily_limit, used, granted FROM g`,
       [username, day, operations.length, operations],
       batch.length,
     );
+    this.learn(username, r.rows[0]);
     return operations.map((_, i) => ({ found: null, charge: granting(r.rows[0], i + 1) }));
   }
 
@@ -308,10 +380,11 @@ export class PostgresAccounts implements AccountStore {
           WHERE r.rank <= g.granted AND r.op IS NOT NULL GROUP BY r.op ORDER BY r.op
          ON CONFLICT (username, day, operation) DO UPDATE SET found = usage.found + EXCLUDED.found
        )
-       SELECT r.i, r.payload, r.rank, g.enabled, g.credits, g.used, g.granted FROM ranked r LEFT JOIN g ON true ORDER BY r.i`,
+       SELECT r.i, r.payload, r.rank, g.enabled, g.credits, g.daily_limit, g.used, g.granted FROM ranked r LEFT JOIN g ON true ORDER BY r.i`,
       [username, day, batch.map((b) => b.operation), batch.map((b) => b.key?.operation ?? null), batch.map((b) => b.key?.registration ?? null), batch.map((b) => b.key?.state ?? null)],
       batch.length,
     );
+    this.learn(username, r.rows[0]?.enabled === null ? undefined : r.rows[0]);
     return batch.map((b, i): FoundCharge => {
       const row = r.rows[i];
       if (row.rank === null) return { found: null, charge: null };
@@ -337,13 +410,15 @@ export class PostgresAccounts implements AccountStore {
   async usage(username: string, fromDay: string): Promise<UsageCount[]> {
     const r = await this.db.query<{ username: string; day: string; operation: string; found: string; not_found: string }>(
       'usage-get',
-      'SELECT username, day, operation, found, not_found FROM usage WHERE username = $1 AND day >= $2 ORDER BY day COLLATE "C" DESC, operation COLLATE "C"',
+      'SELECT username, day, operation, found, not_found FROM usage_all WHERE username = $1 AND day >= $2 ORDER BY day COLLATE "C" DESC, operation COLLATE "C"',
       [username, fromDay],
     );
     return r.rows.map((u) => ({ username: u.username, day: u.day, operation: u.operation, found: Number(u.found), notFound: Number(u.not_found) }));
   }
 
   async pruneUsage(beforeDay: string): Promise<number> {
-    return (await this.db.query('usage-prune', 'DELETE FROM usage WHERE day < $1', [beforeDay])).rowCount ?? 0;
+    const pruned = await this.db.query('usage-prune', 'DELETE FROM usage WHERE day < $1', [beforeDay]);
+    const shards = await this.db.query('usage-prune-shards', 'DELETE FROM usage_shards WHERE day < $1', [beforeDay]);
+    return (pruned.rowCount ?? 0) + (shards.rowCount ?? 0);
   }
 }

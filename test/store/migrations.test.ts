@@ -30,16 +30,24 @@ describePostgres('PostgreSQL migrations', () => {
 
     const store = new PostgresStore(s.url);
     const report = await store.migrate();
-    expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6]);
-    expect(report.version).toBe(6);
+    expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6, 7]);
+    expect(report.version).toBe(7);
     expect(await store.get({ operation: 'Check', registration: 'OLD1', state: '' })).toEqual({ payload: '{"Description":"kept"}' });
     // An account written before the account settings existed takes their defaults, and is charged as any other.
     expect(await store.getAccount('kept')).toEqual({ username: 'kept', credits: 7, dailyLimit: null, rate: null, allow: [], enabled: true });
     expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
 
     const again = await store.migrate();
-    expect(again).toEqual({ applied: [], version: 6 });
-    expect(await sqlIn(s.schema, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }]);
+    expect(again).toEqual({ applied: [], version: 7 });
+    expect(await sqlIn(s.schema, 'SELECT version FROM schema_version ORDER BY version')).toEqual([
+      { version: 1 },
+      { version: 2 },
+      { version: 3 },
+      { version: 4 },
+      { version: 5 },
+      { version: 6 },
+      { version: 7 },
+    ]);
     await store.close();
   });
 
@@ -51,7 +59,7 @@ describePostgres('PostgreSQL migrations', () => {
     await sqlIn(s.schema, "INSERT INTO records (operation, registration, state, payload, prepared) VALUES ('Check', 'OLD3', '', '{\"Description\":\"kept\"}', 'an answer')");
     await sqlIn(s.schema, "INSERT INTO meta (key, value) VALUES ('prepared_version', 'abc')");
     const store = new PostgresStore(s.url);
-    expect((await store.migrate()).applied.map((m) => m.version)).toEqual([4, 5, 6]);
+    expect((await store.migrate()).applied.map((m) => m.version)).toEqual([4, 5, 6, 7]);
     expect(await sqlIn(s.schema, "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'records' ORDER BY ordinal_position")).toEqual(
       ['id', 'operation', 'registration', 'state', 'payload'].map((column_name) => ({ column_name })),
     );
@@ -68,7 +76,7 @@ describePostgres('PostgreSQL migrations', () => {
     const s = fresh();
     const stores = Array.from({ length: 5 }, () => new PostgresStore(s.url));
     const reports = await Promise.all(stores.map((st) => st.migrate()));
-    expect(reports.flatMap((r) => r.applied.map((m) => m.version)).sort()).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(reports.flatMap((r) => r.applied.map((m) => m.version)).sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(await Promise.all(stores.map((st) => st.isEmpty()))).toEqual([true, true, true, true, true]);
     await Promise.all(stores.map((st) => st.close()));
   });
@@ -94,7 +102,7 @@ describePostgres('PostgreSQL migrations', () => {
       const lines = run.stdout().split('\n');
       const applied = lines.findIndex((l) => l.includes('"message":"applied migrations"'));
       expect(applied).toBeGreaterThanOrEqual(0);
-      expect(JSON.parse(lines[applied])).toMatchObject({ versions: [1, 2, 3, 4, 5, 6], version: 6 });
+      expect(JSON.parse(lines[applied])).toMatchObject({ versions: [1, 2, 3, 4, 5, 6, 7], version: 7 });
       expect(applied).toBeLessThan(lines.findIndex((l) => l.includes('"message":"listening"')));
     } finally {
       run.child.kill('SIGTERM');
@@ -125,10 +133,10 @@ describePostgres('PostgreSQL migrations', () => {
     const first = run();
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
-    expect(first.stdout).toMatch(/^applied 1: .+\napplied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\n.*schema version 6\n$/);
+    expect(first.stdout).toMatch(/^applied 1: .+\napplied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\napplied 7: .+\n.*schema version 7\n$/);
     const second = run();
     expect(second.status).toBe(0);
-    expect(second.stdout).toMatch(/schema version 6, nothing to apply\n$/);
+    expect(second.stdout).toMatch(/schema version 7, nothing to apply\n$/);
   });
 });
 

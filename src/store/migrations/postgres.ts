@@ -134,4 +134,34 @@ CREATE TABLE IF NOT EXISTS upstream_cache (
 );
 `,
   },
+  {
+    version: 7,
+    name: 'credit shards: metered lookups charged without one shared row',
+    sql: `
+-- Credits leased from an account's row to one instance (shard: a number the instance drew at start),
+-- charged there without waiting on other instances; the account's balance is its row's credits plus
+-- every shard's. See postgres-shards.ts.
+CREATE TABLE IF NOT EXISTS credit_shards (
+  username TEXT NOT NULL,
+  shard    INTEGER NOT NULL,
+  credits  BIGINT NOT NULL CHECK (credits >= 0),
+  PRIMARY KEY (username, shard)
+);
+-- The usage of lookups charged on a shard, written with their charge; usage_all sums both tables.
+CREATE TABLE IF NOT EXISTS usage_shards (
+  username  TEXT NOT NULL,
+  day       TEXT NOT NULL,
+  operation TEXT NOT NULL,
+  shard     INTEGER NOT NULL,
+  found     BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (username, day, operation, shard)
+);
+CREATE INDEX IF NOT EXISTS usage_shards_day ON usage_shards (day);
+CREATE OR REPLACE VIEW usage_all AS
+  SELECT username, day, operation, SUM(found)::bigint AS found, SUM(not_found)::bigint AS not_found
+    FROM (SELECT username, day, operation, found, not_found FROM usage
+          UNION ALL SELECT username, day, operation, found, 0 FROM usage_shards) u
+   GROUP BY username, day, operation;
+`,
+  },
 ];
