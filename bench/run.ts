@@ -861,7 +861,10 @@ async function meterAccount(url: string): Promise<void> {
   await store.close();
 }
 
-/** Every target loaded at once, each with its share of the connections (or of the rate): total req/s, the worst p99. */
+/**
+ * Every target loaded at once, each with its share of the connections (or of the rate), or with
+ * `each` all of them (each instance as loaded as one alone): total req/s, the worst p99.
+ */
 async function loadAll(
   targets: Running[],
   username: string,
@@ -869,6 +872,7 @@ async function loadAll(
   seconds: number,
   rate?: number,
   scenario: Scenario = 'GET Check',
+  each = false,
 ): Promise<{ rps: number; p99: number; failed: number }> {
   const results = await Promise.all(
     targets.map(async (t) => {
@@ -876,7 +880,7 @@ async function loadAll(
         url: t.url,
         scenario,
         seconds,
-        connections: rate ? 10 : Math.max(4, Math.round(CONNECTIONS / targets.length)),
+        connections: rate ? 10 : each ? CONNECTIONS : Math.max(4, Math.round(CONNECTIONS / targets.length)),
         rate: rate && rate / targets.length,
         regsFile,
         hot: HOT,
@@ -901,22 +905,24 @@ async function meteredRows(db: string, regsFile: string, out: (s?: string) => vo
   let failed = 0;
   const byTransport: string[] = [];
   const counts = (process.env.BENCH_INSTANCES ?? '1,2').split(',').map(Number);
-  const setups: { store: string; url: string; n: number }[] = [{ store: 'SQLite', url: `sqlite:${db}`, n: 1 }];
+  const setups: { store: string; url: string; n: number; each: boolean }[] = [{ store: 'SQLite', url: `sqlite:${db}`, n: 1, each: false }];
   if (PG || METERED) {
     const pgUrl = await preparePostgres();
-    for (const n of counts) setups.push({ store: 'PostgreSQL', url: pgUrl, n });
+    for (const n of counts) setups.push({ store: 'PostgreSQL', url: pgUrl, n, each: false });
+    // The same instances each loaded as one alone is: what adding instances for more load looks like.
+    for (const n of counts.filter((c) => c > 1)) setups.push({ store: 'PostgreSQL', url: pgUrl, n, each: true });
   }
   out();
-  out(`## Metered lookups (GET Check, ${ROUNDS} interleaved round(s) x ${SECONDS} s, ${CONNECTIONS} connections shared by the instances, medians)`);
+  out(`## Metered lookups (GET Check, ${ROUNDS} interleaved round(s) x ${SECONDS} s, medians)`);
   out();
-  out('| store | instances | unmetered req/s | metered req/s | metered / unmetered | metered p99 ms at 1,000 req/s | unmetered p99 ms at 1,000 req/s | errors |');
-  out('|---|---|---|---|---|---|---|---|');
-  for (const { store, url, n } of setups) {
+  out('| store | instances | connections | unmetered req/s | metered req/s | metered / unmetered | metered p99 ms at 1,000 req/s | unmetered p99 ms at 1,000 req/s | errors |');
+  out('|---|---|---|---|---|---|---|---|---|');
+  for (const { store, url, n, each } of setups) {
     await meterAccount(url);
     const targets: Running[] = [];
     for (let i = 0; i < n; i++) targets.push(await startService(db, [], url));
-    await loadAll(targets, METERED_USER, regsFile, SHORT ? 1 : 2);
-    await loadAll(targets, 'bench', regsFile, SHORT ? 1 : 2);
+    await loadAll(targets, METERED_USER, regsFile, SHORT ? 1 : 2, undefined, 'GET Check', each);
+    await loadAll(targets, 'bench', regsFile, SHORT ? 1 : 2, undefined, 'GET Check', each);
     const plain: number[] = [];
     const metered: number[] = [];
     const ratio: number[] = [];
@@ -925,16 +931,18 @@ async function meteredRows(db: string, regsFile: string, out: (s?: string) => vo
       const order = round % 2 ? [METERED_USER, 'bench'] : ['bench', METERED_USER];
       const got = new Map<string, number>();
       for (const user of order) {
-        const r = await loadAll(targets, user, regsFile, SECONDS);
+        const r = await loadAll(targets, user, regsFile, SECONDS, undefined, 'GET Check', each);
         errors += r.failed;
         got.set(user, r.rps);
       }
       plain.push(got.get('bench') as number);
       metered.push(got.get(METERED_USER) as number);
       ratio.push((got.get(METERED_USER) as number) / (got.get('bench') as number));
-      log(`metered round ${round + 1} ${store} x${n}: unmetered ${Math.round(got.get('bench') as number)}, metered ${Math.round(got.get(METERED_USER) as number)} req/s`);
+      log(
+        `metered round ${round + 1} ${store} x${n}${each ? ' (each loaded alone)' : ''}: unmetered ${Math.round(got.get('bench') as number)}, metered ${Math.round(got.get(METERED_USER) as number)} req/s`,
+      );
     }
-    if (n === 1) {
+    if (n === 1 && !each) {
       const t = await meteredByTransport(store, targets, regsFile);
       byTransport.push(...t.rows);
       failed += t.errors;
@@ -945,11 +953,13 @@ async function meteredRows(db: string, regsFile: string, out: (s?: string) => vo
     errors += mp.failed + up.failed;
     failed += errors;
     for (const t of targets) await stop(t);
-    out(`| ${store} | ${n} | ${Math.round(median(plain))} | ${Math.round(median(metered))} | ${pct(median(ratio))} | ${mp.p99} | ${up.p99} | ${errors} |`);
+    out(
+      `| ${store} | ${n} | ${each ? `${CONNECTIONS} each` : `${CONNECTIONS} shared`} | ${Math.round(median(plain))} | ${Math.round(median(metered))} | ${pct(median(ratio))} | ${mp.p99} | ${up.p99} | ${errors} |`,
+    );
   }
   out();
   out(
-    "Each instance is its own process with the start script's flags; the load generators run on the same cores. At 1,000 req/s the rate is split evenly over the instances and the worst instance's p99 is given.",
+    "Each instance is its own process with the start script's flags; the load generators run on the same cores. Connections: shared, the load's connections split over the instances (the same load, more instances); each, every instance loaded with all of them, as one instance alone is (more load, more instances, as when instances are added to serve it). At 1,000 req/s the rate is split evenly over the instances and the worst instance's p99 is given.",
   );
   out();
   out(`### Every transport, one instance (${BY_TRANSPORT_ROUNDS} interleaved round(s) x ${SECONDS} s, ${CONNECTIONS} connections, medians)`);

@@ -70,6 +70,14 @@ function insertValues(account: AccountInput): unknown[] {
   return [a.username, a.credits, a.dailyLimit, a.rate, a.allow.join(','), a.enabled];
 }
 
+/**
+ * A limit set mid-day ($1 username, $2 day) counts the day's lookups so far: those charged on the
+ * row, or the usage records (lookups charged on credit shards, and others as far as flushed),
+ * whichever is more.
+ */
+const COUNT_DAY = `UPDATE accounts SET day = $2, day_count = GREATEST(CASE WHEN day = $2 THEN day_count ELSE 0 END,
+  (SELECT COALESCE(SUM(found), 0) FROM usage_all WHERE username = $1 AND day = $2)) WHERE username = $1`;
+
 const INSERT = 'INSERT INTO accounts (username, credits, daily_limit, rate, allow, enabled) VALUES ($1, $2, $3, $4, $5, $6)';
 
 /** Most charges one statement takes (the rest wait for the next). */
@@ -164,8 +172,15 @@ export class PostgresAccounts implements AccountStore {
   }
 
   async addAccount(account: AccountInput): Promise<boolean> {
-    const r = await this.db.query('account-add', `${INSERT} ON CONFLICT (username) DO NOTHING`, insertValues(account));
-    return (r.rowCount ?? 0) > 0;
+    // A new account starts with no credits leased (a shard left by a release before this one goes).
+    const r = await this.db.query<{ n: string }>(
+      'account-add',
+      `WITH ins AS (${INSERT} ON CONFLICT (username) DO NOTHING RETURNING username),
+            stale AS (DELETE FROM credit_shards WHERE username IN (SELECT username FROM ins))
+       SELECT count(*) AS n FROM ins`,
+      insertValues(account),
+    );
+    return Number(r.rows[0].n) > 0;
   }
 
   async putAccount(account: AccountInput): Promise<void> {
@@ -173,14 +188,18 @@ export class PostgresAccounts implements AccountStore {
     const cols = columnsOf(changes);
     // One statement: the insert, or on conflict the fields given (and only those) set on the row.
     const set = cols.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${cols.map(([c]) => `${c} = EXCLUDED.${c}`).join(', ')}`;
-    if (changes.credits === undefined) {
+    if (changes.credits === undefined && changes.dailyLimit == null) {
       await this.db.query(`account-put-${cols.map(([c]) => c).join('-')}`, `${INSERT} ON CONFLICT (username) ${set}`, insertValues(account));
       return;
     }
-    // A balance given is the whole balance: the credits leased to shards go (the row is locked first).
+    // A balance given is the whole balance: the credits leased to shards go. A daily limit given folds
+    // them back (an account with a limit is charged on its row) and, where there was none, counts the
+    // day so far as updateAccount does. The row is locked first.
     await this.db.transaction(async (client) => {
+      const before = (await client.query<{ daily_limit: number | null }>('SELECT daily_limit FROM accounts WHERE username = $1 FOR UPDATE', [account.username])).rows[0];
       await client.query(`${INSERT} ON CONFLICT (username) ${set}`, insertValues(account));
-      await client.query('DELETE FROM credit_shards WHERE username = $1', [account.username]);
+      await client.query(changes.credits !== undefined ? 'DELETE FROM credit_shards WHERE username = $1' : FOLD_SHARDS, [account.username]);
+      if (before !== undefined && before.daily_limit === null && changes.dailyLimit != null) await client.query(COUNT_DAY, [account.username, new Date().toISOString().slice(0, 10)]); // today, UTC
     });
   }
 
@@ -193,15 +212,7 @@ export class PostgresAccounts implements AccountStore {
       if (cols.length > 0) {
         await client.query(`UPDATE accounts SET ${cols.map(([c], i) => `${c} = $${i + 2}`).join(', ')} WHERE username = $1`, [username, ...cols.map(([, v]) => v)]);
       }
-      if (before.daily_limit === null && changes.dailyLimit != null) {
-        // A limit set mid-day counts the day's lookups so far: those charged on the row, or the usage
-        // records (lookups charged on credit shards, and others as far as flushed), whichever is more.
-        await client.query(
-          `UPDATE accounts SET day = $2, day_count = GREATEST(CASE WHEN day = $2 THEN day_count ELSE 0 END,
-                  (SELECT COALESCE(SUM(found), 0) FROM usage_all WHERE username = $1 AND day = $2)) WHERE username = $1`,
-          [username, day],
-        );
-      }
+      if (before.daily_limit === null && changes.dailyLimit != null) await client.query(COUNT_DAY, [username, day]);
       return toAccount((await client.query<Row>(`SELECT ${COLUMNS} FROM accounts WHERE username = $1`, [username])).rows[0]);
     });
   }
@@ -228,10 +239,13 @@ export class PostgresAccounts implements AccountStore {
   }
 
   async removeAccount(username: string): Promise<boolean> {
+    // The row locked first (as every writer of a balance does), then its shards (each waits for its
+    // instance's charge in flight), then the usage those charges wrote.
     return this.db.transaction(async (client) => {
+      await client.query('SELECT 1 FROM accounts WHERE username = $1 FOR UPDATE', [username]);
+      await client.query('DELETE FROM credit_shards WHERE username = $1', [username]);
       await client.query('DELETE FROM usage WHERE username = $1', [username]);
       await client.query('DELETE FROM usage_shards WHERE username = $1', [username]);
-      await client.query('DELETE FROM credit_shards WHERE username = $1', [username]);
       return ((await client.query('DELETE FROM accounts WHERE username = $1', [username])).rowCount ?? 0) > 0;
     });
   }
@@ -297,11 +311,11 @@ export class PostgresAccounts implements AccountStore {
       const batch = queue.waiting.splice(0, MAX_CHARGE_BATCH);
       queue.inFlight++;
       try {
-        const { results, left } = await this.settleBatch(username, day, batch);
-        batch.forEach((b, i) => b.resolve(results[i]));
+        const left = await this.settleBatch(username, day, batch);
         // Off the answers' path, before this account's next batch: a refill that fails leaves that batch to the row.
         await this.shards.refill(username, left).catch(() => undefined);
       } catch (e) {
+        // Those already answered (charged on the shard) keep their answer: a promise settles once.
         for (const b of batch) b.reject(e);
       } finally {
         queue.inFlight--;
@@ -311,27 +325,59 @@ export class PostgresAccounts implements AccountStore {
   }
 
   /**
-   * A batch on this instance's credit shard first (postgres-shards.ts), what it could not cover on
-   * the account's row; accounts known not to be sharded straight on the row. `left`: the shard's
-   * credits after the batch.
+   * Charges a batch and answers its waiters: on this instance's credit shard first
+   * (postgres-shards.ts), what that could not cover on the account's row; accounts known not to be
+   * sharded straight on the row. The shard's grants are committed on their own, so they are answered
+   * at once, and a failure of the row's statement after them fails only the rest. Returns the
+   * shard's credits after the batch.
    */
-  private async settleBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<{ results: FoundCharge[]; left: number }> {
+  private async settleBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<number> {
     if (!this.shards.tries(username)) {
-      return { results: batch.some((b) => b.key !== null) ? await this.chargeFoundBatch(username, day, batch) : await this.chargeBatch(username, day, batch), left: 0 };
+      const results = await this.onRow(username, day, batch, null);
+      batch.forEach((b, i) => b.resolve(results[i]));
+      return 0;
     }
     const sharded = await this.shards.charge(username, day, batch);
-    const rest = batch.flatMap((_, i) => (sharded.results[i] === undefined ? [i] : []));
-    const results = sharded.results.slice();
+    const rest: ChargeWaiter[] = [];
+    const found: FoundCharge['found'][] = [];
+    batch.forEach((b, i) => {
+      const r = sharded.results[i];
+      if (r !== undefined) b.resolve(r);
+      else {
+        rest.push(b);
+        found.push(sharded.found[i] ?? null);
+      }
+    });
     if (rest.length > 0) {
       // Already read: the row charges them as plain charges, in the order asked, after the shard's.
-      const charged = await this.chargeBatch(
-        username,
-        day,
-        rest.map((i) => batch[i]),
-      );
-      rest.forEach((i, j) => (results[i] = { found: sharded.found[i] ?? null, charge: charged[j].charge }));
+      const results = await this.onRow(username, day, rest, found);
+      rest.forEach((b, i) => b.resolve(results[i]));
     }
-    return { results: results as FoundCharge[], left: sharded.left };
+    return sharded.left;
+  }
+
+  /**
+   * A batch on the account's row: read and charged (chargeFoundBatch), or, with `found` (the
+   * records already read), charged only. A lookup refused for credits is asked once more, in a
+   * statement of its own: the row's drain of the shards sees those that existed when its statement
+   * began, and a shard a refill created while it waited for the row's lock is seen by the next one.
+   */
+  private async onRow(username: string, day: string, batch: readonly ChargeWaiter[], found: readonly FoundCharge['found'][] | null): Promise<FoundCharge[]> {
+    const results =
+      found !== null
+        ? (await this.chargeBatch(username, day, batch)).map((r, i) => ({ found: found[i], charge: r.charge }))
+        : batch.some((b) => b.key !== null)
+          ? await this.chargeFoundBatch(username, day, batch)
+          : await this.chargeBatch(username, day, batch);
+    const refused = results.flatMap((r, i) => (r.charge !== null && !r.charge.ok && r.charge.reason === 'credits' ? [i] : []));
+    if (refused.length === 0) return results;
+    const again = await this.chargeBatch(
+      username,
+      day,
+      refused.map((i) => batch[i]),
+    );
+    refused.forEach((i, j) => (results[i] = { found: results[i].found, charge: again[j].charge }));
+    return results;
   }
 
   /** What a row statement's grant says of the account: whether its next batches may go to a shard. */

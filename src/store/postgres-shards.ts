@@ -74,6 +74,8 @@ export class CreditShards {
   private readonly known = new Map<string, Known>();
   /** Whether this instance ever leased credits (only then has it shards to release). */
   private leased = false;
+  /** Set by release(): no refill starts after it. */
+  private closing = false;
 
   constructor(private readonly db: PgRunner) {}
 
@@ -151,7 +153,7 @@ export class CreditShards {
    */
   async refill(username: string, left: number): Promise<void> {
     const k = this.known.get(username);
-    if (k === undefined || !k.shardable || k.dry || left >= k.block / 2) return;
+    if (this.closing || k === undefined || !k.shardable || k.dry || left >= k.block / 2) return;
     const now = Date.now();
     if (now - k.refilledAt < 1000) k.block = Math.min(BLOCK_MAX, k.block * 2);
     else if (now - k.refilledAt > 10_000) k.block = Math.max(BLOCK_MIN, k.block / 2);
@@ -176,6 +178,7 @@ export class CreditShards {
 
   /** On close: this instance's shards back into their accounts' rows (each row locked first). */
   async release(): Promise<void> {
+    this.closing = true;
     if (!this.leased) return;
     await this.db.query(
       'shard-release',

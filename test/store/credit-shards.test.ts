@@ -6,8 +6,10 @@
 // closed one gives its shard back; daily limits stay exact. Stores stand in for instances; every
 // expected number is written by hand here.
 
-import { describePostgres, sqlIn, testSchema, type TestSchema } from '../helpers/postgres';
+import pg from 'pg';
+import { describePostgres, PG_BASE_URL, sqlIn, testSchema, type TestSchema } from '../helpers/postgres';
 import { PostgresStore } from '../../src/store/postgres';
+import { PostgresAccounts, type PgRunner } from '../../src/store/postgres-accounts';
 import type { RecordKey } from '../../src/store/store';
 
 const DAY = '2026-04-01';
@@ -15,12 +17,12 @@ const FOCUS = '{"Description":"FORD FOCUS"}';
 const key = (registration: string): RecordKey => ({ operation: 'Check', registration, state: '' });
 
 /** `n` charges for `username`, dealt round the stores in turns of `perTurn` at once: how many were granted. */
-async function chargeMany(stores: readonly PostgresStore[], username: string, n: number, perTurn = 40): Promise<number> {
+async function chargeMany(stores: readonly PostgresStore[], username: string, n: number, perTurn = 40, day = DAY): Promise<number> {
   let granted = 0;
   for (let done = 0; done < n; done += perTurn) {
     const turn = Array.from({ length: Math.min(perTurn, n - done) }, (_, i) => {
       const s = stores[(done + i) % stores.length];
-      return i % 2 ? s.charge(username, DAY, 'Check').then((r) => r.ok) : s.chargeFound!(key('RG11ABC'), username, DAY, 'Check').then((r) => r.charge?.ok === true);
+      return i % 2 ? s.charge(username, day, 'Check').then((r) => r.ok) : s.chargeFound!(key('RG11ABC'), username, day, 'Check').then((r) => r.charge?.ok === true);
     });
     granted += (await Promise.all(turn)).filter(Boolean).length;
   }
@@ -144,5 +146,69 @@ describePostgres('credit shards: a busy account charged by several instances wit
     expect(await stores[0].removeAccount('gone')).toBe(true);
     expect(await shardCredits('gone')).toBe(0);
     expect(await sqlIn(schema.schema, "SELECT count(*)::int AS n FROM usage_shards WHERE username = 'gone'")).toEqual([{ n: 0 }]);
+  });
+
+  test('a limit given by an import (putAccount) on a sharded account folds the shards back and counts the day so far', async () => {
+    // An import is not given the day: it counts today's (UTC), so the lookups are made today here.
+    const today = new Date().toISOString().slice(0, 10);
+    await stores[0].addAccount({ username: 'imported', credits: 5000 });
+    expect(await chargeMany(stores, 'imported', 400, 40, today)).toBe(400);
+    await stores[1].putAccount({ username: 'imported', dailyLimit: 500 });
+    expect(await shardCredits('imported')).toBe(0);
+    expect(await chargeMany(stores, 'imported', 300, 40, today)).toBe(100);
+    expect((await stores[0].getAccount('imported'))?.credits).toBe(4500);
+  });
+
+  test('a new account leases nothing, even where a shard of an earlier account of that name was left behind', async () => {
+    await sqlIn(schema.schema, "INSERT INTO credit_shards (username, shard, credits) VALUES ('reborn', 7, 500)");
+    expect(await stores[0].addAccount({ username: 'reborn', credits: 5 })).toBe(true);
+    expect((await stores[1].getAccount('reborn'))?.credits).toBe(5);
+    expect(await chargeMany(stores, 'reborn', 20)).toBe(5);
+  });
+
+  test("when the row's statement fails after the shard granted part of a batch, those granted are answered and only the rest fail: every credit taken has its answer", async () => {
+    await stores[0].addAccount({ username: 'split', credits: 1000 });
+    // An instance whose row statements fail once armed (as on a time-out), on a pool of its own.
+    const pool = new pg.Pool({ connectionString: PG_BASE_URL, options: `-c search_path=${schema.schema}`, max: 4 });
+    let failRow = false;
+    const runner: PgRunner = {
+      query: async (name, text, values) => {
+        if (failRow && name === 'account-charge-batch') throw new Error('row statement failed');
+        return pool.query({ name, text, values });
+      },
+      transaction: async (fn) => {
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          const out = await fn(client);
+          await client.query('COMMIT');
+          return out;
+        } catch (e) {
+          await client.query('ROLLBACK');
+          throw e;
+        } finally {
+          client.release();
+        }
+      },
+    };
+    const flaky = new PostgresAccounts(runner);
+    try {
+      let granted = 0;
+      for (let i = 0; i < 5; i++) granted += (await Promise.all(Array.from({ length: 40 }, () => flaky.charge('split', DAY, 'Check')))).filter((r) => r.ok).length;
+      expect(granted).toBe(200);
+      const leased = await shardCredits('split');
+      expect(leased).toBeGreaterThan(0);
+      expect(leased).toBeLessThan(300);
+      failRow = true;
+      const settled = await Promise.allSettled(Array.from({ length: 300 }, () => flaky.charge('split', DAY, 'Check')));
+      const answered = settled.filter((r) => r.status === 'fulfilled' && r.value.ok).length;
+      expect(answered).toBe(leased);
+      expect(settled.filter((r) => r.status === 'rejected')).toHaveLength(300 - leased);
+      // Credits taken and usage counted: exactly the answers given.
+      expect((await stores[0].getAccount('split'))?.credits).toBe(1000 - 200 - answered);
+      expect(await stores[0].usage('split', DAY)).toEqual([{ username: 'split', day: DAY, operation: 'Check', found: 200 + answered, notFound: 0 }]);
+    } finally {
+      await pool.end();
+    }
   });
 });
