@@ -83,6 +83,9 @@ interface Asked {
   readonly timer: NodeJS.Timeout;
 }
 
+/** Message ids of this process's asks: one sequence for every PrimaryLimits, which share one channel. */
+let rateAsksSent = 0;
+
 /**
  * In a worker: the primary's limits (hostSharedLimits). The lookups asked for in one event-loop
  * turn go in one message and come back in one: one IPC round trip a turn, not one a lookup (one a
@@ -90,9 +93,6 @@ interface Asked {
  * the whole request did in one process). No answer in PRIMARY_TIMEOUT_MS: every ask of that message
  * fails, as an unreachable Redis does.
  */
-/** Message ids of this process's asks: one sequence for every PrimaryLimits, which share one channel. */
-let rateAsksSent = 0;
-
 class PrimaryLimits {
   private turn: { asks: [string, number][]; waiters: Asked['waiters'] } | null = null;
   private readonly asked = new Map<number, Asked>();

@@ -19,7 +19,7 @@ import {
   type UsageCount,
 } from './accounts';
 import type { FoundCharge, RecordKey } from './store';
-import { CreditShards, FOLD_SHARDS, LEASED, SHARD_MIN_BALANCE } from './postgres-shards';
+import { BATCH_CTES, batchArrays, CreditShards, FOLD_SHARDS, LEASED, SHARD_MIN_BALANCE } from './postgres-shards';
 
 /** What the accounts side needs of the store: a pooled query, and one transaction on one connection. */
 export interface PgRunner {
@@ -414,20 +414,14 @@ export class PostgresAccounts implements AccountStore {
   private async chargeFoundBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<FoundCharge[]> {
     const r = await this.db.query<GrantRow & { i: string; payload: string | null; rank: string | null }>(
       'account-charge-found-batch',
-      `WITH k AS (
-         SELECT k.i, k.op, r.payload, (k.operation IS NULL OR r.payload IS NOT NULL) AS hit
-           FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS k(op, operation, registration, state, i)
-           LEFT JOIN records r ON r.operation = k.operation AND r.registration = k.registration AND r.state = k.state
-       ), ranked AS (
-         SELECT k.*, CASE WHEN hit THEN count(*) FILTER (WHERE hit) OVER (ORDER BY i) END AS rank FROM k
-       ), ${grantCtes('SELECT count(*) FILTER (WHERE hit)::int AS n FROM k')}, counted AS (
+      `WITH ${BATCH_CTES}, ${grantCtes('SELECT count(*) FILTER (WHERE hit)::int AS n FROM k')}, counted AS (
          INSERT INTO usage (username, day, operation, found, not_found)
          SELECT $1, $2, r.op, count(*), 0 FROM g, ranked r
           WHERE r.rank <= g.granted AND r.op IS NOT NULL GROUP BY r.op ORDER BY r.op
          ON CONFLICT (username, day, operation) DO UPDATE SET found = usage.found + EXCLUDED.found
        )
        SELECT r.i, r.payload, r.rank, g.enabled, g.credits, g.daily_limit, g.used, g.granted FROM ranked r LEFT JOIN g ON true ORDER BY r.i`,
-      [username, day, batch.map((b) => b.operation), batch.map((b) => b.key?.operation ?? null), batch.map((b) => b.key?.registration ?? null), batch.map((b) => b.key?.state ?? null)],
+      [username, day, ...batchArrays(batch)],
       batch.length,
     );
     this.learn(username, r.rows[0]?.enabled === null ? undefined : r.rows[0]);

@@ -68,6 +68,24 @@ interface ShardRow {
   total: string | null;
 }
 
+/**
+ * The batch's lookups ($3 usage operation, $4-$6 the record key, null for a plain charge: the
+ * arrays of batchArrays) as `k`, each with whether it is to be charged (`hit`: plain, or its record
+ * found, with the payload), and as `ranked`, with its place among those (`rank`, from 1).
+ */
+export const BATCH_CTES = `k AS (
+         SELECT k.i, k.op, r.payload, (k.operation IS NULL OR r.payload IS NOT NULL) AS hit
+           FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS k(op, operation, registration, state, i)
+           LEFT JOIN records r ON r.operation = k.operation AND r.registration = k.registration AND r.state = k.state
+       ), ranked AS (
+         SELECT k.*, CASE WHEN hit THEN count(*) FILTER (WHERE hit) OVER (ORDER BY i) END AS rank FROM k
+       )`;
+
+/** BATCH_CTES's $3-$6 for a batch. */
+export function batchArrays(batch: readonly ShardWaiter[]): (string | null)[][] {
+  return [batch.map((b) => b.operation), batch.map((b) => b.key?.operation ?? null), batch.map((b) => b.key?.registration ?? null), batch.map((b) => b.key?.state ?? null)];
+}
+
 export class CreditShards {
   /** This instance's shard number: drawn at start; two instances drawing the same one only share a row. */
   readonly id = randomInt(1, 2 ** 31 - 1);
@@ -104,13 +122,7 @@ export class CreditShards {
   async charge(username: string, day: string, batch: readonly ShardWaiter[]): Promise<ShardBatch> {
     const r = await this.db.query<ShardRow>(
       'shard-charge-batch',
-      `WITH k AS (
-         SELECT k.i, k.op, r.payload, (k.operation IS NULL OR r.payload IS NOT NULL) AS hit
-           FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS k(op, operation, registration, state, i)
-           LEFT JOIN records r ON r.operation = k.operation AND r.registration = k.registration AND r.state = k.state
-       ), ranked AS (
-         SELECT k.*, CASE WHEN hit THEN count(*) FILTER (WHERE hit) OVER (ORDER BY i) END AS rank FROM k
-       ), acc AS (
+      `WITH ${BATCH_CTES}, acc AS (
          SELECT enabled AND daily_limit IS NULL AND credits IS NOT NULL AS shardable, credits FROM accounts WHERE username = $1
        ), sh AS (
          SELECT credits FROM credit_shards WHERE username = $1 AND shard = $7 FOR UPDATE
@@ -128,7 +140,7 @@ export class CreditShards {
        )
        SELECT r.i, r.payload, r.rank, g.shardable, g.granted, g.shard_credits - g.granted AS left, g.total
          FROM ranked r LEFT JOIN g ON true ORDER BY r.i`,
-      [username, day, batch.map((b) => b.operation), batch.map((b) => b.key?.operation ?? null), batch.map((b) => b.key?.registration ?? null), batch.map((b) => b.key?.state ?? null), this.id],
+      [username, day, ...batchArrays(batch), this.id],
       batch.length,
     );
     const first = r.rows[0];
