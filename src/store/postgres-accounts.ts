@@ -327,9 +327,9 @@ export class PostgresAccounts implements AccountStore {
   /**
    * Charges a batch and answers its waiters: on this instance's credit shard first
    * (postgres-shards.ts), what that could not cover on the account's row; accounts known not to be
-   * sharded straight on the row. The shard's grants are committed on their own, so they are answered
-   * at once, and a failure of the row's statement after them fails only the rest. Returns the
-   * shard's credits after the batch.
+   * sharded straight on the row. The shard's statement answers at once the lookups it found no record
+   * for, and the whole batch when it charged it; the row's statement then has only the rest. Returns
+   * the shard's credits after the batch.
    */
   private async settleBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<number> {
     if (!this.shards.tries(username)) {
@@ -349,7 +349,7 @@ export class PostgresAccounts implements AccountStore {
       }
     });
     if (rest.length > 0) {
-      // Already read: the row charges them as plain charges, in the order asked, after the shard's.
+      // Already read: the row charges them as plain charges, in the order asked.
       const results = await this.onRow(username, day, rest, found);
       rest.forEach((b, i) => b.resolve(results[i]));
     }
@@ -384,7 +384,7 @@ export class PostgresAccounts implements AccountStore {
   private learn(username: string, row: GrantRow | undefined): void {
     if (!row) return;
     const after = row.credits === null ? null : Number(row.credits) - row.granted;
-    this.shards.learn(username, row.enabled && row.daily_limit === null && after !== null && after >= SHARD_MIN_BALANCE, true);
+    this.shards.learn(username, row.enabled && row.daily_limit === null && after !== null && after >= SHARD_MIN_BALANCE);
   }
 
   /** One statement for n charges: grants what it can (grantCtes) and adds the granted lookups to usage; all or nothing. */

@@ -8,8 +8,9 @@
 // reader sums them, every writer of a balance folds the shards back first.
 // Money moves only inside one transaction, so a killed instance strands nothing: its shard's credits
 // still count in the balance and are drained by whoever needs them.
-//   charge (one statement, this instance's shard row only): grants min(asked, the shard's credits)
-//     and writes their usage to usage_shards. What it cannot grant goes to the account's row.
+//   charge (one statement, this instance's shard row only): charges the whole batch and writes its
+//     usage to usage_shards when the shard's credits cover it; when they do not, the batch goes to
+//     the account's row.
 //   the row (postgres-accounts.ts, grantCtes): when the row's credits cannot cover a batch, it
 //     drains every shard of the account into the row first, all under the row's lock, so a lookup
 //     is refused only when the whole balance is spent: N credits give exactly N answers.
@@ -38,14 +39,15 @@ export interface ShardWaiter {
   readonly key: RecordKey | null;
 }
 
-/** What the shard statement did with a batch: each lookup's result, or undefined for those the row must charge. */
+/**
+ * What the shard statement did with a batch: each lookup's result, or undefined for those the row
+ * must charge (every lookup to be charged, when the shard could not cover them all).
+ */
 export interface ShardBatch {
   readonly results: (FoundCharge | undefined)[];
-  /** The record found for each lookup, whether or not the shard could charge it. */
-  readonly found: (FoundCharge['found'] | undefined)[];
-  /** Whether the account may be charged on shards (enabled, credits, no daily limit); null: no such account. */
-  readonly shardable: boolean | null;
-  /** The shard's credits after the batch. */
+  /** The record found for each lookup, whether or not the shard charged it. */
+  readonly found: FoundCharge['found'][];
+  /** The shard's credits after the batch (0 when it charged nothing). */
   readonly left: number;
 }
 
@@ -59,11 +61,8 @@ interface Known {
 }
 
 interface ShardRow {
-  i: string;
   payload: string | null;
-  rank: string | null;
-  shardable: boolean | null;
-  granted: number | null;
+  /** The shard's credits after the batch, and the balance (row and this shard) after it; null: not charged here. */
   left: string | null;
   total: string | null;
 }
@@ -71,13 +70,16 @@ interface ShardRow {
 /**
  * The batch's lookups ($3 usage operation, $4-$6 the record key, null for a plain charge: the
  * arrays of batchArrays) as `k`, each with whether it is to be charged (`hit`: plain, or its record
- * found, with the payload), and as `ranked`, with its place among those (`rank`, from 1).
+ * found, with the payload).
  */
-export const BATCH_CTES = `k AS (
+const BATCH_K = `k AS (
          SELECT k.i, k.op, r.payload, (k.operation IS NULL OR r.payload IS NOT NULL) AS hit
            FROM unnest($3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS k(op, operation, registration, state, i)
            LEFT JOIN records r ON r.operation = k.operation AND r.registration = k.registration AND r.state = k.state
-       ), ranked AS (
+       )`;
+
+/** BATCH_K, and the lookups as `ranked`, each to be charged with its place among those (`rank`, from 1). */
+export const BATCH_CTES = `${BATCH_K}, ranked AS (
          SELECT k.*, CASE WHEN hit THEN count(*) FILTER (WHERE hit) OVER (ORDER BY i) END AS rank FROM k
        )`;
 
@@ -103,7 +105,7 @@ export class CreditShards {
   }
 
   /** What the account's row said of it after charging a batch: whether it may be sharded now. */
-  learn(username: string, shardable: boolean, rowCharged: boolean): void {
+  learn(username: string, shardable: boolean): void {
     let k = this.known.get(username);
     if (k === undefined) {
       if (this.known.size >= REMEMBERED) this.known.clear();
@@ -111,51 +113,49 @@ export class CreditShards {
       this.known.set(username, k);
     }
     k.shardable = shardable;
-    if (rowCharged) k.dry = false;
+    k.dry = false;
   }
 
   /**
    * One statement: reads the batch's records (as the row's chargeFound statement does), and charges
-   * the found ones and the plain ones, in the order asked, on this instance's shard of the account
-   * as far as its credits go, with their usage.
+   * the found ones and the plain ones on this instance's shard of the account, with their usage,
+   * when the shard covers them all; otherwise it charges none of them, and the row charges the
+   * batch. All or nothing keeps the statement to one row update without ranking the batch (a shard
+   * runs short only between a refill's ask and its block).
    */
   async charge(username: string, day: string, batch: readonly ShardWaiter[]): Promise<ShardBatch> {
     const r = await this.db.query<ShardRow>(
-      'shard-charge-batch',
-      `WITH ${BATCH_CTES}, acc AS (
-         SELECT enabled AND daily_limit IS NULL AND credits IS NOT NULL AS shardable, credits FROM accounts WHERE username = $1
-       ), sh AS (
-         SELECT credits FROM credit_shards WHERE username = $1 AND shard = $7 FOR UPDATE
-       ), g AS (
-         SELECT acc.shardable, CASE WHEN acc.shardable THEN LEAST(w.n, COALESCE(sh.credits, 0)) ELSE 0 END::int AS granted,
-                COALESCE(sh.credits, 0) AS shard_credits, acc.credits + COALESCE(sh.credits, 0) AS total
-           FROM acc LEFT JOIN sh ON true, (SELECT count(*) FILTER (WHERE hit)::int AS n FROM k) w
+      'shard-charge-all',
+      `WITH ${BATCH_K}, w AS (
+         SELECT count(*) FILTER (WHERE hit)::int AS n FROM k
        ), taken AS (
-         UPDATE credit_shards s SET credits = s.credits - g.granted FROM g WHERE s.username = $1 AND s.shard = $7 AND g.granted > 0
+         UPDATE credit_shards s SET credits = s.credits - w.n FROM w, accounts a
+          WHERE s.username = $1 AND s.shard = $7 AND s.credits >= w.n AND w.n > 0
+            AND a.username = $1 AND a.enabled AND a.daily_limit IS NULL AND a.credits IS NOT NULL
+          RETURNING s.credits AS left, a.credits + s.credits AS total
        ), counted AS (
          INSERT INTO usage_shards (username, day, operation, shard, found)
-         SELECT $1, $2, r.op, $7, count(*) FROM g, ranked r
-          WHERE r.rank <= g.granted AND r.op IS NOT NULL GROUP BY r.op ORDER BY r.op
+         SELECT $1, $2, k.op, $7, count(*) FROM k
+          WHERE k.hit AND k.op IS NOT NULL AND EXISTS (SELECT 1 FROM taken) GROUP BY k.op ORDER BY k.op
          ON CONFLICT (username, day, operation, shard) DO UPDATE SET found = usage_shards.found + EXCLUDED.found
        )
-       SELECT r.i, r.payload, r.rank, g.shardable, g.granted, g.shard_credits - g.granted AS left, g.total
-         FROM ranked r LEFT JOIN g ON true ORDER BY r.i`,
+       SELECT k.payload, t.left, t.total FROM k LEFT JOIN taken t ON true ORDER BY k.i`,
       [username, day, ...batchArrays(batch), this.id],
       batch.length,
     );
-    const first = r.rows[0];
-    const granted = first?.granted ?? 0;
-    const total = first?.total === null || first?.total === undefined ? null : Number(first.total);
-    const found = batch.map((b, i) => (r.rows[i].rank === null || b.key === null || r.rows[i].payload === null ? null : { payload: r.rows[i].payload }));
-    const results = batch.map((_, i): FoundCharge | undefined => {
-      const rank = r.rows[i].rank;
-      if (rank === null) return { found: null, charge: null };
-      if (Number(rank) > granted) return undefined;
-      return { found: found[i], charge: { ok: true, credits: total === null ? null : total - Number(rank), usedToday: Number(rank) } };
+    const found = batch.map((b, i) => (b.key === null ? null : r.rows[i].payload === null ? null : { payload: r.rows[i].payload }));
+    const hits = batch.reduce((n, b, i) => (b.key === null || found[i] !== null ? n + 1 : n), 0);
+    const { left, total } = r.rows[0] ?? { left: null, total: null };
+    // The balance before the batch, for each charge's reported balance (approximate: see ChargeResult).
+    const before = total === null ? 0 : Number(total) + hits;
+    let rank = 0;
+    const results = batch.map((b, i): FoundCharge | undefined => {
+      if (b.key !== null && found[i] === null) return { found: null, charge: null };
+      if (left === null) return undefined;
+      rank++;
+      return { found: found[i], charge: { ok: true, credits: before - rank, usedToday: rank } };
     });
-    const shardable = first?.shardable ?? null;
-    if (shardable !== null) this.learn(username, shardable, false);
-    return { results, found, shardable, left: first?.left === null || first?.left === undefined ? 0 : Number(first.left) };
+    return { results, found, left: left === null ? 0 : Number(left) };
   }
 
   /**
