@@ -5,6 +5,7 @@ import cluster from 'node:cluster';
 import { ConfigError, loadConfig, lookalikeVariables, type Config } from '../config';
 import { ContractError } from '../contract/wsdl';
 import fs from 'node:fs';
+import path from 'node:path';
 import { openStore, sqliteFileOf, storeUnavailable } from '../store/open';
 import type { VehicleStore } from '../store/store';
 
@@ -82,7 +83,7 @@ function isConnectionFailure(e: unknown): boolean {
  * what must already be there). `absentAsEmpty`: it is taken as an empty store held in memory, so
  * that nothing is created (a dry run).
  */
-export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>, options: { mustExist?: boolean; absentAsEmpty?: boolean } = {}): Promise<T> {
+export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>, options: { mustExist?: boolean; absentAsEmpty?: boolean; sayCreated?: boolean } = {}): Promise<T> {
   let cfg = config();
   const file = sqliteFileOf(cfg.databaseUrl);
   const absent = !!file && file !== ':memory:' && !fs.existsSync(file);
@@ -99,7 +100,11 @@ export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>, opti
       if (e instanceof ConfigError) throw e;
       throw storeUnavailable(cfg.databaseUrl, e);
     }
-    return await fn(store);
+    const out = await fn(store);
+    // A new SQLite file where an existing store was meant (a mistyped path) would take what the
+    // command wrote where the service never reads it: said, as `serve` says it.
+    if (options.sayCreated && absent && file) process.stderr.write(`reglookup: created a new store at ${path.resolve(file)}: no file was there (check DATABASE_URL if you meant an existing store)\n`);
+    return out;
   } catch (e) {
     if (isConnectionFailure(e)) throw storeUnavailable(cfg.databaseUrl, e);
     throw e;

@@ -46,6 +46,8 @@ async function managed<T>(p: Promise<T>): Promise<T> {
  * a mistyped DATABASE_URL, refused (as export does) instead of created empty.
  */
 const EXISTING = { mustExist: true } as const;
+/** Commands that may make the store (callers registered before the first start) say when they did. */
+const SAY_CREATED = { sayCreated: true } as const;
 
 interface SettingOptions {
   credits?: string;
@@ -193,7 +195,7 @@ function registerMoves(users: Command): void {
         } catch (e) {
           throw new InputError((e as Error).message);
         }
-        const n = await withStore((s) => importCallers(s, parsed, cliActor()));
+        const n = await withStore((s) => importCallers(s, parsed, cliActor()), SAY_CREATED);
         process.stdout.write(`imported ${n.callers} caller(s) (${n.added} new), ${n.usage} usage row(s)\n`);
       }),
     );
@@ -215,7 +217,7 @@ function registerAdd(users: Command): void {
         const a = await withStore(async (s) => {
           if (await s.getAccount(username)) throw new InputError(`username ${shown(username)} exists; change it with 'reglookup users set'`);
           return managed(admin(s).add({ username, ...changes }));
-        });
+        }, SAY_CREATED);
         if (opts.generate) {
           process.stdout.write(`${username}\n`);
           process.stderr.write(`added a generated username; give it to the caller over a private channel\n`);

@@ -214,6 +214,26 @@ describe('a mistyped store or variable is not taken silently', () => {
     }
   });
 
+  test('users add and users import on a path that is not there make the store (callers before the first start) and say so on stderr; on the next run, nothing is said', () => {
+    const store = fresh('callers-first.db');
+    const env = { DATABASE_URL: `sqlite:${store}` };
+    const said = `reglookup: created a new store at ${store}: no file was there (check DATABASE_URL if you meant an existing store)\n`;
+    const add = runCli(['users', 'add', 'alice', '--credits', '5'], env);
+    expect(add.status).toBe(0);
+    expect(add.stderr).toBe(said);
+    expect(fs.existsSync(store)).toBe(true);
+    const again = runCli(['users', 'add', 'bob'], env);
+    expect(again.status).toBe(0);
+    expect(again.stderr).toBe('');
+
+    const other = fresh('callers-import.db');
+    const file = path.join(path.dirname(other), 'callers.ndjson');
+    fs.writeFileSync(file, '{"caller":{"username":"carol","credits":3,"dailyLimit":null,"rate":null,"allow":[],"enabled":true}}\n');
+    const imported = runCli(['users', 'import', file], { DATABASE_URL: `sqlite:${other}` });
+    expect(imported.status).toBe(0);
+    expect(imported.stderr).toBe(`reglookup: created a new store at ${other}: no file was there (check DATABASE_URL if you meant an existing store)\n`);
+  });
+
   test('serve on a path that is not there warns, naming the file it creates', async () => {
     const store = path.join(fresh('new-folder'), 'sub', 'reglookup.db');
     const srv = await serve({ DATABASE_URL: `sqlite:${store}`, SAMPLE_DATA: 'off' });
