@@ -436,7 +436,8 @@ export class FlexibleRateLimiter implements RateLimiter {
       const asked = Date.now();
       const now = await main.get(username);
       const n = now === null ? 0 : Math.floor(now.remainingPoints / (LEASE_SHARE * workers));
-      if (now === null || n < 1) continue;
+      // A window that has ended and not yet been dropped has nothing to lease.
+      if (now === null || n < 1 || now.msBeforeNext <= 0) continue;
       try {
         await main.consume(username, n);
         out.push([username, rate, n, asked + now.msBeforeNext]);
