@@ -48,6 +48,12 @@ interface Consumer {
 
 type Backend = 'memory' | 'cluster' | 'redis';
 
+/** A rate's window: its own count (`main`, what leases are taken from) and what lookups consume (with the burst pool, if any). */
+interface Window {
+  readonly main: RateLimiterMemory | RateLimiterRedis;
+  readonly limiter: Consumer;
+}
+
 const RATE_ASK = 'reglookup:rate?';
 const RATE_ANSWER = 'reglookup:rate!';
 /** How long a worker waits for the primary's answer before the limit counts as unreachable. */
@@ -87,6 +93,9 @@ interface Lease {
   n: number;
   readonly until: number;
 }
+
+/** A lease's key: a username at one rate. */
+const leaseKey = (username: string, rate: number): string => `${rate}\u0000${username}`;
 
 /**
  * Called once in the primary of WORKERS > 1 without Redis: the workers' limits are kept here, in
@@ -148,7 +157,7 @@ class PrimaryLimits {
       return;
     }
     for (const [username, rate, n, until] of msg.leases ?? []) {
-      const key = `${rate}\u0000${username}`;
+      const key = leaseKey(username, rate);
       const held = this.leases.get(key);
       // Added to a lease still running (it ends first, with its window); else this one.
       if (held !== undefined && Date.now() < held.until) held.n += n;
@@ -176,7 +185,7 @@ class PrimaryLimits {
   consume(username: string, rate: number): Promise<Refusal | null> {
     let lease = false;
     if (rate >= LEASE_MIN_RATE) {
-      const key = `${rate}\u0000${username}`;
+      const key = leaseKey(username, rate);
       const held = this.leases.get(key);
       if (held !== undefined) {
         if (held.n > 0 && Date.now() < held.until) {
@@ -194,7 +203,7 @@ class PrimaryLimits {
         setImmediate(() => this.send());
       }
       this.turn.asks.push(lease ? [username, rate, 1] : [username, rate]);
-      if (lease) this.turn.leasing.push(`${rate}\u0000${username}`);
+      if (lease) this.turn.leasing.push(leaseKey(username, rate));
       this.turn.waiters.push({ resolve, reject });
     });
   }
@@ -256,12 +265,8 @@ export class FlexibleRateLimiter implements RateLimiter {
   private readonly backend: Backend;
   private readonly redis: Redis | null = null;
   private readonly outage: Outage;
-  private readonly byRate = new Map<number, Consumer>();
-  private readonly byWindow = new Map<string, Consumer>();
-  /** Each rate's own window (without the burst pool): what leases are taken from. */
-  private readonly mainByRate = new Map<number, RateLimiterMemory | RateLimiterRedis>();
-  /** The rate that first made each window. */
-  private readonly windowRate = new Map<string, number>();
+  private readonly byRate = new Map<number, Window>();
+  private readonly byWindow = new Map<string, Window>();
   private burstLimiter: RateLimiterMemory | RateLimiterRedis | null = null;
   /** WORKERS > 1 without Redis: the primary's limits, asked over IPC. */
   private readonly primary: PrimaryLimits | null = null;
@@ -328,30 +333,21 @@ export class FlexibleRateLimiter implements RateLimiter {
     return new RateLimiterMemory({ keyPrefix, points, duration });
   }
 
-  private limiterFor(rate: number): Consumer {
-    let limiter = this.byRate.get(rate);
-    if (limiter) return limiter;
+  private windowFor(rate: number): Window {
+    const known = this.byRate.get(rate);
+    if (known) return known;
     const [points, duration] = rate >= 1 ? [Math.floor(rate), 1] : [1, Math.max(1, Math.round(1 / rate))];
     // Rates that round to the same window (2 and 2.5) share one limiter, as they share Redis keys.
-    const window = `${points}/${duration}`;
-    limiter = this.byWindow.get(window);
-    if (limiter) {
-      this.byRate.set(rate, limiter);
-      this.mainByRate.set(rate, this.mainByRate.get(this.windowRate.get(window) as number) as RateLimiterMemory | RateLimiterRedis);
-      return limiter;
+    const key = `${points}/${duration}`;
+    let window = this.byWindow.get(key);
+    if (!window) {
+      const main = this.make(`rate:${key}`, points, duration);
+      if (this.config.burst > 0) this.burstLimiter ??= this.make(`burst:${this.config.burst}/${BURST_WINDOW_S}`, this.config.burst, BURST_WINDOW_S);
+      window = { main, limiter: this.burstLimiter ? new BurstyRateLimiter(main, this.burstLimiter) : main };
+      this.byWindow.set(key, window);
     }
-    const main = this.make(`rate:${window}`, points, duration);
-    this.mainByRate.set(rate, main);
-    this.windowRate.set(window, rate);
-    if (this.config.burst > 0) {
-      this.burstLimiter ??= this.make(`burst:${this.config.burst}/${BURST_WINDOW_S}`, this.config.burst, BURST_WINDOW_S);
-      limiter = new BurstyRateLimiter(main, this.burstLimiter);
-    } else {
-      limiter = main;
-    }
-    this.byRate.set(rate, limiter);
-    this.byWindow.set(window, limiter);
-    return limiter;
+    this.byRate.set(rate, window);
+    return window;
   }
 
   /** The shared counters failed: reported once; with Redis, the circuit opens and the probe starts. */
@@ -401,7 +397,7 @@ export class FlexibleRateLimiter implements RateLimiter {
       }
     }
     try {
-      await this.limiterFor(rate).consume(username);
+      await this.windowFor(rate).limiter.consume(username);
       this.outage.ok();
       return null;
     } catch (e) {
@@ -427,11 +423,10 @@ export class FlexibleRateLimiter implements RateLimiter {
     if (this.backend !== 'memory') return out;
     const seen = new Set<string>();
     for (const [username, rate] of admitted) {
-      const key = `${rate}\u0000${username}`;
+      const key = leaseKey(username, rate);
       if (rate < LEASE_MIN_RATE || seen.has(key)) continue;
       seen.add(key);
-      this.limiterFor(rate);
-      const main = this.mainByRate.get(rate) as RateLimiterMemory;
+      const main = this.windowFor(rate).main as RateLimiterMemory;
       // Read before the window's remaining time is: the lease ends no later than the window.
       const asked = Date.now();
       const now = await main.get(username);
