@@ -143,16 +143,39 @@ function granting(row: GrantRow | undefined, rank: number): ChargeResult {
   return { ok: false, reason: 'daily' };
 }
 
+/**
+ * How long a batch short of the account's expected size waits for the rest (ms), at most once. The
+ * expected size is the last batch's and those that queued while it ran: under a steady load the
+ * lookups a batch answered come back for the next one, and a batch sent before they are back splits
+ * the load into two, each paying a commit. Two instances on one PostgreSQL database, an account
+ * charged on every lookup (GET Check, 25 connections each, six interleaved 5 s rounds): PostgreSQL's
+ * CPU a lookup 43-45 µs against 57, metered requests/s 82 % of unmetered against 71 %. A batch as
+ * large as expected goes at once, and one lookup at a time never waits.
+ */
+const CHARGE_HOLD_MS = 1;
+
+/** Accounts whose expected batch size is remembered after their queue emptied (then forgotten all at once). */
+const EXPECTED_MAX = 10_000;
+
 interface ChargeQueue {
   inFlight: number;
   /** A statement is due at the end of this event-loop turn. */
   scheduled: boolean;
   waiting: ChargeWaiter[];
+  /** How many charges the next batch waits for: the last batch's and those that queued while it ran. */
+  expected: number;
+  /** The hold's timer while the waiting charges wait for more (CHARGE_HOLD_MS). */
+  hold: NodeJS.Timeout | null;
+  /** The waiting charges were held once already: the next statement takes them. */
+  held: boolean;
 }
 
 export class PostgresAccounts implements AccountStore {
   /** Charges waiting per username and day while one statement for it is in flight. */
   private readonly charging = new Map<string, ChargeQueue>();
+
+  /** The expected batch size of an account whose queue emptied (its next batch waits for as many). */
+  private readonly expectedBatch = new Map<string, number>();
 
   /** This instance's credit shards (postgres-shards.ts). */
   private readonly shards: CreditShards;
@@ -266,7 +289,8 @@ export class PostgresAccounts implements AccountStore {
    * Group commit per account (and day): the charges asked for in one event-loop turn go to the
    * database in one statement, sent at the end of the turn; while MAX_CHARGES_IN_FLIGHT statements
    * for the account are in flight, further charges queue and the next statement takes the whole
-   * queue. So an account costs one commit per batch rather than one per lookup, however many lookups
+   * queue (waiting up to CHARGE_HOLD_MS, once, for the lookups the last batch answered to come back).
+   * So an account costs one commit per batch rather than one per lookup, however many lookups
    * and instances it has, and each caller learns whether its own credit was granted (the first
    * `granted` of the batch, in the order they asked). A batch is answered when its statement has
    * committed: a charge is durable before its lookup is answered.
@@ -290,11 +314,17 @@ export class PostgresAccounts implements AccountStore {
       const id = `${username}\u0000${day}`;
       let queue = this.charging.get(id);
       if (queue === undefined) {
-        queue = { inFlight: 0, scheduled: false, waiting: [] };
+        queue = { inFlight: 0, scheduled: false, waiting: [], expected: this.expectedBatch.get(id) ?? 0, hold: null, held: false };
+        this.expectedBatch.delete(id);
         this.charging.set(id, queue);
       }
       queue.waiting.push({ operation, key, resolve, reject });
-      if (!queue.scheduled && queue.inFlight < MAX_CHARGES_IN_FLIGHT) {
+      if (queue.hold !== null && queue.waiting.length >= queue.expected) {
+        // As many as expected are back: the hold ends with this turn.
+        clearTimeout(queue.hold);
+        queue.hold = null;
+      }
+      if (!queue.scheduled && queue.inFlight < MAX_CHARGES_IN_FLIGHT && queue.hold === null) {
         queue.scheduled = true;
         const q = queue;
         setImmediate(() => {
@@ -307,8 +337,9 @@ export class PostgresAccounts implements AccountStore {
 
   /** Sends the queue's charges in one statement (or up to MAX_CHARGE_BATCH of them), then the next batch if charges waited meanwhile. */
   private async chargeNext(key: string, username: string, day: string, queue: ChargeQueue): Promise<void> {
-    while (queue.waiting.length > 0 && queue.inFlight < MAX_CHARGES_IN_FLIGHT) {
+    while (queue.waiting.length > 0 && queue.inFlight < MAX_CHARGES_IN_FLIGHT && !this.holds(key, username, day, queue)) {
       const batch = queue.waiting.splice(0, MAX_CHARGE_BATCH);
+      queue.held = false;
       queue.inFlight++;
       try {
         const left = await this.settleBatch(username, day, batch);
@@ -319,9 +350,27 @@ export class PostgresAccounts implements AccountStore {
         for (const b of batch) b.reject(e);
       } finally {
         queue.inFlight--;
+        // The lookups this batch answered come back for the next one, after those that queued meanwhile.
+        queue.expected = batch.length + queue.waiting.length;
       }
     }
-    if (queue.inFlight === 0 && !queue.scheduled && queue.waiting.length === 0 && this.charging.get(key) === queue) this.charging.delete(key);
+    if (queue.inFlight === 0 && !queue.scheduled && queue.waiting.length === 0 && this.charging.get(key) === queue) {
+      this.charging.delete(key);
+      if (this.expectedBatch.size >= EXPECTED_MAX) this.expectedBatch.clear();
+      if (queue.expected > 1) this.expectedBatch.set(key, queue.expected);
+    }
+  }
+
+  /** Whether the waiting charges wait for more before their statement (CHARGE_HOLD_MS): at most once, when fewer than expected. */
+  private holds(key: string, username: string, day: string, queue: ChargeQueue): boolean {
+    if (queue.hold !== null) return true;
+    if (queue.held || queue.waiting.length >= queue.expected) return false;
+    queue.held = true;
+    queue.hold = setTimeout(() => {
+      queue.hold = null;
+      void this.chargeNext(key, username, day, queue);
+    }, CHARGE_HOLD_MS);
+    return true;
   }
 
   /**
