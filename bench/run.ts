@@ -362,8 +362,8 @@ interface LoadResult {
   rssSamples: number[];
 }
 
-async function load(target: Running, scenario: Scenario, regsFile: string, seconds: number, rate?: number): Promise<LoadResult> {
-  const spec = { url: target.url, scenario, seconds, connections: rate ? 10 : CONNECTIONS, rate, regsFile, hot: HOT };
+async function load(target: Running, scenario: Scenario, regsFile: string, seconds: number, rate?: number, username?: string): Promise<LoadResult> {
+  const spec = { url: target.url, scenario, seconds, connections: rate ? 10 : CONNECTIONS, rate, regsFile, hot: HOT, username };
   const child = spawn(process.execPath, [...TS, path.join(ROOT, 'bench', 'load.ts'), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -943,7 +943,9 @@ async function meteredRows(db: string, regsFile: string, out: (s?: string) => vo
       );
     }
     if (n === 1 && !each) {
-      const t = await meteredByTransport(store, targets, regsFile);
+      const exp = await startBaseline('express', await captureAnswers(targets[0], regsFile));
+      const t = await meteredByTransport(store, targets[0], exp, regsFile);
+      await stop(exp);
       byTransport.push(...t.rows);
       failed += t.errors;
     }
@@ -964,36 +966,50 @@ async function meteredRows(db: string, regsFile: string, out: (s?: string) => vo
   out();
   out(`### Every transport, one instance (${BY_TRANSPORT_ROUNDS} interleaved round(s) x ${SECONDS} s, ${CONNECTIONS} connections, medians)`);
   out();
-  out('| store | scenario | unmetered req/s | metered req/s | metered / unmetered | errors |');
-  out('|---|---|---|---|---|---|');
+  out(
+    '| store | scenario | unmetered req/s | metered req/s | bare Express req/s | metered / unmetered | metered / bare Express | metered CPU us/request | unmetered CPU us/request | bare Express CPU us/request | errors |',
+  );
+  out('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const line of byTransport) out(line);
+  out();
+  out("Bare Express replays the service's own answer bytes (as in the throughput table); CPU is the serving process's alone, not the database's.");
   return failed;
 }
 
 const BY_TRANSPORT_ROUNDS = Math.min(ROUNDS, 3);
 
-/** Metered against unmetered for each scenario but UKMOT (BENCH_SCENARIOS), on one running instance: a table row each. */
-async function meteredByTransport(store: string, targets: Running[], regsFile: string): Promise<{ rows: string[]; errors: number }> {
+/**
+ * Metered against unmetered for each scenario but UKMOT (BENCH_SCENARIOS), on one running instance,
+ * and both against bare Express in the same rounds (issue 29's targets for a metered account): a
+ * table row each, with requests/s and the serving process's CPU a request.
+ */
+async function meteredByTransport(store: string, target: Running, exp: Running, regsFile: string): Promise<{ rows: string[]; errors: number }> {
   const rows: string[] = [];
   let failed = 0;
+  const legs = ['bench', METERED_USER, 'express'] as const;
   for (const scenario of SCENARIOS.filter((s) => s.endsWith('Check'))) {
-    const plain: number[] = [];
-    const metered: number[] = [];
+    const got = new Map<string, { rps: number[]; cpuUs: number[] }>(legs.map((l) => [l, { rps: [], cpuUs: [] }]));
     const ratio: number[] = [];
+    const vsExpress: number[] = [];
     let errors = 0;
     for (let round = 0; round < BY_TRANSPORT_ROUNDS; round++) {
-      const got = new Map<string, number>();
-      for (const user of round % 2 ? [METERED_USER, 'bench'] : ['bench', METERED_USER]) {
-        const r = await loadAll(targets, user, regsFile, SECONDS, undefined, scenario);
-        errors += r.failed;
-        got.set(user, r.rps);
+      const order = [...legs.slice(round % 3), ...legs.slice(0, round % 3)];
+      const rps = new Map<string, number>();
+      for (const leg of order) {
+        const r = leg === 'express' ? await load(exp, scenario, regsFile, SECONDS) : await load(target, scenario, regsFile, SECONDS, undefined, leg);
+        errors += r.errors + r.non2xx;
+        rps.set(leg, r.rps);
+        got.get(leg)?.rps.push(r.rps);
+        got.get(leg)?.cpuUs.push(r.cpuUs);
       }
-      plain.push(got.get('bench') as number);
-      metered.push(got.get(METERED_USER) as number);
-      ratio.push((got.get(METERED_USER) as number) / (got.get('bench') as number));
+      ratio.push((rps.get(METERED_USER) as number) / (rps.get('bench') as number));
+      vsExpress.push((rps.get(METERED_USER) as number) / (rps.get('express') as number));
     }
-    log(`metered ${store} ${scenario}: ${pct(median(ratio))} of unmetered`);
-    rows.push(`| ${store} | ${scenario} | ${Math.round(median(plain))} | ${Math.round(median(metered))} | ${pct(median(ratio))} | ${errors} |`);
+    const [plain, metered, express] = legs.map((l) => got.get(l) as { rps: number[]; cpuUs: number[] });
+    log(`metered ${store} ${scenario}: ${pct(median(ratio))} of unmetered, ${pct(median(vsExpress))} of bare Express`);
+    rows.push(
+      `| ${store} | ${scenario} | ${Math.round(median(plain.rps))} | ${Math.round(median(metered.rps))} | ${Math.round(median(express.rps))} | ${pct(median(ratio))} | ${pct(median(vsExpress))} | ${Math.round(median(metered.cpuUs))} | ${Math.round(median(plain.cpuUs))} | ${Math.round(median(express.cpuUs))} | ${errors} |`,
+    );
     failed += errors;
   }
   return { rows, errors: failed };
