@@ -999,8 +999,9 @@ async function meteredByTransport(store: string, target: Running, exp: Running, 
         const r = leg === 'express' ? await load(exp, scenario, regsFile, SECONDS) : await load(target, scenario, regsFile, SECONDS, undefined, leg);
         errors += r.errors + r.non2xx;
         rps.set(leg, r.rps);
-        got.get(leg)?.rps.push(r.rps);
-        got.get(leg)?.cpuUs.push(r.cpuUs);
+        const samples = got.get(leg) as { rps: number[]; cpuUs: number[] };
+        samples.rps.push(r.rps);
+        samples.cpuUs.push(r.cpuUs);
       }
       ratio.push((rps.get(METERED_USER) as number) / (rps.get('bench') as number));
       vsExpress.push((rps.get(METERED_USER) as number) / (rps.get('express') as number));

@@ -4,9 +4,7 @@
 import cluster from 'node:cluster';
 import { ConfigError, loadConfig, lookalikeVariables, type Config } from '../config';
 import { ContractError } from '../contract/wsdl';
-import fs from 'node:fs';
-import path from 'node:path';
-import { openStore, sqliteFileOf, storeUnavailable } from '../store/open';
+import { createdStoreNotice, newSqliteFile, openStore, storeUnavailable } from '../store/open';
 import type { VehicleStore } from '../store/store';
 
 let warned = false;
@@ -85,10 +83,9 @@ function isConnectionFailure(e: unknown): boolean {
  */
 export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>, options: { mustExist?: boolean; absentAsEmpty?: boolean; sayCreated?: boolean } = {}): Promise<T> {
   let cfg = config();
-  const file = sqliteFileOf(cfg.databaseUrl);
-  const absent = !!file && file !== ':memory:' && !fs.existsSync(file);
+  const absent = newSqliteFile(cfg.databaseUrl);
   if (options.mustExist && absent) {
-    throw new ConfigError(`DATABASE_URL '${cfg.databaseUrl}': no store at ${file} (nothing to read; check the path, or import into it first)`);
+    throw new ConfigError(`DATABASE_URL '${cfg.databaseUrl}': no store at ${absent} (nothing to read; check the path, or import into it first)`);
   }
   if (options.absentAsEmpty && absent) cfg = { ...cfg, databaseUrl: 'sqlite::memory:' };
   let store: VehicleStore | undefined;
@@ -103,7 +100,7 @@ export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>, opti
     const out = await fn(store);
     // A new SQLite file where an existing store was meant (a mistyped path) would take what the
     // command wrote where the service never reads it: said, as `serve` says it.
-    if (options.sayCreated && absent && file) process.stderr.write(`reglookup: created a new store at ${path.resolve(file)}: no file was there (check DATABASE_URL if you meant an existing store)\n`);
+    if (options.sayCreated && absent) process.stderr.write(`reglookup: ${createdStoreNotice(absent)}\n`);
     return out;
   } catch (e) {
     if (isConnectionFailure(e)) throw storeUnavailable(cfg.databaseUrl, e);

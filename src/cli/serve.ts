@@ -3,7 +3,6 @@
 // exit 2; SIGTERM/SIGINT drain the requests in flight and exit 0.
 
 import cluster from 'node:cluster';
-import fs from 'node:fs';
 import path from 'node:path';
 import type http from 'node:http';
 import net from 'node:net';
@@ -16,7 +15,7 @@ import { createLogger, type Logger } from '../ops/logger';
 import { tuneHeap } from '../ops/memory';
 import { clusterMetrics, metrics } from '../ops/metrics';
 import { createMetricsServer } from '../ops/metricsport';
-import { isMigratable, redactUrl, sqliteFileOf, storeUnavailable } from '../store/open';
+import { createdStoreNotice, isMigratable, newSqliteFile, redactUrl, storeUnavailable } from '../store/open';
 import type { VehicleStore } from '../store/store';
 import { config, openConfiguredStore, startupFailed } from './common';
 
@@ -42,13 +41,12 @@ async function migrateAtStart(store: VehicleStore, logger: Logger): Promise<void
 async function openNamedStore(cfg: Config, logger: Logger, migrate: boolean): Promise<VehicleStore> {
   let store: VehicleStore | undefined;
   // A SQLite file that is not there is created: say so, since a mistyped path is the usual reason.
-  const file = sqliteFileOf(cfg.databaseUrl);
-  const created = migrate && file !== null && file !== '' && file !== ':memory:' && !fs.existsSync(file);
+  const created = migrate ? newSqliteFile(cfg.databaseUrl) : null;
   try {
     store = openConfiguredStore(cfg);
     // The default store is made on a first start, as the README says: worth a line, not a warning.
-    if (created && file && cfg.databaseUrl === DEFAULT_DATABASE_URL) logger.info(`created the store at ${path.resolve(file)} (first start)`, { database: redact(cfg.databaseUrl) });
-    else if (created && file) logger.warn(`created a new store at ${path.resolve(file)}: no file was there (check DATABASE_URL if you meant an existing store)`, { database: redact(cfg.databaseUrl) });
+    if (created && cfg.databaseUrl === DEFAULT_DATABASE_URL) logger.info(`created the store at ${path.resolve(created)} (first start)`, { database: redact(cfg.databaseUrl) });
+    else if (created) logger.warn(createdStoreNotice(created), { database: redact(cfg.databaseUrl) });
     // Before anything else touches it, so that the versions applied are logged here.
     if (migrate) await migrateAtStart(store, logger);
     await store.isEmpty();

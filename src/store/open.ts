@@ -1,5 +1,7 @@
 // DATABASE_URL -> a VehicleStore: sqlite:PATH (embedded) or postgres://... (scale-out).
 
+import fs from 'node:fs';
+import path from 'node:path';
 import { ConfigError } from '../config';
 import { isPostgresUrl, PostgresStore } from './postgres';
 import { SqliteStore } from './sqlite';
@@ -42,6 +44,17 @@ export function storeUnavailable(databaseUrl: string, e: unknown): ConfigError {
 /** The file a sqlite: URL names (sqlite:PATH, sqlite:///abs/path); null for any other URL. */
 export function sqliteFileOf(databaseUrl: string): string | null {
   return databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '') : null;
+}
+
+/** The file of a SQLite DATABASE_URL that names one not there yet (opening it creates it); else null. */
+export function newSqliteFile(databaseUrl: string): string | null {
+  const file = sqliteFileOf(databaseUrl);
+  return file && file !== ':memory:' && !fs.existsSync(file) ? file : null;
+}
+
+/** What is said when opening a store created its SQLite file: a mistyped path is the usual reason. */
+export function createdStoreNotice(file: string): string {
+  return `created a new store at ${path.resolve(file)}: no file was there (check DATABASE_URL if you meant an existing store)`;
 }
 
 export function openStore(databaseUrl: string, options: StoreOptions = {}): VehicleStore {
