@@ -1,4 +1,7 @@
-/** `npm run faults`: the fault-injection scenarios (test/faults), each with its summary of what was answered, charged and logged. */
+/**
+ * `npm run faults`: the fault-injection scenarios (test/faults), each with its summary of what was answered, charged
+ * and logged.
+ */
 const base = require('./jest.config');
 module.exports = {
   ...base,

@@ -31,7 +31,10 @@ async function commits(url: string): Promise<number> {
   const c = new pg.Client(url);
   await c.connect();
   try {
-    return Number((await c.query<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = 'postgres'")).rows[0].n);
+    return Number(
+      (await c.query<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = 'postgres'")).rows[0]
+        .n,
+    );
   } finally {
     await c.end();
   }
@@ -47,7 +50,19 @@ async function main(): Promise<void> {
   try {
     const store = new PostgresStore(primary.url, { statementTimeoutMs: 0 });
     const regs = Array.from({ length: RECORDS }, (_, i) => `CAP${i}`);
-    await importStream(store, Readable.from(regs.map((r) => JSON.stringify({ operation: 'Check', registration: r, vehicle: { Description: `capacity ${r}`, RegistrationYear: '2020' } }) + '\n')));
+    await importStream(
+      store,
+      Readable.from(
+        regs.map(
+          (r) =>
+            JSON.stringify({
+              operation: 'Check',
+              registration: r,
+              vehicle: { Description: `capacity ${r}`, RegistrationYear: '2020' },
+            }) + '\n',
+        ),
+      ),
+    );
     await store.putAccount({ username: 'metered', credits: 1_000_000_000 });
     await store.close();
     const regsFile = path.join(work, 'regs.json');
@@ -89,11 +104,20 @@ async function main(): Promise<void> {
         repTx: await commits(replica.url),
         redisOps: Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1]),
       };
-      const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(ROOT, 'bench', 'load.ts'), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(
+        process.execPath,
+        ['-r', 'ts-node/register/transpile-only', path.join(ROOT, 'bench', 'load.ts'), JSON.stringify(spec)],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
       let out = '';
       child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
       await new Promise((r) => child.on('exit', r));
-      const r = JSON.parse(out.trim().split('\n').pop() as string) as { requests: { average: number; total: number }; latency: { p99: number }; non2xx: number; errors: number };
+      const r = JSON.parse(out.trim().split('\n').pop() as string) as {
+        requests: { average: number; total: number };
+        latency: { p99: number };
+        non2xx: number;
+        errors: number;
+      };
       const n = r.requests.total;
       const per = (a: number, b: number) => ((a - b) * 1e6) / n;
       return {
@@ -127,7 +151,10 @@ async function main(): Promise<void> {
       'Reproduce with `npm run bench:capacity`. Commits are transactions per lookup (pg_stat_database.xact_commit, which counts read-only statements too); CPU is user + system time of each server and its children.',
     ];
     process.stdout.write(lines.join('\n') + '\n');
-    fs.writeFileSync(path.join(ROOT, 'bench', 'CAPACITY.md'), `# Capacity: what one lookup costs\n\n${lines.join('\n')}\n`);
+    fs.writeFileSync(
+      path.join(ROOT, 'bench', 'CAPACITY.md'),
+      `# Capacity: what one lookup costs\n\n${lines.join('\n')}\n`,
+    );
   } finally {
     service?.kill('SIGTERM');
     redis.disconnect();

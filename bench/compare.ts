@@ -36,15 +36,27 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       i = next;
     } else if (a === '--against' || a.startsWith('--against=')) {
       const [v, next] = valueOf('--against', i);
-      if (v === '' || !/^[\w./@^~-]+$/.test(v)) throw new Error(`--against takes a git ref (a commit, tag or branch), got '${v}'`);
+      if (v === '' || !/^[\w./@^~-]+$/.test(v))
+        throw new Error(`--against takes a git ref (a commit, tag or branch), got '${v}'`);
       against = v;
       i = next;
-    } else throw new Error(`unknown argument '${a}'; known: ${[...FLAGS, '--store sqlite|postgres', '--against REF'].join(', ')}`);
+    } else
+      throw new Error(
+        `unknown argument '${a}'; known: ${[...FLAGS, '--store sqlite|postgres', '--against REF'].join(', ')}`,
+      );
   }
   if (against !== undefined && (seen.has('--profile') || seen.has('--prepare') || store === 'postgres')) {
     throw new Error('--against cannot be combined with --profile, --prepare or --store postgres');
   }
-  return { short: seen.has('--short'), profile: seen.has('--profile'), prepareOnly: seen.has('--prepare'), quick: seen.has('--quick'), metered: seen.has('--metered'), store, against };
+  return {
+    short: seen.has('--short'),
+    profile: seen.has('--profile'),
+    prepareOnly: seen.has('--prepare'),
+    quick: seen.has('--quick'),
+    metered: seen.has('--metered'),
+    store,
+    against,
+  };
 }
 
 /**
@@ -126,7 +138,11 @@ export function comparisonTable(refName: string, rows: readonly ComparedRow[]): 
     ];
     if (withExpress) {
       const e = r.express;
-      cells.push(e ? fmt(median(e.cpuUs)) : '-', e ? fmt(roundRatio(r.here.cpuUs, e.cpuUs), 2) : '-', e ? `${fmt(100 * roundRatio(r.here.rps, e.rps))} %` : '-');
+      cells.push(
+        e ? fmt(median(e.cpuUs)) : '-',
+        e ? fmt(roundRatio(r.here.cpuUs, e.cpuUs), 2) : '-',
+        e ? `${fmt(100 * roundRatio(r.here.rps, e.rps))} %` : '-',
+      );
     }
     lines.push(`| ${cells.join(' | ')} |`);
   }

@@ -6,13 +6,21 @@
 
 import path from 'node:path';
 
-type Scan = (xml: string, limits: { maxDepth: number; maxTextChars: number; maxElements: number; maxAttributes: number }) => unknown;
+type Scan = (
+  xml: string,
+  limits: { maxDepth: number; maxTextChars: number; maxElements: number; maxAttributes: number },
+) => unknown;
 
 const LIMITS = { maxDepth: 32, maxTextChars: 8192, maxElements: 1000, maxAttributes: 32 };
 const SOAP11 =
   '<?xml version="1.0" encoding="utf-8"?>\n<soap:Envelope xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/">\n  <soap:Body>\n    <Check xmlns="http://regcheck.org.uk">\n      <RegistrationNumber>RG11ABC</RegistrationNumber>\n      <username>demo</username>\n    </Check>\n  </soap:Body>\n</soap:Envelope>';
-const SOAP12 = SOAP11.replace('http://schemas.xmlsoap.org/soap/envelope/', 'http://www.w3.org/2003/05/soap-envelope').replace(/soap:/g, 'soap12:').replace('xmlns:soap=', 'xmlns:soap12=');
-const LARGE = SOAP11.replace('<soap:Body>', `<soap:Header><Auth xmlns="urn:x" soap:mustUnderstand="0"><User>a &amp; b</User></Auth></soap:Header><soap:Body>${'<!-- pad -->'.repeat(4)}`).replace(
+const SOAP12 = SOAP11.replace('http://schemas.xmlsoap.org/soap/envelope/', 'http://www.w3.org/2003/05/soap-envelope')
+  .replace(/soap:/g, 'soap12:')
+  .replace('xmlns:soap=', 'xmlns:soap12=');
+const LARGE = SOAP11.replace(
+  '<soap:Body>',
+  `<soap:Header><Auth xmlns="urn:x" soap:mustUnderstand="0"><User>a &amp; b</User></Auth></soap:Header><soap:Body>${'<!-- pad -->'.repeat(4)}`,
+).replace(
   '<username>demo</username>',
   '<username>demo</username>' + '<x:Extra xmlns:x="urn:y" a="1" b="2">text &lt; more</x:Extra>'.repeat(40),
 );
@@ -36,7 +44,12 @@ const N = 60_000;
 const rounds: { here: number; other: number | null }[] = [];
 time(here, N);
 if (other) time(other, N);
-for (let r = 0; r < 7; r++) rounds.push(r % 2 === 0 ? { here: time(here, N), other: other ? time(other, N) : null } : { other: other ? time(other, N) : null, here: time(here, N) });
+for (let r = 0; r < 7; r++)
+  rounds.push(
+    r % 2 === 0
+      ? { here: time(here, N), other: other ? time(other, N) : null }
+      : { other: other ? time(other, N) : null, here: time(here, N) },
+  );
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const h = median(rounds.map((r) => r.here));
 console.log(`working tree: ${h.toFixed(2)} us per body (median of ${rounds.length} rounds of ${N})`);

@@ -84,9 +84,39 @@ const OTHER_OPS = [
   'CheckTunisia',
   'CheckSouthAfrica',
 ];
-const STATES: Record<string, readonly string[]> = { CheckUSA: ['CA', 'TX', 'NY', 'FL'], CheckCanada: ['ON', 'QC', 'BC'], CheckAustralia: ['NSW', 'VIC', 'QLD'] };
-const MAKES = ['FORD', 'VAUXHALL', 'VOLKSWAGEN', 'TOYOTA', 'BMW', 'AUDI', 'NISSAN', 'PEUGEOT', 'MERCEDES-BENZ', 'HONDA', 'KIA', 'SKODA'];
-const MODELS = ['FOCUS', 'CORSA', 'GOLF', 'YARIS', '320D', 'A3', 'QASHQAI', '208', 'C220', 'CIVIC', 'SPORTAGE', 'OCTAVIA'];
+const STATES: Record<string, readonly string[]> = {
+  CheckUSA: ['CA', 'TX', 'NY', 'FL'],
+  CheckCanada: ['ON', 'QC', 'BC'],
+  CheckAustralia: ['NSW', 'VIC', 'QLD'],
+};
+const MAKES = [
+  'FORD',
+  'VAUXHALL',
+  'VOLKSWAGEN',
+  'TOYOTA',
+  'BMW',
+  'AUDI',
+  'NISSAN',
+  'PEUGEOT',
+  'MERCEDES-BENZ',
+  'HONDA',
+  'KIA',
+  'SKODA',
+];
+const MODELS = [
+  'FOCUS',
+  'CORSA',
+  'GOLF',
+  'YARIS',
+  '320D',
+  'A3',
+  'QASHQAI',
+  '208',
+  'C220',
+  'CIVIC',
+  'SPORTAGE',
+  'OCTAVIA',
+];
 const ADVISORIES = [
   'Nearside front tyre worn close to legal limit',
   'Brake pipe slightly corroded',
@@ -130,11 +160,18 @@ function vehicle(i: number, r: () => number): Record<string, unknown> {
   if (r() < 0.8) v.ManufactureYearTo = year + 5;
   v.CarMake = { CurrentTextValue: make };
   v.CarModel = r() < 0.5 ? { CurrentTextValue: model } : model;
-  if (r() < 0.9) v.BodyStyle = { CurrentValue: null, CurrentTextValue: ['Hatchback', 'Saloon', 'Estate', 'SUV', 'Coupe'][Math.floor(r() * 5)] };
+  if (r() < 0.9)
+    v.BodyStyle = {
+      CurrentValue: null,
+      CurrentTextValue: ['Hatchback', 'Saloon', 'Estate', 'SUV', 'Coupe'][Math.floor(r() * 5)],
+    };
   v.EngineSize = { CurrentValue: cc, CurrentTextValue: `${cc}cc` };
   if (r() < 0.9) v.NumberOfDoors = { CurrentValue: 5, CurrentTextValue: '5' };
   v.Transmission = { CurrentValue: null, CurrentTextValue: r() < 0.6 ? 'Manual' : 'Automatic' };
-  v.FuelType = { CurrentValue: null, CurrentTextValue: ['Petrol', 'Diesel', 'Electric', 'Hybrid'][Math.floor(r() * 4)] };
+  v.FuelType = {
+    CurrentValue: null,
+    CurrentTextValue: ['Petrol', 'Diesel', 'Electric', 'Hybrid'][Math.floor(r() * 4)],
+  };
   if (r() < 0.7) v.MakeDescription = { CurrentValue: null, CurrentTextValue: make };
   if (r() < 0.7) v.ModelDescription = { CurrentValue: null, CurrentTextValue: model };
   if (r() < 0.5) v.Immobiliser = { CurrentTextValue: 'Fitted' };
@@ -143,7 +180,8 @@ function vehicle(i: number, r: () => number): Record<string, unknown> {
   if (r() < 0.9) v.DriverSide = { CurrentTextValue: 'RHD' };
   v.Colour = ['Black', 'Silver', 'Blue', 'Red', 'White', 'Grey'][Math.floor(r() * 6)];
   v.VehicleIdentificationNumber = `WF0${String(i).padStart(14, '0')}`;
-  if (r() < 0.7) v.ImageUrl = `https://img.example.com/vehicle/${make.toLowerCase()}/${model.toLowerCase()}/${year}.jpg`;
+  if (r() < 0.7)
+    v.ImageUrl = `https://img.example.com/vehicle/${make.toLowerCase()}/${model.toLowerCase()}/${year}.jpg`;
   return v;
 }
 
@@ -200,7 +238,9 @@ function generate(file: string, n: number): void {
   fs.writeSync(fd, buf);
   fs.closeSync(fd);
   fs.writeFileSync(marker, '');
-  log(`generated ${n} records (${(fs.statSync(file).size / 1e6).toFixed(0)} MB) in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  log(
+    `generated ${n} records (${(fs.statSync(file).size / 1e6).toFixed(0)} MB) in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+  );
 }
 
 // RDW's bulk CSVs (import --format rdw): the registered-vehicles file under the portal's column
@@ -258,11 +298,46 @@ function rdwRow(i: number): { row: string; fuel: string } {
   const date = `${1995 + Math.floor(r() * 30)}${String(1 + Math.floor(r() * 12)).padStart(2, '0')}${String(1 + Math.floor(r() * 28)).padStart(2, '0')}`;
   const cc = String(900 + Math.floor(r() * 2200));
   const model = r() < 0.1 ? `"${MODELS[m]} ""SPORT"", 5D"` : MODELS[m];
-  const cells = [plate, 'Personenauto', MAKES[m], model, '20270314', '20210601', String(Math.floor(r() * 9000)), RDW_BODIES[Math.floor(r() * 5)], '5', RDW_COLOURS[Math.floor(r() * 6)]];
-  cells.push('Niet geregistreerd', '4', cc, String(900 + Math.floor(r() * 900)), '1800', '1350', '600', '1300', date, date);
-  cells.push('Geen verstrekking in Open Data', String(15000 + Math.floor(r() * 60000)), 'Ja', '', '', '', '', '', '', '5');
+  const cells = [
+    plate,
+    'Personenauto',
+    MAKES[m],
+    model,
+    '20270314',
+    '20210601',
+    String(Math.floor(r() * 9000)),
+    RDW_BODIES[Math.floor(r() * 5)],
+    '5',
+    RDW_COLOURS[Math.floor(r() * 6)],
+  ];
+  cells.push(
+    'Niet geregistreerd',
+    '4',
+    cc,
+    String(900 + Math.floor(r() * 900)),
+    '1800',
+    '1350',
+    '600',
+    '1300',
+    date,
+    date,
+  );
+  cells.push(
+    'Geen verstrekking in Open Data',
+    String(15000 + Math.floor(r() * 60000)),
+    'Ja',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
+    '5',
+  );
   cells.push('4', '0', '0', '', '420', '180', 'M1', '', '', 'r. in motorruimte');
-  const fuel = `${plate},1,${r() < 0.5 ? 'Benzine' : 'Diesel'},${90 + Math.floor(r() * 100)},,,5.1,66,6,EURO 6 AG\n` + (i % 10 === 0 ? `${plate},2,Elektriciteit,,,,,,,\n` : '');
+  const fuel =
+    `${plate},1,${r() < 0.5 ? 'Benzine' : 'Diesel'},${90 + Math.floor(r() * 100)},,,5.1,66,6,EURO 6 AG\n` +
+    (i % 10 === 0 ? `${plate},2,Elektriciteit,,,,,,,\n` : '');
   return { row: cells.join(',') + '\r\n', fuel };
 }
 
@@ -289,7 +364,9 @@ function generateRdw(file: string, fuelFile: string, n: number): void {
   fs.closeSync(fd);
   fs.closeSync(ff);
   fs.writeFileSync(marker, '');
-  log(`generated ${n} RDW rows (${(fs.statSync(file).size / 1e6).toFixed(0)} MB, fuel ${(fs.statSync(fuelFile).size / 1e6).toFixed(0)} MB)`);
+  log(
+    `generated ${n} RDW rows (${(fs.statSync(file).size / 1e6).toFixed(0)} MB, fuel ${(fs.statSync(fuelFile).size / 1e6).toFixed(0)} MB)`,
+  );
 }
 
 // ---------------------------------------------------------------- children
@@ -439,7 +516,8 @@ function mainPostgres(): void {
   const bare1 = child(BARE, [file]);
   log(`import of ${RECORDS} records into PostgreSQL (schema ${PG_SCHEMA})`);
   const imp = child(IMPORT_PG, [file, PG_URL, PG_SCHEMA, String(WORKERS)]);
-  if (!imp.committed || imp.imported !== RECORDS || imp.count !== RECORDS) throw new Error(`import did not complete: ${JSON.stringify(imp)}`);
+  if (!imp.committed || imp.imported !== RECORDS || imp.count !== RECORDS)
+    throw new Error(`import did not complete: ${JSON.stringify(imp)}`);
   log('bare pass again');
   const bare2 = child(BARE, [file]);
   const bareMs = (bare1.ms + bare2.ms) / 2;
@@ -513,15 +591,18 @@ function main(): void {
   log(`RDW CSV import (--format rdw --fuel) of ${RECORDS} rows into a fresh store`);
   const rdwDb = freshDb(`import-${RECORDS}-rdw.db`);
   const rdw = child(IMPORT_RDW, [rdwFile, rdwFuel, rdwDb, String(WORKERS)]);
-  if (!rdw.committed || rdw.imported !== RECORDS) throw new Error(`RDW import did not complete: ${JSON.stringify(rdw)}`);
+  if (!rdw.committed || rdw.imported !== RECORDS)
+    throw new Error(`RDW import did not complete: ${JSON.stringify(rdw)}`);
   const rdwRate = (RECORDS / rdw.ms) * 1000;
-  // The same records as NDJSON: what the CSV, its mapping and the fuel join cost beside an NDJSON import of what they make.
+  // The same records as NDJSON: what the CSV, its mapping and the fuel join cost beside an NDJSON import of what they
+  // make.
   const rdwNdjson = path.join(WORK, `import-${RECORDS}.rdw.ndjson`);
   child(EXPORT, [rdwDb, rdwNdjson]);
   log(`NDJSON import of the same ${RECORDS} RDW records`);
   const sameDb = freshDb(`import-${RECORDS}-rdw-ndjson.db`);
   const same = child(IMPORT, [rdwNdjson, sameDb, String(WORKERS)]);
-  if (!same.committed || same.imported !== RECORDS) throw new Error(`NDJSON import of the RDW records did not complete: ${JSON.stringify(same)}`);
+  if (!same.committed || same.imported !== RECORDS)
+    throw new Error(`NDJSON import of the RDW records did not complete: ${JSON.stringify(same)}`);
   const sameRate = (RECORDS / same.ms) * 1000;
   const rdwNdjsonBytes = fs.statSync(rdwNdjson).size;
   fs.rmSync(rdwNdjson, { force: true });
@@ -581,10 +662,15 @@ function main(): void {
           .map((s) => '\n## ' + s)
           .join('')
       : '';
-    fs.writeFileSync(md, head + '## Latest run\n\n' + table + '\n' + notes.replace(/^\n## Latest run[\s\S]*?(?=\n## |$)/, ''));
+    fs.writeFileSync(
+      md,
+      head + '## Latest run\n\n' + table + '\n' + notes.replace(/^\n## Latest run[\s\S]*?(?=\n## |$)/, ''),
+    );
     log('wrote bench/IMPORT.md');
   }
-  if (process.env.BENCH_KEEP !== '1') for (const f of [db, smallDb, rdwDb, sameDb]) for (const x of [f, `${f}-wal`, `${f}-shm`]) fs.rmSync(x, { force: true });
+  if (process.env.BENCH_KEEP !== '1')
+    for (const f of [db, smallDb, rdwDb, sameDb])
+      for (const x of [f, `${f}-wal`, `${f}-shm`]) fs.rmSync(x, { force: true });
 }
 
 if (STORE === 'postgres') mainPostgres();

@@ -31,14 +31,19 @@ const pick = (list: string[]) => list[Math.floor(Math.random() * list.length)];
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
 function envelope(version: '1.1' | '1.2', op: string, reg: string): string {
-  const env = version === '1.1' ? 'http://schemas.xmlsoap.org/soap/envelope/' : 'http://www.w3.org/2003/05/soap-envelope';
+  const env =
+    version === '1.1' ? 'http://schemas.xmlsoap.org/soap/envelope/' : 'http://www.w3.org/2003/05/soap-envelope';
   return `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${env}"><soap:Body><${op} xmlns="${NS}"><RegistrationNumber>${esc(reg)}</RegistrationNumber><username>${esc(spec.username ?? 'bench')}</username></${op}></soap:Body></soap:Envelope>`;
 }
 
 type Req = { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string };
 
 const SCENARIOS: Record<string, () => Req> = {
-  'GET Check': () => ({ method: 'GET', path: `/api/reg.asmx/Check?RegistrationNumber=${encodeURIComponent(pick(regs.Check))}&username=${USER}`, headers: {} }),
+  'GET Check': () => ({
+    method: 'GET',
+    path: `/api/reg.asmx/Check?RegistrationNumber=${encodeURIComponent(pick(regs.Check))}&username=${USER}`,
+    headers: {},
+  }),
   'POST Check': () => ({
     method: 'POST',
     path: '/api/reg.asmx/Check',
@@ -112,11 +117,19 @@ function fixedRate(rate: number): void {
         agent,
         method: r.method,
         path: r.path,
-        headers: { ...r.headers, 'x-bench-scenario': spec.scenario, ...(r.body ? { 'content-length': Buffer.byteLength(r.body) } : {}) },
+        headers: {
+          ...r.headers,
+          'x-bench-scenario': spec.scenario,
+          ...(r.body ? { 'content-length': Buffer.byteLength(r.body) } : {}),
+        },
       },
       (res) => {
         res.resume();
-        res.on('end', () => settle(res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode <= 299 ? 'answered' : 'non2xx'));
+        res.on('end', () =>
+          settle(
+            res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode <= 299 ? 'answered' : 'non2xx',
+          ),
+        );
         res.on('error', () => settle('error'));
         res.on('aborted', () => settle('error'));
       },
@@ -136,14 +149,21 @@ function fixedRate(rate: number): void {
     else waitForAll();
   };
   const waitForAll = () => {
-    if (settled < sent && performance.now() < start + spec.seconds * 1000 + 15_000) return void setTimeout(waitForAll, 20);
+    if (settled < sent && performance.now() < start + spec.seconds * 1000 + 15_000)
+      return void setTimeout(waitForAll, 20);
     latencies.sort((a, b) => a - b);
-    const q = (f: number) => (latencies.length ? Math.round(10 * latencies[Math.min(latencies.length - 1, Math.ceil(f * latencies.length) - 1)]) / 10 : 0);
+    const q = (f: number) =>
+      latencies.length
+        ? Math.round(10 * latencies[Math.min(latencies.length - 1, Math.ceil(f * latencies.length) - 1)]) / 10
+        : 0;
     agent.destroy();
     // The fields of autocannon's result that bench/run.ts reads (requests: answers of any status).
     process.stdout.write(
       JSON.stringify({
-        requests: { average: Math.round((10 * (latencies.length + non2xx)) / spec.seconds) / 10, total: latencies.length + non2xx },
+        requests: {
+          average: Math.round((10 * (latencies.length + non2xx)) / spec.seconds) / 10,
+          total: latencies.length + non2xx,
+        },
         latency: { p50: q(0.5), p99: q(0.99), p99_9: q(0.999), max: q(1) },
         errors: errors + (sent - settled),
         timeouts,
@@ -165,7 +185,13 @@ else {
         {
           setupRequest: (req: autocannon.Request) => {
             const r = make();
-            return { ...req, method: r.method, path: r.path, headers: { ...r.headers, 'x-bench-scenario': spec.scenario }, body: r.body };
+            return {
+              ...req,
+              method: r.method,
+              path: r.path,
+              headers: { ...r.headers, 'x-bench-scenario': spec.scenario },
+              body: r.body,
+            };
           },
         },
       ],

@@ -54,8 +54,12 @@ async function main(): Promise<void> {
   const med = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
   const counting = med(with_) - med(without);
   const reading = med(rWith) - med(rWithout);
-  console.log(`request(): ${counting.toFixed(0)} ns per request (loop ${med(with_).toFixed(0)} vs ${med(without).toFixed(0)} ns)`);
-  console.log(`timed store read: ${reading.toFixed(0)} ns per lookup (${med(rWith).toFixed(0)} vs ${med(rWithout).toFixed(0)} ns)`);
+  console.log(
+    `request(): ${counting.toFixed(0)} ns per request (loop ${med(with_).toFixed(0)} vs ${med(without).toFixed(0)} ns)`,
+  );
+  console.log(
+    `timed store read: ${reading.toFixed(0)} ns per lookup (${med(rWith).toFixed(0)} vs ${med(rWithout).toFixed(0)} ns)`,
+  );
   console.log(`together: ${(counting + reading).toFixed(0)} ns per lookup request`);
 }
 

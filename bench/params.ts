@@ -46,4 +46,6 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 console.log(`parseForm, ${ROUNDS} interleaved rounds of ${N} parses, medians (Node ${process.version})`);
 console.log('| case | ns/parse | ratio to the plain parse |');
 console.log('|---|---|---|');
-CASES.forEach(([label], i) => console.log(`| ${label} | ${median(nsPer[i]).toFixed(0)} | ${median(ratios[i]).toFixed(3)} |`));
+CASES.forEach(([label], i) =>
+  console.log(`| ${label} | ${median(nsPer[i]).toFixed(0)} | ${median(ratios[i]).toFixed(3)} |`),
+);

@@ -5,7 +5,10 @@ import fs from 'node:fs';
 /** Clock ticks a second (USER_HZ, `getconf CLK_TCK`): 100 on Linux. */
 const CLOCK_TICKS = 100;
 
-/** CPU seconds (user + system) a process and all its descendants (cluster workers, a server's backends) have used so far. */
+/**
+ * CPU seconds (user + system) a process and all its descendants (cluster workers, a server's backends) have used so
+ * far.
+ */
 export function cpuSeconds(pid: number): number {
   let total = 0;
   const visit = (p: number) => {

@@ -1,11 +1,14 @@
 // npm run bench: the service against its physical limit (a bare node:http server) and its ceiling
 // (a bare Express app), both replaying the service's own answers, measured in the same rounds.
 //
-//   npm run bench                  full run: 5 rounds x 4 s per scenario and target, fixed-rate tails (with the baselines' beside them),
+//   npm run bench                  full run: 5 rounds x 4 s per scenario and target, fixed-rate tails (with the
+// baselines' beside them),
 //                                  a 60 s memory soak, WORKERS=2 vs 1; writes bench/RESULTS.md
 //   npm run bench -- --short       about 35 s: one short round and 2 s at a fixed rate, printed only (CI); then the
-//                                  --against comparison, briefly, with the newest release tag (or a line saying there is none)
-//   npm run bench -- --against REF builds REF (a commit, tag or branch) in a git worktree of its own under the temporary
+//                                  --against comparison, briefly, with the newest release tag (or a line saying there
+// is none)
+//   npm run bench -- --against REF builds REF (a commit, tag or branch) in a git worktree of its own under the
+// temporary
 //                                  folder (kept for the next run), imports the same generated records with REF's own
 //                                  import, and runs both builds and bare Express in interleaved rounds (BENCH_ROUNDS,
 //                                  default 3): req/s, CPU us a request, p99 and peak RSS side by side with the ratios.
@@ -16,7 +19,8 @@
 //   npm run bench -- --store postgres
 //                                  also serve the same records from PostgreSQL (BENCH_DATABASE_URL, default
 //                                  postgres://root@127.0.0.1:5432/test; kept in schema reglookup_bench_N for the next
-//                                  run), each transport as a share of the SQLite service and of bare Express in the same
+//                                  run), each transport as a share of the SQLite service and of bare Express in the
+// same
 //                                  rounds, and the tails at 1,000 requests/s; writes bench/RESULTS-postgres.md
 //   npm run bench -- --metered     metered against unmetered lookups (GET Check, one username with credits against one
 //                                  without an account, interleaved rounds): SQLite with one instance, PostgreSQL
@@ -64,7 +68,8 @@ const SCENARIOS: readonly Scenario[] = (() => {
     .filter(Boolean);
   if (!wanted) return ALL_SCENARIOS;
   const unknown = wanted.filter((w) => !(ALL_SCENARIOS as readonly string[]).includes(w));
-  if (unknown.length) throw new Error(`BENCH_SCENARIOS: unknown scenario(s) ${unknown.join(', ')}; known: ${ALL_SCENARIOS.join(', ')}`);
+  if (unknown.length)
+    throw new Error(`BENCH_SCENARIOS: unknown scenario(s) ${unknown.join(', ')}; known: ${ALL_SCENARIOS.join(', ')}`);
   return ALL_SCENARIOS.filter((s) => wanted.includes(s));
 })();
 const VEHICLES = SHORT ? 20_000 : 100_000;
@@ -75,7 +80,8 @@ const CONNECTIONS = 50;
 // The service runs with the Node flags `npm start` gives it, read from package.json so the two agree
 // (from the other build's own package.json under --against).
 function startFlags(root: string): string[] {
-  const start = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const start = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } })
+    .scripts.start;
   const m = /^(?:exec )?node((?: --?[\w-]+(?:=\S+)?)*) (?:dist\/cli\.js|bin\/reglookup\.js) serve$/.exec(start);
   if (!m) throw new Error(`bench: cannot read the node flags from the start script '${start}'`);
   return m[1].trim().split(/\s+/).filter(Boolean);
@@ -122,7 +128,8 @@ function vehicle(i: number): Record<string, unknown> {
 }
 
 function* records(): Generator<string> {
-  for (let i = 0; i < VEHICLES; i++) yield JSON.stringify({ operation: 'Check', registration: plate(i), vehicle: vehicle(i) }) + '\n';
+  for (let i = 0; i < VEHICLES; i++)
+    yield JSON.stringify({ operation: 'Check', registration: plate(i), vehicle: vehicle(i) }) + '\n';
   for (let i = 0; i < MOTS; i++) {
     yield (
       JSON.stringify({
@@ -164,7 +171,10 @@ async function prepareStore(): Promise<{ db: string; regsFile: string }> {
     log(`generated ${report.imported} records in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   }
   await store.close();
-  const regs = { Check: Array.from({ length: VEHICLES }, (_, i) => plate(i)), UKMOT: Array.from({ length: MOTS }, (_, i) => plate(i)) };
+  const regs = {
+    Check: Array.from({ length: VEHICLES }, (_, i) => plate(i)),
+    UKMOT: Array.from({ length: MOTS }, (_, i) => plate(i)),
+  };
   fs.writeFileSync(regsFile, JSON.stringify(regs));
   return { db, regsFile };
 }
@@ -184,7 +194,9 @@ async function preparePostgres(): Promise<string> {
     clearInterval(sampler);
     if (!report.committed) throw new Error(`bench data invalid: ${JSON.stringify(report.errors[0])}`);
     const s = (Date.now() - t) / 1000;
-    log(`PostgreSQL: imported ${report.imported} records in ${s.toFixed(1)} s (${Math.round(report.imported / s)} records/s; bench process peak RSS ${Math.round(peak / 2 ** 20)} MB)`);
+    log(
+      `PostgreSQL: imported ${report.imported} records in ${s.toFixed(1)} s (${Math.round(report.imported / s)} records/s; bench process peak RSS ${Math.round(peak / 2 ** 20)} MB)`,
+    );
   }
   await store.close();
   return url;
@@ -231,26 +243,36 @@ function waitFor(child: ChildProcess, re: RegExp, what: string): Promise<RegExpE
 const BENCH_RATE_LIMIT = process.env.BENCH_RATE_LIMIT ?? '1000000';
 
 /** One service process on a free port (WORKERS > 1 needs a fixed port: startServiceOnPort). */
-async function startService(db: string, extraArgs: string[] = [], databaseUrl = `sqlite:${db}`, root = ROOT, extraEnv: Record<string, string> = {}): Promise<Running> {
+async function startService(
+  db: string,
+  extraArgs: string[] = [],
+  databaseUrl = `sqlite:${db}`,
+  root = ROOT,
+  extraEnv: Record<string, string> = {},
+): Promise<Running> {
   const t = process.hrtime.bigint();
   // Below info (BENCH_HERE_ENV='LOG_LEVEL=warn', the access log's cost) there is no "listening" line
   // to read the port from: a port is chosen here, and /healthz asked until it answers.
   const quiet = extraEnv.LOG_LEVEL !== undefined && !['info', 'debug'].includes(extraEnv.LOG_LEVEL);
   const port = quiet ? 20000 + Math.floor(Math.random() * 20000) : 0;
-  const child = spawn(process.execPath, [...startFlags(root), ...extraArgs, path.join(root, 'dist', 'cli.js'), 'serve'], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl,
-      SAMPLE_DATA: 'false',
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-      RATE_LIMIT: BENCH_RATE_LIMIT,
-      WORKERS: '1',
-      ...extraEnv,
+  const child = spawn(
+    process.execPath,
+    [...startFlags(root), ...extraArgs, path.join(root, 'dist', 'cli.js'), 'serve'],
+    {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATABASE_URL: databaseUrl,
+        SAMPLE_DATA: 'false',
+        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+        RATE_LIMIT: BENCH_RATE_LIMIT,
+        WORKERS: '1',
+        ...extraEnv,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  );
   let url: string;
   if (quiet) {
     url = `http://127.0.0.1:${port}`;
@@ -267,7 +289,11 @@ async function startService(db: string, extraArgs: string[] = [], databaseUrl = 
     }
     child.stdout?.resume();
   } else {
-    const m = await waitFor(child, /"message":"listening"[^\n]*"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"|"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"[^\n]*"message":"listening"/, 'service');
+    const m = await waitFor(
+      child,
+      /"message":"listening"[^\n]*"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"|"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"[^\n]*"message":"listening"/,
+      'service',
+    );
     url = m[1] ?? m[2];
   }
   const startMs = Number(process.hrtime.bigint() - t) / 1e6;
@@ -320,7 +346,9 @@ async function startServiceOnPort(db: string, workers: number, port: number): Pr
 }
 
 async function startBaseline(kind: 'node' | 'express', answersFile: string): Promise<Running> {
-  const child = spawn(process.execPath, [...TS, path.join(ROOT, 'bench', 'targets.ts'), kind, answersFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...TS, path.join(ROOT, 'bench', 'targets.ts'), kind, answersFile], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const m = await waitFor(child, /listening (\d+)/, kind);
   return { child, url: `http://127.0.0.1:${m[1]}`, startMs: 0 };
 }
@@ -362,9 +390,27 @@ interface LoadResult {
   rssSamples: number[];
 }
 
-async function load(target: Running, scenario: Scenario, regsFile: string, seconds: number, rate?: number, username?: string): Promise<LoadResult> {
-  const spec = { url: target.url, scenario, seconds, connections: rate ? 10 : CONNECTIONS, rate, regsFile, hot: HOT, username };
-  const child = spawn(process.execPath, [...TS, path.join(ROOT, 'bench', 'load.ts'), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function load(
+  target: Running,
+  scenario: Scenario,
+  regsFile: string,
+  seconds: number,
+  rate?: number,
+  username?: string,
+): Promise<LoadResult> {
+  const spec = {
+    url: target.url,
+    scenario,
+    seconds,
+    connections: rate ? 10 : CONNECTIONS,
+    rate,
+    regsFile,
+    hot: HOT,
+    username,
+  };
+  const child = spawn(process.execPath, [...TS, path.join(ROOT, 'bench', 'load.ts'), JSON.stringify(spec)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   const samples: number[] = [];
@@ -399,19 +445,35 @@ async function captureAnswers(service: Running, regsFile: string): Promise<strin
     'GET Check': [`/api/reg.asmx/Check?RegistrationNumber=${encodeURIComponent(regs.Check[0])}&username=bench`, {}],
     'POST Check': [
       '/api/reg.asmx/Check',
-      { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `RegistrationNumber=${encodeURIComponent(regs.Check[0])}&username=bench` },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `RegistrationNumber=${encodeURIComponent(regs.Check[0])}&username=bench`,
+      },
     ],
     'SOAP 1.1 Check': [
       '/api/reg.asmx',
-      { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}/Check"` }, body: env('http://schemas.xmlsoap.org/soap/envelope/', 'Check', regs.Check[0]) },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}/Check"` },
+        body: env('http://schemas.xmlsoap.org/soap/envelope/', 'Check', regs.Check[0]),
+      },
     ],
     'SOAP 1.2 Check': [
       '/api/reg.asmx',
-      { method: 'POST', headers: { 'content-type': 'application/soap+xml; charset=utf-8' }, body: env('http://www.w3.org/2003/05/soap-envelope', 'Check', regs.Check[0]) },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/soap+xml; charset=utf-8' },
+        body: env('http://www.w3.org/2003/05/soap-envelope', 'Check', regs.Check[0]),
+      },
     ],
     'SOAP 1.1 UKMOT': [
       '/api/reg.asmx',
-      { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}/UKMOT"` }, body: env('http://schemas.xmlsoap.org/soap/envelope/', 'UKMOT', regs.UKMOT[0]) },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}/UKMOT"` },
+        body: env('http://schemas.xmlsoap.org/soap/envelope/', 'UKMOT', regs.UKMOT[0]),
+      },
     ],
   };
   const answers: Record<string, { status: number; contentType: string; body: string }> = {};
@@ -446,7 +508,8 @@ function summarizeProfile(file: string, top = 15): string {
     total += dt;
     if (!n) return;
     const url = n.callFrame.url.replace(/^file:\/\//, '').replace(ROOT + '/', '');
-    const key = `${n.callFrame.functionName || '(anonymous)'} ${url ? `${url}:${n.callFrame.lineNumber + 1}` : ''}`.trim();
+    const key =
+      `${n.callFrame.functionName || '(anonymous)'} ${url ? `${url}:${n.callFrame.lineNumber + 1}` : ''}`.trim();
     self.set(key, (self.get(key) ?? 0) + dt);
   });
   return [...self.entries()]
@@ -478,9 +541,13 @@ function buildRef(ref: string): { dir: string; sha: string } {
     git(['worktree', 'prune']);
     git(['worktree', 'add', '--detach', dir, sha]);
   }
-  const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { cwd: dir, stdio: ['ignore', process.stderr, process.stderr] });
+  const run = (cmd: string, args: string[]) =>
+    execFileSync(cmd, args, { cwd: dir, stdio: ['ignore', process.stderr, process.stderr] });
   fs.rmSync(path.join(dir, 'node_modules'), { recursive: true, force: true });
-  if (fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8') === fs.readFileSync(path.join(dir, 'package-lock.json'), 'utf8')) {
+  if (
+    fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8') ===
+    fs.readFileSync(path.join(dir, 'package-lock.json'), 'utf8')
+  ) {
     log(`${ref}: same package-lock.json, node_modules hard-linked from this checkout`);
     run('cp', ['-al', path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules')]);
   } else {
@@ -493,7 +560,10 @@ function buildRef(ref: string): { dir: string; sha: string } {
   return { dir, sha };
 }
 
-/** The bench's records imported into a store of REF's own making, by REF's own `import` (the two builds' schemas may differ). */
+/**
+ * The bench's records imported into a store of REF's own making, by REF's own `import` (the two builds' schemas may
+ * differ).
+ */
 function refStore(dir: string, sha: string): string {
   const ndjson = path.join(WORK, `records-${VEHICLES}.ndjson`);
   if (!fs.existsSync(ndjson)) fs.writeFileSync(ndjson, [...records()].join(''));
@@ -506,7 +576,9 @@ function refStore(dir: string, sha: string): string {
       stdio: ['ignore', 'ignore', process.stderr],
     });
     fs.writeFileSync(`${db}.ok`, '');
-    log(`imported the bench records into ${path.basename(db)} with the other build in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    log(
+      `imported the bench records into ${path.basename(db)} with the other build in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+    );
   }
   return db;
 }
@@ -550,11 +622,15 @@ async function against(ref: string, db: string, regsFile: string, out: (s?: stri
         g.peakRss.push(r.peakRss);
       }
       const d = data.get(s) as Record<Who, Gathered>;
-      log(`round ${round + 1} ${s}: CPU us/request here ${d.here.cpuUs[round].toFixed(0)}, ${ref} ${d.ref.cpuUs[round].toFixed(0)}, express ${d.express.cpuUs[round].toFixed(0)}`);
+      log(
+        `round ${round + 1} ${s}: CPU us/request here ${d.here.cpuUs[round].toFixed(0)}, ${ref} ${d.ref.cpuUs[round].toFixed(0)}, express ${d.express.cpuUs[round].toFixed(0)}`,
+      );
     }
   }
   for (const t of [here, other, exp]) await stop(t);
-  out(`## The working tree against ${ref} (${sha.slice(0, 12)}): ${rounds} interleaved round(s) x ${SECONDS} s, ${CONNECTIONS} connections, medians`);
+  out(
+    `## The working tree against ${ref} (${sha.slice(0, 12)}): ${rounds} interleaved round(s) x ${SECONDS} s, ${CONNECTIONS} connections, medians`,
+  );
   out();
   out(
     comparisonTable(
@@ -563,7 +639,9 @@ async function against(ref: string, db: string, regsFile: string, out: (s?: stri
     ),
   );
   out();
-  out('Ratios are the working tree over the other, per round, median: CPU below 1.00 and req/s above 1.00 favour the working tree.');
+  out(
+    'Ratios are the working tree over the other, per round, median: CPU below 1.00 and req/s above 1.00 favour the working tree.',
+  );
   return failed;
 }
 
@@ -615,18 +693,31 @@ async function main(): Promise<void> {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
     for (const s of SCENARIOS) {
-      const svc = await startService(db, ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', `${s.replace(/\W+/g, '-')}.cpuprofile`]);
+      const svc = await startService(db, [
+        '--cpu-prof',
+        '--cpu-prof-dir',
+        dir,
+        '--cpu-prof-name',
+        `${s.replace(/\W+/g, '-')}.cpuprofile`,
+      ]);
       const r = await load(svc, s, regsFile, Number(process.env.BENCH_SECONDS ?? 8));
       await stop(svc);
       failed += r.errors + r.non2xx;
-      out(`### ${s} (${Math.round(r.rps)} req/s under the profiler)\n\n| self | frame |\n|---|---|\n${summarizeProfile(path.join(dir, `${s.replace(/\W+/g, '-')}.cpuprofile`))}\n`);
+      out(
+        `### ${s} (${Math.round(r.rps)} req/s under the profiler)\n\n| self | frame |\n|---|---|\n${summarizeProfile(path.join(dir, `${s.replace(/\W+/g, '-')}.cpuprofile`))}\n`,
+      );
     }
     process.exit(failed ? 1 : 0);
   }
 
   if (METERED) {
     failed += await meteredRows(db, regsFile, out);
-    writeResults('RESULTS-metered.md', '# Benchmark results: metered lookups', 'Reproduce with `npm run bench -- --metered` (BENCH_INSTANCES=1,2,4 for four instances).', lines);
+    writeResults(
+      'RESULTS-metered.md',
+      '# Benchmark results: metered lookups',
+      'Reproduce with `npm run bench -- --metered` (BENCH_INSTANCES=1,2,4 for four instances).',
+      lines,
+    );
     process.exit(failed ? 1 : 0);
   }
 
@@ -656,10 +747,35 @@ async function main(): Promise<void> {
     expressCpuUs: number[];
   };
   const rows = new Map<Scenario, Row>(
-    SCENARIOS.map((s) => [s, { rps: [], vsNode: [], vsExpress: [], p50: [], p99: [], errors: 0, peakRss: 0, nodeRps: [], expressRps: [], cpuUs: [], expressCpuUs: [] }]),
+    SCENARIOS.map((s) => [
+      s,
+      {
+        rps: [],
+        vsNode: [],
+        vsExpress: [],
+        p50: [],
+        p99: [],
+        errors: 0,
+        peakRss: 0,
+        nodeRps: [],
+        expressRps: [],
+        cpuUs: [],
+        expressCpuUs: [],
+      },
+    ]),
   );
-  type PgRow = { rps: number[]; vsSqlite: number[]; vsExpress: number[]; p50: number[]; p99: number[]; errors: number; cpuUs: number[] };
-  const pgRows = new Map<Scenario, PgRow>(SCENARIOS.map((s) => [s, { rps: [], vsSqlite: [], vsExpress: [], p50: [], p99: [], errors: 0, cpuUs: [] }]));
+  type PgRow = {
+    rps: number[];
+    vsSqlite: number[];
+    vsExpress: number[];
+    p50: number[];
+    p99: number[];
+    errors: number;
+    cpuUs: number[];
+  };
+  const pgRows = new Map<Scenario, PgRow>(
+    SCENARIOS.map((s) => [s, { rps: [], vsSqlite: [], vsExpress: [], p50: [], p99: [], errors: 0, cpuUs: [] }]),
+  );
   for (let round = 0; round < ROUNDS; round++) {
     for (const s of SCENARIOS) {
       const order = pgService ? [node, exp, service, pgService] : [node, exp, service];
@@ -693,7 +809,9 @@ async function main(): Promise<void> {
         pr.cpuUs.push(pg.cpuUs);
         pr.errors += pg.errors + pg.non2xx;
         failed += pg.errors + pg.non2xx;
-        log(`round ${round + 1} ${s}: PostgreSQL service ${Math.round(pg.rps)} req/s (${pct(pg.rps / svc.rps)} of SQLite), CPU per request ${pg.cpuUs.toFixed(0)} us`);
+        log(
+          `round ${round + 1} ${s}: PostgreSQL service ${Math.round(pg.rps)} req/s (${pct(pg.rps / svc.rps)} of SQLite), CPU per request ${pg.cpuUs.toFixed(0)} us`,
+        );
       }
       log(
         `round ${round + 1} ${s}: service ${Math.round(svc.rps)}, express ${Math.round(e.rps)}, node ${Math.round(n.rps)} req/s; CPU per request: service ${svc.cpuUs.toFixed(0)}, express ${e.cpuUs.toFixed(0)}, node ${n.cpuUs.toFixed(0)} us`,
@@ -703,7 +821,9 @@ async function main(): Promise<void> {
 
   out(`## Throughput (${ROUNDS} round(s) x ${SECONDS} s, ${CONNECTIONS} connections, medians)`);
   out();
-  out('| scenario | req/s | % of bare Node | % of bare Express | p50 ms | p99 ms | errors | peak RSS MB | bare Node req/s | bare Express req/s | CPU us/request | bare Express CPU us/request |');
+  out(
+    '| scenario | req/s | % of bare Node | % of bare Express | p50 ms | p99 ms | errors | peak RSS MB | bare Node req/s | bare Express req/s | CPU us/request | bare Express CPU us/request |',
+  );
   out('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const s of SCENARIOS) {
     const r = rows.get(s) as Row;
@@ -716,13 +836,19 @@ async function main(): Promise<void> {
 
   if (pgService) {
     out();
-    out(`## The PostgreSQL store (same records, same rounds${process.env.CACHE_TTL_MS ? `, CACHE_TTL_MS=${process.env.CACHE_TTL_MS}` : ''})`);
+    out(
+      `## The PostgreSQL store (same records, same rounds${process.env.CACHE_TTL_MS ? `, CACHE_TTL_MS=${process.env.CACHE_TTL_MS}` : ''})`,
+    );
     out();
-    out('| scenario | req/s | % of the SQLite service | % of bare Express | p50 ms | p99 ms | errors | CPU us/request |');
+    out(
+      '| scenario | req/s | % of the SQLite service | % of bare Express | p50 ms | p99 ms | errors | CPU us/request |',
+    );
     out('|---|---|---|---|---|---|---|---|');
     for (const s of SCENARIOS) {
       const r = pgRows.get(s) as PgRow;
-      out(`| ${s} | ${Math.round(median(r.rps))} | ${pct(median(r.vsSqlite))} | ${pct(median(r.vsExpress))} | ${median(r.p50)} | ${median(r.p99)} | ${r.errors} | ${Math.round(median(r.cpuUs))} |`);
+      out(
+        `| ${s} | ${Math.round(median(r.rps))} | ${pct(median(r.vsSqlite))} | ${pct(median(r.vsExpress))} | ${median(r.p50)} | ${median(r.p99)} | ${r.errors} | ${Math.round(median(r.cpuUs))} |`,
+      );
     }
     if (!SHORT) {
       out();
@@ -749,18 +875,28 @@ async function main(): Promise<void> {
     const r = await load(service, 'GET Check', regsFile, 2, 500);
     failed += r.errors + r.non2xx;
     out();
-    out(`Fixed rate, 500 requests/s for 2 s (GET Check): ${Math.round(r.rps)} req/s answered, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors + r.non2xx} errors.`);
+    out(
+      `Fixed rate, 500 requests/s for 2 s (GET Check): ${Math.round(r.rps)} req/s answered, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors + r.non2xx} errors.`,
+    );
   }
 
   if (!SHORT && !QUICK && !PG) {
     out();
     out('## Fixed rate: 1,000 requests/s for 10 s');
     out();
-    out('Open loop: a request is sent every millisecond whatever became of the ones before it, over up to 10 keep-alive connections;');
-    out("latency runs from sending to the answer's last byte (bench/load.ts). Beside it, the service's own p99 from its access log");
-    out("(request read to answer written), and the two baselines' p99 at the same rate in the same run: what the machine itself adds.");
+    out(
+      'Open loop: a request is sent every millisecond whatever became of the ones before it, over up to 10 keep-alive connections;',
+    );
+    out(
+      "latency runs from sending to the answer's last byte (bench/load.ts). Beside it, the service's own p99 from its access log",
+    );
+    out(
+      "(request read to answer written), and the two baselines' p99 at the same rate in the same run: what the machine itself adds.",
+    );
     out();
-    out("| scenario | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors | service's own p99 ms | bare Node p99 ms | bare Express p99 ms |");
+    out(
+      "| scenario | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors | service's own p99 ms | bare Node p99 ms | bare Express p99 ms |",
+    );
     out('|---|---|---|---|---|---|---|---|---|');
     for (const s of ['GET Check', 'SOAP 1.1 Check', 'SOAP 1.2 Check'] as const) {
       service.ownMs = [];
@@ -770,7 +906,9 @@ async function main(): Promise<void> {
       const n = await load(node, s, regsFile, 10, 1000);
       const e = await load(exp, s, regsFile, 10, 1000);
       failed += r.errors + r.non2xx + n.errors + n.non2xx + e.errors + e.non2xx;
-      out(`| ${s} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.p999} | ${r.errors + r.non2xx} | ${quantile(own, 0.99).toFixed(1)} | ${n.p99} | ${e.p99} |`);
+      out(
+        `| ${s} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.p999} | ${r.errors + r.non2xx} | ${quantile(own, 0.99).toFixed(1)} | ${n.p99} | ${e.p99} |`,
+      );
     }
 
     out();
@@ -779,7 +917,9 @@ async function main(): Promise<void> {
     const soak = await load(service, 'SOAP 1.1 Check', regsFile, 60);
     failed += soak.errors + soak.non2xx;
     const per10 = soak.rssSamples.filter((_, i) => i % 40 === 39).map((x) => Math.round(x));
-    out(`RSS every 10 s (MB): ${per10.join(', ')}; peak ${Math.round(soak.peakRss)} MB; ${Math.round(soak.rps)} req/s; ${soak.errors + soak.non2xx} errors.`);
+    out(
+      `RSS every 10 s (MB): ${per10.join(', ')}; peak ${Math.round(soak.peakRss)} MB; ${Math.round(soak.rps)} req/s; ${soak.errors + soak.non2xx} errors.`,
+    );
   }
   // Metered against unmetered: SQLite, and with --store postgres PostgreSQL with BENCH_INSTANCES instances.
   if (!SHORT && !QUICK) failed += await meteredRows(db, regsFile, out);
@@ -804,7 +944,9 @@ async function main(): Promise<void> {
     out();
     // CPU a request counts every process of the service (the primary and its workers): what a second
     // worker costs, which the req/s of two cores shared with the load generator cannot show.
-    out('| scenario | WORKERS=1 req/s | WORKERS=2 req/s | ratio | WORKERS=1 CPU us/request | WORKERS=2 CPU us/request | bare Express CPU us/request (throughput rounds) |');
+    out(
+      '| scenario | WORKERS=1 req/s | WORKERS=2 req/s | ratio | WORKERS=1 CPU us/request | WORKERS=2 CPU us/request | bare Express CPU us/request (throughput rounds) |',
+    );
     out('|---|---|---|---|---|---|---|');
     for (const s of ['GET Check', 'SOAP 1.1 Check'] as const) {
       const rps: number[] = [];
@@ -820,7 +962,9 @@ async function main(): Promise<void> {
       }
       const measured = rows.get(s);
       const expressCpu = measured ? String(Math.round(median(measured.expressCpuUs))) : 'not run';
-      out(`| ${s} | ${Math.round(rps[0])} | ${Math.round(rps[1])} | ${(rps[1] / rps[0]).toFixed(2)} | ${Math.round(cpuUs[0])} | ${Math.round(cpuUs[1])} | ${expressCpu} |`);
+      out(
+        `| ${s} | ${Math.round(rps[0])} | ${Math.round(rps[1])} | ${(rps[1] / rps[0]).toFixed(2)} | ${Math.round(cpuUs[0])} | ${Math.round(cpuUs[1])} | ${expressCpu} |`,
+      );
     }
     const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
     const header = [
@@ -856,7 +1000,9 @@ function writeResults(file: string, title: string, how: string, lines: string[])
 
 /** Gives the metered username (far) more credits than a run takes, in the store at `url`. */
 async function meterAccount(url: string): Promise<void> {
-  const store = url.startsWith('sqlite:') ? new SqliteStore(url.slice('sqlite:'.length)) : new PostgresStore(url, { statementTimeoutMs: 0 });
+  const store = url.startsWith('sqlite:')
+    ? new SqliteStore(url.slice('sqlite:'.length))
+    : new PostgresStore(url, { statementTimeoutMs: 0 });
   await store.putAccount({ username: METERED_USER, credits: 1_000_000_000_000, dailyLimit: null });
   await store.close();
 }
@@ -886,14 +1032,26 @@ async function loadAll(
         hot: HOT,
         username,
       };
-      const child = spawn(process.execPath, [...TS, path.join(ROOT, 'bench', 'load.ts'), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, [...TS, path.join(ROOT, 'bench', 'load.ts'), JSON.stringify(spec)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let text = '';
       child.stdout?.on('data', (d: Buffer) => (text += d.toString()));
       await new Promise((res) => child.on('exit', res));
-      return JSON.parse(text.trim().split('\n').pop() as string) as { requests: { average: number }; latency: { p99: number }; errors: number; timeouts: number; non2xx: number };
+      return JSON.parse(text.trim().split('\n').pop() as string) as {
+        requests: { average: number };
+        latency: { p99: number };
+        errors: number;
+        timeouts: number;
+        non2xx: number;
+      };
     }),
   );
-  return { rps: results.reduce((n, r) => n + r.requests.average, 0), p99: Math.max(...results.map((r) => r.latency.p99)), failed: results.reduce((n, r) => n + r.errors + r.timeouts + r.non2xx, 0) };
+  return {
+    rps: results.reduce((n, r) => n + r.requests.average, 0),
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+    failed: results.reduce((n, r) => n + r.errors + r.timeouts + r.non2xx, 0),
+  };
 }
 
 /**
@@ -905,7 +1063,9 @@ async function meteredRows(db: string, regsFile: string, out: (s?: string) => vo
   let failed = 0;
   const byTransport: string[] = [];
   const counts = (process.env.BENCH_INSTANCES ?? '1,2').split(',').map(Number);
-  const setups: { store: string; url: string; n: number; each: boolean }[] = [{ store: 'SQLite', url: `sqlite:${db}`, n: 1, each: false }];
+  const setups: { store: string; url: string; n: number; each: boolean }[] = [
+    { store: 'SQLite', url: `sqlite:${db}`, n: 1, each: false },
+  ];
   if (PG || METERED) {
     const pgUrl = await preparePostgres();
     for (const n of counts) setups.push({ store: 'PostgreSQL', url: pgUrl, n, each: false });
@@ -915,7 +1075,9 @@ async function meteredRows(db: string, regsFile: string, out: (s?: string) => vo
   out();
   out(`## Metered lookups (GET Check, ${ROUNDS} interleaved round(s) x ${SECONDS} s, medians)`);
   out();
-  out('| store | instances | connections | unmetered req/s | metered req/s | metered / unmetered | metered p99 ms at 1,000 req/s | unmetered p99 ms at 1,000 req/s | errors |');
+  out(
+    '| store | instances | connections | unmetered req/s | metered req/s | metered / unmetered | metered p99 ms at 1,000 req/s | unmetered p99 ms at 1,000 req/s | errors |',
+  );
   out('|---|---|---|---|---|---|---|---|---|');
   for (const { store, url, n, each } of setups) {
     await meterAccount(url);
@@ -964,7 +1126,9 @@ async function meteredRows(db: string, regsFile: string, out: (s?: string) => vo
     "Each instance is its own process with the start script's flags; the load generators run on the same cores. Connections: shared, the load's connections split over the instances (the same load, more instances); each, every instance loaded with all of them, as one instance alone is (more load, more instances, as when instances are added to serve it). At 1,000 req/s the rate is split evenly over the instances and the worst instance's p99 is given.",
   );
   out();
-  out(`### Every transport, one instance (${BY_TRANSPORT_ROUNDS} interleaved round(s) x ${SECONDS} s, ${CONNECTIONS} connections, medians)`);
+  out(
+    `### Every transport, one instance (${BY_TRANSPORT_ROUNDS} interleaved round(s) x ${SECONDS} s, ${CONNECTIONS} connections, medians)`,
+  );
   out();
   out(
     '| store | scenario | unmetered req/s | metered req/s | bare Express req/s | metered / unmetered | metered / bare Express | metered CPU us/request | unmetered CPU us/request | bare Express CPU us/request | errors |',
@@ -972,7 +1136,9 @@ async function meteredRows(db: string, regsFile: string, out: (s?: string) => vo
   out('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const line of byTransport) out(line);
   out();
-  out("Bare Express replays the service's own answer bytes (as in the throughput table); CPU is the serving process's alone, not the database's.");
+  out(
+    "Bare Express replays the service's own answer bytes (as in the throughput table); CPU is the serving process's alone, not the database's.",
+  );
   return failed;
 }
 
@@ -983,7 +1149,12 @@ const BY_TRANSPORT_ROUNDS = Math.min(ROUNDS, 3);
  * and both against bare Express in the same rounds (issue 29's targets for a metered account): a
  * table row each, with requests/s and the serving process's CPU a request.
  */
-async function meteredByTransport(store: string, target: Running, exp: Running, regsFile: string): Promise<{ rows: string[]; errors: number }> {
+async function meteredByTransport(
+  store: string,
+  target: Running,
+  exp: Running,
+  regsFile: string,
+): Promise<{ rows: string[]; errors: number }> {
   const rows: string[] = [];
   let failed = 0;
   const legs = ['bench', METERED_USER, 'express'] as const;
@@ -996,7 +1167,10 @@ async function meteredByTransport(store: string, target: Running, exp: Running, 
       const order = [...legs.slice(round % 3), ...legs.slice(0, round % 3)];
       const rps = new Map<string, number>();
       for (const leg of order) {
-        const r = leg === 'express' ? await load(exp, scenario, regsFile, SECONDS) : await load(target, scenario, regsFile, SECONDS, undefined, leg);
+        const r =
+          leg === 'express'
+            ? await load(exp, scenario, regsFile, SECONDS)
+            : await load(target, scenario, regsFile, SECONDS, undefined, leg);
         errors += r.errors + r.non2xx;
         rps.set(leg, r.rps);
         const samples = got.get(leg) as { rps: number[]; cpuUs: number[] };

@@ -19,7 +19,10 @@ const [kind, file] = process.argv.slice(2);
 const answers = new Map<string, { status: number; headers: Record<string, string | number>; body: Buffer }>(
   Object.entries(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, Answer>).map(([name, a]) => {
     const body = Buffer.from(a.body, 'utf8');
-    return [name, { status: a.status, headers: { 'Content-Type': a.contentType, 'Content-Length': body.length }, body }];
+    return [
+      name,
+      { status: a.status, headers: { 'Content-Type': a.contentType, 'Content-Length': body.length }, body },
+    ];
   }),
 );
 

@@ -69,19 +69,31 @@ function fakeUpstream(): Promise<{ server: http.Server; url: string; calls: () =
         taxStatus: 'Taxed',
         motStatus: 'Valid',
       };
-      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(record)), UPSTREAM_DELAY_MS);
+      setTimeout(
+        () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(record)),
+        UPSTREAM_DELAY_MS,
+      );
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls: () => calls })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls: () => calls }),
+    ),
+  );
 }
 
 async function startService(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'serve'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const onData = (c: Buffer) => {
       out += c.toString();
-      const m = /"message":"listening"[^\n]*?:(\d+)\/api\/reg\.asmx/.exec(out) ?? /:(\d+)\/api\/reg\.asmx[^\n]*"message":"listening"/.exec(out);
+      const m =
+        /"message":"listening"[^\n]*?:(\d+)\/api\/reg\.asmx/.exec(out) ??
+        /:(\d+)\/api\/reg\.asmx[^\n]*"message":"listening"/.exec(out);
       if (!m) return;
       // From here on its output (the access log) is read and dropped.
       child.stdout!.off('data', onData);
@@ -132,10 +144,18 @@ async function main(): Promise<void> {
   const db = `sqlite:${path.join(dir, 'store.db')}`;
   const upstream = await fakeUpstream();
   const lines = Array.from({ length: STORE_PLATES }, (_, i) =>
-    JSON.stringify({ operation: 'Check', registration: `ST${String(i).padStart(6, '0')}`, vehicle: { Description: 'STORED FORD 1600cc', CarMake: { CurrentTextValue: 'FORD' } } }),
+    JSON.stringify({
+      operation: 'Check',
+      registration: `ST${String(i).padStart(6, '0')}`,
+      vehicle: { Description: 'STORED FORD 1600cc', CarMake: { CurrentTextValue: 'FORD' } },
+    }),
   );
   fs.writeFileSync(path.join(dir, 'store.ndjson'), lines.join('\n') + '\n');
-  const imp = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli.js'), 'import', '-q', path.join(dir, 'store.ndjson')], { env: { ...process.env, DATABASE_URL: db }, encoding: 'utf8' });
+  const imp = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'dist', 'cli.js'), 'import', '-q', path.join(dir, 'store.ndjson')],
+    { env: { ...process.env, DATABASE_URL: db }, encoding: 'utf8' },
+  );
   if (imp.status !== 0) throw new Error(`import failed: ${imp.stderr}`);
   const svc = await startService({
     DATABASE_URL: db,
@@ -165,7 +185,8 @@ async function main(): Promise<void> {
 
     // 2. Throughput: cached plates against stored plates, alternated, best of two each.
     const cached = [...seen];
-    const pickFrom = (list: readonly string[]) => Array.from({ length: THROUGHPUT_LOOKUPS }, () => list[Math.floor(Math.random() * list.length)]);
+    const pickFrom = (list: readonly string[]) =>
+      Array.from({ length: THROUGHPUT_LOOKUPS }, () => list[Math.floor(Math.random() * list.length)]);
     const stored = lines.map((_, i) => `ST${String(i).padStart(6, '0')}`);
     const rates = { cache: 0, store: 0 };
     for (let round = 0; round < 2; round++) {

@@ -34,7 +34,12 @@ const PAD = 'x'.repeat(820);
 function row(i: number): [string, string, string, string] {
   const op = OPS[i % OPS.length];
   const reg = (Math.imul(i, 2654435761) >>> 0).toString(36).toUpperCase().padStart(7, '0');
-  return [op, reg, op === 'CheckUSA' ? 'TX' : '', `{"Description":"CAR ${i}","RegistrationYear":${2000 + (i % 25)},"Notes":"${PAD}"}`];
+  return [
+    op,
+    reg,
+    op === 'CheckUSA' ? 'TX' : '',
+    `{"Description":"CAR ${i}","RegistrationYear":${2000 + (i % 25)},"Notes":"${PAD}"}`,
+  ];
 }
 
 async function freshStore(file: string): Promise<void> {
@@ -51,7 +56,8 @@ async function run(variant: Variant): Promise<{ rows: number; commit: number; cl
   db.pragma('synchronous = NORMAL');
   db.pragma('temp_store = MEMORY');
   db.pragma('cache_size = -32768');
-  const upsertSql = 'INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?) ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload';
+  const upsertSql =
+    'INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?) ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload';
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   db.exec('BEGIN IMMEDIATE');
@@ -71,7 +77,11 @@ async function run(variant: Variant): Promise<{ rows: number; commit: number; cl
     }
     for (let j = 0; j < params.length; j += 4) one.run(params.slice(j, j + 4));
   } else {
-    const stmt = db.prepare(variant === 'upsert' ? upsertSql : 'INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?)');
+    const stmt = db.prepare(
+      variant === 'upsert'
+        ? upsertSql
+        : 'INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?)',
+    );
     for (let i = 0; i < ROWS; i++) stmt.run(...row(i));
   }
   if (variant === 'deferred') db.exec('CREATE UNIQUE INDEX records_key ON records (operation, registration, state)');
@@ -82,7 +92,12 @@ async function run(variant: Variant): Promise<{ rows: number; commit: number; cl
   const t3 = performance.now();
   const cpu = process.cpuUsage(cpu0);
   for (const s of ['', '-wal', '-shm']) fs.rmSync(file + s, { force: true });
-  return { rows: (t1 - t0) / 1000, commit: (t2 - t1) / 1000, close: (t3 - t2) / 1000, cpu: (cpu.user + cpu.system) / 1e6 };
+  return {
+    rows: (t1 - t0) / 1000,
+    commit: (t2 - t1) / 1000,
+    close: (t3 - t2) / 1000,
+    cpu: (cpu.user + cpu.system) / 1e6,
+  };
 }
 
 async function main(): Promise<void> {
@@ -99,7 +114,9 @@ async function main(): Promise<void> {
       const m = await run(v);
       const total = m.rows + m.commit + m.close;
       console.log(
-        `${v.padEnd(9)} ${m.rows.toFixed(2).padStart(6)}  ${m.commit.toFixed(2).padStart(7)}  ${m.close.toFixed(2).padStart(7)}  ${Math.round(ROWS / total)
+        `${v.padEnd(9)} ${m.rows.toFixed(2).padStart(6)}  ${m.commit.toFixed(2).padStart(7)}  ${m.close.toFixed(2).padStart(7)}  ${Math.round(
+          ROWS / total,
+        )
           .toLocaleString('en')
           .padStart(9)}  ${m.cpu.toFixed(2).padStart(6)}`,
       );

@@ -27,7 +27,9 @@ try {
   // A dependency that is not installed (no `npm ci` yet): name it, no stack. Anything else is a bug: rethrow.
   if (e && e.code === 'MODULE_NOT_FOUND' && !String(e.message).includes(cli)) {
     const what = /Cannot find module '([^']+)'/.exec(String(e.message));
-    fail(`cannot load ${what ? what[1] : 'a dependency'}: the dependencies are not installed; run "npm ci" (or "npm ci --omit=dev" beside a built dist/)`);
+    fail(
+      `cannot load ${what ? what[1] : 'a dependency'}: the dependencies are not installed; run "npm ci" (or "npm ci --omit=dev" beside a built dist/)`,
+    );
   }
   throw e;
 }

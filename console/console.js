@@ -30,7 +30,12 @@
   async function api(method, path, body, headers) {
     const h = Object.assign({ Authorization: `Bearer ${sessionStorage.getItem(KEY) || ''}` }, headers || {});
     if (body !== undefined) h['Content-Type'] = 'application/json';
-    const res = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit' });
+    const res = await fetch(path, {
+      method,
+      headers: h,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'omit',
+    });
     const data = res.status === 204 ? null : await res.json().catch(() => null);
     if (res.status === 401) throw new Refused((data && data.message) || 'the token was refused');
     if (!res.ok) throw new Error((data && data.message) || `HTTP ${res.status}`);
@@ -62,7 +67,14 @@
       el('label', { for: 'token', text: 'Admin token' }, input),
       el('button', { type: 'submit', text: 'Sign in' }),
     );
-    show('Sign in', el('p', { text: 'Give an admin token (ADMIN_TOKENS). It is kept in this tab only, until you sign out or close it.' }), form, status);
+    show(
+      'Sign in',
+      el('p', {
+        text: 'Give an admin token (ADMIN_TOKENS). It is kept in this tab only, until you sign out or close it.',
+      }),
+      form,
+      status,
+    );
     input.focus();
   }
 
@@ -103,12 +115,32 @@
     const table = el(
       'table',
       {},
-      el('caption', { text: `Callers${pages.search ? ` matching “${pages.search}”` : ''}, page ${pages.cursors.length}` }),
-      el('thead', {}, el('tr', {}, ...['Username', 'Enabled', 'Credits', 'Used today'].map((h) => el('th', { scope: 'col', text: h })))),
+      el('caption', {
+        text: `Callers${pages.search ? ` matching “${pages.search}”` : ''}, page ${pages.cursors.length}`,
+      }),
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          ...['Username', 'Enabled', 'Credits', 'Used today'].map((h) => el('th', { scope: 'col', text: h })),
+        ),
+      ),
       el('tbody', {}, ...rows),
     );
-    const prev = el('button', { type: 'button', text: 'Previous page', disabled: pages.cursors.length === 1, onclick: () => (pages.cursors.pop(), void guard(callers)) });
-    const next = el('button', { type: 'button', text: 'Next page', disabled: data.next === null, onclick: () => (pages.cursors.push(data.next), void guard(callers)) });
+    const prev = el('button', {
+      type: 'button',
+      text: 'Previous page',
+      disabled: pages.cursors.length === 1,
+      onclick: () => (pages.cursors.pop(), void guard(callers)),
+    });
+    const next = el('button', {
+      type: 'button',
+      text: 'Next page',
+      disabled: data.next === null,
+      onclick: () => (pages.cursors.push(data.next), void guard(callers)),
+    });
     show('Callers', form, rows.length ? table : el('p', { text: 'No caller matches.' }), el('p', {}, prev, ' ', next));
   }
 
@@ -132,7 +164,10 @@
     }
     const total = series.reduce((t, s) => t + s.reduce((a, b) => a + b, 0), 0);
     const box = el('figure', { class: 'chart', id: 'usage-chart', 'data-total': String(total) });
-    const caption = el('figcaption', { id: 'usage-caption', text: `Lookups a day by operation, last 30 days (UTC): ${total} in all${ops.length ? ` (${ops.join(', ')})` : ''}` });
+    const caption = el('figcaption', {
+      id: 'usage-caption',
+      text: `Lookups a day by operation, last 30 days (UTC): ${total} in all${ops.length ? ` (${ops.join(', ')})` : ''}`,
+    });
     const plot = el('div', { role: 'img', 'aria-labelledby': 'usage-caption' });
     box.append(plot, caption);
     if (window.uPlot) {
@@ -161,7 +196,10 @@
         ['Daily limit', fmt(u.dailyLimit, 'none')],
         ['Rate', u.rate === null ? 'the service default' : u.rate === 0 ? 'none' : `${u.rate}/s`],
         ['Allowed from', u.allow.length ? u.allow.join(', ') : 'anywhere'],
-      ].flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { id: `field-${k.toLowerCase().replace(/ /g, '-')}`, text: v })]),
+      ].flatMap(([k, v]) => [
+        el('dt', { text: k }),
+        el('dd', { id: `field-${k.toLowerCase().replace(/ /g, '-')}`, text: v }),
+      ]),
     );
     const amount = el('input', { id: 'amount', name: 'amount', type: 'number', step: '1', required: true });
     const status = el('p', { id: 'top-up-status', role: 'status' });
@@ -177,7 +215,12 @@
           key = key || crypto.randomUUID();
           button.disabled = true;
           try {
-            const r = await api('POST', `${path}/credits`, { amount: Number(amount.value) }, { 'Idempotency-Key': key });
+            const r = await api(
+              'POST',
+              `${path}/credits`,
+              { amount: Number(amount.value) },
+              { 'Idempotency-Key': key },
+            );
             key = null;
             await caller(name);
             document.getElementById('top-up-status').textContent = `Done: ${r.balance} credit(s) now.`;
@@ -215,8 +258,15 @@
     const rows = Object.keys(o.requests)
       .sort()
       .map((outcome) => {
-        const perMin = prev && minutes > 0 ? ((o.requests[outcome] - (prev.requests[outcome] || 0)) / minutes).toFixed(1) : '…';
-        return el('tr', {}, el('th', { scope: 'row', text: outcome }), el('td', { text: perMin }), el('td', { text: String(o.requests[outcome]) }));
+        const perMin =
+          prev && minutes > 0 ? ((o.requests[outcome] - (prev.requests[outcome] || 0)) / minutes).toFixed(1) : '…';
+        return el(
+          'tr',
+          {},
+          el('th', { scope: 'row', text: outcome }),
+          el('td', { text: perMin }),
+          el('td', { text: String(o.requests[outcome]) }),
+        );
       });
     const ms = (s) => (s === null ? 'no lookups yet' : `${(s * 1000).toFixed(1)} ms or less`);
     show(
@@ -226,10 +276,21 @@
         'table',
         {},
         el('caption', { text: 'Lookups by outcome' }),
-        el('thead', {}, el('tr', {}, ...['Outcome', 'Per minute', 'Since start'].map((h) => el('th', { scope: 'col', text: h })))),
+        el(
+          'thead',
+          {},
+          el('tr', {}, ...['Outcome', 'Per minute', 'Since start'].map((h) => el('th', { scope: 'col', text: h }))),
+        ),
         el('tbody', {}, ...rows),
       ),
-      el('dl', {}, el('dt', { text: 'Latency p50' }), el('dd', { text: ms(o.latency.p50) }), el('dt', { text: 'Latency p99' }), el('dd', { text: ms(o.latency.p99) })),
+      el(
+        'dl',
+        {},
+        el('dt', { text: 'Latency p50' }),
+        el('dd', { text: ms(o.latency.p50) }),
+        el('dt', { text: 'Latency p99' }),
+        el('dd', { text: ms(o.latency.p99) }),
+      ),
     );
   }
 

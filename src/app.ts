@@ -20,7 +20,12 @@ import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
 import { readiness, type ReadinessProbe } from './ops/health';
 import { createLogger, logAccess, type Logger } from './ops/logger';
 import { storeWatcher } from './ops/storewatch';
-import { askPrimaryForMetrics, CONTENT_TYPE as METRICS_CONTENT_TYPE, metrics as processMetrics, type Metrics } from './ops/metrics';
+import {
+  askPrimaryForMetrics,
+  CONTENT_TYPE as METRICS_CONTENT_TYPE,
+  metrics as processMetrics,
+  type Metrics,
+} from './ops/metrics';
 import { VERSION } from './ops/version';
 import { LookupError } from './service/errors';
 import { CreditsService } from './service/credits';
@@ -45,7 +50,10 @@ export interface Service {
   readonly handler: (req: http.IncomingMessage, res: http.ServerResponse) => void;
   readonly store: VehicleStore;
   readonly logger: Logger;
-  /** Writes the usage counted so far and lets go of Redis; call after the server stops taking requests, before closing the store. */
+  /**
+   * Writes the usage counted so far and lets go of Redis; call after the server stops taking requests, before closing
+   * the store.
+   */
   close(): Promise<void>;
   /** Writes the usage counted so far (it is otherwise written every few seconds). */
   flushUsage(): Promise<void>;
@@ -86,7 +94,12 @@ interface AppParts {
 }
 
 /** Loads and checks the contract, then wires transports, service, accounts and store together. */
-export async function createService(config: Config, store: VehicleStore, logger?: Logger, options: ServiceOptions = {}): Promise<Service> {
+export async function createService(
+  config: Config,
+  store: VehicleStore,
+  logger?: Logger,
+  options: ServiceOptions = {},
+): Promise<Service> {
   const log = logger ?? createLogger(config.logLevel, config.logFormat);
   const metrics: Metrics | null = config.metrics ? processMetrics() : null;
   const state = { stopping: false };
@@ -99,9 +112,18 @@ export async function createService(config: Config, store: VehicleStore, logger?
     log.error('unhandled error', { error: String((e as Error)?.stack ?? e) });
     sendPlainError(req, res, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
   };
-  const limiter = new FlexibleRateLimiter({ burst: config.rateLimitBurst, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, onError: config.rateLimitOnRedisError }, log);
+  const limiter = new FlexibleRateLimiter(
+    {
+      burst: config.rateLimitBurst,
+      redisUrl: config.redisUrl,
+      redisPrefix: config.redisPrefix,
+      onError: config.rateLimitOnRedisError,
+    },
+    log,
+  );
   await limiter.ready();
-  // A store that can stop serving (PostgreSQL unreachable, SQLite's disk full) reports it here: logged once each way, counted.
+  // A store that can stop serving (PostgreSQL unreachable, SQLite's disk full) reports it here: logged once each way,
+  // counted.
   store.watch?.(storeWatcher(log, metrics));
   metrics?.countLowCredit(() => store.admin.countLowCredit(config.creditAlertBelow));
   const usage = new UsageRecorder(store, config.usageDays, log);
@@ -111,29 +133,25 @@ export async function createService(config: Config, store: VehicleStore, logger?
   const accounts = new Accounts(reads, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
   const upstream = upstreamChain(config, store, metrics, log);
   const service = new LookupService(reads, accounts, { sandbox: config.sandbox, upstream: upstream?.chain });
-  const deps = { service, namespace: config.namespace, limits: config.limits, logger: log, trustProxy: config.trustProxy };
+  const deps = {
+    service,
+    namespace: config.namespace,
+    limits: config.limits,
+    logger: log,
+    trustProxy: config.trustProxy,
+  };
   const soap = await createSoapHandler(wsdl, deps);
   // GET/POST lookups are served before Express too, when nothing but the lookup applies to them.
   const httpLookup = directHttpLookup(deps);
 
   const parts: AppParts = { config, store, log, metrics, state, internalError };
-  const app = express();
-  closeConnectionsWhenStopping(app.response, () => state.stopping);
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('query parser', false);
-  app.use(httpHandler(deps));
-  app.use(jsonHandler({ service, logger: log, corsOrigins: config.corsOrigins, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
-  app.use(creditsRouter(new CreditsService(store, config.usernamePolicy), log));
-  app.use(imageHandler());
-  app.use(helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl, trustProxy: config.trustProxy }));
-  // Redis (REDIS_URL) is asked on the rate limiter's own client, which knows when it is failing.
-  const redisProbe = limiter.readinessProbe();
-  // PostgreSQL's read replicas (DATABASE_READ_URL): one skipped degrades, never unreadies.
-  const replicaProbe = store.readinessProbe?.() ?? null;
-  const upstreamProbes = upstream?.probes ?? [];
-  operationsRoutes(app, parts, [...(redisProbe ? [redisProbe] : []), ...(replicaProbe ? [replicaProbe] : []), ...upstreamProbes, ...(options.probes ?? [])], options.metricsOnServicePort);
-  fallbackRoutes(app, internalError);
+  const app = expressApp(
+    parts,
+    deps,
+    wsdl,
+    [...ownProbes(limiter, store), ...(upstream?.probes ?? []), ...(options.probes ?? [])],
+    options.metricsOnServicePort,
+  );
 
   return {
     handler: frontHandler(parts, (req, res) => {
@@ -159,8 +177,58 @@ export async function createService(config: Config, store: VehicleStore, logger?
   };
 }
 
+/** Everything a request that no fast path took meets: the transports on Express, operations and fallbacks. */
+function expressApp(
+  parts: AppParts,
+  deps: Parameters<typeof httpHandler>[0],
+  wsdl: Awaited<ReturnType<typeof loadWsdl>>,
+  otherProbes: readonly ReadinessProbe[],
+  metricsOnServicePort: ServiceOptions['metricsOnServicePort'],
+): express.Express {
+  const { config, store, log, internalError, state } = parts;
+  const { service } = deps;
+  const app = express();
+  closeConnectionsWhenStopping(app.response, () => state.stopping);
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('query parser', false);
+  app.use(httpHandler(deps));
+  app.use(
+    jsonHandler({
+      service,
+      logger: log,
+      corsOrigins: config.corsOrigins,
+      publicUrl: config.publicUrl,
+      trustProxy: config.trustProxy,
+    }),
+  );
+  app.use(creditsRouter(new CreditsService(store, config.usernamePolicy), log));
+  app.use(imageHandler());
+  app.use(
+    helpRouter({ wsdl, namespace: config.namespace, publicUrl: config.publicUrl, trustProxy: config.trustProxy }),
+  );
+  operationsRoutes(app, parts, otherProbes, metricsOnServicePort);
+  fallbackRoutes(app, internalError);
+  return app;
+}
+
+/**
+ * Redis (REDIS_URL), asked on the rate limiter's own client, which knows when it is failing; PostgreSQL's read
+ * replicas (DATABASE_READ_URL): one skipped degrades, never unreadies.
+ */
+function ownProbes(limiter: FlexibleRateLimiter, store: VehicleStore): ReadinessProbe[] {
+  const redis = limiter.readinessProbe();
+  const replicas = store.readinessProbe?.() ?? null;
+  return [...(redis ? [redis] : []), ...(replicas ? [replicas] : [])];
+}
+
 /** /healthz, /readyz and /metrics: GET and HEAD only, access-logged at debug. */
-function operationsRoutes(app: express.Express, parts: AppParts, otherProbes: readonly ReadinessProbe[], metricsOnServicePort: ServiceOptions['metricsOnServicePort']): void {
+function operationsRoutes(
+  app: express.Express,
+  parts: AppParts,
+  otherProbes: readonly ReadinessProbe[],
+  metricsOnServicePort: ServiceOptions['metricsOnServicePort'],
+): void {
   const { store, log, metrics, state, internalError } = parts;
   // The store's probe is one index probe: readiness is asked often and must not cost a pass over millions of rows.
   const probes: readonly ReadinessProbe[] = [{ name: 'store', check: () => store.isEmpty() }, ...otherProbes];
@@ -168,7 +236,12 @@ function operationsRoutes(app: express.Express, parts: AppParts, otherProbes: re
     app.all(path, (req, res, next) => {
       note(req, { transport: path === '/metrics' ? 'metrics' : 'health' });
       if (req.method === 'GET' || req.method === 'HEAD') return serve(req, res, next);
-      sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use GET`), { Allow: 'GET, HEAD' });
+      sendPlainError(
+        req,
+        res,
+        new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use GET`),
+        { Allow: 'GET, HEAD' },
+      );
     });
   quiet('/healthz', (_req, res) => {
     res.json({ status: 'ok', version: VERSION });
@@ -186,7 +259,13 @@ function operationsRoutes(app: express.Express, parts: AppParts, otherProbes: re
           lastReason = r.reason;
         }
         const degraded = r.degraded !== undefined ? { degraded: r.degraded } : {};
-        res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', checks: r.checks, ...degraded } : { status: 'not ready', reason: r.reason, checks: r.checks, ...degraded });
+        res
+          .status(r.ready ? 200 : 503)
+          .json(
+            r.ready
+              ? { status: 'ready', checks: r.checks, ...degraded }
+              : { status: 'not ready', reason: r.reason, checks: r.checks, ...degraded },
+          );
       },
       (e: unknown) => internalError(req, res, e),
     );
@@ -205,16 +284,27 @@ function operationsRoutes(app: express.Express, parts: AppParts, otherProbes: re
   }
 }
 
-/** What no route took: `/` to the service page, anything else UNKNOWN_OPERATION; Express's own failures as one plain line. */
+/**
+ * What no route took: `/` to the service page, anything else UNKNOWN_OPERATION; Express's own failures as one plain
+ * line.
+ */
 function fallbackRoutes(app: express.Express, internalError: InternalError): void {
   app.get('/', (_req, res) => res.redirect(302, SOAP_PATH));
   app.use((req: express.Request, res: express.Response) => {
-    sendPlainError(req, res, new LookupError('UNKNOWN_OPERATION', `Nothing is served at ${req.method} ${req.path.slice(0, 80)}; the service is at ${SOAP_PATH}`));
+    sendPlainError(
+      req,
+      res,
+      new LookupError(
+        'UNKNOWN_OPERATION',
+        `Nothing is served at ${req.method} ${req.path.slice(0, 80)}; the service is at ${SOAP_PATH}`,
+      ),
+    );
   });
   // Express reports its own failures (a bad percent-escape in the path, say) here: one plain line, no stack.
   app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
     const status = (err as { status?: number })?.status;
-    if (status && status >= 400 && status < 500) sendPlainError(req, res, new LookupError('MALFORMED_REQUEST', 'The request could not be read'));
+    if (status && status >= 400 && status < 500)
+      sendPlainError(req, res, new LookupError('MALFORMED_REQUEST', 'The request could not be read'));
     else internalError(req, res, err);
   });
 }
@@ -223,7 +313,10 @@ function fallbackRoutes(app: express.Express, internalError: InternalError): voi
  * The front of every request: its id, the access line and the metrics when it finishes, then the
  * request is served with the others of its event-loop turn (transport/turn.ts) by `dispatch`.
  */
-function frontHandler(parts: AppParts, dispatch: (req: http.IncomingMessage, res: http.ServerResponse) => void): Service['handler'] {
+function frontHandler(
+  parts: AppParts,
+  dispatch: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+): Service['handler'] {
   const { config, log, metrics } = parts;
   // One listener shared by every response (no closure made per request); the request is res.req.
   // It counts the request in the metrics (a few additions) and writes its access line.
@@ -332,7 +425,8 @@ export function originForm(req: http.IncomingMessage): void {
 export async function loadSampleIfEmpty(store: VehicleStore, logger: Logger): Promise<void> {
   if (!(await store.isEmpty())) return;
   const report = await importFile(store, SAMPLE_FILE, { sample: true });
-  if (!report.committed) throw new Error(`bundled sample data is invalid: ${JSON.stringify(report.errors.slice(0, 3))}`);
+  if (!report.committed)
+    throw new Error(`bundled sample data is invalid: ${JSON.stringify(report.errors.slice(0, 3))}`);
   logger.info('loaded sample data', { records: report.imported });
 }
 

@@ -13,7 +13,10 @@ import { registerUsers } from './cli/users';
 import { VERSION } from './ops/version';
 
 const program = new Command();
-program.name('reglookup').description('Vehicle registration lookup service (SOAP 1.1/1.2, HTTP GET/POST)').version(VERSION, '-V, --version', 'print the version and exit');
+program
+  .name('reglookup')
+  .description('Vehicle registration lookup service (SOAP 1.1/1.2, HTTP GET/POST)')
+  .version(VERSION, '-V, --version', 'print the version and exit');
 registerServe(program);
 registerData(program);
 registerUsers(program);

@@ -77,7 +77,10 @@ export interface Config {
   readonly creditAlertBelow: number;
   /** How long a SIGTERM/SIGINT waits for the requests in flight before cutting them (SHUTDOWN_TIMEOUT_MS). */
   readonly shutdownTimeoutMs: number;
-  /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (SHUTDOWN_DRAIN_MS). */
+  /**
+   * After SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes
+   * (SHUTDOWN_DRAIN_MS).
+   */
   readonly shutdownDrainMs: number;
   /** Upstream providers, their cache and their resilience (docs/upstream.md). */
   readonly upstream: UpstreamConfig;
@@ -103,7 +106,9 @@ export interface UpstreamConfig {
   readonly staleIfErrorS: number;
   /** The whole time a caller waits for an upstream, retries included (UPSTREAM_TIMEOUT_MS). */
   readonly timeoutMs: number;
-  /** Upstream calls in flight per provider per process (UPSTREAM_CONCURRENCY); more wait in a queue of the same size. */
+  /**
+   * Upstream calls in flight per provider per process (UPSTREAM_CONCURRENCY); more wait in a queue of the same size.
+   */
   readonly concurrency: number;
   /** Largest upstream answer read, bytes (UPSTREAM_MAX_BYTES); a longer one is a failure. */
   readonly maxBytes: number;
@@ -154,12 +159,15 @@ export interface Lookalike {
 /** Edit distance with adjacent transpositions (optimal string alignment), given up past `max`. */
 function distance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.length][b.length];
@@ -214,7 +222,8 @@ function int(env: Env, name: string, dflt: number, min: number, max: number): nu
 function oneOf<T extends string>(env: Env, name: string, dflt: T, allowed: readonly T[]): T {
   const raw = read(env, name);
   if (raw === undefined) return dflt;
-  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
+  if (!(allowed as readonly string[]).includes(raw))
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
   return raw as T;
 }
 
@@ -234,7 +243,10 @@ function cidrs(env: Env, name: string): TrustedProxies {
   try {
     return addressSet(raw === undefined ? [] : splitList(raw));
   } catch (e) {
-    if (e instanceof AddressListError) throw new ConfigError(`${name} must be a comma-separated list of IP addresses or CIDRs (e.g. 10.0.0.0/8,::1): ${e.message}`);
+    if (e instanceof AddressListError)
+      throw new ConfigError(
+        `${name} must be a comma-separated list of IP addresses or CIDRs (e.g. 10.0.0.0/8,::1): ${e.message}`,
+      );
     throw e;
   }
 }
@@ -245,14 +257,16 @@ function decimal(env: Env, name: string, dflt: number, min: number, max: number)
   if (raw === undefined) return dflt;
   if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(`${name} must be a number such as 10 or 0.5, got '${raw}'`);
   const n = Number(raw);
-  if (n !== 0 && (n < min || n > max)) throw new ConfigError(`${name} must be 0 or between ${min} and ${max}, got ${n}`);
+  if (n !== 0 && (n < min || n > max))
+    throw new ConfigError(`${name} must be 0 or between ${min} and ${max}, got ${n}`);
   return n;
 }
 
 function prefix(env: Env, name: string, dflt: string): string {
   const raw = read(env, name);
   if (raw === undefined) return dflt;
-  if (raw.length > 100 || /[\s\u0000-\u001f\u007f]/.test(raw)) throw new ConfigError(`${name} must be at most 100 characters without spaces or control characters`);
+  if (raw.length > 100 || /[\s\u0000-\u001f\u007f]/.test(raw))
+    throw new ConfigError(`${name} must be at most 100 characters without spaces or control characters`);
   return raw;
 }
 
@@ -293,7 +307,8 @@ function readUrls(env: Env, name: string): readonly string[] {
   const raw = read(env, name);
   if (raw === undefined) return [];
   return splitList(raw).map((item, i) => {
-    if (!isPostgresUrlText(item)) throw new ConfigError(`${name} must be postgres:// URLs separated by commas; item ${i + 1} is not one`);
+    if (!isPostgresUrlText(item))
+      throw new ConfigError(`${name} must be postgres:// URLs separated by commas; item ${i + 1} is not one`);
     return item;
   });
 }
@@ -317,7 +332,9 @@ function origins(env: Env, name: string): readonly string[] {
   for (const item of list) {
     if (item === '*') throw new ConfigError(`${name}: * means any origin and is given alone, not in a list`);
     if (item.includes('*')) {
-      throw new ConfigError(`${name} takes no wildcards in an origin ('${item}'): list each origin (scheme://host[:port]), or give * alone for any origin`);
+      throw new ConfigError(
+        `${name} takes no wildcards in an origin ('${item}'): list each origin (scheme://host[:port]), or give * alone for any origin`,
+      );
     }
     let u: URL | null;
     try {
@@ -327,8 +344,17 @@ function origins(env: Env, name: string): readonly string[] {
     }
     // What is left once the origin is cut off must be nothing: no path (not even '/'), query, fragment or user.
     const rest = u ? item.slice(item.indexOf('//') + 2).replace(/^[^/?#]*/, '') : '';
-    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || rest !== '' || u.username !== '' || u.password !== '' || item.includes('@')) {
-      throw new ConfigError(`${name} must be * or a comma-separated list of origins such as https://app.example.com (scheme://host[:port], nothing after), got '${item}'`);
+    if (
+      !u ||
+      (u.protocol !== 'http:' && u.protocol !== 'https:') ||
+      rest !== '' ||
+      u.username !== '' ||
+      u.password !== '' ||
+      item.includes('@')
+    ) {
+      throw new ConfigError(
+        `${name} must be * or a comma-separated list of origins such as https://app.example.com (scheme://host[:port], nothing after), got '${item}'`,
+      );
     }
     if (!out.includes(u.origin)) out.push(u.origin);
   }
@@ -344,8 +370,18 @@ function host(env: Env, name: string, dflt: string): string {
   const h = read(env, name);
   if (h === undefined) return dflt;
   const looksV4 = /^[\d.]+$/.test(h);
-  if (looksV4 ? net.isIPv4(h) : net.isIPv6(h) || /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(h)) return h;
-  throw new ConfigError(`${name} must be an IP address of this machine or a host name (e.g. 0.0.0.0, 127.0.0.1, ::), got '${h}'`);
+  if (
+    looksV4
+      ? net.isIPv4(h)
+      : net.isIPv6(h) ||
+        /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(
+          h,
+        )
+  )
+    return h;
+  throw new ConfigError(
+    `${name} must be an IP address of this machine or a host name (e.g. 0.0.0.0, 127.0.0.1, ::), got '${h}'`,
+  );
 }
 
 function optionalPort(env: Env, name: string): number | null {
@@ -369,8 +405,12 @@ function adminTokens(env: Env): readonly AdminToken[] {
     const colon = pair.indexOf(':');
     const name = colon < 0 ? '' : pair.slice(0, colon);
     const token = colon < 0 ? '' : pair.slice(colon + 1);
-    if (!TOKEN_NAME_RE.test(name)) throw new ConfigError(`${what}: entry ${i + 1} must be name:token, the name 1-64 letters, digits, '.', '_' or '-'`);
-    if (!TOKEN_RE.test(token)) throw new ConfigError(`${what}: the token of '${name}' must be 16 to 512 printable characters without spaces`);
+    if (!TOKEN_NAME_RE.test(name))
+      throw new ConfigError(
+        `${what}: entry ${i + 1} must be name:token, the name 1-64 letters, digits, '.', '_' or '-'`,
+      );
+    if (!TOKEN_RE.test(token))
+      throw new ConfigError(`${what}: the token of '${name}' must be 16 to 512 printable characters without spaces`);
     if (out.some((t) => t.name === name)) throw new ConfigError(`${what}: the name '${name}' is given twice`);
     if (out.some((t) => t.token === token)) throw new ConfigError(`${what}: two names share one token ('${name}')`);
     out.push({ name, token });
@@ -393,8 +433,11 @@ function upstreamUrl(env: Env, name: string, dflt: string): string {
   const host = u.hostname.replace(/^\[|\]$/g, '');
   const loopback = host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
   if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loopback))
-    throw new ConfigError(`${name} must be an https:// URL (plain http:// only to a loopback address such as 127.0.0.1), got '${u.protocol}//${u.host}'`);
-  if (u.username !== '' || u.password !== '') throw new ConfigError(`${name} must not carry a user or password; give credentials in their own variables`);
+    throw new ConfigError(
+      `${name} must be an https:// URL (plain http:// only to a loopback address such as 127.0.0.1), got '${u.protocol}//${u.host}'`,
+    );
+  if (u.username !== '' || u.password !== '')
+    throw new ConfigError(`${name} must not carry a user or password; give credentials in their own variables`);
   return raw.replace(/\/+$/, '');
 }
 
@@ -405,14 +448,17 @@ function upstreamUrl(env: Env, name: string, dflt: string): string {
 function secret(env: Env, name: string): string | null {
   const direct = read(env, name);
   const file = read(env, `${name}_FILE`);
-  if (direct !== undefined && file !== undefined) throw new ConfigError(`${name} and ${name}_FILE are both set; give one, not both`);
+  if (direct !== undefined && file !== undefined)
+    throw new ConfigError(`${name} and ${name}_FILE are both set; give one, not both`);
   if (direct !== undefined) return direct;
   if (file === undefined) return null;
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8').trim();
   } catch (e) {
-    throw new ConfigError(`${name}_FILE names ${file}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new ConfigError(
+      `${name}_FILE names ${file}, which cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   if (text === '') throw new ConfigError(`${name}_FILE names ${file}, which is empty`);
   return text;
@@ -424,27 +470,40 @@ function providerList(env: Env, name: string): string[] {
   const list = splitList(raw).map((p) => p.toLowerCase());
   const seen = new Set<string>();
   for (const p of list) {
-    if (!(PROVIDER_NAMES as readonly string[]).includes(p)) throw new ConfigError(`${name} lists '${p}', which is not a provider; choose from ${PROVIDER_NAMES.join(', ')}`);
+    if (!(PROVIDER_NAMES as readonly string[]).includes(p))
+      throw new ConfigError(`${name} lists '${p}', which is not a provider; choose from ${PROVIDER_NAMES.join(', ')}`);
     if (seen.has(p)) throw new ConfigError(`${name} lists '${p}' twice`);
     seen.add(p);
   }
   const at = list.indexOf('store');
-  if (at > 0) throw new ConfigError(`${name}: store is always asked first (imported records win over fetched ones); list it first or leave it out`);
+  if (at > 0)
+    throw new ConfigError(
+      `${name}: store is always asked first (imported records win over fetched ones); list it first or leave it out`,
+    );
   return list.filter((p) => p !== 'store');
 }
 
 function upstreamConfig(env: Env): UpstreamConfig {
   const providers = providerList(env, 'PROVIDERS');
-  const dvla = { url: upstreamUrl(env, 'DVLA_URL', 'https://driver-vehicle-licensing.api.gov.uk'), apiKey: secret(env, 'DVLA_API_KEY') };
+  const dvla = {
+    url: upstreamUrl(env, 'DVLA_URL', 'https://driver-vehicle-licensing.api.gov.uk'),
+    apiKey: secret(env, 'DVLA_API_KEY'),
+  };
   const regcheck = {
     url: upstreamUrl(env, 'REGCHECK_URL', 'https://www.regcheck.org.uk'),
     username: secret(env, 'REGCHECK_USERNAME'),
     creditsIntervalMs: int(env, 'REGCHECK_CREDITS_INTERVAL_MS', 300_000, 0, 86_400_000),
   };
-  if (providers.includes('dvla') && dvla.apiKey === null) throw new ConfigError('PROVIDERS lists dvla: set DVLA_API_KEY (or DVLA_API_KEY_FILE); docs/upstream.md says how to get one');
-  if (providers.includes('regcheck') && regcheck.username === null) throw new ConfigError('PROVIDERS lists regcheck: set REGCHECK_USERNAME (or REGCHECK_USERNAME_FILE)');
+  if (providers.includes('dvla') && dvla.apiKey === null)
+    throw new ConfigError(
+      'PROVIDERS lists dvla: set DVLA_API_KEY (or DVLA_API_KEY_FILE); docs/upstream.md says how to get one',
+    );
+  if (providers.includes('regcheck') && regcheck.username === null)
+    throw new ConfigError('PROVIDERS lists regcheck: set REGCHECK_USERNAME (or REGCHECK_USERNAME_FILE)');
   if (providers.includes('dvsa') && read(env, 'DVSA_CLIENT_ID') === undefined)
-    throw new ConfigError('PROVIDERS lists dvsa: set DVSA_CLIENT_ID, DVSA_CLIENT_SECRET and DVSA_API_KEY (secrets may come from *_FILE)');
+    throw new ConfigError(
+      'PROVIDERS lists dvsa: set DVSA_CLIENT_ID, DVSA_CLIENT_SECRET and DVSA_API_KEY (secrets may come from *_FILE)',
+    );
   return {
     providers,
     ttlS: int(env, 'UPSTREAM_TTL', 2_592_000, 0, 315_360_000),
@@ -478,7 +537,10 @@ function dvsaSettings(env: Env): DvsaSettings | null {
     .filter(([, v]) => v === null)
     .map(([k]) => k);
   if (missing.length === 3) return null;
-  if (missing.length > 0) throw new ConfigError(`DVSA is partly configured: set ${missing.join(', ')} too (secrets may come from *_FILE), or none of them`);
+  if (missing.length > 0)
+    throw new ConfigError(
+      `DVSA is partly configured: set ${missing.join(', ')} too (secrets may come from *_FILE), or none of them`,
+    );
   return {
     url,
     tokenUrl,
@@ -495,11 +557,14 @@ function rdwSettings(env: Env): RdwSettings {
 
 export function loadConfig(env: Env = process.env): Config {
   const namespace = read(env, 'SERVICE_NAMESPACE') ?? DEFAULT_NAMESPACE;
-  if (/["<>&\s]/.test(namespace)) throw new ConfigError(`SERVICE_NAMESPACE must be a URI without quotes, spaces or markup`);
+  if (/["<>&\s]/.test(namespace))
+    throw new ConfigError(`SERVICE_NAMESPACE must be a URI without quotes, spaces or markup`);
   // Replaced, not aliased: a per-minute window and a per-second rate with a burst admit different
   // traffic, and a silent reinterpretation would change a deployment's limit without saying so.
   if (read(env, 'RATE_LIMIT_PER_MINUTE') !== undefined) {
-    throw new ConfigError('RATE_LIMIT_PER_MINUTE is no longer read: use RATE_LIMIT (lookups per second, e.g. RATE_LIMIT_PER_MINUTE=60 is RATE_LIMIT=1) and RATE_LIMIT_BURST');
+    throw new ConfigError(
+      'RATE_LIMIT_PER_MINUTE is no longer read: use RATE_LIMIT (lookups per second, e.g. RATE_LIMIT_PER_MINUTE=60 is RATE_LIMIT=1) and RATE_LIMIT_BURST',
+    );
   }
   const config: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
@@ -547,13 +612,25 @@ export function loadConfig(env: Env = process.env): Config {
     rdw: rdwSettings(env),
   };
   if (config.databaseReadUrls.length > 0 && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
-    throw new ConfigError('DATABASE_READ_URL names read replicas of a PostgreSQL DATABASE_URL; DATABASE_URL is not one (leave DATABASE_READ_URL unset with SQLite)');
+    throw new ConfigError(
+      'DATABASE_READ_URL names read replicas of a PostgreSQL DATABASE_URL; DATABASE_URL is not one (leave DATABASE_READ_URL unset with SQLite)',
+    );
   }
-  if (config.metricsPort !== null && config.metricsPort === config.port) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${config.port}); leave it unset to serve /metrics on PORT`);
+  if (config.metricsPort !== null && config.metricsPort === config.port)
+    throw new ConfigError(
+      `METRICS_PORT must differ from PORT (both ${config.port}); leave it unset to serve /metrics on PORT`,
+    );
   if (config.adminPort !== null) {
-    if (config.adminPort !== 0 && config.adminPort === config.port) throw new ConfigError(`ADMIN_PORT must differ from PORT (both ${config.port}): the admin API has a listener of its own`);
-    if (config.adminPort === config.metricsPort) throw new ConfigError(`ADMIN_PORT must differ from METRICS_PORT (both ${config.adminPort})`);
-    if (config.adminTokens.length === 0) throw new ConfigError('ADMIN_PORT is set but no admin token is: give ADMIN_TOKENS=name:token (or ADMIN_TOKENS_FILE)');
+    if (config.adminPort !== 0 && config.adminPort === config.port)
+      throw new ConfigError(
+        `ADMIN_PORT must differ from PORT (both ${config.port}): the admin API has a listener of its own`,
+      );
+    if (config.adminPort === config.metricsPort)
+      throw new ConfigError(`ADMIN_PORT must differ from METRICS_PORT (both ${config.adminPort})`);
+    if (config.adminTokens.length === 0)
+      throw new ConfigError(
+        'ADMIN_PORT is set but no admin token is: give ADMIN_TOKENS=name:token (or ADMIN_TOKENS_FILE)',
+      );
   }
   return config;
 }

@@ -88,12 +88,19 @@ export class Accounts {
     const { account, allow } = await this.entry(username);
     if (account === null) {
       if (this.config.policy === 'registered') {
-        throw new LookupError('UNKNOWN_USERNAME', `Your username is incorrect: ${quote(username)} is not registered; ask the operator to register it`);
+        throw new LookupError(
+          'UNKNOWN_USERNAME',
+          `Your username is incorrect: ${quote(username)} is not registered; ask the operator to register it`,
+        );
       }
     } else {
-      if (!account.enabled) throw new LookupError('UNKNOWN_USERNAME', `${REJECTED}: username ${quote(username)} is disabled`);
+      if (!account.enabled)
+        throw new LookupError('UNKNOWN_USERNAME', `${REJECTED}: username ${quote(username)} is disabled`);
       if (allow && !allow.has(caller.address)) {
-        throw new LookupError('UNKNOWN_USERNAME', `${REJECTED}: username ${quote(username)} may not be used from ${quote(caller.address, 64)}`);
+        throw new LookupError(
+          'UNKNOWN_USERNAME',
+          `${REJECTED}: username ${quote(username)} may not be used from ${quote(caller.address, 64)}`,
+        );
       }
       if (account.credits === 0) throw outOfCredit(username);
       // A caller known to have used up its day is told so (with the wait to midnight), not sent to
@@ -147,7 +154,8 @@ export class Accounts {
     const account = who.account;
     if (result.ok) {
       if (operation !== undefined) this.countedWithCharge.add(who);
-      if (account.dailyLimit !== null && result.usedToday >= account.dailyLimit) this.usedUpDay(who.username, account.dailyLimit);
+      if (account.dailyLimit !== null && result.usedToday >= account.dailyLimit)
+        this.usedUpDay(who.username, account.dailyLimit);
       return;
     }
     switch (result.reason) {
@@ -160,7 +168,11 @@ export class Accounts {
         throw new LookupError('UNKNOWN_USERNAME', `${REJECTED}: username ${quote(who.username)} is disabled`);
       case 'unknown':
         // Removed since it was read: from now on it is a username without an account.
-        if (this.config.policy === 'registered') throw new LookupError('UNKNOWN_USERNAME', `Your username is incorrect: ${quote(who.username)} is not registered; ask the operator to register it`);
+        if (this.config.policy === 'registered')
+          throw new LookupError(
+            'UNKNOWN_USERNAME',
+            `Your username is incorrect: ${quote(who.username)} is not registered; ask the operator to register it`,
+          );
     }
   }
 
@@ -178,10 +190,17 @@ export class Accounts {
 
 function dailyLimitReached(username: string): LookupError {
   const wait = secondsToMidnight();
-  return new LookupError('DAILY_LIMIT_REACHED', `Daily limit reached: username ${quote(username)} has made its lookups for this UTC day; retry after midnight UTC, in ${wait} s`, wait);
+  return new LookupError(
+    'DAILY_LIMIT_REACHED',
+    `Daily limit reached: username ${quote(username)} has made its lookups for this UTC day; retry after midnight UTC, in ${wait} s`,
+    wait,
+  );
 }
 
 function outOfCredit(username: string): LookupError {
   // No Retry-After: credits never come back by themselves.
-  return new LookupError('OUT_OF_CREDIT', `Out of credit: username ${quote(username)} has no lookup credit left; ask the operator for more`);
+  return new LookupError(
+    'OUT_OF_CREDIT',
+    `Out of credit: username ${quote(username)} has no lookup credit left; ask the operator for more`,
+  );
 }

@@ -48,7 +48,10 @@ interface Consumer {
 
 type Backend = 'memory' | 'cluster' | 'redis';
 
-/** A rate's window: its own count (`main`, what leases are taken from) and what lookups consume (with the burst pool, if any). */
+/**
+ * A rate's window: its own count (`main`, what leases are taken from) and what lookups consume (with the burst pool, if
+ * any).
+ */
 interface Window {
   readonly main: RateLimiterMemory | RateLimiterRedis;
   readonly limiter: Consumer;
@@ -64,7 +67,9 @@ type Ask = [string, number] | [string, number, 1];
 interface RateMessage {
   readonly type: typeof RATE_ASK | typeof RATE_ANSWER;
   readonly id: number;
-  /** RATE_ASK: [username, rate] for each lookup of the worker's turn, [username, rate, 1] when it also asks for a lease. */
+  /**
+   * RATE_ASK: [username, rate] for each lookup of the worker's turn, [username, rate, 1] when it also asks for a lease.
+   */
   readonly asks?: readonly Ask[];
   /** RATE_ANSWER: consume()'s answer for each ask, in order. */
   readonly answers?: readonly (Refusal | null)[];
@@ -106,7 +111,11 @@ export function hostSharedLimits(config: LimiterConfig, logger: Logger): void {
   const local = new FlexibleRateLimiter({ ...config, redisUrl: null }, logger, 'memory');
   cluster.on('message', (worker, msg: RateMessage) => {
     if (msg?.type !== RATE_ASK || !Array.isArray(msg.asks)) return;
-    const asks = msg.asks.map(([username, rate, lease]) => ({ username: String(username), rate: Number(rate), lease: lease === 1 }));
+    const asks = msg.asks.map(([username, rate, lease]) => ({
+      username: String(username),
+      rate: Number(rate),
+      lease: lease === 1,
+    }));
     Promise.all(asks.map((a) => local.consume(a.username, a.rate)))
       .then(async (answers) => {
         const leases = await local.lease(
@@ -114,9 +123,14 @@ export function hostSharedLimits(config: LimiterConfig, logger: Logger): void {
           Math.max(1, Object.keys(cluster.workers ?? {}).length),
         );
         // A worker that has gone meanwhile cannot be answered; its asks time out on its side.
-        if (worker.isConnected()) worker.send({ type: RATE_ANSWER, id: msg.id, answers, leases }, undefined, undefined, () => undefined);
+        if (worker.isConnected())
+          worker.send({ type: RATE_ANSWER, id: msg.id, answers, leases }, undefined, undefined, () => undefined);
       })
-      .catch((e: unknown) => logger.error('the rate limit could not answer a worker', { error: String((e as Error)?.message ?? e).slice(0, 300) }));
+      .catch((e: unknown) =>
+        logger.error('the rate limit could not answer a worker', {
+          error: String((e as Error)?.message ?? e).slice(0, 300),
+        }),
+      );
   });
 }
 
@@ -282,7 +296,10 @@ export class FlexibleRateLimiter implements RateLimiter {
   private lastError = '';
   private closed = false;
 
-  /** `backend`: where the counters are, when not chosen from the configuration and the process (hostSharedLimits: memory). */
+  /**
+   * `backend`: where the counters are, when not chosen from the configuration and the process (hostSharedLimits:
+   * memory).
+   */
   constructor(
     private readonly config: LimiterConfig,
     logger: Logger,
@@ -329,7 +346,14 @@ export class FlexibleRateLimiter implements RateLimiter {
 
   private make(prefix: string, points: number, duration: number): RateLimiterMemory | RateLimiterRedis {
     const keyPrefix = `${this.config.redisPrefix}${prefix}`;
-    if (this.redis) return new RateLimiterRedis({ storeClient: this.redis, keyPrefix, points, duration, rejectIfRedisNotReady: true });
+    if (this.redis)
+      return new RateLimiterRedis({
+        storeClient: this.redis,
+        keyPrefix,
+        points,
+        duration,
+        rejectIfRedisNotReady: true,
+      });
     return new RateLimiterMemory({ keyPrefix, points, duration });
   }
 
@@ -342,7 +366,12 @@ export class FlexibleRateLimiter implements RateLimiter {
     let window = this.byWindow.get(key);
     if (!window) {
       const main = this.make(`rate:${key}`, points, duration);
-      if (this.config.burst > 0) this.burstLimiter ??= this.make(`burst:${this.config.burst}/${BURST_WINDOW_S}`, this.config.burst, BURST_WINDOW_S);
+      if (this.config.burst > 0)
+        this.burstLimiter ??= this.make(
+          `burst:${this.config.burst}/${BURST_WINDOW_S}`,
+          this.config.burst,
+          BURST_WINDOW_S,
+        );
       window = { main, limiter: this.burstLimiter ? new BurstyRateLimiter(main, this.burstLimiter) : main };
       this.byWindow.set(key, window);
     }
@@ -462,7 +491,8 @@ export class FlexibleRateLimiter implements RateLimiter {
               this.failed(e);
               throw e;
             }),
-      degraded: this.config.onError === 'allow' ? 'rate limits are not applied (RATE_LIMIT_ON_REDIS_ERROR=allow)' : undefined,
+      degraded:
+        this.config.onError === 'allow' ? 'rate limits are not applied (RATE_LIMIT_ON_REDIS_ERROR=allow)' : undefined,
     };
   }
 

@@ -4,7 +4,14 @@
 
 import { createHash } from 'node:crypto';
 import { addressEntryProblem } from '../net/cidr';
-import { CREDITS_BOUND, type Account, type AccountChanges, type AccountInput, type AccountStore, type CreditResult } from '../store/accounts';
+import {
+  CREDITS_BOUND,
+  type Account,
+  type AccountChanges,
+  type AccountInput,
+  type AccountStore,
+  type CreditResult,
+} from '../store/accounts';
 import type { AdminStore, AuditEntry, CreditOnceResult } from '../store/admin';
 import { dayOf, today } from './clock';
 import { usernameProblem } from './username';
@@ -78,7 +85,8 @@ export class AccountAdmin {
   /** Adds a caller; EXISTS when there is one of that name. */
   async add(input: AccountInput): Promise<Account> {
     checkUsername(input.username);
-    if (!(await this.store.addAccount(input))) throw new ManageError('EXISTS', `username ${JSON.stringify(input.username)} exists`);
+    if (!(await this.store.addAccount(input)))
+      throw new ManageError('EXISTS', `username ${JSON.stringify(input.username)} exists`);
     const a = (await this.store.getAccount(input.username)) as Account;
     await this.audit('add', input.username, null, settingsOf(a));
     return a;
@@ -98,12 +106,24 @@ export class AccountAdmin {
     if (key === undefined) {
       const before = await this.store.getAccount(name);
       const result = await this.store.addCredits(name, amount);
-      if (typeof result === 'object') await this.audit('credit', name, { credits: before?.credits ?? null }, { credits: result.balance, amount });
+      if (typeof result === 'object')
+        await this.audit('credit', name, { credits: before?.credits ?? null }, { credits: result.balance, amount });
       out = { result, replayed: false };
     } else {
-      out = await this.store.admin.creditOnce({ username: name, delta: amount, key, fingerprint: fingerprint(name, amount), actor: this.actor, at: this.now().toISOString() });
+      out = await this.store.admin.creditOnce({
+        username: name,
+        delta: amount,
+        key,
+        fingerprint: fingerprint(name, amount),
+        actor: this.actor,
+        at: this.now().toISOString(),
+      });
     }
-    if (out === 'conflict') throw new ManageError('CONFLICT', 'this Idempotency-Key was used for another request (another username or amount); use a new key for a new top-up');
+    if (out === 'conflict')
+      throw new ManageError(
+        'CONFLICT',
+        'this Idempotency-Key was used for another request (another username or amount); use a new key for a new top-up',
+      );
     return { balance: balanceOf(name, out.result), replayed: out.replayed };
   }
 
@@ -122,8 +142,16 @@ export class AccountAdmin {
 
 function balanceOf(name: string, result: CreditResult): number {
   if (result === 'unknown') throw noSuch(name);
-  if (result === 'unlimited') throw new ManageError('INVALID_INPUT', `${JSON.stringify(name)} has unlimited credits; give it a balance first (set its credits to a number)`);
-  if (result === 'bound') throw new ManageError('INVALID_INPUT', `the balance would pass the most an account may hold (${CREDITS_BOUND}); nothing was added`);
+  if (result === 'unlimited')
+    throw new ManageError(
+      'INVALID_INPUT',
+      `${JSON.stringify(name)} has unlimited credits; give it a balance first (set its credits to a number)`,
+    );
+  if (result === 'bound')
+    throw new ManageError(
+      'INVALID_INPUT',
+      `the balance would pass the most an account may hold (${CREDITS_BOUND}); nothing was added`,
+    );
   return result.balance;
 }
 

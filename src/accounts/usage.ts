@@ -97,10 +97,15 @@ export class UsageRecorder {
       }
       // A store that cannot serve is logged once by its watcher (ops/storewatch.ts); any other
       // failure once when it begins and once when the counts are written again, not at every flush.
-      if (e instanceof StoreUnavailableError) this.logger.debug('usage records kept for the next flush: the store cannot serve', { pending: this.pending.size });
+      if (e instanceof StoreUnavailableError)
+        this.logger.debug('usage records kept for the next flush: the store cannot serve', {
+          pending: this.pending.size,
+        });
       else if (this.failingSince === 0) {
         this.failingSince = Date.now();
-        this.logger.error('writing usage records failed; kept in memory and retried every flush until written', { error: String((e as Error)?.message ?? e) });
+        this.logger.error('writing usage records failed; kept in memory and retried every flush until written', {
+          error: String((e as Error)?.message ?? e),
+        });
       }
     }
   }

@@ -12,15 +12,21 @@ const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 
 function checkDay(value: string, what: string): number {
   const ms = DAY_RE.test(value) ? Date.parse(`${value}T00:00:00Z`) : NaN;
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) throw invalid(`${what} must be a UTC day written YYYY-MM-DD, got ${JSON.stringify(value.slice(0, 40))}`);
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value)
+    throw invalid(`${what} must be a UTC day written YYYY-MM-DD, got ${JSON.stringify(value.slice(0, 40))}`);
   return ms;
 }
 
-export async function usageRange(store: { readonly admin: AdminStore }, from: string, to: string): Promise<{ from: string; to: string; rows: UsageCount[] }> {
+export async function usageRange(
+  store: { readonly admin: AdminStore },
+  from: string,
+  to: string,
+): Promise<{ from: string; to: string; rows: UsageCount[] }> {
   const a = checkDay(from, 'from');
   const b = checkDay(to, 'to');
   if (b < a) throw invalid(`to (${to}) is before from (${from})`);
-  if ((b - a) / 86_400_000 + 1 > MAX_RANGE_DAYS) throw invalid(`from..to spans more than ${MAX_RANGE_DAYS} days; ask for a shorter range`);
+  if ((b - a) / 86_400_000 + 1 > MAX_RANGE_DAYS)
+    throw invalid(`from..to spans more than ${MAX_RANGE_DAYS} days; ask for a shorter range`);
   return { from, to, rows: await store.admin.usageRange(from, to) };
 }
 

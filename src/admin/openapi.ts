@@ -10,7 +10,13 @@ export const OPENAPI_PATH = '/admin/openapi.json';
 const ERROR: Schema = {
   type: 'object',
   required: ['code', 'message'],
-  properties: { code: { type: 'string', description: 'what went wrong, for a program: UNAUTHORIZED, INVALID_INPUT, NOT_FOUND, ...' }, message: { type: 'string', description: 'for a person' } },
+  properties: {
+    code: {
+      type: 'string',
+      description: 'what went wrong, for a program: UNAUTHORIZED, INVALID_INPUT, NOT_FOUND, ...',
+    },
+    message: { type: 'string', description: 'for a person' },
+  },
 };
 
 const STATUS_TEXT: Record<number, string> = {
@@ -24,9 +30,11 @@ const STATUS_TEXT: Record<number, string> = {
 
 function parameters(route: Route): unknown[] {
   const out: unknown[] = [];
-  if (route.path.includes('{name}')) out.push({ name: 'name', in: 'path', required: true, description: 'the username', schema: { type: 'string' } });
+  if (route.path.includes('{name}'))
+    out.push({ name: 'name', in: 'path', required: true, description: 'the username', schema: { type: 'string' } });
   const add = (where: 'query' | 'header', params: Readonly<Record<string, Param>> | undefined) => {
-    for (const [name, p] of Object.entries(params ?? {})) out.push({ name, in: where, required: p.required === true, description: p.description, schema: p.schema });
+    for (const [name, p] of Object.entries(params ?? {}))
+      out.push({ name, in: where, required: p.required === true, description: p.description, schema: p.schema });
   };
   add('query', route.query);
   add('header', route.headers);
@@ -36,10 +44,20 @@ function parameters(route: Route): unknown[] {
 function operation(route: Route): Record<string, unknown> {
   const json = (schema: Schema) => ({ 'application/json': { schema } });
   const ok: Record<string, unknown> = { description: route.ok.description };
-  if (route.ok.schema) ok.content = { ...json(route.ok.schema), ...(route.ok.csv ? { 'text/csv': { schema: { type: 'string' } } } : {}) };
+  if (route.ok.schema)
+    ok.content = { ...json(route.ok.schema), ...(route.ok.csv ? { 'text/csv': { schema: { type: 'string' } } } : {}) };
   const responses: Record<string, unknown> = { [String(route.ok.status)]: ok };
-  for (const status of [401, ...route.errors]) responses[String(status)] = { description: STATUS_TEXT[status] ?? 'an error', content: json({ $ref: '#/components/schemas/Error' }) };
-  const op: Record<string, unknown> = { operationId: route.operationId, summary: route.summary, parameters: parameters(route), responses };
+  for (const status of [401, ...route.errors])
+    responses[String(status)] = {
+      description: STATUS_TEXT[status] ?? 'an error',
+      content: json({ $ref: '#/components/schemas/Error' }),
+    };
+  const op: Record<string, unknown> = {
+    operationId: route.operationId,
+    summary: route.summary,
+    parameters: parameters(route),
+    responses,
+  };
   if (route.body) op.requestBody = { required: true, content: json(route.body) };
   return op;
 }
@@ -52,7 +70,8 @@ export function openApiDocument(): Record<string, unknown> {
     info: {
       title: 'reglookup admin API',
       version: VERSION,
-      description: 'Managing callers, credits and usage, on the admin listener (ADMIN_PORT). Every call needs Authorization: Bearer <token> (ADMIN_TOKENS).',
+      description:
+        'Managing callers, credits and usage, on the admin listener (ADMIN_PORT). Every call needs Authorization: Bearer <token> (ADMIN_TOKENS).',
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],

@@ -3,7 +3,15 @@
 // document (openapi.ts) is written from it, so the document says what the routes do.
 
 import type { IncomingHttpHeaders } from 'node:http';
-import { AccountAdmin, allowProblem, fromDayFor, ManageError, noSuch, rateProblem, SETTING_BOUNDS } from '../accounts/manage';
+import {
+  AccountAdmin,
+  allowProblem,
+  fromDayFor,
+  ManageError,
+  noSuch,
+  rateProblem,
+  SETTING_BOUNDS,
+} from '../accounts/manage';
 import { today } from '../accounts/clock';
 import { generateUsername } from '../accounts/username';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
@@ -54,32 +62,67 @@ export interface Route {
   readonly query?: Readonly<Record<string, Param>>;
   readonly headers?: Readonly<Record<string, Param>>;
   readonly body?: Schema;
-  readonly ok: { readonly status: number; readonly description: string; readonly schema?: Schema; readonly csv?: boolean };
+  readonly ok: {
+    readonly status: number;
+    readonly description: string;
+    readonly schema?: Schema;
+    readonly csv?: boolean;
+  };
   /** Statuses besides 401 (every route) it may answer with an error. */
   readonly errors: readonly number[];
   readonly handle: (req: Request) => Promise<Reply>;
 }
 
-const nullableInt = (min: number, max: number, description: string): Schema => ({ type: ['integer', 'null'], minimum: min, maximum: max, description });
+const nullableInt = (min: number, max: number, description: string): Schema => ({
+  type: ['integer', 'null'],
+  minimum: min,
+  maximum: max,
+  description,
+});
 
 /** The settings an operator writes (PATCH, and POST besides the name). */
 const SETTINGS: Record<string, Schema> = {
   credits: nullableInt(0, SETTING_BOUNDS.credits.max, 'lookups left; null: unlimited'),
-  dailyLimit: nullableInt(SETTING_BOUNDS.dailyLimit.min, SETTING_BOUNDS.dailyLimit.max, 'successful lookups per UTC day; null: none'),
-  rate: { type: ['number', 'null'], minimum: 0, maximum: SETTING_BOUNDS.rate.max, description: "lookups per second; 0: no rate limit; null: the service's RATE_LIMIT" },
-  allow: { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: SETTING_BOUNDS.allowEntries, description: 'addresses or CIDRs it may be used from; empty: anywhere' },
+  dailyLimit: nullableInt(
+    SETTING_BOUNDS.dailyLimit.min,
+    SETTING_BOUNDS.dailyLimit.max,
+    'successful lookups per UTC day; null: none',
+  ),
+  rate: {
+    type: ['number', 'null'],
+    minimum: 0,
+    maximum: SETTING_BOUNDS.rate.max,
+    description: "lookups per second; 0: no rate limit; null: the service's RATE_LIMIT",
+  },
+  allow: {
+    type: 'array',
+    items: { type: 'string', maxLength: 64 },
+    maxItems: SETTING_BOUNDS.allowEntries,
+    description: 'addresses or CIDRs it may be used from; empty: anywhere',
+  },
 };
 
 export const USER: Schema = {
   type: 'object',
   required: ['username', 'enabled', 'credits', 'dailyLimit', 'rate', 'allow'],
-  properties: { username: { type: 'string' }, enabled: { type: 'boolean' }, ...SETTINGS, usedToday: { type: 'integer', description: 'successful lookups today (UTC); in lists' } },
+  properties: {
+    username: { type: 'string' },
+    enabled: { type: 'boolean' },
+    ...SETTINGS,
+    usedToday: { type: 'integer', description: 'successful lookups today (UTC); in lists' },
+  },
 };
 
 const USAGE_ROW: Schema = {
   type: 'object',
   required: ['day', 'operation', 'found', 'notFound'],
-  properties: { username: { type: 'string' }, day: { type: 'string', format: 'date' }, operation: { type: 'string' }, found: { type: 'integer' }, notFound: { type: 'integer' } },
+  properties: {
+    username: { type: 'string' },
+    day: { type: 'string', format: 'date' },
+    operation: { type: 'string' },
+    found: { type: 'integer' },
+    notFound: { type: 'integer' },
+  },
 };
 
 const AUDIT_ENTRY: Schema = {
@@ -89,19 +132,35 @@ const AUDIT_ENTRY: Schema = {
     id: { type: 'integer' },
     at: { type: 'string', format: 'date-time' },
     actor: { type: 'string', description: "the admin token's name, or cli:<user>" },
-    action: { type: 'string', enum: ['add', 'update', 'credit', 'disable', 'enable', 'remove', 'import', 'cache-purge'] },
-    target: { type: 'string', description: 'the username (cache-purge: the operation and registration purged, or (all))' },
+    action: {
+      type: 'string',
+      enum: ['add', 'update', 'credit', 'disable', 'enable', 'remove', 'import', 'cache-purge'],
+    },
+    target: {
+      type: 'string',
+      description: 'the username (cache-purge: the operation and registration purged, or (all))',
+    },
     before: { description: 'the settings before (null: none)' },
     after: { description: 'the settings after (null: removed)' },
   },
 };
 
-const LIMIT: Param = { description: 'at most this many (default 50)', schema: { type: 'integer', minimum: 1, maximum: 1000 } };
+const LIMIT: Param = {
+  description: 'at most this many (default 50)',
+  schema: { type: 'integer', minimum: 1, maximum: 1000 },
+};
 const CURSOR: Param = { description: "the previous page's `next`", schema: { type: 'string', maxLength: 400 } };
 const NAME_ERRORS = [404];
 
 export function userJson(a: Account | AccountSummary): Record<string, unknown> {
-  const out: Record<string, unknown> = { username: a.username, enabled: a.enabled, credits: a.credits, dailyLimit: a.dailyLimit, rate: a.rate, allow: [...a.allow] };
+  const out: Record<string, unknown> = {
+    username: a.username,
+    enabled: a.enabled,
+    credits: a.credits,
+    dailyLimit: a.dailyLimit,
+    rate: a.rate,
+    allow: [...a.allow],
+  };
   if ('usedToday' in a) out.usedToday = a.usedToday;
   return out;
 }
@@ -111,7 +170,10 @@ export function cursorOf(value: string | number): string {
   return Buffer.from(JSON.stringify({ v: value })).toString('base64url');
 }
 
-function cursorValue<T extends string | number>(raw: string | number | undefined, kind: 'string' | 'number'): T | undefined {
+function cursorValue<T extends string | number>(
+  raw: string | number | undefined,
+  kind: 'string' | 'number',
+): T | undefined {
   if (raw === undefined) return undefined;
   try {
     const v = (JSON.parse(Buffer.from(String(raw), 'base64url').toString('utf8')) as { v?: unknown }).v;
@@ -163,11 +225,20 @@ function cacheFilter(operation: unknown, registration: unknown): CacheFilter {
 }
 
 const CACHE_FILTER: Record<string, Param> = {
-  operation: { description: 'only this operation (Check, UKMOT, ...)', schema: { type: 'string', minLength: 1, maxLength: 64 } },
-  registration: { description: 'only this registration (spaces and case do not matter)', schema: { type: 'string', minLength: 1, maxLength: 64 } },
+  operation: {
+    description: 'only this operation (Check, UKMOT, ...)',
+    schema: { type: 'string', minLength: 1, maxLength: 64 },
+  },
+  registration: {
+    description: 'only this registration (spaces and case do not matter)',
+    schema: { type: 'string', minLength: 1, maxLength: 64 },
+  },
 };
 
-const CACHE_FILTER_BODY: Record<string, Schema> = { operation: CACHE_FILTER.operation.schema, registration: CACHE_FILTER.registration.schema };
+const CACHE_FILTER_BODY: Record<string, Schema> = {
+  operation: CACHE_FILTER.operation.schema,
+  registration: CACHE_FILTER.registration.schema,
+};
 
 const CACHE_ROW: Schema = {
   type: 'object',
@@ -191,28 +262,47 @@ function cacheRoutes(): Route[] {
       operationId: 'cacheStats',
       summary: 'What the upstream cache holds, by operation and provider (imported records are not in it)',
       query: CACHE_FILTER,
-      ok: { status: 200, description: 'the statistics', schema: { type: 'object', required: ['entries'], properties: { entries: { type: 'array', items: CACHE_ROW } } } },
+      ok: {
+        status: 200,
+        description: 'the statistics',
+        schema: { type: 'object', required: ['entries'], properties: { entries: { type: 'array', items: CACHE_ROW } } },
+      },
       errors: [400],
       handle: async (req) => {
         const rows = await req.ctx.store.cacheStats(cacheFilter(req.query.operation, req.query.registration));
         const iso = (ms: number) => new Date(ms).toISOString();
-        return { status: 200, body: { entries: rows.map((r) => ({ ...r, oldest: iso(r.oldest), newest: iso(r.newest) })) } };
+        return {
+          status: 200,
+          body: { entries: rows.map((r) => ({ ...r, oldest: iso(r.oldest), newest: iso(r.newest) })) },
+        };
       },
     },
     {
       method: 'POST',
       path: '/admin/api/cache/purge',
       operationId: 'cachePurge',
-      summary: 'Removes cached upstream answers (all, or those of one operation or registration); the next lookup fetches again. Audited',
+      summary:
+        'Removes cached upstream answers (all, or those of one operation or registration); the next lookup fetches again. Audited',
       body: { type: 'object', additionalProperties: false, properties: CACHE_FILTER_BODY },
-      ok: { status: 200, description: 'how many were removed', schema: { type: 'object', required: ['purged'], properties: { purged: { type: 'integer' } } } },
+      ok: {
+        status: 200,
+        description: 'how many were removed',
+        schema: { type: 'object', required: ['purged'], properties: { purged: { type: 'integer' } } },
+      },
       errors: [400],
       handle: async (req) => {
         const body = req.body as { operation?: string; registration?: string };
         const filter = cacheFilter(body.operation, body.registration);
         const purged = await req.ctx.store.cachePurge(filter);
         const target = [filter.operation, filter.registration].filter((x) => x !== undefined).join(' ') || '(all)';
-        await req.ctx.store.admin.addAudit({ at: new Date().toISOString(), actor: req.actor, action: 'cache-purge', target, before: null, after: { purged } });
+        await req.ctx.store.admin.addAudit({
+          at: new Date().toISOString(),
+          actor: req.actor,
+          action: 'cache-purge',
+          target,
+          before: null,
+          after: { purged },
+        });
         return { status: 200, body: { purged } };
       },
     },
@@ -225,14 +315,33 @@ export const ROUTES: readonly Route[] = [
     path: '/admin/api/users',
     operationId: 'listUsers',
     summary: 'Callers, a page at a time, by username',
-    query: { search: { description: 'only usernames containing this (any case)', schema: { type: 'string', maxLength: 200 } }, limit: LIMIT, cursor: CURSOR },
-    ok: { status: 200, description: 'a page', schema: { type: 'object', required: ['users', 'next'], properties: { users: { type: 'array', items: USER }, next: { type: ['string', 'null'] } } } },
+    query: {
+      search: { description: 'only usernames containing this (any case)', schema: { type: 'string', maxLength: 200 } },
+      limit: LIMIT,
+      cursor: CURSOR,
+    },
+    ok: {
+      status: 200,
+      description: 'a page',
+      schema: {
+        type: 'object',
+        required: ['users', 'next'],
+        properties: { users: { type: 'array', items: USER }, next: { type: ['string', 'null'] } },
+      },
+    },
     errors: [400],
     handle: async (req) => {
       const limit = (req.query.limit as number | undefined) ?? 50;
-      const page = await req.ctx.store.admin.listPage(today(), { search: String(req.query.search ?? ''), after: cursorValue<string>(req.query.cursor, 'string') ?? '', limit });
+      const page = await req.ctx.store.admin.listPage(today(), {
+        search: String(req.query.search ?? ''),
+        after: cursorValue<string>(req.query.cursor, 'string') ?? '',
+        limit,
+      });
       const last = page.accounts[page.accounts.length - 1];
-      return { status: 200, body: { users: page.accounts.map(userJson), next: page.more && last ? cursorOf(last.username) : null } };
+      return {
+        status: 200,
+        body: { users: page.accounts.map(userJson), next: page.more && last ? cursorOf(last.username) : null },
+      };
     },
   },
   {
@@ -243,22 +352,31 @@ export const ROUTES: readonly Route[] = [
     body: {
       type: 'object',
       additionalProperties: false,
-      properties: { username: { type: 'string', maxLength: 256 }, generate: { type: 'boolean', description: 'make an unguessable username' }, ...SETTINGS, enabled: { type: 'boolean' } },
+      properties: {
+        username: { type: 'string', maxLength: 256 },
+        generate: { type: 'boolean', description: 'make an unguessable username' },
+        ...SETTINGS,
+        enabled: { type: 'boolean' },
+      },
     },
     ok: { status: 201, description: 'added', schema: USER },
     errors: [400, 409],
     handle: async (req) => {
       const body = req.body as Record<string, unknown>;
-      if (body.generate === true && body.username !== undefined) throw invalid('give a username or "generate": true, not both');
-      if (body.generate !== true && body.username === undefined) throw invalid('give a username, or "generate": true to make one');
+      if (body.generate === true && body.username !== undefined)
+        throw invalid('give a username or "generate": true, not both');
+      if (body.generate !== true && body.username === undefined)
+        throw invalid('give a username, or "generate": true to make one');
       const username = body.generate === true ? generateUsername() : (body.username as string);
       const a = await admin(req).add({ username, ...changesOf(body) });
       return { status: 201, body: userJson(a) };
     },
   },
   ...userRoutes(),
+  ...switchRoutes(),
   ...cacheRoutes(),
   ...reportRoutes(),
+  ...auditRoutes(),
   {
     method: 'GET',
     path: '/admin/api/overview',
@@ -272,16 +390,28 @@ export const ROUTES: readonly Route[] = [
         properties: {
           at: { type: 'integer', description: 'ms since the epoch' },
           requests: { type: 'object', additionalProperties: { type: 'integer' } },
-          latency: { type: 'object', properties: { p50: { type: ['number', 'null'] }, p99: { type: ['number', 'null'] } } },
+          latency: {
+            type: 'object',
+            properties: { p50: { type: ['number', 'null'] }, p99: { type: ['number', 'null'] } },
+          },
         },
       },
     },
     errors: [503],
     handle: async (req) => {
-      if (!req.ctx.metricsText) throw new AdminError(503, 'METRICS_OFF', 'the service counts nothing with METRICS=off; turn METRICS on for the overview');
+      if (!req.ctx.metricsText)
+        throw new AdminError(
+          503,
+          'METRICS_OFF',
+          'the service counts nothing with METRICS=off; turn METRICS on for the overview',
+        );
       // With WORKERS > 1 the text is gathered from every worker, which may not all answer (one starting, one stuck).
       const text = await req.ctx.metricsText().catch((e: unknown) => {
-        throw new AdminError(503, 'METRICS_UNAVAILABLE', `the metrics could not be collected now (${String((e as Error)?.message ?? e).slice(0, 100)}); retry in a few seconds`);
+        throw new AdminError(
+          503,
+          'METRICS_UNAVAILABLE',
+          `the metrics could not be collected now (${String((e as Error)?.message ?? e).slice(0, 100)}); retry in a few seconds`,
+        );
       });
       return { status: 200, body: overviewOf(text) };
     },
@@ -291,7 +421,11 @@ export const ROUTES: readonly Route[] = [
     path: '/admin/api/import',
     operationId: 'importStatus',
     summary: 'What the store holds: empty, the bundled sample only, or imported data',
-    ok: { status: 200, description: 'the status', schema: { type: 'object', properties: { state: { type: 'string', enum: ['empty', 'sample', 'imported'] } } } },
+    ok: {
+      status: 200,
+      description: 'the status',
+      schema: { type: 'object', properties: { state: { type: 'string', enum: ['empty', 'sample', 'imported'] } } },
+    },
     errors: [],
     handle: async (req) => {
       const s = req.ctx.store;
@@ -316,13 +450,15 @@ function userRoutes(): Route[] {
       method: 'PATCH',
       path: '/admin/api/users/{name}',
       operationId: 'changeUser',
-      summary: "Changes the fields given of a caller's settings (credits here replace the balance; top-ups go to /credits)",
+      summary:
+        "Changes the fields given of a caller's settings (credits here replace the balance; top-ups go to /credits)",
       body: { type: 'object', additionalProperties: false, properties: SETTINGS },
       ok: { status: 200, description: 'as now stored', schema: USER },
       errors: [400, 404],
       handle: async (req) => {
         const changes = changesOf(req.body as Record<string, unknown>);
-        if (Object.keys(changes).length === 0) throw invalid('nothing to change: give credits, dailyLimit, rate or allow');
+        if (Object.keys(changes).length === 0)
+          throw invalid('nothing to change: give credits, dailyLimit, rate or allow');
         return { status: 200, body: userJson(await admin(req).update(req.params.name, changes)) };
       },
     },
@@ -350,34 +486,33 @@ function userRoutes(): Route[] {
           required: true,
         },
       },
-      body: { type: 'object', additionalProperties: false, required: ['amount'], properties: { amount: { type: 'integer', minimum: -SETTING_BOUNDS.amount, maximum: SETTING_BOUNDS.amount } } },
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['amount'],
+        properties: { amount: { type: 'integer', minimum: -SETTING_BOUNDS.amount, maximum: SETTING_BOUNDS.amount } },
+      },
       ok: {
         status: 200,
         description: 'the balance after the top-up; replayed: this key was applied before and nothing changed now',
-        schema: { type: 'object', required: ['username', 'balance', 'replayed'], properties: { username: { type: 'string' }, balance: { type: 'integer' }, replayed: { type: 'boolean' } } },
+        schema: {
+          type: 'object',
+          required: ['username', 'balance', 'replayed'],
+          properties: { username: { type: 'string' }, balance: { type: 'integer' }, replayed: { type: 'boolean' } },
+        },
       },
       errors: [400, 404, 422],
       handle: async (req) => {
         const key = req.headers['idempotency-key'];
         if (typeof key !== 'string' || !IDEMPOTENCY_KEY_RE.test(key))
-          throw invalid('an Idempotency-Key header is required: 8 to 200 printable characters (a UUID), new for each top-up and the same for its retries');
+          throw invalid(
+            'an Idempotency-Key header is required: 8 to 200 printable characters (a UUID), new for each top-up and the same for its retries',
+          );
         const amount = (req.body as { amount: number }).amount;
         const done = await admin(req).credit(req.params.name, amount, key);
         return { status: 200, body: { username: req.params.name, balance: done.balance, replayed: done.replayed } };
       },
     },
-    ...(['disable', 'enable'] as const).map((what): Route => ({
-      method: 'POST',
-      path: `/admin/api/users/{name}/${what}`,
-      operationId: `${what}User`,
-      summary: what === 'disable' ? 'Refuses every lookup by the caller, keeping its settings and usage' : 'Lets a disabled caller make lookups again',
-      ok: { status: 200, description: 'as now stored', schema: USER },
-      errors: NAME_ERRORS,
-      handle: async (req) => {
-        await admin(req).setEnabled(req.params.name, what === 'enable');
-        return { status: 200, body: userJson(await account(req)) };
-      },
-    })),
   ];
 }
 
@@ -388,14 +523,23 @@ function reportRoutes(): Route[] {
       path: '/admin/api/users/{name}/usage',
       operationId: 'userUsage',
       summary: "A caller's lookups a UTC day by operation, found and not found, newest day first",
-      query: { days: { description: 'days, today included (default 30)', schema: { type: 'integer', minimum: 1, maximum: 36500 } } },
+      query: {
+        days: {
+          description: 'days, today included (default 30)',
+          schema: { type: 'integer', minimum: 1, maximum: 36500 },
+        },
+      },
       ok: {
         status: 200,
         description: 'the days',
         schema: {
           type: 'object',
           required: ['username', 'from', 'usage'],
-          properties: { username: { type: 'string' }, from: { type: 'string', format: 'date' }, usage: { type: 'array', items: USAGE_ROW } },
+          properties: {
+            username: { type: 'string' },
+            from: { type: 'string', format: 'date' },
+            usage: { type: 'array', items: USAGE_ROW },
+          },
         },
       },
       errors: [400, 404],
@@ -403,7 +547,14 @@ function reportRoutes(): Route[] {
         await account(req);
         const from = fromDayFor((req.query.days as number | undefined) ?? 30);
         const rows = await req.ctx.store.usage(req.params.name, from);
-        return { status: 200, body: { username: req.params.name, from, usage: rows.map((r) => ({ day: r.day, operation: r.operation, found: r.found, notFound: r.notFound })) } };
+        return {
+          status: 200,
+          body: {
+            username: req.params.name,
+            from,
+            usage: rows.map((r) => ({ day: r.day, operation: r.operation, found: r.found, notFound: r.notFound })),
+          },
+        };
       },
     },
     {
@@ -413,22 +564,57 @@ function reportRoutes(): Route[] {
       summary: 'Every caller’s lookups a day by operation over a date range, as JSON or CSV, for invoicing',
       query: {
         from: { description: 'first UTC day, YYYY-MM-DD', schema: { type: 'string', format: 'date' }, required: true },
-        to: { description: 'last UTC day, YYYY-MM-DD (included)', schema: { type: 'string', format: 'date' }, required: true },
+        to: {
+          description: 'last UTC day, YYYY-MM-DD (included)',
+          schema: { type: 'string', format: 'date' },
+          required: true,
+        },
         format: { description: 'json (default) or csv', schema: { type: 'string', enum: ['json', 'csv'] } },
       },
       ok: {
         status: 200,
         description: 'the rows, by username, day and operation',
-        schema: { type: 'object', properties: { from: { type: 'string' }, to: { type: 'string' }, usage: { type: 'array', items: USAGE_ROW } } },
+        schema: {
+          type: 'object',
+          properties: { from: { type: 'string' }, to: { type: 'string' }, usage: { type: 'array', items: USAGE_ROW } },
+        },
         csv: true,
       },
       errors: [400],
       handle: async (req) => {
         const { from, to, rows } = await usageRange(req.ctx.store, req.query.from as string, req.query.to as string);
-        if (req.query.format === 'csv') return { status: 200, text: usageCsv(rows), contentType: 'text/csv; charset=utf-8' };
+        if (req.query.format === 'csv')
+          return { status: 200, text: usageCsv(rows), contentType: 'text/csv; charset=utf-8' };
         return { status: 200, body: { from, to, usage: rows } };
       },
     },
+  ];
+}
+
+/** Disabling and enabling a caller. */
+function switchRoutes(): Route[] {
+  return [
+    ...(['disable', 'enable'] as const).map((what): Route => ({
+      method: 'POST',
+      path: `/admin/api/users/{name}/${what}`,
+      operationId: `${what}User`,
+      summary:
+        what === 'disable'
+          ? 'Refuses every lookup by the caller, keeping its settings and usage'
+          : 'Lets a disabled caller make lookups again',
+      ok: { status: 200, description: 'as now stored', schema: USER },
+      errors: NAME_ERRORS,
+      handle: async (req) => {
+        await admin(req).setEnabled(req.params.name, what === 'enable');
+        return { status: 200, body: userJson(await account(req)) };
+      },
+    })),
+  ];
+}
+
+/** The audit log, a page at a time. */
+function auditRoutes(): Route[] {
+  return [
     {
       method: 'GET',
       path: '/admin/api/audit',
@@ -438,14 +624,24 @@ function reportRoutes(): Route[] {
       ok: {
         status: 200,
         description: 'a page',
-        schema: { type: 'object', required: ['entries', 'next'], properties: { entries: { type: 'array', items: AUDIT_ENTRY }, next: { type: ['string', 'null'] } } },
+        schema: {
+          type: 'object',
+          required: ['entries', 'next'],
+          properties: { entries: { type: 'array', items: AUDIT_ENTRY }, next: { type: ['string', 'null'] } },
+        },
       },
       errors: [400],
       handle: async (req) => {
         const limit = (req.query.limit as number | undefined) ?? 50;
-        const entries = await req.ctx.store.admin.audit(cursorValue<number>(req.query.cursor, 'number') ?? 0, limit + 1);
+        const entries = await req.ctx.store.admin.audit(
+          cursorValue<number>(req.query.cursor, 'number') ?? 0,
+          limit + 1,
+        );
         const page = entries.slice(0, limit);
-        return { status: 200, body: { entries: page, next: entries.length > limit ? cursorOf(page[page.length - 1].id) : null } };
+        return {
+          status: 200,
+          body: { entries: page, next: entries.length > limit ? cursorOf(page[page.length - 1].id) : null },
+        };
       },
     },
   ];

@@ -47,14 +47,19 @@ function checkObject(schema: Schema, v: Record<string, unknown>, at: string): st
 
 function checkScalar(schema: Schema, v: unknown, what: string): string | null {
   if (typeof v === 'number') {
-    if (schema.minimum !== undefined && v < schema.minimum) return `${what} must be at least ${schema.minimum}, got ${v}`;
-    if (schema.maximum !== undefined && v > schema.maximum) return `${what} must be at most ${schema.maximum}, got ${v}`;
+    if (schema.minimum !== undefined && v < schema.minimum)
+      return `${what} must be at least ${schema.minimum}, got ${v}`;
+    if (schema.maximum !== undefined && v > schema.maximum)
+      return `${what} must be at most ${schema.maximum}, got ${v}`;
   }
   if (typeof v === 'string') {
-    if (schema.minLength !== undefined && v.length < schema.minLength) return `${what} must be at least ${schema.minLength} characters`;
-    if (schema.maxLength !== undefined && v.length > schema.maxLength) return `${what} must be at most ${schema.maxLength} characters`;
+    if (schema.minLength !== undefined && v.length < schema.minLength)
+      return `${what} must be at least ${schema.minLength} characters`;
+    if (schema.maxLength !== undefined && v.length > schema.maxLength)
+      return `${what} must be at most ${schema.maxLength} characters`;
   }
-  if (schema.enum && !schema.enum.includes(v)) return `${what} must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`;
+  if (schema.enum && !schema.enum.includes(v))
+    return `${what} must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`;
   return null;
 }
 
@@ -70,7 +75,8 @@ export function check(schema: Schema, v: unknown, at = ''): string | null {
   if (have === 'object') return checkObject(schema, v as Record<string, unknown>, at === '' ? '' : `${at}.`);
   if (have === 'array') {
     const list = v as unknown[];
-    if (schema.maxItems !== undefined && list.length > schema.maxItems) return `${what} takes at most ${schema.maxItems} entries`;
+    if (schema.maxItems !== undefined && list.length > schema.maxItems)
+      return `${what} takes at most ${schema.maxItems} entries`;
     for (let i = 0; i < list.length; i++) {
       const problem = schema.items ? check(schema.items, list[i], `${what}[${i}]`) : null;
       if (problem) return problem;

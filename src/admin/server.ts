@@ -30,7 +30,8 @@ const MAX_BODY = 65_536;
 /** Sent with every answer: no framing, no sniffing, no inline script, nothing kept by caches. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'X-Frame-Options': 'DENY',
-  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'Cross-Origin-Resource-Policy': 'same-origin',
@@ -48,7 +49,11 @@ function compile(routes: readonly Route[]): Compiled[] {
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = body === undefined ? '' : JSON.stringify(body);
-  res.writeHead(status, { ...headers, ...(text ? { 'Content-Type': 'application/json; charset=utf-8' } : {}), 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    ...headers,
+    ...(text ? { 'Content-Type': 'application/json; charset=utf-8' } : {}),
+    'Content-Length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -75,7 +80,8 @@ function readBody(req: http.IncomingMessage): Promise<string> {
 async function bodyOf(req: http.IncomingMessage, route: Route): Promise<unknown> {
   if (!route.body) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  if (type !== 'application/json') throw new AdminError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send the body as JSON, with Content-Type: application/json');
+  if (type !== 'application/json')
+    throw new AdminError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send the body as JSON, with Content-Type: application/json');
   const text = await readBody(req);
   let body: unknown;
   try {
@@ -92,7 +98,10 @@ function queryOf(search: URLSearchParams, route: Route): Record<string, string |
   const out: Record<string, string | number | undefined> = {};
   const declared = route.query ?? {};
   for (const name of search.keys()) {
-    if (!(name in declared)) throw invalid(`${name} is not a query parameter of this path${Object.keys(declared).length ? ` (parameters: ${Object.keys(declared).join(', ')})` : ''}`);
+    if (!(name in declared))
+      throw invalid(
+        `${name} is not a query parameter of this path${Object.keys(declared).length ? ` (parameters: ${Object.keys(declared).join(', ')})` : ''}`,
+      );
     if (search.getAll(name).length > 1) throw invalid(`${name} is given more than once`);
   }
   for (const [name, p] of Object.entries(declared)) {
@@ -101,7 +110,8 @@ function queryOf(search: URLSearchParams, route: Route): Record<string, string |
       if (p.required) throw invalid(`${name} is required`);
       continue;
     }
-    if (p.schema.type === 'integer' && !/^-?\d{1,15}$/.test(raw)) throw invalid(`${name} must be a whole number, got ${JSON.stringify(raw.slice(0, 40))}`);
+    if (p.schema.type === 'integer' && !/^-?\d{1,15}$/.test(raw))
+      throw invalid(`${name} must be a whole number, got ${JSON.stringify(raw.slice(0, 40))}`);
     const value = p.schema.type === 'integer' ? Number(raw) : raw;
     const problem = check(p.schema, value, name);
     if (problem) throw invalid(problem);
@@ -133,8 +143,18 @@ export function createAdminServer(opts: AdminOptions): http.Server {
     const matches = compiled.filter((c) => c.re.test(url.pathname));
     const hit = matches.find((c) => c.route.method === method);
     if (!hit) {
-      if (matches.length === 0) throw new AdminError(404, 'NOT_FOUND', `nothing is at ${url.pathname.slice(0, 100)}; the API is described at ${OPENAPI_PATH}`);
-      throw new AdminError(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${matches.map((m) => m.route.method).join(', ')}`, { Allow: matches.map((m) => m.route.method).join(', ') });
+      if (matches.length === 0)
+        throw new AdminError(
+          404,
+          'NOT_FOUND',
+          `nothing is at ${url.pathname.slice(0, 100)}; the API is described at ${OPENAPI_PATH}`,
+        );
+      throw new AdminError(
+        405,
+        'METHOD_NOT_ALLOWED',
+        `${method} is not allowed here; use ${matches.map((m) => m.route.method).join(', ')}`,
+        { Allow: matches.map((m) => m.route.method).join(', ') },
+      );
     }
     const m = hit.re.exec(url.pathname) as RegExpExecArray;
     const params: Record<string, string> = m[1] !== undefined ? { name: decodeName(m[1]) } : {};
@@ -142,7 +162,10 @@ export function createAdminServer(opts: AdminOptions): http.Server {
     const body = await bodyOf(req, hit.route);
     const reply: Reply = await hit.route.handle({ ctx, params, query, body, headers: req.headers, actor });
     if (reply.text !== undefined) {
-      res.writeHead(reply.status, { 'Content-Type': reply.contentType ?? 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(reply.text) });
+      res.writeHead(reply.status, {
+        'Content-Type': reply.contentType ?? 'text/plain; charset=utf-8',
+        'Content-Length': Buffer.byteLength(reply.text),
+      });
       res.end(reply.text);
     } else sendJson(res, reply.status, reply.body);
   }
@@ -168,7 +191,8 @@ export function createAdminServer(opts: AdminOptions): http.Server {
     } catch {
       return sendError(res, invalid('the request target is not a valid path'));
     }
-    // The console's own files carry nothing secret (they are in the package): the page that asks for the token loads without one.
+    // The console's own files carry nothing secret (they are in the package): the page that asks for the token loads
+    // without one.
     const file = statics.get(url.pathname);
     actor = file ? 'console' : tokens.who(req.headers.authorization);
     if (actor === null) return refuse(res, gate.failed(client));
@@ -176,7 +200,11 @@ export function createAdminServer(opts: AdminOptions): http.Server {
     serve(req, res, url, actor).catch((e: unknown) => {
       const known = adminErrorOf(e);
       if (known) return sendError(res, known);
-      if (e instanceof StoreUnavailableError) return sendError(res, new AdminError(503, 'SERVICE_UNAVAILABLE', 'the store cannot be reached; retry in a few seconds'));
+      if (e instanceof StoreUnavailableError)
+        return sendError(
+          res,
+          new AdminError(503, 'SERVICE_UNAVAILABLE', 'the store cannot be reached; retry in a few seconds'),
+        );
       opts.logger.error('admin request failed', { error: String((e as Error)?.stack ?? e) });
       sendError(res, new AdminError(500, 'INTERNAL_ERROR', 'internal error; the request was logged'));
     });

@@ -10,7 +10,13 @@ export interface StaticFile {
   readonly type: string;
 }
 
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.png': 'image/png', '.svg': 'image/svg+xml' };
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+};
 
 export const CONSOLE_DIR = path.resolve(__dirname, '..', '..', 'console');
 
@@ -48,7 +54,9 @@ function vendorFile(id: string): string | null {
 export function serveStatic(req: http.IncomingMessage, res: http.ServerResponse, f: StaticFile): void {
   fs.readFile(f.file, (err, data) => {
     if (err) {
-      res.writeHead(404, { 'Content-Type': 'application/json; charset=utf-8' }).end(JSON.stringify({ code: 'NOT_FOUND', message: 'the console file is missing from this installation' }));
+      res
+        .writeHead(404, { 'Content-Type': 'application/json; charset=utf-8' })
+        .end(JSON.stringify({ code: 'NOT_FOUND', message: 'the console file is missing from this installation' }));
       return;
     }
     res.writeHead(200, { 'Content-Type': f.type, 'Content-Length': data.length });

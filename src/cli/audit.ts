@@ -12,14 +12,17 @@ export function registerAudit(program: Command): void {
     .description('the audit log: who changed which caller, when, and what it was before and after')
     .action((opts: { limit: string; json?: boolean }) =>
       (async () => {
-        if (!/^\d+$/.test(opts.limit) || Number(opts.limit) < 1 || Number(opts.limit) > 100_000) throw new Error(`--limit must be a whole number between 1 and 100000, got '${opts.limit}'`);
+        if (!/^\d+$/.test(opts.limit) || Number(opts.limit) < 1 || Number(opts.limit) > 100_000)
+          throw new Error(`--limit must be a whole number between 1 and 100000, got '${opts.limit}'`);
         const entries = await withStore((s) => s.admin.audit(0, Number(opts.limit)), { mustExist: true });
         if (opts.json) {
           process.stdout.write(JSON.stringify(entries, null, 2) + '\n');
           return;
         }
         for (const e of entries) {
-          process.stdout.write(`${e.at}  ${e.actor}  ${e.action} ${JSON.stringify(e.target)}  before: ${JSON.stringify(e.before)}  after: ${JSON.stringify(e.after)}\n`);
+          process.stdout.write(
+            `${e.at}  ${e.actor}  ${e.action} ${JSON.stringify(e.target)}  before: ${JSON.stringify(e.before)}  after: ${JSON.stringify(e.after)}\n`,
+          );
         }
       })().catch(fatal),
     );

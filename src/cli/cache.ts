@@ -27,7 +27,9 @@ async function runStats(flags: CacheFlags): Promise<void> {
     for (const r of rows) {
       found += r.found;
       notFound += r.notFound;
-      process.stdout.write(`${r.operation} ${r.provider}: ${r.found} answer(s), ${r.notFound} not-found, fetched ${iso(r.oldest)} to ${iso(r.newest)}\n`);
+      process.stdout.write(
+        `${r.operation} ${r.provider}: ${r.found} answer(s), ${r.notFound} not-found, fetched ${iso(r.oldest)} to ${iso(r.newest)}\n`,
+      );
     }
     process.stdout.write(`${found + notFound} cached answer(s): ${found} found, ${notFound} not-found\n`);
   });
@@ -42,10 +44,21 @@ async function runPurge(flags: CacheFlags): Promise<void> {
 }
 
 export function registerCache(program: Command): void {
-  const cache = program.command('cache').description('the upstream cache: answers fetched from upstream providers (PROVIDERS)');
-  const narrow = (c: Command) => c.option('--operation <op>', 'only this operation (Check, UKMOT, ...)').option('--registration <reg>', 'only this registration (spaces and case do not matter)');
-  narrow(cache.command('stats').description('cached answers by operation and provider, with the oldest and newest fetch')).action((flags: CacheFlags) => runStats(flags).catch(fatal));
-  narrow(cache.command('purge').description('remove cached answers (all, or those of one operation or registration); the next lookup fetches again')).action((flags: CacheFlags) =>
-    runPurge(flags).catch(fatal),
-  );
+  const cache = program
+    .command('cache')
+    .description('the upstream cache: answers fetched from upstream providers (PROVIDERS)');
+  const narrow = (c: Command) =>
+    c
+      .option('--operation <op>', 'only this operation (Check, UKMOT, ...)')
+      .option('--registration <reg>', 'only this registration (spaces and case do not matter)');
+  narrow(
+    cache.command('stats').description('cached answers by operation and provider, with the oldest and newest fetch'),
+  ).action((flags: CacheFlags) => runStats(flags).catch(fatal));
+  narrow(
+    cache
+      .command('purge')
+      .description(
+        'remove cached answers (all, or those of one operation or registration); the next lookup fetches again',
+      ),
+  ).action((flags: CacheFlags) => runPurge(flags).catch(fatal));
 }

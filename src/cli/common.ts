@@ -15,7 +15,8 @@ export function config(): Config {
     // Once a process, and once for a cluster (its workers read the same environment).
     if (!warned && cluster.isPrimary) {
       warned = true;
-      for (const l of lookalikeVariables()) process.stderr.write(`reglookup: warning: ${l.name} is set but not read; did you mean ${l.known}?\n`);
+      for (const l of lookalikeVariables())
+        process.stderr.write(`reglookup: warning: ${l.name} is set but not read; did you mean ${l.known}?\n`);
     }
     return cfg;
   } catch (e) {
@@ -62,7 +63,15 @@ export function openConfiguredStore(cfg: Config): VehicleStore {
 }
 
 /** Network failures (PostgreSQL unreachable) and PostgreSQL's refusals of the login or the database. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+]);
 function isConnectionFailure(e: unknown): boolean {
   const code = (e as { code?: unknown })?.code;
   if (typeof code !== 'string') return false;
@@ -81,11 +90,16 @@ function isConnectionFailure(e: unknown): boolean {
  * what must already be there). `absentAsEmpty`: it is taken as an empty store held in memory, so
  * that nothing is created (a dry run).
  */
-export async function withStore<T>(fn: (store: VehicleStore) => Promise<T>, options: { mustExist?: boolean; absentAsEmpty?: boolean; sayCreated?: boolean } = {}): Promise<T> {
+export async function withStore<T>(
+  fn: (store: VehicleStore) => Promise<T>,
+  options: { mustExist?: boolean; absentAsEmpty?: boolean; sayCreated?: boolean } = {},
+): Promise<T> {
   let cfg = config();
   const absent = newSqliteFile(cfg.databaseUrl);
   if (options.mustExist && absent) {
-    throw new ConfigError(`DATABASE_URL '${cfg.databaseUrl}': no store at ${absent} (nothing to read; check the path, or import into it first)`);
+    throw new ConfigError(
+      `DATABASE_URL '${cfg.databaseUrl}': no store at ${absent} (nothing to read; check the path, or import into it first)`,
+    );
   }
   if (options.absentAsEmpty && absent) cfg = { ...cfg, databaseUrl: 'sqlite::memory:' };
   let store: VehicleStore | undefined;

@@ -37,23 +37,44 @@ function byOperation(report: ImportReport): string {
 
 function summary(report: ImportReport): string {
   const lines = [`imported ${report.imported} record(s) from ${report.lines} line(s)${byOperation(report)}`];
-  if (report.deleted > 0) lines.push(`deleted ${report.deleted} record(s) (deletion lines; a key that was not there counts too)`);
-  if (report.repeated > 0) lines.push(`${report.repeated} line(s) repeated the key of an earlier line; the later line won`);
-  if (report.sampleRemoved > 0) lines.push(`removed the bundled sample data (${report.sampleRemoved} record(s)): this was the first import of real data`);
+  if (report.deleted > 0)
+    lines.push(`deleted ${report.deleted} record(s) (deletion lines; a key that was not there counts too)`);
+  if (report.repeated > 0)
+    lines.push(`${report.repeated} line(s) repeated the key of an earlier line; the later line won`);
+  if (report.sampleRemoved > 0)
+    lines.push(
+      `removed the bundled sample data (${report.sampleRemoved} record(s)): this was the first import of real data`,
+    );
   if (report.replaced === 'all') lines.push('replaced every operation: the store now holds exactly this file');
-  else if (report.replaced) lines.push(`replaced ${report.replaced.length ? report.replaced.join(', ') : 'no operation (the file names none)'}: those now hold exactly this file's records`);
+  else if (report.replaced)
+    lines.push(
+      `replaced ${report.replaced.length ? report.replaced.join(', ') : 'no operation (the file names none)'}: those now hold exactly this file's records`,
+    );
   return lines.join('\n') + '\n';
 }
 
 function dryRunSummary(report: ImportReport): string {
   const d = report.dryRun;
   if (!d) return '';
-  const lines = [`dry run: nothing was written`, `would import ${report.imported} record(s) from ${report.lines} line(s)${byOperation(report)}`];
+  const lines = [
+    `dry run: nothing was written`,
+    `would import ${report.imported} record(s) from ${report.lines} line(s)${byOperation(report)}`,
+  ];
   lines.push(`would add ${d.added} new record(s) and replace ${d.replaced} the store holds`);
-  if (d.removed === null) lines.push('would remove the records of the operations the file names that it does not hold (--replace: not counted)');
-  else lines.push(`would remove ${d.removed} record(s)${report.replaced === 'all' || report.sampleRemoved > 0 ? ' (every record the file does not hold)' : ' (deletion lines)'}`);
-  if (report.repeated > 0) lines.push(`${report.repeated} line(s) repeat the key of an earlier line; the later line would win`);
-  if (report.sampleRemoved > 0) lines.push(`the bundled sample data (${report.sampleRemoved} record(s)) would be removed: this would be the first import of real data`);
+  if (d.removed === null)
+    lines.push(
+      'would remove the records of the operations the file names that it does not hold (--replace: not counted)',
+    );
+  else
+    lines.push(
+      `would remove ${d.removed} record(s)${report.replaced === 'all' || report.sampleRemoved > 0 ? ' (every record the file does not hold)' : ' (deletion lines)'}`,
+    );
+  if (report.repeated > 0)
+    lines.push(`${report.repeated} line(s) repeat the key of an earlier line; the later line would win`);
+  if (report.sampleRemoved > 0)
+    lines.push(
+      `the bundled sample data (${report.sampleRemoved} record(s)) would be removed: this would be the first import of real data`,
+    );
   lines.push(`the store holds ${d.before} record(s) now`);
   return lines.join('\n') + '\n';
 }
@@ -66,7 +87,8 @@ function shrinkMessage(report: ImportReport): string {
 
 function minKeepOf(flags: ImportFlags): number {
   if (flags.allowShrink) return 0;
-  if (!/^\d+$/.test(flags.minKeep) || Number(flags.minKeep) > 100) throw new Error(`--min-keep must be a whole per cent from 0 to 100, not '${flags.minKeep}'`);
+  if (!/^\d+$/.test(flags.minKeep) || Number(flags.minKeep) > 100)
+    throw new Error(`--min-keep must be a whole per cent from 0 to 100, not '${flags.minKeep}'`);
   return Number(flags.minKeep);
 }
 
@@ -89,16 +111,21 @@ function inputSize(file: string): number {
   try {
     stat = fs.statSync(file);
   } catch (e) {
-    throw new Error(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { cause: e });
+    throw new Error(
+      `cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
+      { cause: e },
+    );
   }
-  if (stat.isDirectory()) throw new Error(`cannot read ${file}: it is a directory; give an NDJSON file (plain or gzip-compressed)`);
+  if (stat.isDirectory())
+    throw new Error(`cannot read ${file}: it is a directory; give an NDJSON file (plain or gzip-compressed)`);
   return stat.size;
 }
 
 async function runImport(file: string, flags: ImportFlags): Promise<void> {
   if (flags.replace && flags.replaceAll) throw new Error('give --replace or --replace-all, not both');
   const workers = Number(flags.workers);
-  if (!Number.isInteger(workers) || workers < 0 || workers > 64) throw new Error(`--workers must be an integer from 0 to 64, not '${flags.workers}'`);
+  if (!Number.isInteger(workers) || workers < 0 || workers > 64)
+    throw new Error(`--workers must be an integer from 0 to 64, not '${flags.workers}'`);
   const minKeep = minKeepOf(flags);
   const format = formatOf(flags);
   // `-`: standard input (`reglookup export | reglookup import --replace-all -`); its size is not known, so no bar.
@@ -141,7 +168,8 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
       process.exit(130);
     }
     if (isDiskFull(e)) throw diskFull(databaseUrl);
-    if (e instanceof ImportInputError) throw new Error(`cannot read ${source}: ${e.message}; nothing was imported`, { cause: e });
+    if (e instanceof ImportInputError)
+      throw new Error(`cannot read ${source}: ${e.message}; nothing was imported`, { cause: e });
     throw e;
   } finally {
     process.off('SIGINT', onSigint);
@@ -149,8 +177,10 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
 }
 
 function formatOf(flags: ImportFlags): 'ndjson' | 'rdw' {
-  if (flags.format !== 'ndjson' && flags.format !== 'rdw') throw new Error(`--format must be ndjson or rdw, not '${flags.format}'`);
-  if (flags.fuel !== undefined && flags.format !== 'rdw') throw new Error('--fuel joins RDW fuel data to --format rdw; give --format rdw too');
+  if (flags.format !== 'ndjson' && flags.format !== 'rdw')
+    throw new Error(`--format must be ndjson or rdw, not '${flags.format}'`);
+  if (flags.fuel !== undefined && flags.format !== 'rdw')
+    throw new Error('--fuel joins RDW fuel data to --format rdw; give --format rdw too');
   return flags.format;
 }
 
@@ -160,7 +190,8 @@ async function readFuelFlag(file: string, quiet: boolean, signal: AbortSignal): 
   try {
     return await readFuelFile(file, (b) => bar.update(b), signal);
   } catch (e) {
-    if (e instanceof ImportInputError) throw new Error(`cannot read ${file} (--fuel): ${e.message}; nothing was imported`, { cause: e });
+    if (e instanceof ImportInputError)
+      throw new Error(`cannot read ${file} (--fuel): ${e.message}; nothing was imported`, { cause: e });
     throw e;
   } finally {
     bar.stop();
@@ -170,8 +201,11 @@ async function readFuelFlag(file: string, quiet: boolean, signal: AbortSignal): 
 function reportImport(report: ImportReport, source: string, flags: ImportFlags): void {
   if (report.invalid > 0) {
     for (const e of report.errors) process.stderr.write(`${source}:${e.line}: ${e.reason}\n`);
-    if (report.invalid > report.errors.length) process.stderr.write(`... and ${report.invalid - report.errors.length} more invalid lines\n`);
-    process.stderr.write(`reglookup: ${report.invalid} invalid line(s) of ${report.lines}; ${flags.dryRun ? 'the import would fail (dry run: nothing was written)' : 'nothing was imported'}\n`);
+    if (report.invalid > report.errors.length)
+      process.stderr.write(`... and ${report.invalid - report.errors.length} more invalid lines\n`);
+    process.stderr.write(
+      `reglookup: ${report.invalid} invalid line(s) of ${report.lines}; ${flags.dryRun ? 'the import would fail (dry run: nothing was written)' : 'nothing was imported'}\n`,
+    );
     process.exitCode = 1;
     return;
   }
@@ -191,7 +225,10 @@ function reportImport(report: ImportReport, source: string, flags: ImportFlags):
   if (!flags.quiet) process.stdout.write(summary(report));
 }
 
-async function runExport(given: string | undefined, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }): Promise<void> {
+async function runExport(
+  given: string | undefined,
+  flags: { quiet?: boolean; force?: boolean; withCache?: boolean },
+): Promise<void> {
   // `-` is standard output, as it is standard input for import (it once wrote a file named "-").
   const file = given === '-' ? undefined : given;
   // As backup does: an existing file is not overwritten without --force.
@@ -201,7 +238,8 @@ async function runExport(given: string | undefined, flags: { quiet?: boolean; fo
       const out = file ? fs.createWriteStream(file) : process.stdout;
       if (file) out.on('error', fatal);
       // `reglookup export | head`: the reader leaving is not a failure.
-      if (!file) process.stdout.on('error', (e: NodeJS.ErrnoException) => (e.code === 'EPIPE' ? process.exit(0) : fatal(e)));
+      if (!file)
+        process.stdout.on('error', (e: NodeJS.ErrnoException) => (e.code === 'EPIPE' ? process.exit(0) : fatal(e)));
       const total = flags.quiet ? 0 : await store.count();
       const bar = meter('export', total, 'records', !!flags.quiet);
       let n: number;
@@ -210,14 +248,20 @@ async function runExport(given: string | undefined, flags: { quiet?: boolean; fo
       } finally {
         bar.stop();
       }
-      if (file) await new Promise<void>((resolve, reject) => (out as fs.WriteStream).end((e?: Error | null) => (e ? reject(e) : resolve())));
+      if (file)
+        await new Promise<void>((resolve, reject) =>
+          (out as fs.WriteStream).end((e?: Error | null) => (e ? reject(e) : resolve())),
+        );
       if (!flags.quiet) process.stderr.write(`exported ${n} record(s)${file ? ` to ${file}` : ''}\n`);
     },
     { mustExist: true },
   );
 }
 
-async function runBackup(file: string, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }): Promise<void> {
+async function runBackup(
+  file: string,
+  flags: { quiet?: boolean; force?: boolean; withCache?: boolean },
+): Promise<void> {
   await withStore(
     async (store) => {
       const bars: Meter[] = [];
@@ -241,7 +285,8 @@ async function runBackup(file: string, flags: { quiet?: boolean; force?: boolean
       } finally {
         bars[0]?.stop();
       }
-      if (!flags.quiet) process.stderr.write(`backed up to ${file} (${(fs.statSync(file).size / 1024 / 1024).toFixed(1)} MB)\n`);
+      if (!flags.quiet)
+        process.stderr.write(`backed up to ${file} (${(fs.statSync(file).size / 1024 / 1024).toFixed(1)} MB)\n`);
     },
     { mustExist: true },
   );
@@ -250,11 +295,21 @@ async function runBackup(file: string, flags: { quiet?: boolean; force?: boolean
 export function registerData(program: Command): void {
   program
     .command('import')
-    .argument('<file>', 'NDJSON file, one record (or deletion) per line, plain or gzip-compressed; - for standard input')
+    .argument(
+      '<file>',
+      'NDJSON file, one record (or deletion) per line, plain or gzip-compressed; - for standard input',
+    )
     .option('--replace', "replace every operation the file names: each then holds exactly the file's records")
     .option('--replace-all', 'replace the whole store with the file')
-    .option('--min-keep <percent>', `with --replace-all: refuse (writing nothing) a file holding fewer records than this share of what the store holds now, or none at all`, String(DEFAULT_MIN_KEEP))
-    .option('--allow-shrink', 'with --replace-all: replace the store whatever the file holds (the same as --min-keep 0)')
+    .option(
+      '--min-keep <percent>',
+      `with --replace-all: refuse (writing nothing) a file holding fewer records than this share of what the store holds now, or none at all`,
+      String(DEFAULT_MIN_KEEP),
+    )
+    .option(
+      '--allow-shrink',
+      'with --replace-all: replace the store whatever the file holds (the same as --min-keep 0)',
+    )
     .option('--dry-run', 'read and check the whole file and say what it would change, writing nothing')
     .option(
       '--workers <n>',
@@ -262,7 +317,11 @@ export function registerData(program: Command): void {
       String(Math.max(1, Math.min(os.availableParallelism() - 1, 4))),
     )
     .option('-q, --quiet', 'no progress and no summary (errors are still printed)')
-    .option('--format <format>', "ndjson, or rdw: RDW's CSV of registered vehicles (m9d7-ebf2), CheckNetherlands records", 'ndjson')
+    .option(
+      '--format <format>',
+      "ndjson, or rdw: RDW's CSV of registered vehicles (m9d7-ebf2), CheckNetherlands records",
+      'ndjson',
+    )
     .option('--fuel <file>', "with --format rdw: RDW's CSV of fuel data (8ys7-d773), joined by kenteken")
     .description('import vehicles and MOT histories; all or nothing, in one transaction')
     .action((file: string, flags: ImportFlags) => runImport(file, flags).catch(fatal));
@@ -270,10 +329,15 @@ export function registerData(program: Command): void {
     .command('export')
     .argument('[file]', 'where to write the NDJSON (stdout when absent or -); refused if it exists, unless --force')
     .option('--force', 'overwrite the file if it exists')
-    .option('--with-cache', 'also write the answers fetched from upstream providers that the cache holds (as record lines, after the records)')
+    .option(
+      '--with-cache',
+      'also write the answers fetched from upstream providers that the cache holds (as record lines, after the records)',
+    )
     .option('-q, --quiet', 'no progress and no summary')
     .description('write every record as NDJSON in the import format, in key order')
-    .action((file: string | undefined, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }) => runExport(file, flags).catch(fatal));
+    .action((file: string | undefined, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }) =>
+      runExport(file, flags).catch(fatal),
+    );
   program
     .command('backup')
     .argument('<file>', 'new file to write the copy to; refused if it exists, unless --force')
@@ -281,5 +345,7 @@ export function registerData(program: Command): void {
     .option('--with-cache', 'keep the answers fetched from upstream providers in the copy (left out by default)')
     .option('-q, --quiet', 'no progress and no summary')
     .description('a consistent copy of the whole store (records, accounts, usage), safe while the server serves')
-    .action((file: string, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }) => runBackup(file, flags).catch(fatal));
+    .action((file: string, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }) =>
+      runBackup(file, flags).catch(fatal),
+    );
 }

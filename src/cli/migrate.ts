@@ -17,7 +17,9 @@ async function runMigrate(): Promise<void> {
     }
     const report = await store.migrate();
     for (const m of report.applied) process.stdout.write(`applied ${m.version}: ${m.name}\n`);
-    process.stdout.write(`${url}: schema version ${report.version}${report.applied.length === 0 ? ', nothing to apply' : ''}\n`);
+    process.stdout.write(
+      `${url}: schema version ${report.version}${report.applied.length === 0 ? ', nothing to apply' : ''}\n`,
+    );
   });
 }
 

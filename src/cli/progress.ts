@@ -19,7 +19,13 @@ function shown(n: number, unit: Unit): string {
   return unit === 'bytes' ? `${(n / MB).toFixed(1)} MB` : `${Math.round(n).toLocaleString('en-US')} ${unit}`;
 }
 
-export function meter(label: string, total: number, unit: Unit, quiet: boolean, stream: NodeJS.WriteStream = process.stderr): Meter {
+export function meter(
+  label: string,
+  total: number,
+  unit: Unit,
+  quiet: boolean,
+  stream: NodeJS.WriteStream = process.stderr,
+): Meter {
   if (quiet || total <= 0) return { update() {}, stop() {} };
   const started = Date.now();
   const rate = (done: number) => {
@@ -53,7 +59,9 @@ export function meter(label: string, total: number, unit: Unit, quiet: boolean, 
       const tenth = Math.floor((done / total) * 10);
       if (tenth < nextTenth) return;
       nextTenth = tenth + 1;
-      stream.write(`${label}: ${Math.min(tenth * 10, 100)} % (${shown(done, unit)} of ${shown(total, unit)}, ${shown(rate(done), unit)}/s)\n`);
+      stream.write(
+        `${label}: ${Math.min(tenth * 10, 100)} % (${shown(done, unit)} of ${shown(total, unit)}, ${shown(rate(done), unit)}/s)\n`,
+      );
     },
     stop() {},
   };

@@ -31,7 +31,8 @@ const redact = redactUrl;
 async function migrateAtStart(store: VehicleStore, logger: Logger): Promise<void> {
   if (!isMigratable(store)) return;
   const report = await store.migrate();
-  if (report.applied.length > 0) logger.info('applied migrations', { versions: report.applied.map((m) => m.version), version: report.version });
+  if (report.applied.length > 0)
+    logger.info('applied migrations', { versions: report.applied.map((m) => m.version), version: report.version });
 }
 
 /**
@@ -45,7 +46,8 @@ async function openNamedStore(cfg: Config, logger: Logger, migrate: boolean): Pr
   try {
     store = openConfiguredStore(cfg);
     // The default store is made on a first start, as the README says: worth a line, not a warning.
-    if (created && cfg.databaseUrl === DEFAULT_DATABASE_URL) logger.info(`created the store at ${path.resolve(created)} (first start)`, { database: redact(cfg.databaseUrl) });
+    if (created && cfg.databaseUrl === DEFAULT_DATABASE_URL)
+      logger.info(`created the store at ${path.resolve(created)} (first start)`, { database: redact(cfg.databaseUrl) });
     else if (created) logger.warn(createdStoreNotice(created), { database: redact(cfg.databaseUrl) });
     // Before anything else touches it, so that the versions applied are logged here.
     if (migrate) await migrateAtStart(store, logger);
@@ -96,7 +98,13 @@ function listen(server: http.Server, port: number, host: string, portVar: string
 /** After the listener closes: how long a connection with no request yet has to send one before it is closed as idle. */
 const IDLE_GRACE_MS = 500;
 
-function drainOnSignals(servers: readonly http.Server[], beginShutdown: () => void, closers: readonly Closer[], cfg: Config, logger: Logger): void {
+function drainOnSignals(
+  servers: readonly http.Server[],
+  beginShutdown: () => void,
+  closers: readonly Closer[],
+  cfg: Config,
+  logger: Logger,
+): void {
   let stopping = false;
   const close = () => {
     let cut = false;
@@ -108,7 +116,9 @@ function drainOnSignals(servers: readonly http.Server[], beginShutdown: () => vo
     // net.Server's close, not http.Server's: the latter also closes every connection without a
     // request in flight at once, among them those accepted a moment ago whose request is on its
     // way, and their clients see a reset. Those are given IDLE_GRACE_MS to send it.
-    const closed = servers.map((s) => new Promise<void>((resolve) => net.Server.prototype.close.call(s, () => resolve())));
+    const closed = servers.map(
+      (s) => new Promise<void>((resolve) => net.Server.prototype.close.call(s, () => resolve())),
+    );
     const idle = setTimeout(() => {
       for (const s of servers) s.closeIdleConnections();
     }, IDLE_GRACE_MS);
@@ -140,10 +150,18 @@ function drainOnSignals(servers: readonly http.Server[], beginShutdown: () => vo
 }
 
 /** The admin listener (ADMIN_PORT), on `store`; its tokens' names are logged, never the tokens. */
-async function listenAdmin(cfg: Config, store: VehicleStore, logger: Logger, metricsText: (() => Promise<string>) | null): Promise<http.Server> {
+async function listenAdmin(
+  cfg: Config,
+  store: VehicleStore,
+  logger: Logger,
+  metricsText: (() => Promise<string>) | null,
+): Promise<http.Server> {
   const server = createAdminServer({ store, tokens: cfg.adminTokens, logger, metricsText });
   const port = await listen(server, cfg.adminPort as number, cfg.adminHost, 'ADMIN_PORT');
-  logger.info('admin API listening', { url: `http://${cfg.adminHost === '0.0.0.0' ? 'localhost' : cfg.adminHost}:${port}/admin/`, tokens: cfg.adminTokens.map((t) => t.name) });
+  logger.info('admin API listening', {
+    url: `http://${cfg.adminHost === '0.0.0.0' ? 'localhost' : cfg.adminHost}:${port}/admin/`,
+    tokens: cfg.adminTokens.map((t) => t.name),
+  });
   return server;
 }
 
@@ -154,7 +172,11 @@ async function supervise(cfg: Config): Promise<void> {
   if (cfg.loadSampleData) await loadSampleIfEmpty(store, logger);
   await store.close();
   // Without Redis the workers share one rate limit, kept here and asked over the cluster's IPC.
-  if (!cfg.redisUrl) hostSharedLimits({ burst: cfg.rateLimitBurst, redisUrl: null, redisPrefix: cfg.redisPrefix, onError: cfg.rateLimitOnRedisError }, logger);
+  if (!cfg.redisUrl)
+    hostSharedLimits(
+      { burst: cfg.rateLimitBurst, redisUrl: null, redisPrefix: cfg.redisPrefix, onError: cfg.rateLimitOnRedisError },
+      logger,
+    );
   // Workers answer GET /metrics by asking here; METRICS_PORT is served from here.
   const metricsText = cfg.metrics ? clusterMetrics() : null;
   const metricsServer = metricsText && cfg.metricsPort !== null ? createMetricsServer(metricsText, logger) : null;
@@ -196,7 +218,8 @@ async function supervise(cfg: Config): Promise<void> {
     stopping = true;
     logger.info('shutting down: stopping the workers', { signal, workers: Object.keys(cluster.workers ?? {}).length });
     for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
-    // The workers drain, then cut what is left at SHUTDOWN_TIMEOUT_MS; a worker that still has not exited then is stuck.
+    // The workers drain, then cut what is left at SHUTDOWN_TIMEOUT_MS; a worker that still has not exited then is
+    // stuck.
     setTimeout(
       () => {
         logger.error('workers did not stop in time; killing them');
@@ -219,7 +242,9 @@ async function serve(): Promise<void> {
   if (cfg.metrics) metrics();
   const store = await openNamedStore(cfg, logger, cluster.isPrimary);
   if (cfg.loadSampleData && cluster.isPrimary) await loadSampleIfEmpty(store, logger);
-  process.on('unhandledRejection', (e) => logger.error('unhandled rejection', { error: String((e as Error)?.stack ?? e) }));
+  process.on('unhandledRejection', (e) =>
+    logger.error('unhandled rejection', { error: String((e as Error)?.stack ?? e) }),
+  );
   process.on('uncaughtException', (e) => {
     logger.error('uncaught exception; exiting', { error: String(e?.stack ?? e) });
     logger.on('finish', () => process.exit(1));
@@ -240,10 +265,14 @@ async function serve(): Promise<void> {
     servers.push(metricsServer);
   }
   // The admin API: one listener, in the process that is not a worker (WORKERS > 1: the primary's, supervise).
-  if (cfg.adminPort !== null && cluster.isPrimary) servers.push(await listenAdmin(cfg, store, logger, cfg.metrics ? () => metrics().registry.metrics() : null));
+  if (cfg.adminPort !== null && cluster.isPrimary)
+    servers.push(await listenAdmin(cfg, store, logger, cfg.metrics ? () => metrics().registry.metrics() : null));
   const port = await listen(server, cfg.port, cfg.host, 'PORT');
   server.on('error', (e) => logger.error('server error', { error: String(e?.message ?? e) }));
-  logger.info('listening', { url: `http://${cfg.host === '0.0.0.0' ? 'localhost' : cfg.host}:${port}/api/reg.asmx`, database: redact(cfg.databaseUrl) });
+  logger.info('listening', {
+    url: `http://${cfg.host === '0.0.0.0' ? 'localhost' : cfg.host}:${port}/api/reg.asmx`,
+    database: redact(cfg.databaseUrl),
+  });
   // Usage counted but not yet written, and the rate limiter's Redis, go before the store closes.
   const closers: Closer[] = [
     { name: 'service', close: () => service.close() },

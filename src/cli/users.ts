@@ -68,15 +68,26 @@ function whole(value: string, what: string, min: number, max: number): number {
 /** The settings the options give; absent options are absent from the result. */
 function settings(opts: SettingOptions): AccountChanges {
   const out: { -readonly [K in keyof AccountChanges]: AccountChanges[K] } = {};
-  if (opts.credits !== undefined) out.credits = opts.credits === 'unlimited' ? null : whole(opts.credits, "--credits (or 'unlimited')", 0, MAX_CREDITS);
+  if (opts.credits !== undefined)
+    out.credits =
+      opts.credits === 'unlimited' ? null : whole(opts.credits, "--credits (or 'unlimited')", 0, MAX_CREDITS);
   if (opts.dailyLimit !== undefined)
-    out.dailyLimit = opts.dailyLimit === 'none' ? null : whole(opts.dailyLimit, "--daily-limit (or 'none')", SETTING_BOUNDS.dailyLimit.min, SETTING_BOUNDS.dailyLimit.max);
+    out.dailyLimit =
+      opts.dailyLimit === 'none'
+        ? null
+        : whole(
+            opts.dailyLimit,
+            "--daily-limit (or 'none')",
+            SETTING_BOUNDS.dailyLimit.min,
+            SETTING_BOUNDS.dailyLimit.max,
+          );
   if (opts.rate !== undefined) {
     const r = opts.rate;
     if (r === 'default') out.rate = null;
     else if (r === 'none') out.rate = 0;
     else {
-      if (!/^\d+(\.\d+)?$/.test(r)) throw new InputError(`--rate must be lookups per second (e.g. 5 or 0.5), 'none' or 'default', got '${r}'`);
+      if (!/^\d+(\.\d+)?$/.test(r))
+        throw new InputError(`--rate must be lookups per second (e.g. 5 or 0.5), 'none' or 'default', got '${r}'`);
       const n = Number(r);
       const problem = rateProblem(n);
       if (problem) throw new InputError(`--rate ${problem}`);
@@ -87,7 +98,8 @@ function settings(opts: SettingOptions): AccountChanges {
     if (opts.allow === 'any') out.allow = [];
     else {
       const list = splitList(opts.allow);
-      if (list.length === 0) throw new InputError("--allow needs a comma-separated list of addresses or CIDRs, or 'any'");
+      if (list.length === 0)
+        throw new InputError("--allow needs a comma-separated list of addresses or CIDRs, or 'any'");
       const problem = allowProblem(list);
       if (problem) throw new InputError(`--allow: ${problem}`);
       out.allow = list;
@@ -111,7 +123,14 @@ function describe(a: Account, defaultRate: number): Record<string, string> {
     enabled: a.enabled ? 'yes' : 'no',
     credits: a.credits === null ? 'unlimited' : String(a.credits),
     'daily limit': a.dailyLimit === null ? 'none' : String(a.dailyLimit),
-    rate: a.rate === null ? (defaultRate > 0 ? `default (${defaultRate}/s)` : 'default (none)') : a.rate === 0 ? 'none' : `${a.rate}/s`,
+    rate:
+      a.rate === null
+        ? defaultRate > 0
+          ? `default (${defaultRate}/s)`
+          : 'default (none)'
+        : a.rate === 0
+          ? 'none'
+          : `${a.rate}/s`,
     allow: a.allow.length === 0 ? 'any' : a.allow.join(','),
   };
 }
@@ -130,7 +149,15 @@ function table(header: string[], rows: string[][]): string {
 }
 
 function jsonAccount(a: AccountSummary): Record<string, unknown> {
-  return { username: a.username, enabled: a.enabled, credits: a.credits, usedToday: a.usedToday, dailyLimit: a.dailyLimit, rate: a.rate, allow: a.allow };
+  return {
+    username: a.username,
+    enabled: a.enabled,
+    credits: a.credits,
+    usedToday: a.usedToday,
+    dailyLimit: a.dailyLimit,
+    rate: a.rate,
+    allow: a.allow,
+  };
 }
 
 type Action<A extends unknown[]> = (...args: A) => Promise<void>;
@@ -215,7 +242,8 @@ function registerAdd(users: Command): void {
         checkName(username);
         const changes = settings(opts);
         const a = await withStore(async (s) => {
-          if (await s.getAccount(username)) throw new InputError(`username ${shown(username)} exists; change it with 'reglookup users set'`);
+          if (await s.getAccount(username))
+            throw new InputError(`username ${shown(username)} exists; change it with 'reglookup users set'`);
           return managed(admin(s).add({ username, ...changes }));
         }, SAY_CREATED);
         if (opts.generate) {
@@ -236,8 +264,12 @@ function registerChanges(users: Command): void {
     .action(
       run(async (name: string, opts: SettingOptions) => {
         const changes = settings(opts);
-        if (Object.keys(changes).length === 0) throw new InputError('nothing to set: give --credits, --daily-limit, --rate or --allow');
-        const a = await withStore((s) => s.getAccount(name).then((b) => (b ? managed(admin(s).update(name, changes)) : noSuch(name))), EXISTING);
+        if (Object.keys(changes).length === 0)
+          throw new InputError('nothing to set: give --credits, --daily-limit, --rate or --allow');
+        const a = await withStore(
+          (s) => s.getAccount(name).then((b) => (b ? managed(admin(s).update(name, changes)) : noSuch(name))),
+          EXISTING,
+        );
         process.stdout.write(`saved ${shown(name)} (${summary(a)})\n`);
       }),
     );
@@ -249,11 +281,17 @@ function registerChanges(users: Command): void {
     .description('add credits to a username (or take them away)')
     .action(
       run(async (name: string, n: string) => {
-        if (!/^-?\d+$/.test(n) || Math.abs(Number(n)) > MAX_CREDITS) throw new InputError(`credits must be a whole number (negative to take away), at most ${MAX_CREDITS} either way, got '${n}'`);
+        if (!/^-?\d+$/.test(n) || Math.abs(Number(n)) > MAX_CREDITS)
+          throw new InputError(
+            `credits must be a whole number (negative to take away), at most ${MAX_CREDITS} either way, got '${n}'`,
+          );
         const result = await withStore(async (s) => {
           const a = await s.getAccount(name);
           if (!a) noSuch(name);
-          if (a.credits === null) throw new InputError(`${shown(name)} has unlimited credits; give it a balance with 'reglookup users set ${shown(name)} --credits N'`);
+          if (a.credits === null)
+            throw new InputError(
+              `${shown(name)} has unlimited credits; give it a balance with 'reglookup users set ${shown(name)} --credits N'`,
+            );
           return managed(admin(s).credit(name, Number(n)));
         }, EXISTING);
         process.stdout.write(`${shown(name)}: ${result.balance} credit(s) left\n`);
@@ -270,10 +308,17 @@ function registerStates(users: Command): void {
     users
       .command(command)
       .argument('<username>')
-      .description(enabled ? 'let a disabled username make lookups again' : 'refuse every lookup by a username, keeping its settings and usage')
+      .description(
+        enabled
+          ? 'let a disabled username make lookups again'
+          : 'refuse every lookup by a username, keeping its settings and usage',
+      )
       .action(
         run(async (name: string) => {
-          await withStore((s) => s.getAccount(name).then((a) => (a ? admin(s).setEnabled(name, enabled) : noSuch(name))), EXISTING);
+          await withStore(
+            (s) => s.getAccount(name).then((a) => (a ? admin(s).setEnabled(name, enabled) : noSuch(name))),
+            EXISTING,
+          );
           process.stdout.write(`${command}d ${shown(name)}\n`);
         }),
       );
@@ -309,7 +354,9 @@ function registerReports(users: Command): void {
           const d = describe(a, rate);
           return [shown(a.username), d.enabled, d.credits, String(a.usedToday), d['daily limit'], d.rate, d.allow];
         });
-        process.stdout.write(table(['USERNAME', 'ENABLED', 'CREDITS', 'USED TODAY', 'DAILY LIMIT', 'RATE', 'ALLOW'], rows));
+        process.stdout.write(
+          table(['USERNAME', 'ENABLED', 'CREDITS', 'USED TODAY', 'DAILY LIMIT', 'RATE', 'ALLOW'], rows),
+        );
       }),
     );
 
@@ -338,7 +385,8 @@ interface UsageOptions {
 async function usageCommand(name: string | undefined, opts: UsageOptions): Promise<void> {
   if (opts.all) return usageOfAll(name, opts);
   if (name === undefined) throw new InputError('give a username, or --all --from DAY --to DAY for every caller');
-  if (opts.from !== undefined || opts.to !== undefined || opts.csv) throw new InputError('--from, --to and --csv go with --all; for one username use --days');
+  if (opts.from !== undefined || opts.to !== undefined || opts.csv)
+    throw new InputError('--from, --to and --csv go with --all; for one username use --days');
   const days = whole(opts.days, '--days', 1, 36_500);
   const from = dayOf(Date.now() - (days - 1) * 86_400_000);
   const rows = await withStore(async (s) => {
@@ -357,16 +405,26 @@ async function usageCommand(name: string | undefined, opts: UsageOptions): Promi
   }
   const total = rows.reduce((t, r) => [t[0] + r.found, t[1] + r.notFound], [0, 0]);
   process.stdout.write(
-    table(['DAY', 'OPERATION', 'FOUND', 'NOT FOUND'], [...rows.map((r) => [r.day, r.operation, String(r.found), String(r.notFound)]), ['total', '', String(total[0]), String(total[1])]]),
+    table(
+      ['DAY', 'OPERATION', 'FOUND', 'NOT FOUND'],
+      [
+        ...rows.map((r) => [r.day, r.operation, String(r.found), String(r.notFound)]),
+        ['total', '', String(total[0]), String(total[1])],
+      ],
+    ),
   );
 }
 
 /** `users usage --all --from --to [--csv|--json]`: what the admin API's GET /admin/api/usage gives. */
 async function usageOfAll(name: string | undefined, opts: UsageOptions): Promise<void> {
   if (name !== undefined) throw new InputError('give a username or --all, not both');
-  if (opts.from === undefined || opts.to === undefined) throw new InputError('--all needs --from and --to (UTC days, YYYY-MM-DD)');
+  if (opts.from === undefined || opts.to === undefined)
+    throw new InputError('--all needs --from and --to (UTC days, YYYY-MM-DD)');
   if (opts.csv && opts.json) throw new InputError('give --csv or --json, not both');
-  const { rows } = await withStore((s) => usageRange(s, opts.from as string, opts.to as string).catch(asInputError), EXISTING);
+  const { rows } = await withStore(
+    (s) => usageRange(s, opts.from as string, opts.to as string).catch(asInputError),
+    EXISTING,
+  );
   if (opts.csv) process.stdout.write(usageCsv(rows));
   else if (opts.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
   else
@@ -379,6 +437,7 @@ async function usageOfAll(name: string | undefined, opts: UsageOptions): Promise
 }
 
 function asInputError(e: unknown): never {
-  if (e instanceof Error && 'status' in e) throw new InputError(e.message.replace(/^from /, '--from ').replace(/^to /, '--to '));
+  if (e instanceof Error && 'status' in e)
+    throw new InputError(e.message.replace(/^from /, '--from ').replace(/^to /, '--to '));
   throw e;
 }

@@ -47,7 +47,10 @@ function operationItem(op: Operation): Doc {
       parameters,
       responses: {
         '200': {
-          description: op.result === 'Vehicle' ? 'The vehicle: the vehicleJson object itself.' : 'The MOT history: the UKMOTData fields.',
+          description:
+            op.result === 'Vehicle'
+              ? 'The vehicle: the vehicleJson object itself.'
+              : 'The MOT history: the UKMOTData fields.',
           content: { 'application/json': { schema: { $ref: `#/components/schemas/${op.result}` } } },
         },
         '400': errorResponse('MISSING_PARAMETER, INVALID_PARAMETER or MALFORMED_REQUEST.'),
@@ -81,7 +84,13 @@ export function openApiDocument(serverUrl: string, errorCodes: readonly string[]
     security: [{ basicAuth: [] }, {}],
     paths,
     components: {
-      securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'The username as the user-id; the password is ignored.' } },
+      securitySchemes: {
+        basicAuth: {
+          type: 'http',
+          scheme: 'basic',
+          description: 'The username as the user-id; the password is ignored.',
+        },
+      },
       parameters: {
         username: {
           name: 'username',
@@ -99,7 +108,11 @@ export function openApiDocument(serverUrl: string, errorCodes: readonly string[]
         },
       },
       schemas: {
-        Vehicle: { type: 'object', description: 'The vehicle as stored (vehicleJson over SOAP), byte for byte.', additionalProperties: true },
+        Vehicle: {
+          type: 'object',
+          description: 'The vehicle as stored (vehicleJson over SOAP), byte for byte.',
+          additionalProperties: true,
+        },
         UKTest: {
           type: 'object',
           properties: {

@@ -40,7 +40,13 @@ function operation(op: Omit<Operation, 'paramsIgnoringCase'>): Operation {
 }
 
 function plain(name: string, country: string): Operation {
-  return operation({ name, country, params: ['RegistrationNumber', 'username'], required: ['RegistrationNumber', 'username'], result: 'Vehicle' });
+  return operation({
+    name,
+    country,
+    params: ['RegistrationNumber', 'username'],
+    required: ['RegistrationNumber', 'username'],
+    result: 'Vehicle',
+  });
 }
 
 function withState(name: string, country: string, param: StateParam, code: StateCountry): Operation {

@@ -16,7 +16,9 @@ export interface SchemaElement {
 }
 
 /** A complex type: a sequence of elements, or simple content over an XML Schema type. */
-export type SchemaType = { readonly kind: 'sequence'; readonly elements: readonly SchemaElement[] } | { readonly kind: 'simple'; readonly base: string };
+export type SchemaType =
+  | { readonly kind: 'sequence'; readonly elements: readonly SchemaElement[] }
+  | { readonly kind: 'simple'; readonly base: string };
 
 export interface ContractModel {
   readonly serviceName: string;
@@ -64,7 +66,10 @@ export async function readContract(wsdl: string): Promise<ContractModel> {
   const types = new Map<string, SchemaType>();
   for (const t of list(schema, 's:complexType')) {
     const simple = list(list(t, 's:simpleContent')[0], 's:extension')[0];
-    types.set(t.$?.name ?? '', simple ? { kind: 'simple', base: qname(simple.$?.base).local } : { kind: 'sequence', elements: sequence(t) });
+    types.set(
+      t.$?.name ?? '',
+      simple ? { kind: 'simple', base: qname(simple.$?.base).local } : { kind: 'sequence', elements: sequence(t) },
+    );
   }
   const elements = new Map<string, SchemaElement[]>();
   for (const e of list(schema, 's:element')) {

@@ -17,7 +17,8 @@ export class ContractError extends Error {}
 /** The WSDL text with the configured target namespace (the file is written with the default one). */
 export function loadWsdl(namespace: string, file = WSDL_FILE): string {
   const text = fs.readFileSync(file, 'utf8');
-  if (!text.includes(PLACEHOLDER_ADDRESS)) throw new ContractError(`${file}: no port address '${PLACEHOLDER_ADDRESS}' to fill in`);
+  if (!text.includes(PLACEHOLDER_ADDRESS))
+    throw new ContractError(`${file}: no port address '${PLACEHOLDER_ADDRESS}' to fill in`);
   return namespace === DEFAULT_NAMESPACE ? text : text.split(DEFAULT_NAMESPACE).join(namespace);
 }
 
@@ -43,22 +44,34 @@ export async function contractDifferences(wsdl: string, namespace: string): Prom
   const doc = (await parseStringPromise(wsdl, { explicitArray: true })) as Record<string, Node | undefined>;
   const defs = doc['wsdl:definitions'] as Node;
   if (!defs) return ['the root element is not wsdl:definitions'];
-  if (defs.$?.targetNamespace !== namespace) problems.push(`targetNamespace is '${defs.$?.targetNamespace}', expected '${namespace}'`);
+  if (defs.$?.targetNamespace !== namespace)
+    problems.push(`targetNamespace is '${defs.$?.targetNamespace}', expected '${namespace}'`);
 
   const schema = list(list(defs, 'wsdl:types')[0], 's:schema')[0];
   const elements = new Map(list(schema, 's:element').map((e) => [e.$?.name ?? '', e]));
-  const sequenceOf = (e: Node | undefined) => list(list(list(e, 's:complexType')[0], 's:sequence')[0], 's:element').map((x) => ({ name: x.$?.name ?? '', type: x.$?.type ?? '' }));
-  const messages = new Map(list(defs, 'wsdl:message').map((m) => [m.$?.name ?? '', list(m, 'wsdl:part').map((p) => p.$ ?? {})]));
+  const sequenceOf = (e: Node | undefined) =>
+    list(list(list(e, 's:complexType')[0], 's:sequence')[0], 's:element').map((x) => ({
+      name: x.$?.name ?? '',
+      type: x.$?.type ?? '',
+    }));
+  const messages = new Map(
+    list(defs, 'wsdl:message').map((m) => [m.$?.name ?? '', list(m, 'wsdl:part').map((p) => p.$ ?? {})]),
+  );
 
   const catalogue = new Set(OPERATIONS.map((o) => o.name));
-  const requestNames = [...elements.keys()].filter((n) => !n.endsWith('Response') && n !== 'Vehicle' && n !== 'UKMOTData');
-  for (const n of requestNames) if (!catalogue.has(n)) problems.push(`request element '${n}' has no operation in the catalogue`);
+  const requestNames = [...elements.keys()].filter(
+    (n) => !n.endsWith('Response') && n !== 'Vehicle' && n !== 'UKMOTData',
+  );
+  for (const n of requestNames)
+    if (!catalogue.has(n)) problems.push(`request element '${n}' has no operation in the catalogue`);
 
   for (const op of OPERATIONS) {
     const req = sequenceOf(elements.get(op.name));
     if (!elements.has(op.name)) problems.push(`${op.name}: no request element`);
     else if (req.map((r) => r.name).join(',') !== op.params.join(',')) {
-      problems.push(`${op.name}: request parameters are (${req.map((r) => r.name).join(', ')}), catalogue has (${op.params.join(', ')})`);
+      problems.push(
+        `${op.name}: request parameters are (${req.map((r) => r.name).join(', ')}), catalogue has (${op.params.join(', ')})`,
+      );
     }
     const resp = sequenceOf(elements.get(`${op.name}Response`));
     if (resp.length !== 1 || resp[0].name !== `${op.name}Result` || local(resp[0].type) !== op.result) {
@@ -66,9 +79,11 @@ export async function contractDifferences(wsdl: string, namespace: string): Prom
     }
     for (const v of ['HttpGet', 'HttpPost']) {
       const parts = messages.get(`${op.name}${v}In`)?.map((p) => p.name) ?? [];
-      if (parts.join(',') !== op.params.join(',')) problems.push(`${op.name}: message ${op.name}${v}In parts are (${parts.join(', ')})`);
+      if (parts.join(',') !== op.params.join(','))
+        problems.push(`${op.name}: message ${op.name}${v}In parts are (${parts.join(', ')})`);
       const out = messages.get(`${op.name}${v}Out`)?.[0];
-      if (local(out?.element) !== op.result) problems.push(`${op.name}: message ${op.name}${v}Out must carry element ${op.result}`);
+      if (local(out?.element) !== op.result)
+        problems.push(`${op.name}: message ${op.name}${v}Out must carry element ${op.result}`);
     }
   }
 
@@ -95,10 +110,12 @@ export async function contractDifferences(wsdl: string, namespace: string): Prom
       if (!catalogue.has(name)) problems.push(`binding ${b.$?.name}: operation ${name} is not in the catalogue`);
       if (soapPrefix) {
         const action = list(o, `${soapPrefix}:operation`)[0]?.$?.soapAction;
-        if (action !== `${namespace}/${name}`) problems.push(`binding ${b.$?.name}: ${name} has soapAction '${action}', expected '${namespace}/${name}'`);
+        if (action !== `${namespace}/${name}`)
+          problems.push(`binding ${b.$?.name}: ${name} has soapAction '${action}', expected '${namespace}/${name}'`);
       } else {
         const location = list(o, 'http:operation')[0]?.$?.location;
-        if (location !== `/${name}`) problems.push(`binding ${b.$?.name}: ${name} has location '${location}', expected '/${name}'`);
+        if (location !== `/${name}`)
+          problems.push(`binding ${b.$?.name}: ${name} has location '${location}', expected '/${name}'`);
       }
     }
   }

@@ -1,4 +1,5 @@
-// Backup: a consistent copy of the whole store (records, accounts, usage; the upstream cache only when asked) taken while it serves,
+// Backup: a consistent copy of the whole store (records, accounts, usage; the upstream cache only when asked) taken
+// while it serves,
 // by the store's own means (SQLite's online backup). The copy is written under a temporary name
 // and renamed when complete, so a file at the given name is always a whole backup.
 

@@ -78,7 +78,10 @@ export function overlongLine(reason: string): PackedChunk {
   return { kinds: Uint8Array.of(INVALID), text: '', ends: new Int32Array(0), hashes: new Uint32Array(0), reasons: [reason] };
 }
 
-/** The parts copied into one fresh array of `length` bytes (its own memory, never a pool's: it may be handed to a worker). */
+/**
+ * The parts copied into one fresh array of `length` bytes (its own memory, never a pool's: it may be handed to a
+ * worker).
+ */
 export function joined(parts: readonly Uint8Array[], length: number): Uint8Array {
   const out = new Uint8Array(length);
   let at = 0;

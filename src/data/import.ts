@@ -63,7 +63,10 @@ export interface DryRunReport {
   readonly added: number;
   /** Keys the file puts that the store holds already (written again, perhaps unchanged). */
   readonly replaced: number;
-  /** Records that would go: by deletion lines, and for a replace of everything, every record the file does not put; null when not known (--replace). */
+  /**
+   * Records that would go: by deletion lines, and for a replace of everything, every record the file does not put; null
+   * when not known (--replace).
+   */
   readonly removed: number | null;
 }
 
@@ -84,7 +87,9 @@ export interface ImportOptions {
   readonly sample?: boolean;
   /** Worker threads that decode, parse and check (data/workers.ts); 0 (the default) does it on this thread. */
   readonly workers?: number;
-  /** Called as the input is read, with the bytes read so far (of the file as stored: compressed bytes for a gzip file). */
+  /**
+   * Called as the input is read, with the bytes read so far (of the file as stored: compressed bytes for a gzip file).
+   */
   readonly onBytes?: (bytes: number) => void;
   /**
    * With replace 'all': the least share, in per cent of the records the store holds now, that the
@@ -97,7 +102,9 @@ export interface ImportOptions {
   readonly dryRun?: boolean;
   /** Stops the import before it commits (ImportAborted): everything is rolled back. */
   readonly signal?: AbortSignal;
-  /** 'ndjson' (the default), or 'rdw': RDW's registered-vehicles CSV (data/rdw.ts), one CheckNetherlands record a row. */
+  /**
+   * 'ndjson' (the default), or 'rdw': RDW's registered-vehicles CSV (data/rdw.ts), one CheckNetherlands record a row.
+   */
   readonly format?: 'ndjson' | 'rdw';
   /** With 'rdw': the fuel data set, read already (data/rdw.ts readFuel), joined to each vehicle by kenteken. */
   readonly fuel?: FuelMap;
@@ -105,7 +112,10 @@ export interface ImportOptions {
 
 /** Bytes a file is read in: each read's complete lines go to be parsed as one run. */
 const READ_BYTES = 1 << 20;
-/** The longest line read as one; a longer one is skipped to its line break and reported (parse.ts refuses over 1 MiB of text). */
+/**
+ * The longest line read as one; a longer one is skipped to its line break and reported (parse.ts refuses over 1 MiB of
+ * text).
+ */
 const MAX_LINE_BYTES = 4 << 20;
 
 /** What the reader hands on: a run of complete lines, or one line too long to read. */
@@ -376,7 +386,10 @@ async function readAll(store: VehicleStore, plan: ImportPlan, tally: ImportTally
   if (signal?.aborted) throw new ImportAborted();
 }
 
-/** The end of an import: rolled back (invalid lines, a dry run, a refused shrink, an interrupt) or committed, and its report. */
+/**
+ * The end of an import: rolled back (invalid lines, a dry run, a refused shrink, an interrupt) or committed, and its
+ * report.
+ */
 async function settle(plan: ImportPlan, tally: ImportTally, options: ImportOptions): Promise<ImportReport> {
   const { batch, dry, before, minKeep, named, replaceAll, sampleRemoved } = plan;
   const { lines, imported, deleted, repeated, byOperation, errors, invalid, distinctPuts } = tally;
@@ -441,7 +454,10 @@ async function* parsedRdwRuns(input: AsyncIterable<Uint8Array | string>, runner:
   while (ahead.length > 0) yield await (ahead.shift() as Promise<PackedChunk>);
 }
 
-/** Runs in flight at most: enough to keep the threads busy while the writer writes, and no more (memory: ~1 MB a run, and its outcomes). */
+/**
+ * Runs in flight at most: enough to keep the threads busy while the writer writes, and no more (memory: ~1 MB a run,
+ * and its outcomes).
+ */
 const MAX_AHEAD = 4;
 
 export async function importFile(store: VehicleStore, file: string, options: ImportOptions = {}): Promise<ImportReport> {

@@ -21,7 +21,8 @@ export function addressEntryProblem(item: string): string | null {
   const family = m ? net.isIP(m[1]) : 0;
   if (!m || family === 0) return `'${item}' is not an IP address or CIDR (e.g. 10.0.0.0/8, 2001:db8::/32)`;
   const bits = m[2] === undefined ? undefined : Number(m[2]);
-  if (bits !== undefined && bits > (family === 6 ? 128 : 32)) return `'${item}' has a prefix longer than ${family === 6 ? 128 : 32} bits`;
+  if (bits !== undefined && bits > (family === 6 ? 128 : 32))
+    return `'${item}' has a prefix longer than ${family === 6 ? 128 : 32} bits`;
   return null;
 }
 
@@ -33,7 +34,11 @@ export function addressSet(items: readonly string[]): AddressSet {
     if (problem) throw new AddressListError(problem);
     const m = ENTRY_RE.exec(item) as RegExpExecArray;
     const family = net.isIP(m[1]);
-    block.addSubnet(m[1], m[2] === undefined ? (family === 6 ? 128 : 32) : Number(m[2]), family === 6 ? 'ipv6' : 'ipv4');
+    block.addSubnet(
+      m[1],
+      m[2] === undefined ? (family === 6 ? 128 : 32) : Number(m[2]),
+      family === 6 ? 'ipv6' : 'ipv4',
+    );
   }
   return {
     list: items,

@@ -77,5 +77,7 @@ export async function readiness(probes: readonly ReadinessProbe[], state: { stop
     }
   });
   const lesser = degraded.length > 0 ? { degraded: degraded.join('; ') } : {};
-  return reasons.length === 0 ? { ready: true, checks, ...lesser, details } : { ready: false, checks, reason: reasons.join('; '), ...lesser, details };
+  return reasons.length === 0
+    ? { ready: true, checks, ...lesser, details }
+    : { ready: false, checks, reason: reasons.join('; '), ...lesser, details };
 }

@@ -71,7 +71,10 @@ export interface AccessRecord {
   readonly outcome: string;
   /** true when a sandbox registration answered (SANDBOX=on); absent otherwise. */
   readonly sandbox?: boolean;
-  /** Where a found answer came from: store, cache, or the upstream provider that answered (dvla, regcheck, ...); absent otherwise. */
+  /**
+   * Where a found answer came from: store, cache, or the upstream provider that answered (dvla, regcheck, ...); absent
+   * otherwise.
+   */
   readonly source?: string;
   readonly status: number;
   readonly ms: number;
@@ -98,7 +101,12 @@ function textValue(v: unknown): string {
 }
 
 /** `time level message key=value ...`: one line per event, for a human reading a terminal. */
-export function textLine(timestamp: string, level: string, message: string, fields: Readonly<Record<string, unknown>>): string {
+export function textLine(
+  timestamp: string,
+  level: string,
+  message: string,
+  fields: Readonly<Record<string, unknown>>,
+): string {
   let line = `${timestamp} ${level} ${escapeControls(message)}`;
   for (const k of Object.keys(fields)) {
     const v = fields[k];
@@ -140,7 +148,10 @@ function isoNow(): string {
 // A string that JSON writes as it is: printable ASCII other than `"` and `\`.
 const JSON_PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
-/** A string as a JSON value; JSON.stringify escapes C0, escapeControls then DEL, C1 and the separators as \uXXXX (valid JSON). */
+/**
+ * A string as a JSON value; JSON.stringify escapes C0, escapeControls then DEL, C1 and the separators as \uXXXX (valid
+ * JSON).
+ */
 function jsonString(s: string): string {
   return JSON_PLAIN.test(s) ? `"${s}"` : escapeControls(JSON.stringify(s));
 }
@@ -161,7 +172,11 @@ function accessJson(level: string, timestamp: string, r: AccessRecord): string {
 }
 
 const textFormat = winston.format.printf((info) => {
-  const { level, message, timestamp, ...rest } = info as { level: string; message: unknown; timestamp?: string } & Record<string, unknown>;
+  const { level, message, timestamp, ...rest } = info as {
+    level: string;
+    message: unknown;
+    timestamp?: string;
+  } & Record<string, unknown>;
   return textLine(timestamp ?? new Date().toISOString(), level, String(message), rest);
 });
 
@@ -170,7 +185,10 @@ export function createLogger(level: string, format: 'json' | 'text'): Logger {
   const logger = winston.createLogger({
     level: level === 'silent' ? 'error' : level,
     silent: level === 'silent',
-    format: format === 'json' ? winston.format.combine(winston.format.timestamp(), winston.format.json()) : winston.format.combine(winston.format.timestamp(), textFormat),
+    format:
+      format === 'json'
+        ? winston.format.combine(winston.format.timestamp(), winston.format.json())
+        : winston.format.combine(winston.format.timestamp(), textFormat),
     transports: [new winston.transports.Stream({ stream: out })],
   });
   accessSinks.set(logger, { out, format });

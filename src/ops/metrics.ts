@@ -42,9 +42,15 @@ export interface Metrics {
   storeUnavailable(calls: number): void;
   /** Where reglookup_callers_low_credit is counted from at each scrape (the store's accounts). */
   countLowCredit(count: () => Promise<number>): void;
-  /** One call to an upstream provider (retries included) and its outcome: found, not_found, invalid, transient, permanent, timeout, breaker_open. */
+  /**
+   * One call to an upstream provider (retries included) and its outcome: found, not_found, invalid, transient,
+   * permanent, timeout, breaker_open.
+   */
   upstreamCall(provider: string, outcome: string, seconds: number): void;
-  /** A lookup the store did not hold, by what the upstream cache did: hit, miss, stale (served past its TTL while the upstreams failed). */
+  /**
+   * A lookup the store did not hold, by what the upstream cache did: hit, miss, stale (served past its TTL while the
+   * upstreams failed).
+   */
   upstreamCache(operation: string, kind: 'hit' | 'miss' | 'stale'): void;
   /** A provider's circuit breaker changed state (closed, open, half_open). */
   upstreamBreaker(provider: string, state: string): void;
@@ -58,7 +64,9 @@ const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 const BREAKER_STATES = ['closed', 'open', 'half_open', 'isolated'];
 
 /** The upstream providers' series (docs/upstream.md, Metrics). */
-function upstreamMetrics(registry: client.Registry): Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker' | 'upstreamRemaining' | 'upstreamQuotaUsed'> {
+function upstreamMetrics(
+  registry: client.Registry,
+): Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker' | 'upstreamRemaining' | 'upstreamQuotaUsed'> {
   const calls = new client.Counter({
     name: 'reglookup_upstream_calls_total',
     help: 'Calls to upstream providers (retries included), by provider and outcome',
@@ -92,7 +100,12 @@ function upstreamMetrics(registry: client.Registry): Pick<Metrics, 'upstreamCall
     registers: [registry],
     aggregator: 'min',
   });
-  const quota = new client.Counter({ name: 'reglookup_upstream_quota_used_total', help: "Calls made against a provider's quota", labelNames: ['provider'], registers: [registry] });
+  const quota = new client.Counter({
+    name: 'reglookup_upstream_quota_used_total',
+    help: "Calls made against a provider's quota",
+    labelNames: ['provider'],
+    registers: [registry],
+  });
   return {
     upstreamCall(provider, outcome, seconds) {
       calls.inc({ provider, outcome });
@@ -118,7 +131,13 @@ function upstreamMetrics(registry: client.Registry): Pick<Metrics, 'upstreamCall
  * about a microsecond) and handed to prom-client's Histogram only when scraped. Returns the
  * series of one label value (made on first use).
  */
-function cheapHistogram(registry: client.Registry, name: string, help: string, bounds: readonly number[], labelName: string | null): (label: string) => Latency {
+function cheapHistogram(
+  registry: client.Registry,
+  name: string,
+  help: string,
+  bounds: readonly number[],
+  labelName: string | null,
+): (label: string) => Latency {
   const series = new Map<string, Latency>();
   new client.Histogram({
     name,
@@ -187,6 +206,36 @@ function requestTallies(registry: client.Registry): (transport: string, operatio
   };
 }
 
+/**
+ * The gauges set when scraped (callers with low credit, from the store) or once (the release); returns where the
+ * low-credit count comes from.
+ */
+function gaugesAtScrape(registry: client.Registry): { source: (() => Promise<number>) | null } {
+  const lowCredit: { source: (() => Promise<number>) | null } = { source: null };
+  let lastLow = 0;
+  new client.Gauge({
+    name: 'reglookup_callers_low_credit',
+    help: 'Callers with a balance below CREDIT_ALERT_BELOW (unlimited ones are not counted), for an alert; counted at each scrape',
+    registers: [registry],
+    // Every worker counts the same store.
+    aggregator: 'max',
+    async collect() {
+      if (!lowCredit.source) return;
+      // A store that cannot answer keeps the last count; reglookup_store_up says why.
+      lastLow = await lowCredit.source().catch(() => lastLow);
+      this.set(lastLow);
+    },
+  });
+  new client.Gauge({
+    name: 'reglookup_build_info',
+    help: 'The running release (always 1)',
+    labelNames: ['version'],
+    registers: [registry],
+    aggregator: 'first',
+  }).set({ version: VERSION }, 1);
+  return lowCredit;
+}
+
 function build(): Metrics {
   const registry = new client.Registry();
   // process_* and nodejs_* (CPU, memory, handles, GC, event-loop lag), under their usual names.
@@ -208,16 +257,28 @@ function build(): Metrics {
     labelNames: ['code'],
     registers: [registry],
   });
-  const refusalBy = new Map<string, client.Counter.Internal>();
-  for (const code of REFUSAL_CODES) {
-    const child = refusals.labels(code);
-    child.inc(0); // present from the start, so that rate() sees the first refusal
-    refusalBy.set(code, child);
-  }
+  // Each code present from the start, so that rate() sees the first refusal.
+  const refusalBy = new Map(REFUSAL_CODES.map((code) => [code as string, refusals.labels(code)]));
+  for (const child of refusalBy.values()) child.inc(0);
 
-  const storeReads = cheapHistogram(registry, 'reglookup_store_query_duration_seconds', 'Time the store took to answer a lookup read', STORE_BUCKETS, null)('');
-  const imports = new client.Counter({ name: 'reglookup_imports_total', help: 'Imports run in this process, by result (committed or rolled_back)', labelNames: ['result'], registers: [registry] });
-  const importedRecords = new client.Counter({ name: 'reglookup_imported_records_total', help: 'Records written by committed imports in this process', registers: [registry] });
+  const storeReads = cheapHistogram(
+    registry,
+    'reglookup_store_query_duration_seconds',
+    'Time the store took to answer a lookup read',
+    STORE_BUCKETS,
+    null,
+  )('');
+  const imports = new client.Counter({
+    name: 'reglookup_imports_total',
+    help: 'Imports run in this process, by result (committed or rolled_back)',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  const importedRecords = new client.Counter({
+    name: 'reglookup_imported_records_total',
+    help: 'Records written by committed imports in this process',
+    registers: [registry],
+  });
   const storeUp = new client.Gauge({
     name: 'reglookup_store_up',
     help: 'Whether the store was reachable at its last use (1) or not (0)',
@@ -231,22 +292,7 @@ function build(): Metrics {
     help: 'Store calls refused because the store could not be reached (each answered SERVICE_UNAVAILABLE): lookups, and /readyz probes and usage writes',
     registers: [registry],
   });
-  let lowCredit: (() => Promise<number>) | null = null;
-  let lastLow = 0;
-  new client.Gauge({
-    name: 'reglookup_callers_low_credit',
-    help: 'Callers with a balance below CREDIT_ALERT_BELOW (unlimited ones are not counted), for an alert; counted at each scrape',
-    registers: [registry],
-    // Every worker counts the same store.
-    aggregator: 'max',
-    async collect() {
-      if (!lowCredit) return;
-      // A store that cannot answer keeps the last count; reglookup_store_up says why.
-      lastLow = await lowCredit().catch(() => lastLow);
-      this.set(lastLow);
-    },
-  });
-  new client.Gauge({ name: 'reglookup_build_info', help: 'The running release (always 1)', labelNames: ['version'], registers: [registry], aggregator: 'first' }).set({ version: VERSION }, 1);
+  const lowCredit = gaugesAtScrape(registry);
 
   return {
     registry,
@@ -271,7 +317,7 @@ function build(): Metrics {
       storeUnavailable.inc(calls);
     },
     countLowCredit(count) {
-      lowCredit = count;
+      lowCredit.source = count;
     },
   };
 }

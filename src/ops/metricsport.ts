@@ -20,7 +20,9 @@ export function createMetricsServer(text: () => Promise<string>, logger: Logger)
       (t) => res.writeHead(200, { 'Content-Type': CONTENT_TYPE }).end(req.method === 'HEAD' ? undefined : t),
       (e: unknown) => {
         logger.error('metrics scrape failed', { error: String((e as Error)?.message ?? e) });
-        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('The metrics could not be collected; the log has the detail\n');
+        res
+          .writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' })
+          .end('The metrics could not be collected; the log has the detail\n');
       },
     );
   });

@@ -9,7 +9,10 @@ import type { Metrics } from './metrics';
 export function storeWatcher(logger: Logger, metrics: Metrics | null): StoreWatcher {
   return {
     down(store, error, problem = 'cannot be reached') {
-      logger.error(`store unavailable: ${store} ${problem}; lookups that need it are answered SERVICE_UNAVAILABLE (503, Retry-After) until it serves again`, { store, error });
+      logger.error(
+        `store unavailable: ${store} ${problem}; lookups that need it are answered SERVICE_UNAVAILABLE (503, Retry-After) until it serves again`,
+        { store, error },
+      );
       metrics?.storeUp(false);
     },
     up(store, downMs, state = 'is reachable again') {

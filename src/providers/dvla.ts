@@ -79,8 +79,15 @@ export class DvlaProvider implements Provider {
       ctx.signal,
     );
     if (res.status === 404) return { found: false };
-    if (res.status === 400) throw new UpstreamFailure(this.name, 'invalid', 'the DVLA says the registration number is not valid');
-    if (res.status === 429) throw new UpstreamFailure(this.name, 'transient', 'the DVLA refused the call for now (429, over its quota)', retryAfterOf(res.headers['retry-after']));
+    if (res.status === 400)
+      throw new UpstreamFailure(this.name, 'invalid', 'the DVLA says the registration number is not valid');
+    if (res.status === 429)
+      throw new UpstreamFailure(
+        this.name,
+        'transient',
+        'the DVLA refused the call for now (429, over its quota)',
+        retryAfterOf(res.headers['retry-after']),
+      );
     if (res.status !== 200) throw failureForStatus(this.name, res.status, res.headers, 'the DVLA');
     let body: unknown;
     try {
@@ -88,7 +95,8 @@ export class DvlaProvider implements Provider {
     } catch {
       throw new UpstreamFailure(this.name, 'permanent', 'the DVLA answered something that is not JSON');
     }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new UpstreamFailure(this.name, 'permanent', 'the DVLA answered JSON that is not a vehicle object');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new UpstreamFailure(this.name, 'permanent', 'the DVLA answered JSON that is not a vehicle object');
     return { found: true, record: mapDvla(body as Json) };
   }
 }

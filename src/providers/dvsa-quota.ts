@@ -34,7 +34,15 @@ export class DvsaQuota {
   ) {
     const make = (points: number, duration: number, key: string): RateLimiterAbstract => {
       const memory = new RateLimiterMemory({ points, duration, keyPrefix: `${prefix}dvsa:${key}` });
-      return redis ? new RateLimiterRedis({ storeClient: redis, points, duration, keyPrefix: `${prefix}dvsa:${key}`, insuranceLimiter: memory }) : memory;
+      return redis
+        ? new RateLimiterRedis({
+            storeClient: redis,
+            points,
+            duration,
+            keyPrefix: `${prefix}dvsa:${key}`,
+            insuranceLimiter: memory,
+          })
+        : memory;
     };
     this.second = make(limits.perSecond, 1, 'second');
     this.day = make(limits.perDay, 86_400, 'day');

@@ -64,24 +64,45 @@ export class TokenSource {
   private async request(http: UpstreamHttp): Promise<Token> {
     this.requests++;
     const { tokenUrl, clientId, clientSecret, scope } = this.config;
-    const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope }).toString();
+    const body = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+      scope,
+    }).toString();
     const started = this.now();
     const res = await http(
-      { method: 'POST', url: tokenUrl, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body },
+      {
+        method: 'POST',
+        url: tokenUrl,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body,
+      },
       AbortSignal.timeout(TOKEN_TIMEOUT_MS),
     ).catch((e: unknown) => {
-      if (e instanceof UpstreamFailure) throw new UpstreamFailure('dvsa', e.kind, `the DVSA token endpoint: ${e.message}`, e.retryAfterS);
+      if (e instanceof UpstreamFailure)
+        throw new UpstreamFailure('dvsa', e.kind, `the DVSA token endpoint: ${e.message}`, e.retryAfterS);
       throw new UpstreamFailure('dvsa', 'transient', 'the DVSA token endpoint could not be reached');
     });
     const what = 'the DVSA token endpoint';
     if (res.status === 400 || res.status === 401) {
-      throw new UpstreamFailure('dvsa', 'permanent', `${what} refused our client credentials (${res.status}); check DVSA_CLIENT_ID, DVSA_CLIENT_SECRET and DVSA_SCOPE`);
+      throw new UpstreamFailure(
+        'dvsa',
+        'permanent',
+        `${what} refused our client credentials (${res.status}); check DVSA_CLIENT_ID, DVSA_CLIENT_SECRET and DVSA_SCOPE`,
+      );
     }
     if (res.status !== 200) throw failureForStatus('dvsa', res.status, res.headers, what);
     const json = jsonBody('dvsa', what, res.body) as { access_token?: unknown; expires_in?: unknown } | null;
     const value = json?.access_token;
     const expiresIn = Number(json?.expires_in ?? 3600);
-    if (typeof value !== 'string' || value === '' || !/^[\x21-\x7e]+$/.test(value) || !Number.isFinite(expiresIn) || expiresIn <= 0) {
+    if (
+      typeof value !== 'string' ||
+      value === '' ||
+      !/^[\x21-\x7e]+$/.test(value) ||
+      !Number.isFinite(expiresIn) ||
+      expiresIn <= 0
+    ) {
       throw new UpstreamFailure('dvsa', 'permanent', `${what} answered without a usable access_token and expires_in`);
     }
     const lifeMs = expiresIn * 1000;

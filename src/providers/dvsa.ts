@@ -32,7 +32,12 @@ const CONNECT_WAIT_MS = 3000;
 
 const FAILURE = new Set(['FAIL', 'MAJOR', 'DANGEROUS', 'PRS']);
 
-const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : typeof v === 'number' && Number.isFinite(v) ? String(v) : undefined);
+const text = (v: unknown): string | undefined =>
+  typeof v === 'string' && v.trim() !== ''
+    ? v.trim()
+    : typeof v === 'number' && Number.isFinite(v)
+      ? String(v)
+      : undefined;
 
 const RESULTS: Readonly<Record<string, string>> = { PASSED: 'Pass', FAILED: 'Fail' };
 
@@ -108,7 +113,14 @@ export class DvsaProvider implements Provider {
     deps: DvsaDeps = {},
   ) {
     this.tokens = new TokenSource(config, deps.now);
-    this.redis = deps.redisUrl ? new Redis(deps.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000, lazyConnect: false }) : null;
+    this.redis = deps.redisUrl
+      ? new Redis(deps.redisUrl, {
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 1,
+          commandTimeout: 1000,
+          lazyConnect: false,
+        })
+      : null;
     // Errors reach the quota's insurance limiter; the connection's own error events are not news.
     this.redis?.on('error', () => undefined);
     const redis = this.redis;
@@ -133,7 +145,12 @@ export class DvsaProvider implements Provider {
     await this.connected;
     const refused = await this.quota.take();
     if (refused) {
-      throw new UpstreamFailure(this.name, 'transient', `the DVSA quota (${refused.which === 'second' ? 'per second' : 'per day'}) is spent for now`, refused.retryAfterS);
+      throw new UpstreamFailure(
+        this.name,
+        'transient',
+        `the DVSA quota (${refused.which === 'second' ? 'per second' : 'per day'}) is spent for now`,
+        refused.retryAfterS,
+      );
     }
     return this.quota.inBurst(() => this.call(registration, ctx));
   }
@@ -149,10 +166,12 @@ export class DvsaProvider implements Provider {
     }
     const what = 'the DVSA MOT History API';
     if (res.status === 404) return { found: false };
-    if (res.status === 400) throw new UpstreamFailure(this.name, 'invalid', 'the DVSA says the registration number is not valid');
+    if (res.status === 400)
+      throw new UpstreamFailure(this.name, 'invalid', 'the DVSA says the registration number is not valid');
     if (res.status !== 200) throw failureForStatus(this.name, res.status, res.headers, what);
     const body = jsonBody(this.name, what, res.body);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new UpstreamFailure(this.name, 'permanent', `${what} answered JSON that is not a vehicle object`);
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new UpstreamFailure(this.name, 'permanent', `${what} answered JSON that is not a vehicle object`);
     return { found: true, record: mapDvsa(body as Json) };
   }
 

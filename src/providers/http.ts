@@ -6,7 +6,10 @@
 
 import { UpstreamFailure, type UpstreamHttp, type UpstreamRequest, type UpstreamResponse } from './provider';
 
-/** What a network failure is called in a message: its code (ECONNREFUSED, ...) or the abort. Never the URL (it may carry a key). */
+/**
+ * What a network failure is called in a message: its code (ECONNREFUSED, ...) or the abort. Never the URL (it may carry
+ * a key).
+ */
 function reasonOf(e: unknown, signal: AbortSignal): string {
   if (signal.aborted) return 'no answer within the time allowed';
   const cause = (e as { cause?: { code?: string } })?.cause;
@@ -25,7 +28,11 @@ async function readBounded(res: Response, maxBytes: number, host: string): Promi
   const declared = Number(res.headers.get('content-length'));
   if (declared > maxBytes) {
     await res.body?.cancel().catch(() => undefined);
-    throw new UpstreamFailure('', 'permanent', `${host} answered ${declared} bytes, over the ${maxBytes} allowed (UPSTREAM_MAX_BYTES)`);
+    throw new UpstreamFailure(
+      '',
+      'permanent',
+      `${host} answered ${declared} bytes, over the ${maxBytes} allowed (UPSTREAM_MAX_BYTES)`,
+    );
   }
   if (!res.body) return '';
   const reader = (res.body as ReadableStream<Uint8Array>).getReader();
@@ -37,7 +44,11 @@ async function readBounded(res: Response, maxBytes: number, host: string): Promi
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel().catch(() => undefined);
-      throw new UpstreamFailure('', 'permanent', `${host} answered more than the ${maxBytes} bytes allowed (UPSTREAM_MAX_BYTES)`);
+      throw new UpstreamFailure(
+        '',
+        'permanent',
+        `${host} answered more than the ${maxBytes} bytes allowed (UPSTREAM_MAX_BYTES)`,
+      );
     }
     chunks.push(value);
   }
@@ -50,7 +61,14 @@ export function upstreamHttp(maxBytes: number): UpstreamHttp {
     const host = hostOf(request.url);
     let res: Response;
     try {
-      res = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body, signal, redirect: 'manual', keepalive: true });
+      res = await fetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        signal,
+        redirect: 'manual',
+        keepalive: true,
+      });
     } catch (e) {
       throw new UpstreamFailure('', 'transient', `${host} could not be reached: ${reasonOf(e, signal)}`);
     }

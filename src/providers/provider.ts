@@ -32,7 +32,8 @@ export interface FetchContext {
  * `vehicle` object (vehicleData keys plus any others, kept in vehicleJson) or, for UKMOT, the MOT
  * history object (docs/data.md). The chain checks it before it is cached or answered.
  */
-export type ProviderAnswer = { readonly found: true; readonly record: Readonly<Record<string, unknown>> } | { readonly found: false };
+export type ProviderAnswer =
+  { readonly found: true; readonly record: Readonly<Record<string, unknown>> } | { readonly found: false };
 
 /** Why an upstream could not answer. */
 export type FailureKind =

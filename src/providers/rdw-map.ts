@@ -30,7 +30,9 @@ function rdwWhole(row: RdwRow, field: string): number | undefined {
   return Number.parseInt(t, 10);
 }
 
-/** An RDW date (YYYYMMDD; the _dt fields and some exports: YYYY-MM-DDT..., or DD/MM/YYYY) as YYYY-MM-DD, or undefined. */
+/**
+ * An RDW date (YYYYMMDD; the _dt fields and some exports: YYYY-MM-DDT..., or DD/MM/YYYY) as YYYY-MM-DD, or undefined.
+ */
 export function rdwDate(row: RdwRow, field: string): string | undefined {
   const t = rdwText(row, field);
   if (t === undefined) return undefined;
@@ -42,7 +44,10 @@ export function rdwDate(row: RdwRow, field: string): string | undefined {
 
 const composite = (value: number | null, text: string) => ({ CurrentValue: value, CurrentTextValue: text });
 
-/** The record's fields that come from the registered-vehicles row, then the row itself under `rdw` (in the order an answer's vehicleJson shows them). */
+/**
+ * The record's fields that come from the registered-vehicles row, then the row itself under `rdw` (in the order an
+ * answer's vehicleJson shows them).
+ */
 export function mapRdwVehicle(row: RdwRow): Json {
   const out: Json = {};
   const make = rdwText(row, 'merk');
@@ -86,7 +91,12 @@ export function mapRdwVehicle(row: RdwRow): Json {
  * fields in the record, so that an import can join them on as text (data/rdw.ts).
  */
 export function mapRdwFuel(rows: readonly RdwRow[]): Json {
-  const sorted = rows.length < 2 ? rows : [...rows].sort((a, b) => (rdwWhole(a, 'brandstof_volgnummer') ?? 0) - (rdwWhole(b, 'brandstof_volgnummer') ?? 0));
+  const sorted =
+    rows.length < 2
+      ? rows
+      : [...rows].sort(
+          (a, b) => (rdwWhole(a, 'brandstof_volgnummer') ?? 0) - (rdwWhole(b, 'brandstof_volgnummer') ?? 0),
+        );
   const out: Json = {};
   // The first value a row holds, in fuel-number order (a bulk import maps millions: no arrays made per field).
   const first = <T>(get: (r: RdwRow) => T | undefined): T | undefined => {

@@ -30,7 +30,10 @@ class RdwProvider implements Provider {
   async fetch(_operation: string, registration: string, _state: string, ctx: FetchContext): Promise<ProviderAnswer> {
     // Normalised registrations have no spaces, dashes or dots; anything else is no kenteken.
     if (!KENTEKEN_RE.test(registration)) return { found: false };
-    const [vehicles, fuel] = await Promise.all([this.rows(ctx.http, RDW_VEHICLES, registration, ctx.signal), this.rows(ctx.http, RDW_FUEL, registration, ctx.signal)]);
+    const [vehicles, fuel] = await Promise.all([
+      this.rows(ctx.http, RDW_VEHICLES, registration, ctx.signal),
+      this.rows(ctx.http, RDW_FUEL, registration, ctx.signal),
+    ]);
     const row = vehicles.find((r) => typeof r.kenteken !== 'string' || r.kenteken.toUpperCase() === registration);
     if (!row) return { found: false };
     return { found: true, record: mapRdw(row, fuel) };
@@ -39,7 +42,14 @@ class RdwProvider implements Provider {
   private async rows(http: UpstreamHttp, dataset: string, kenteken: string, signal: AbortSignal): Promise<RdwRow[]> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.config.appToken) headers['x-app-token'] = this.config.appToken;
-    const res = await http({ method: 'GET', url: `${this.config.url}/resource/${dataset}.json?kenteken=${encodeURIComponent(kenteken)}`, headers }, signal);
+    const res = await http(
+      {
+        method: 'GET',
+        url: `${this.config.url}/resource/${dataset}.json?kenteken=${encodeURIComponent(kenteken)}`,
+        headers,
+      },
+      signal,
+    );
     const what = `RDW (${dataset})`;
     if (res.status !== 200) throw failureForStatus(this.name, res.status, res.headers, what);
     const body = jsonBody(this.name, what, res.body);

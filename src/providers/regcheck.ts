@@ -41,27 +41,46 @@ export function elementText(xml: string, name: string): string | undefined {
   const start = m.index + m[0].length;
   const end = xml.indexOf('<', start);
   if (end === -1) throw new Error(`<${name}> is not closed`);
-  if (!new RegExp(`^</(?:[A-Za-z_][\\w.-]*:)?${name}\\s*>`).test(xml.slice(end, end + name.length + 40))) throw new Error(`<${name}> holds elements, not text`);
+  if (!new RegExp(`^</(?:[A-Za-z_][\\w.-]*:)?${name}\\s*>`).test(xml.slice(end, end + name.length + 40)))
+    throw new Error(`<${name}> holds elements, not text`);
   return xmlText(xml.slice(start, end));
 }
 
 /** The codes a reglookup answers with, to what each means for the chain. */
-function errorFailure(provider: string, status: number, headers: Readonly<Record<string, string>>, body: string): UpstreamFailure | 'not-found' {
+function errorFailure(
+  provider: string,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+): UpstreamFailure | 'not-found' {
   const line = body.split('\n', 1)[0].slice(0, 200);
   const code = headers['x-error-code'] ?? /^([A-Z_]{4,40}):/.exec(line)?.[1] ?? '';
   const retryAfter = retryAfterOf(headers['retry-after']);
   if (code === 'VEHICLE_NOT_FOUND' || (code === '' && /no vehicle|not found/i.test(line))) return 'not-found';
-  if (code === 'INVALID_PARAMETER' || code === 'MISSING_PARAMETER') return new UpstreamFailure(provider, 'invalid', 'the RegCheck service says the registration number is not valid');
-  if (code === 'OUT_OF_CREDIT' || (code === '' && /credit/i.test(line))) return new UpstreamFailure(provider, 'permanent', 'the RegCheck account is out of credit');
-  if (code === 'UNKNOWN_USERNAME') return new UpstreamFailure(provider, 'permanent', 'the RegCheck service does not know REGCHECK_USERNAME');
+  if (code === 'INVALID_PARAMETER' || code === 'MISSING_PARAMETER')
+    return new UpstreamFailure(provider, 'invalid', 'the RegCheck service says the registration number is not valid');
+  if (code === 'OUT_OF_CREDIT' || (code === '' && /credit/i.test(line)))
+    return new UpstreamFailure(provider, 'permanent', 'the RegCheck account is out of credit');
+  if (code === 'UNKNOWN_USERNAME')
+    return new UpstreamFailure(provider, 'permanent', 'the RegCheck service does not know REGCHECK_USERNAME');
   if (code === 'RATE_LIMITED' || code === 'DAILY_LIMIT_REACHED' || code === 'SERVICE_UNAVAILABLE') {
-    return new UpstreamFailure(provider, 'transient', `the RegCheck service refused the call for now (${code})`, retryAfter);
+    return new UpstreamFailure(
+      provider,
+      'transient',
+      `the RegCheck service refused the call for now (${code})`,
+      retryAfter,
+    );
   }
   return failureForStatus(provider, status, headers, 'the RegCheck service');
 }
 
 function parseAnswer(provider: string, operation: string, xml: string): ProviderAnswer {
-  if (FORBIDDEN.test(xml)) throw new UpstreamFailure(provider, 'permanent', 'the RegCheck service answered XML with a DTD, CDATA or a processing instruction');
+  if (FORBIDDEN.test(xml))
+    throw new UpstreamFailure(
+      provider,
+      'permanent',
+      'the RegCheck service answered XML with a DTD, CDATA or a processing instruction',
+    );
   try {
     if (findOperation(operation)?.result === 'UKMOTData') {
       const tests = elementText(xml, 'Json');
@@ -76,10 +95,15 @@ function parseAnswer(provider: string, operation: string, xml: string): Provider
     const json = elementText(xml, 'vehicleJson');
     if (json === undefined) throw new Error('no <vehicleJson> element');
     const record = JSON.parse(json) as unknown;
-    if (typeof record !== 'object' || record === null || Array.isArray(record)) throw new Error('vehicleJson is not an object');
+    if (typeof record !== 'object' || record === null || Array.isArray(record))
+      throw new Error('vehicleJson is not an object');
     return { found: true, record: record as Record<string, unknown> };
   } catch (e) {
-    throw new UpstreamFailure(provider, 'permanent', `the RegCheck service's answer could not be read: ${(e as Error).message.slice(0, 120)}`);
+    throw new UpstreamFailure(
+      provider,
+      'permanent',
+      `the RegCheck service's answer could not be read: ${(e as Error).message.slice(0, 120)}`,
+    );
   }
 }
 
@@ -96,7 +120,14 @@ export class RegcheckProvider implements Provider {
     const op = findOperation(operation);
     const q = new URLSearchParams({ RegistrationNumber: registration, username: this.options.username });
     if (op?.state) q.set(op.state.param, state);
-    const res = await ctx.http({ method: 'GET', url: `${this.options.url}/api/reg.asmx/${encodeURIComponent(operation)}?${q.toString()}`, headers: { accept: 'text/xml' } }, ctx.signal);
+    const res = await ctx.http(
+      {
+        method: 'GET',
+        url: `${this.options.url}/api/reg.asmx/${encodeURIComponent(operation)}?${q.toString()}`,
+        headers: { accept: 'text/xml' },
+      },
+      ctx.signal,
+    );
     if (res.status !== 200) {
       const f = errorFailure(this.name, res.status, res.headers, res.body);
       if (f === 'not-found') return { found: false };
@@ -108,10 +139,18 @@ export class RegcheckProvider implements Provider {
   /** The account's credits left, from the service's credits endpoint. */
   async remaining(ctx: FetchContext): Promise<number> {
     const q = new URLSearchParams({ username: this.options.username });
-    const res = await ctx.http({ method: 'GET', url: `${this.options.url}/ajax/getcredits.aspx?${q.toString()}` }, ctx.signal);
+    const res = await ctx.http(
+      { method: 'GET', url: `${this.options.url}/ajax/getcredits.aspx?${q.toString()}` },
+      ctx.signal,
+    );
     if (res.status !== 200) throw failureForStatus(this.name, res.status, res.headers, 'the RegCheck credits endpoint');
     const n = res.body.trim();
-    if (!/^-?\d{1,15}$/.test(n)) throw new UpstreamFailure(this.name, 'permanent', 'the RegCheck credits endpoint answered something that is not a number');
+    if (!/^-?\d{1,15}$/.test(n))
+      throw new UpstreamFailure(
+        this.name,
+        'permanent',
+        'the RegCheck credits endpoint answered something that is not a number',
+      );
     return Number(n);
   }
 }

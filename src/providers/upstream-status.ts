@@ -15,10 +15,22 @@ export function retryAfterOf(value: string | undefined, now = Date.now()): numbe
 }
 
 /** The failure an unexpected status is. */
-export function failureForStatus(provider: string, status: number, headers: Readonly<Record<string, string>>, what: string): UpstreamFailure {
+export function failureForStatus(
+  provider: string,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  what: string,
+): UpstreamFailure {
   const retryAfter = retryAfterOf(headers['retry-after']);
-  if (status === 429) return new UpstreamFailure(provider, 'transient', `${what} refused the call for now (429, too many requests)`, retryAfter);
-  if (status === 401 || status === 403) return new UpstreamFailure(provider, 'permanent', `${what} refused our credentials (${status}); check the key`);
+  if (status === 429)
+    return new UpstreamFailure(
+      provider,
+      'transient',
+      `${what} refused the call for now (429, too many requests)`,
+      retryAfter,
+    );
+  if (status === 401 || status === 403)
+    return new UpstreamFailure(provider, 'permanent', `${what} refused our credentials (${status}); check the key`);
   if (status >= 500) return new UpstreamFailure(provider, 'transient', `${what} failed (${status})`, retryAfter);
   return new UpstreamFailure(provider, 'permanent', `${what} answered an unexpected status ${status}`);
 }

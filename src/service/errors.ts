@@ -17,7 +17,11 @@ export const STORE_RETRY_AFTER_S = 5;
 export function asLookupError(err: unknown): LookupError {
   if (err instanceof LookupError) return err;
   if (err instanceof StoreUnavailableError) {
-    return new LookupError('SERVICE_UNAVAILABLE', `The service cannot use its database right now; nothing was charged; retry in ${STORE_RETRY_AFTER_S} s`, STORE_RETRY_AFTER_S);
+    return new LookupError(
+      'SERVICE_UNAVAILABLE',
+      `The service cannot use its database right now; nothing was charged; retry in ${STORE_RETRY_AFTER_S} s`,
+      STORE_RETRY_AFTER_S,
+    );
   }
   return new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged.');
 }

@@ -52,7 +52,8 @@ export type { Caller } from '../accounts/accounts';
 export function paramValue(op: ParamsOwner, raw: RawParams, name: string): string | undefined {
   let v = raw[name];
   if (Array.isArray(v)) {
-    if (v.length > 1) throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' was given ${v.length} times; give it once`);
+    if (v.length > 1)
+      throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' was given ${v.length} times; give it once`);
     v = v[0];
   }
   if (v !== null && typeof v === 'object') {
@@ -76,7 +77,8 @@ export function paramValue(op: ParamsOwner, raw: RawParams, name: string): strin
   if (text.length > MAX_PARAM_CHARS && [...text].length > MAX_PARAM_CHARS) {
     throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' is longer than ${MAX_PARAM_CHARS} characters`);
   }
-  if (CONTROL_RE.test(text)) throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' contains control characters`);
+  if (CONTROL_RE.test(text))
+    throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' contains control characters`);
   return text;
 }
 
@@ -99,7 +101,11 @@ export class LookupService {
    * SERVICE_UNAVAILABLE (nothing is charged) or, when it finds the registration not valid, INVALID_PARAMETER.
    * `stored`: what the store already answered (accounts.findCharged), undefined when not asked yet.
    */
-  private async find(op: Operation, key: RecordKey, stored?: FoundRecord | null): Promise<{ payload: string; source: string } | null> {
+  private async find(
+    op: Operation,
+    key: RecordKey,
+    stored?: FoundRecord | null,
+  ): Promise<{ payload: string; source: string } | null> {
     const found = stored === undefined ? await this.store.get(key) : stored;
     if (found !== null) return { payload: found.payload, source: 'store' };
     if (this.upstream === null || !this.upstream.answers(op.name)) return null;
@@ -150,7 +156,10 @@ export class LookupService {
     }
     if (op.result === 'UKMOTData' && model !== undefined && !modelMatches(parseMot(found.payload), model)) {
       this.accounts.record(admitted, op.name, false);
-      throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`);
+      throw new LookupError(
+        'VEHICLE_NOT_FOUND',
+        `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`,
+      );
     }
     if (!charged) await this.accounts.charge(admitted, op.name);
     this.accounts.record(admitted, op.name, true);

@@ -25,7 +25,8 @@ const CYRILLIC_RE = /[АВЕКМНОРСТУХ]/g;
 // Separators people type inside plates: any white space, hyphens and dashes, dots, middle dots.
 const SEPARATORS_RE = /[\s\-\u2010-\u2015.\u00b7\u2022\u30fb]/g;
 // Characters that are never part of a plate and would corrupt logs or XML.
-const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const CONTROL_RE =
+  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export type Checked = { ok: true; value: string } | { ok: false; reason: string };
 
@@ -167,5 +168,8 @@ export function normalizeState(country: StateCountry, raw: string): Checked {
     .slice(0, 2)
     .map(([a, n]) => `${a} or ${n}`)
     .join(', ');
-  return { ok: false, reason: `is not a known subdivision (use the postal abbreviation or the full name, e.g. ${examples})` };
+  return {
+    ok: false,
+    reason: `is not a known subdivision (use the postal abbreviation or the full name, e.g. ${examples})`,
+  };
 }

@@ -38,7 +38,10 @@ export const VEHICLE_FIELDS: ReadonlyArray<readonly [string, FieldKind]> = [
 
 export const MOT_TEST_FIELDS = ['TestDate', 'ExpiryDate', 'Result', 'Odometer', 'TestNumber'] as const;
 const MOT_TEST_LISTS = ['FailureReasons', 'Advisories'] as const;
-/** The keys an MOT history and an MOT test may hold: anything else is refused (a misspelling would vanish from the answer). */
+/**
+ * The keys an MOT history and an MOT test may hold: anything else is refused (a misspelling would vanish from the
+ * answer).
+ */
 const MOT_KEYS: readonly string[] = ['make', 'model', 'taxDate', 'tests', 'extendedInformation'];
 const MOT_TEST_KEYS: readonly string[] = [...MOT_TEST_FIELDS, ...MOT_TEST_LISTS];
 
@@ -46,20 +49,27 @@ const MOT_TEST_KEYS: readonly string[] = [...MOT_TEST_FIELDS, ...MOT_TEST_LISTS]
  * Why an object holds a key it may not, or null: names the first unknown key, and the allowed
  * spelling when the key differs from one only in case ("taxdate" -> "taxDate").
  */
-export function unknownKeyProblem(where: string, o: Readonly<Record<string, unknown>>, allowed: readonly string[]): string | null {
+export function unknownKeyProblem(
+  where: string,
+  o: Readonly<Record<string, unknown>>,
+  allowed: readonly string[],
+): string | null {
   for (const k in o) {
     if (allowed.includes(k)) continue;
     const lower = k.toLowerCase();
     const near = allowed.find((a) => a.toLowerCase() === lower);
     const shown = JSON.stringify(k.length > 40 ? k.slice(0, 40) + '...' : k);
-    return near ? `unknown key ${shown} in ${where} (did you mean "${near}"? keys are case-sensitive)` : `unknown key ${shown} in ${where} (allowed: ${allowed.join(', ')})`;
+    return near
+      ? `unknown key ${shown} in ${where} (did you mean "${near}"? keys are case-sensitive)`
+      : `unknown key ${shown} in ${where} (allowed: ${allowed.join(', ')})`;
   }
   return null;
 }
 
 const MAX_TEXT = 8192;
 // Characters XML 1.0 cannot carry, even escaped; a record holding one could not be answered.
-const NOT_XML_RE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const NOT_XML_RE =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type JsonObject = { [k: string]: Json };
@@ -260,7 +270,12 @@ export function parseMot(payload: string): MotHistory {
 }
 
 function listNode(name: string, items: Json[] | undefined | null): XNode {
-  return { name, children: (items ?? []).map((s) => (s === null ? { name: 'string', absent: true } : { name: 'string', text: textOf(s) ?? '' })) };
+  return {
+    name,
+    children: (items ?? []).map((s) =>
+      s === null ? { name: 'string', absent: true } : { name: 'string', text: textOf(s) ?? '' },
+    ),
+  };
 }
 
 /** The children of a UKMOTData result, in spec order. */
@@ -294,7 +309,9 @@ function motNodes(mot: MotHistory): XNode[] {
  * JSON.parse(payload) already made (an import has it from the line), so it is not parsed twice.
  */
 export function resultNodes(kind: ResultKind, payload: string, value?: unknown): XNode[] {
-  return kind === 'UKMOTData' ? motNodes((value as MotHistory | undefined) ?? parseMot(payload)) : vehicleNodes(payload, value);
+  return kind === 'UKMOTData'
+    ? motNodes((value as MotHistory | undefined) ?? parseMot(payload))
+    : vehicleNodes(payload, value);
 }
 
 /** UKMOT's optional Model: matches the record's make, its model, or both together, ignoring case and spaces. */

@@ -71,7 +71,17 @@ export const SANDBOX_SLOW_MS = 5000;
 type Plate = 'AA19AAA' | 'ER19NFD' | 'ER19BAD' | 'ER19USR' | 'ER19CRD' | 'ER19THR' | 'ER19ERR' | 'ER19MNT' | 'ER19SLO';
 
 // Keys are registrations as normalizeRegistration writes them (so 'aa19 aaa' is AA19AAA too).
-const PLATES: ReadonlySet<string> = new Set<Plate>(['AA19AAA', 'ER19NFD', 'ER19BAD', 'ER19USR', 'ER19CRD', 'ER19THR', 'ER19ERR', 'ER19MNT', 'ER19SLO']);
+const PLATES: ReadonlySet<string> = new Set<Plate>([
+  'AA19AAA',
+  'ER19NFD',
+  'ER19BAD',
+  'ER19USR',
+  'ER19CRD',
+  'ER19THR',
+  'ER19ERR',
+  'ER19MNT',
+  'ER19SLO',
+]);
 
 export function isSandboxPlate(registration: string): boolean {
   return PLATES.has(registration);
@@ -110,7 +120,10 @@ export async function sandboxPayload(op: Operation, registration: string, model:
   if (plate === 'ER19SLO') await sleep(SANDBOX_SLOW_MS);
   if (op.result === 'UKMOTData') {
     if (model !== undefined && !modelMatches(parseMot(SANDBOX_MOT), model)) {
-      throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration '${plate}' with model ${quote(model)} (sandbox)`);
+      throw new LookupError(
+        'VEHICLE_NOT_FOUND',
+        `No vehicle found for registration '${plate}' with model ${quote(model)} (sandbox)`,
+      );
     }
     return SANDBOX_MOT;
   }

@@ -24,7 +24,12 @@ export interface UpstreamSetup {
   stop(): void;
 }
 
-export function upstreamChain(config: Config, store: VehicleStore, metrics: Metrics | null, log: Logger): UpstreamSetup | null {
+export function upstreamChain(
+  config: Config,
+  store: VehicleStore,
+  metrics: Metrics | null,
+  log: Logger,
+): UpstreamSetup | null {
   const u = config.upstream;
   if (u.providers.length === 0) return null;
   const providers = buildProviders(config);
@@ -36,7 +41,11 @@ export function upstreamChain(config: Config, store: VehicleStore, metrics: Metr
     const read = () => {
       p.remaining({ http, signal: AbortSignal.timeout(u.timeoutMs) }).then(
         (left) => metrics?.upstreamRemaining(p.name, left),
-        (e: unknown) => log.warn('could not read an upstream allowance', { provider: p.name, error: String((e as Error)?.message ?? e) }),
+        (e: unknown) =>
+          log.warn('could not read an upstream allowance', {
+            provider: p.name,
+            error: String((e as Error)?.message ?? e),
+          }),
       );
     };
     read();

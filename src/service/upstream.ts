@@ -36,7 +36,17 @@ import { LookupError } from './errors';
 import { motProblem, vehicleProblem } from './records';
 
 /** What the chain reads of UPSTREAM_* (config.ts). */
-export type ChainOptions = Pick<UpstreamConfig, 'ttlS' | 'motTtlS' | 'notFoundTtlS' | 'staleIfErrorS' | 'timeoutMs' | 'concurrency' | 'breakerFailures' | 'breakerOpenMs'>;
+export type ChainOptions = Pick<
+  UpstreamConfig,
+  | 'ttlS'
+  | 'motTtlS'
+  | 'notFoundTtlS'
+  | 'staleIfErrorS'
+  | 'timeoutMs'
+  | 'concurrency'
+  | 'breakerFailures'
+  | 'breakerOpenMs'
+>;
 
 /** What the chain found: a payload (or nothing) and where it came from, for the access log. */
 export interface ChainAnswer {
@@ -50,7 +60,8 @@ export type UpstreamMetrics = Pick<Metrics, 'upstreamCall' | 'upstreamCache' | '
 /** Largest payload a provider's answer may make (the JSON text kept and answered). */
 export const MAX_PAYLOAD_CHARS = 262_144;
 // Characters XML 1.0 cannot carry, even escaped (as records.ts refuses them in an import).
-const NOT_XML_RE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const NOT_XML_RE =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 /** Seconds a caller is asked to wait when no upstream could answer and the upstreams gave no time. */
 export const UPSTREAM_RETRY_AFTER_S = 30;
 
@@ -81,7 +92,9 @@ const STATE_NAMES: Record<CircuitState, string> = {
 export class UpstreamChain {
   private readonly guarded: Guarded[];
   private readonly inflight = new Map<string, Promise<ChainAnswer>>();
-  /** Whole-chain fetches begun (each one upstream call at most per provider, retries aside): for tests and the bench. */
+  /**
+   * Whole-chain fetches begun (each one upstream call at most per provider, retries aside): for tests and the bench.
+   */
   fetches = 0;
 
   constructor(
@@ -98,19 +111,28 @@ export class UpstreamChain {
   private guard(provider: Provider): Guarded {
     const o = this.options;
     const failure = (e: Error) => e instanceof UpstreamFailure && e.kind !== 'invalid';
-    const breaker = circuitBreaker(handleWhen(failure), { halfOpenAfter: o.breakerOpenMs, breaker: new ConsecutiveBreaker(o.breakerFailures) });
+    const breaker = circuitBreaker(handleWhen(failure), {
+      halfOpenAfter: o.breakerOpenMs,
+      breaker: new ConsecutiveBreaker(o.breakerFailures),
+    });
     breaker.onStateChange((s) => this.metrics?.upstreamBreaker(provider.name, STATE_NAMES[s]));
     this.metrics?.upstreamBreaker(provider.name, 'closed');
     const jitter = new ExponentialBackoff({ initialDelay: 100, maxDelay: 2000 });
     // A 429's Retry-After is waited out when it says; otherwise decorrelated jitter.
-    const backoff = new DelegateBackoff<{ result: { error?: unknown } }, { next: ReturnType<ExponentialBackoff<unknown>['next']> | null }>((ctx, st) => {
+    const backoff = new DelegateBackoff<
+      { result: { error?: unknown } },
+      { next: ReturnType<ExponentialBackoff<unknown>['next']> | null }
+    >((ctx, st) => {
       const e = ctx.result.error;
       const nextJitter = (st?.next ?? null) === null ? jitter.next() : st!.next!.next(undefined);
-      if (e instanceof UpstreamFailure && e.retryAfterS !== undefined) return { delay: e.retryAfterS * 1000, state: { next: nextJitter } };
+      if (e instanceof UpstreamFailure && e.retryAfterS !== undefined)
+        return { delay: e.retryAfterS * 1000, state: { next: nextJitter } };
       return { delay: nextJitter.duration, state: { next: nextJitter } };
     });
     const retrying = retry(
-      handleWhen((e) => e instanceof UpstreamFailure && e.kind === 'transient' && (e.retryAfterS ?? 0) * 1000 < o.timeoutMs / 2),
+      handleWhen(
+        (e) => e instanceof UpstreamFailure && e.kind === 'transient' && (e.retryAfterS ?? 0) * 1000 < o.timeoutMs / 2,
+      ),
       { maxAttempts: 2, backoff: backoff as never },
     );
     const policy = wrap(retrying, breaker, bulkhead(o.concurrency, o.concurrency));
@@ -132,7 +154,10 @@ export class UpstreamChain {
     return 1000 * (c.payload === null ? o.notFoundTtlS : op.result === 'UKMOTData' ? o.motTtlS : o.ttlS);
   }
 
-  /** The answer for a key the store does not hold: from the cache while fresh, else from the providers. Throws LookupError. */
+  /**
+   * The answer for a key the store does not hold: from the cache while fresh, else from the providers. Throws
+   * LookupError.
+   */
   async lookup(op: Operation, key: RecordKey): Promise<ChainAnswer> {
     const cached = await this.store.cacheGet(key);
     if (cached && this.now() - cached.fetchedAt < this.ttlMs(op, cached)) {
@@ -157,7 +182,8 @@ export class UpstreamChain {
       if (!g.provider.answers(op.name)) continue;
       const outcome = await this.ask(g, op, key, signal);
       if (outcome instanceof UpstreamFailure) {
-        if (outcome.kind === 'invalid') throw new LookupError('INVALID_PARAMETER', `RegistrationNumber is not valid: ${outcome.message}`);
+        if (outcome.kind === 'invalid')
+          throw new LookupError('INVALID_PARAMETER', `RegistrationNumber is not valid: ${outcome.message}`);
         failures.push(outcome);
         continue;
       }
@@ -166,7 +192,12 @@ export class UpstreamChain {
       return { payload: outcome, source: g.provider.name };
     }
     if (failures.length === 0) {
-      await this.store.cachePut({ ...key, payload: null, provider: this.guarded.find((g) => g.provider.answers(op.name))?.provider.name ?? '', fetchedAt: this.now() });
+      await this.store.cachePut({
+        ...key,
+        payload: null,
+        provider: this.guarded.find((g) => g.provider.answers(op.name))?.provider.name ?? '',
+        fetchedAt: this.now(),
+      });
       return { payload: null, source: 'upstream' };
     }
     if (cached && this.now() - cached.fetchedAt < this.ttlMs(op, cached) + 1000 * this.options.staleIfErrorS) {
@@ -175,11 +206,20 @@ export class UpstreamChain {
     }
     const wait = Math.max(UPSTREAM_RETRY_AFTER_S, ...failures.map((f) => f.retryAfterS ?? 0));
     const why = failures.map((f) => `${f.provider}: ${f.message}`).join('; ');
-    throw new LookupError('SERVICE_UNAVAILABLE', `No upstream could answer for now (${why.slice(0, 300)}); nothing was charged; retry in ${wait} s`, wait);
+    throw new LookupError(
+      'SERVICE_UNAVAILABLE',
+      `No upstream could answer for now (${why.slice(0, 300)}); nothing was charged; retry in ${wait} s`,
+      wait,
+    );
   }
 
   /** One provider, through its policies: the checked payload, null for not found, or the failure. */
-  private async ask(g: Guarded, op: Operation, key: RecordKey, signal: AbortSignal): Promise<string | null | UpstreamFailure> {
+  private async ask(
+    g: Guarded,
+    op: Operation,
+    key: RecordKey,
+    signal: AbortSignal,
+  ): Promise<string | null | UpstreamFailure> {
     const name = g.provider.name;
     const t = performance.now();
     const done = (outcome: string) => this.metrics?.upstreamCall(name, outcome, (performance.now() - t) / 1000);
@@ -193,7 +233,15 @@ export class UpstreamChain {
       return JSON.stringify(answer.record);
     } catch (e) {
       const f = this.asFailure(name, e, signal);
-      done(f.kind === 'invalid' ? 'invalid' : e instanceof BrokenCircuitError ? 'breaker_open' : signal.aborted ? 'timeout' : f.kind);
+      done(
+        f.kind === 'invalid'
+          ? 'invalid'
+          : e instanceof BrokenCircuitError
+            ? 'breaker_open'
+            : signal.aborted
+              ? 'timeout'
+              : f.kind,
+      );
       return f;
     }
   }
@@ -211,12 +259,26 @@ export class UpstreamChain {
 
   private asFailure(name: string, e: unknown, signal: AbortSignal): UpstreamFailure {
     if (signal.aborted && !(e instanceof UpstreamFailure && e.kind === 'invalid')) {
-      return new UpstreamFailure(name, 'transient', `no answer within ${this.options.timeoutMs} ms (UPSTREAM_TIMEOUT_MS)`);
+      return new UpstreamFailure(
+        name,
+        'transient',
+        `no answer within ${this.options.timeoutMs} ms (UPSTREAM_TIMEOUT_MS)`,
+      );
     }
-    if (e instanceof UpstreamFailure) return e.provider === name ? e : new UpstreamFailure(name, e.kind, e.message, e.retryAfterS);
+    if (e instanceof UpstreamFailure)
+      return e.provider === name ? e : new UpstreamFailure(name, e.kind, e.message, e.retryAfterS);
     if (e instanceof BrokenCircuitError)
-      return new UpstreamFailure(name, 'transient', `its circuit breaker is open after repeated failures; a probe call is let through every ${this.options.breakerOpenMs} ms`);
-    if (e instanceof BulkheadRejectedError) return new UpstreamFailure(name, 'transient', `over ${this.options.concurrency} calls in flight and as many waiting (UPSTREAM_CONCURRENCY)`);
+      return new UpstreamFailure(
+        name,
+        'transient',
+        `its circuit breaker is open after repeated failures; a probe call is let through every ${this.options.breakerOpenMs} ms`,
+      );
+    if (e instanceof BulkheadRejectedError)
+      return new UpstreamFailure(
+        name,
+        'transient',
+        `over ${this.options.concurrency} calls in flight and as many waiting (UPSTREAM_CONCURRENCY)`,
+      );
     return new UpstreamFailure(name, 'permanent', 'it failed unexpectedly');
   }
 }

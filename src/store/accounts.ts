@@ -36,7 +36,13 @@ export type AccountChanges = Partial<Omit<Account, 'username'>>;
 export type AccountInput = { readonly username: string } & AccountChanges;
 
 /** Defaults of a new account: unlimited credits, no daily limit, the service's rate, anywhere, enabled. */
-export const ACCOUNT_DEFAULTS: Omit<Account, 'username'> = { credits: null, dailyLimit: null, rate: null, allow: [], enabled: true };
+export const ACCOUNT_DEFAULTS: Omit<Account, 'username'> = {
+  credits: null,
+  dailyLimit: null,
+  rate: null,
+  allow: [],
+  enabled: true,
+};
 
 /**
  * What charging a successful lookup did. Granted: the credits left and the day's count after it, as
@@ -72,7 +78,9 @@ export interface AccountStore {
    */
   getAccount(username: string): Promise<Account | null>;
 
-  /** Creates the account with the given fields and defaults for the rest; false (and no change) when it exists. Atomic. */
+  /**
+   * Creates the account with the given fields and defaults for the rest; false (and no change) when it exists. Atomic.
+   */
   addAccount(account: AccountInput): Promise<boolean>;
 
   /**

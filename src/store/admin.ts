@@ -40,7 +40,9 @@ export interface AuditEntry extends AuditInput {
   readonly id: number;
 }
 
-/** An audit entry as both stores keep it: before and after as JSON text (id is a string from PostgreSQL's BIGSERIAL). */
+/**
+ * An audit entry as both stores keep it: before and after as JSON text (id is a string from PostgreSQL's BIGSERIAL).
+ */
 export interface AuditRow {
   id: number | string;
   at: string;

@@ -6,7 +6,9 @@
 import type { RecordKey } from './store';
 
 export interface CachedAnswer {
-  /** The record's JSON text as a provider answered it (checked before it was kept); null: the upstream said not found. */
+  /**
+   * The record's JSON text as a provider answered it (checked before it was kept); null: the upstream said not found.
+   */
   readonly payload: string | null;
   /** The provider that answered (dvla, regcheck, ...). */
   readonly provider: string;

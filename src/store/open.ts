@@ -35,10 +35,14 @@ export function redactUrl(url: string): string {
   return url.replace(/(\/\/[^:@/]*):[^@/]*@/, '$1:***@');
 }
 
-/** A store DATABASE_URL names that could not be opened or reached, as one line naming the variable (password hidden). */
+/**
+ * A store DATABASE_URL names that could not be opened or reached, as one line naming the variable (password hidden).
+ */
 export function storeUnavailable(databaseUrl: string, e: unknown): ConfigError {
   const err = e as { message?: string; code?: string } | null | undefined;
-  return new ConfigError(`DATABASE_URL '${redactUrl(databaseUrl)}' cannot be opened: ${err?.message || err?.code || String(e)}`);
+  return new ConfigError(
+    `DATABASE_URL '${redactUrl(databaseUrl)}' cannot be opened: ${err?.message || err?.code || String(e)}`,
+  );
 }
 
 /** The file a sqlite: URL names (sqlite:PATH, sqlite:///abs/path); null for any other URL. */
@@ -70,5 +74,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Vehi
       throw new ConfigError((e as Error).message);
     }
   }
-  throw new ConfigError(`DATABASE_URL '${redactUrl(databaseUrl)}' is not supported; use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`);
+  throw new ConfigError(
+    `DATABASE_URL '${redactUrl(databaseUrl)}' is not supported; use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`,
+  );
 }

@@ -23,8 +23,15 @@ import { BATCH_CTES, batchArrays, CreditShards, FOLD_SHARDS, LEASED, SHARD_MIN_B
 
 /** What the accounts side needs of the store: a pooled query, and one transaction on one connection. */
 export interface PgRunner {
-  /** `calls`: how many callers the query answers (a batch), each counted as refused when the server cannot be reached. */
-  query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], calls?: number): Promise<pg.QueryResult<R>>;
+  /**
+   * `calls`: how many callers the query answers (a batch), each counted as refused when the server cannot be reached.
+   */
+  query<R extends pg.QueryResultRow>(
+    name: string,
+    text: string,
+    values: unknown[],
+    calls?: number,
+  ): Promise<pg.QueryResult<R>>;
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
 }
 
@@ -78,7 +85,8 @@ function insertValues(account: AccountInput): unknown[] {
 const COUNT_DAY = `UPDATE accounts SET day = $2, day_count = GREATEST(CASE WHEN day = $2 THEN day_count ELSE 0 END,
   (SELECT COALESCE(SUM(found), 0) FROM usage_all WHERE username = $1 AND day = $2)) WHERE username = $1`;
 
-const INSERT = 'INSERT INTO accounts (username, credits, daily_limit, rate, allow, enabled) VALUES ($1, $2, $3, $4, $5, $6)';
+const INSERT =
+  'INSERT INTO accounts (username, credits, daily_limit, rate, allow, enabled) VALUES ($1, $2, $3, $4, $5, $6)';
 
 /** Most charges one statement takes (the rest wait for the next). */
 const MAX_CHARGE_BATCH = 1000;
@@ -137,7 +145,8 @@ function grantCtes(wanted: string): string {
 function granting(row: GrantRow | undefined, rank: number): ChargeResult {
   if (!row) return { ok: false, reason: 'unknown' };
   const credits = row.credits === null ? null : Number(row.credits);
-  if (rank <= row.granted) return { ok: true, credits: credits === null ? null : credits - rank, usedToday: row.used + rank };
+  if (rank <= row.granted)
+    return { ok: true, credits: credits === null ? null : credits - rank, usedToday: row.used + rank };
   if (!row.enabled) return { ok: false, reason: 'disabled' };
   if (credits !== null && credits - row.granted <= 0) return { ok: false, reason: 'credits' };
   return { ok: false, reason: 'daily' };
@@ -190,7 +199,9 @@ export class PostgresAccounts implements AccountStore {
   }
 
   async getAccount(username: string): Promise<Account | null> {
-    const r = await this.db.query<Row>('account-get', `SELECT ${COLUMNS} FROM accounts WHERE username = $1`, [username]);
+    const r = await this.db.query<Row>('account-get', `SELECT ${COLUMNS} FROM accounts WHERE username = $1`, [
+      username,
+    ]);
     return r.rows[0] ? toAccount(r.rows[0]) : null;
   }
 
@@ -210,33 +221,54 @@ export class PostgresAccounts implements AccountStore {
     const { username: _username, ...changes } = account;
     const cols = columnsOf(changes);
     // One statement: the insert, or on conflict the fields given (and only those) set on the row.
-    const set = cols.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${cols.map(([c]) => `${c} = EXCLUDED.${c}`).join(', ')}`;
+    const set =
+      cols.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${cols.map(([c]) => `${c} = EXCLUDED.${c}`).join(', ')}`;
     if (changes.credits === undefined && changes.dailyLimit == null) {
-      await this.db.query(`account-put-${cols.map(([c]) => c).join('-')}`, `${INSERT} ON CONFLICT (username) ${set}`, insertValues(account));
+      await this.db.query(
+        `account-put-${cols.map(([c]) => c).join('-')}`,
+        `${INSERT} ON CONFLICT (username) ${set}`,
+        insertValues(account),
+      );
       return;
     }
     // A balance given is the whole balance: the credits leased to shards go. A daily limit given folds
     // them back (an account with a limit is charged on its row) and, where there was none, counts the
     // day so far as updateAccount does. The row is locked first.
     await this.db.transaction(async (client) => {
-      const before = (await client.query<{ daily_limit: number | null }>('SELECT daily_limit FROM accounts WHERE username = $1 FOR UPDATE', [account.username])).rows[0];
+      const before = (
+        await client.query<{ daily_limit: number | null }>(
+          'SELECT daily_limit FROM accounts WHERE username = $1 FOR UPDATE',
+          [account.username],
+        )
+      ).rows[0];
       await client.query(`${INSERT} ON CONFLICT (username) ${set}`, insertValues(account));
-      await client.query(changes.credits !== undefined ? 'DELETE FROM credit_shards WHERE username = $1' : FOLD_SHARDS, [account.username]);
-      if (before !== undefined && before.daily_limit === null && changes.dailyLimit != null) await client.query(COUNT_DAY, [account.username, new Date().toISOString().slice(0, 10)]); // today, UTC
+      await client.query(
+        changes.credits !== undefined ? 'DELETE FROM credit_shards WHERE username = $1' : FOLD_SHARDS,
+        [account.username],
+      );
+      if (before !== undefined && before.daily_limit === null && changes.dailyLimit != null)
+        await client.query(COUNT_DAY, [account.username, new Date().toISOString().slice(0, 10)]); // today, UTC
     });
   }
 
   async updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> {
     return this.db.transaction(async (client) => {
-      const before = (await client.query<Row>(`SELECT ${COLUMNS} FROM accounts WHERE username = $1 FOR UPDATE`, [username])).rows[0];
+      const before = (
+        await client.query<Row>(`SELECT ${COLUMNS} FROM accounts WHERE username = $1 FOR UPDATE`, [username])
+      ).rows[0];
       if (!before) return null;
       await client.query(FOLD_SHARDS, [username]);
       const cols = columnsOf(changes);
       if (cols.length > 0) {
-        await client.query(`UPDATE accounts SET ${cols.map(([c], i) => `${c} = $${i + 2}`).join(', ')} WHERE username = $1`, [username, ...cols.map(([, v]) => v)]);
+        await client.query(
+          `UPDATE accounts SET ${cols.map(([c], i) => `${c} = $${i + 2}`).join(', ')} WHERE username = $1`,
+          [username, ...cols.map(([, v]) => v)],
+        );
       }
       if (before.daily_limit === null && changes.dailyLimit != null) await client.query(COUNT_DAY, [username, day]);
-      return toAccount((await client.query<Row>(`SELECT ${COLUMNS} FROM accounts WHERE username = $1`, [username])).rows[0]);
+      return toAccount(
+        (await client.query<Row>(`SELECT ${COLUMNS} FROM accounts WHERE username = $1`, [username])).rows[0],
+      );
     });
   }
 
@@ -245,11 +277,10 @@ export class PostgresAccounts implements AccountStore {
     const r = await this.db.transaction(async (client) => {
       await client.query('SELECT 1 FROM accounts WHERE username = $1 FOR UPDATE', [username]);
       await client.query(FOLD_SHARDS, [username]);
-      return client.query<{ credits: string }>('UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 AND credits IS NOT NULL AND credits + $2 <= $3 RETURNING credits', [
-        username,
-        delta,
-        CREDITS_BOUND,
-      ]);
+      return client.query<{ credits: string }>(
+        'UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 AND credits IS NOT NULL AND credits + $2 <= $3 RETURNING credits',
+        [username, delta, CREDITS_BOUND],
+      );
     });
     if (r.rows[0]) return { balance: Number(r.rows[0].credits) };
     const now = await this.getAccount(username);
@@ -257,7 +288,10 @@ export class PostgresAccounts implements AccountStore {
   }
 
   async setEnabled(username: string, enabled: boolean): Promise<boolean> {
-    const r = await this.db.query('account-enable', 'UPDATE accounts SET enabled = $2 WHERE username = $1', [username, enabled]);
+    const r = await this.db.query('account-enable', 'UPDATE accounts SET enabled = $2 WHERE username = $1', [
+      username,
+      enabled,
+    ]);
     return (r.rowCount ?? 0) > 0;
   }
 
@@ -309,12 +343,24 @@ export class PostgresAccounts implements AccountStore {
     return this.enqueue(username, day, operation, key);
   }
 
-  private enqueue(username: string, day: string, operation: string | null, key: RecordKey | null): Promise<FoundCharge> {
+  private enqueue(
+    username: string,
+    day: string,
+    operation: string | null,
+    key: RecordKey | null,
+  ): Promise<FoundCharge> {
     return new Promise((resolve, reject) => {
       const id = `${username}\u0000${day}`;
       let queue = this.charging.get(id);
       if (queue === undefined) {
-        queue = { inFlight: 0, scheduled: false, waiting: [], expected: this.expectedBatch.get(id) ?? 0, hold: null, held: false };
+        queue = {
+          inFlight: 0,
+          scheduled: false,
+          waiting: [],
+          expected: this.expectedBatch.get(id) ?? 0,
+          hold: null,
+          held: false,
+        };
         this.expectedBatch.delete(id);
         this.charging.set(id, queue);
       }
@@ -335,9 +381,16 @@ export class PostgresAccounts implements AccountStore {
     });
   }
 
-  /** Sends the queue's charges in one statement (or up to MAX_CHARGE_BATCH of them), then the next batch if charges waited meanwhile. */
+  /**
+   * Sends the queue's charges in one statement (or up to MAX_CHARGE_BATCH of them), then the next batch if charges
+   * waited meanwhile.
+   */
   private async chargeNext(key: string, username: string, day: string, queue: ChargeQueue): Promise<void> {
-    while (queue.waiting.length > 0 && queue.inFlight < MAX_CHARGES_IN_FLIGHT && !this.holds(key, username, day, queue)) {
+    while (
+      queue.waiting.length > 0 &&
+      queue.inFlight < MAX_CHARGES_IN_FLIGHT &&
+      !this.holds(key, username, day, queue)
+    ) {
       const batch = queue.waiting.splice(0, MAX_CHARGE_BATCH);
       queue.held = false;
       queue.inFlight++;
@@ -361,7 +414,10 @@ export class PostgresAccounts implements AccountStore {
     }
   }
 
-  /** Whether the waiting charges wait for more before their statement (CHARGE_HOLD_MS): at most once, when fewer than expected. */
+  /**
+   * Whether the waiting charges wait for more before their statement (CHARGE_HOLD_MS): at most once, when fewer than
+   * expected.
+   */
   private holds(key: string, username: string, day: string, queue: ChargeQueue): boolean {
     if (queue.hold !== null) return true;
     if (queue.held || queue.waiting.length >= queue.expected) return false;
@@ -411,14 +467,21 @@ export class PostgresAccounts implements AccountStore {
    * statement of its own: the row's drain of the shards sees those that existed when its statement
    * began, and a shard a refill created while it waited for the row's lock is seen by the next one.
    */
-  private async onRow(username: string, day: string, batch: readonly ChargeWaiter[], found: readonly FoundCharge['found'][] | null): Promise<FoundCharge[]> {
+  private async onRow(
+    username: string,
+    day: string,
+    batch: readonly ChargeWaiter[],
+    found: readonly FoundCharge['found'][] | null,
+  ): Promise<FoundCharge[]> {
     const results =
       found !== null
         ? (await this.chargeBatch(username, day, batch)).map((r, i) => ({ found: found[i], charge: r.charge }))
         : batch.some((b) => b.key !== null)
           ? await this.chargeFoundBatch(username, day, batch)
           : await this.chargeBatch(username, day, batch);
-    const refused = results.flatMap((r, i) => (r.charge !== null && !r.charge.ok && r.charge.reason === 'credits' ? [i] : []));
+    const refused = results.flatMap((r, i) =>
+      r.charge !== null && !r.charge.ok && r.charge.reason === 'credits' ? [i] : [],
+    );
     if (refused.length === 0) return results;
     const again = await this.chargeBatch(
       username,
@@ -433,10 +496,15 @@ export class PostgresAccounts implements AccountStore {
   private learn(username: string, row: GrantRow | undefined): void {
     if (!row) return;
     const after = row.credits === null ? null : Number(row.credits) - row.granted;
-    this.shards.learn(username, row.enabled && row.daily_limit === null && after !== null && after >= SHARD_MIN_BALANCE);
+    this.shards.learn(
+      username,
+      row.enabled && row.daily_limit === null && after !== null && after >= SHARD_MIN_BALANCE,
+    );
   }
 
-  /** One statement for n charges: grants what it can (grantCtes) and adds the granted lookups to usage; all or nothing. */
+  /**
+   * One statement for n charges: grants what it can (grantCtes) and adds the granted lookups to usage; all or nothing.
+   */
   private async chargeBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<FoundCharge[]> {
     const operations = batch.map((b) => b.operation);
     const r = await this.db.query<GrantRow>(
@@ -460,7 +528,11 @@ export class PostgresAccounts implements AccountStore {
    * index probe each) and charges only those found, with the batch's plain charges, in the order
    * asked. A found record comes back with its charge, granted or refused.
    */
-  private async chargeFoundBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<FoundCharge[]> {
+  private async chargeFoundBatch(
+    username: string,
+    day: string,
+    batch: readonly ChargeWaiter[],
+  ): Promise<FoundCharge[]> {
     const r = await this.db.query<GrantRow & { i: string; payload: string | null; rank: string | null }>(
       'account-charge-found-batch',
       `WITH ${BATCH_CTES}, ${grantCtes('SELECT count(*) FILTER (WHERE hit)::int AS n FROM k')}, counted AS (
@@ -477,7 +549,10 @@ export class PostgresAccounts implements AccountStore {
     return batch.map((b, i): FoundCharge => {
       const row = r.rows[i];
       if (row.rank === null) return { found: null, charge: null };
-      return { found: b.key === null || row.payload === null ? null : { payload: row.payload }, charge: granting(row.enabled === null ? undefined : row, Number(row.rank)) };
+      return {
+        found: b.key === null || row.payload === null ? null : { payload: row.payload },
+        charge: granting(row.enabled === null ? undefined : row, Number(row.rank)),
+      };
     });
   }
 
@@ -492,17 +567,35 @@ export class PostgresAccounts implements AccountStore {
          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS c(username, day, operation, found, not_found)
         GROUP BY username, day, operation ORDER BY username, day, operation
        ON CONFLICT (username, day, operation) DO UPDATE SET found = usage.found + EXCLUDED.found, not_found = usage.not_found + EXCLUDED.not_found`,
-      [counts.map((c) => c.username), counts.map((c) => c.day), counts.map((c) => c.operation), counts.map((c) => c.found), counts.map((c) => c.notFound)],
+      [
+        counts.map((c) => c.username),
+        counts.map((c) => c.day),
+        counts.map((c) => c.operation),
+        counts.map((c) => c.found),
+        counts.map((c) => c.notFound),
+      ],
     );
   }
 
   async usage(username: string, fromDay: string): Promise<UsageCount[]> {
-    const r = await this.db.query<{ username: string; day: string; operation: string; found: string; not_found: string }>(
+    const r = await this.db.query<{
+      username: string;
+      day: string;
+      operation: string;
+      found: string;
+      not_found: string;
+    }>(
       'usage-get',
       'SELECT username, day, operation, found, not_found FROM usage_all WHERE username = $1 AND day >= $2 ORDER BY day COLLATE "C" DESC, operation COLLATE "C"',
       [username, fromDay],
     );
-    return r.rows.map((u) => ({ username: u.username, day: u.day, operation: u.operation, found: Number(u.found), notFound: Number(u.not_found) }));
+    return r.rows.map((u) => ({
+      username: u.username,
+      day: u.day,
+      operation: u.operation,
+      found: Number(u.found),
+      notFound: Number(u.not_found),
+    }));
   }
 
   async pruneUsage(beforeDay: string): Promise<number> {

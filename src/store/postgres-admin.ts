@@ -6,14 +6,32 @@
 
 import type pg from 'pg';
 import { CREDITS_BOUND, type CreditResult, type UsageCount } from './accounts';
-import { keysKeptFrom, type AccountPage, type AccountPageQuery, type AdminStore, auditOf, type AuditEntry, type AuditInput, type AuditRow, type CreditOnce, type CreditOnceResult } from './admin';
+import {
+  keysKeptFrom,
+  type AccountPage,
+  type AccountPageQuery,
+  type AdminStore,
+  auditOf,
+  type AuditEntry,
+  type AuditInput,
+  type AuditRow,
+  type CreditOnce,
+  type CreditOnceResult,
+} from './admin';
 import { COLUMNS, toAccount, type PgRunner, type Row } from './postgres-accounts';
 import { FOLD_SHARDS, LEASED } from './postgres-shards';
 
 const AUDIT_INSERT = 'INSERT INTO audit (at, actor, action, target, before, after) VALUES ($1, $2, $3, $4, $5, $6)';
 
 function auditValues(e: AuditInput): unknown[] {
-  return [e.at, e.actor, e.action, e.target, e.before === null ? null : JSON.stringify(e.before), e.after === null ? null : JSON.stringify(e.after)];
+  return [
+    e.at,
+    e.actor,
+    e.action,
+    e.target,
+    e.before === null ? null : JSON.stringify(e.before),
+    e.after === null ? null : JSON.stringify(e.after),
+  ];
 }
 
 export class PostgresAdmin implements AdminStore {
@@ -37,25 +55,46 @@ export class PostgresAdmin implements AdminStore {
       await client.query('SELECT 1 FROM accounts WHERE username = $1 FOR UPDATE', [c.username]);
       // The credits leased to shards back into the row (locked above): the balance is then the row's.
       await client.query(FOLD_SHARDS, [c.username]);
-      const row = (await client.query<{ credits: string | null }>('SELECT credits FROM accounts WHERE username = $1', [c.username])).rows[0];
-      const seen = (await client.query<{ fingerprint: string; result: string }>('SELECT fingerprint, result FROM idempotency WHERE key = $1', [c.key])).rows[0];
-      if (seen) return seen.fingerprint === c.fingerprint ? { result: JSON.parse(seen.result) as CreditResult, replayed: true } : 'conflict';
+      const row = (
+        await client.query<{ credits: string | null }>('SELECT credits FROM accounts WHERE username = $1', [c.username])
+      ).rows[0];
+      const seen = (
+        await client.query<{ fingerprint: string; result: string }>(
+          'SELECT fingerprint, result FROM idempotency WHERE key = $1',
+          [c.key],
+        )
+      ).rows[0];
+      if (seen)
+        return seen.fingerprint === c.fingerprint
+          ? { result: JSON.parse(seen.result) as CreditResult, replayed: true }
+          : 'conflict';
       if (!row) return { result: 'unknown', replayed: false };
       if (row.credits === null) return { result: 'unlimited', replayed: false };
       const before = Number(row.credits);
       if (before + c.delta > CREDITS_BOUND) return { result: 'bound', replayed: false };
       const result: CreditResult = { balance: Math.max(0, before + c.delta) };
-      const taken = await client.query('INSERT INTO idempotency (key, fingerprint, result, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO NOTHING', [
-        c.key,
-        c.fingerprint,
-        JSON.stringify(result),
-        c.at,
-      ]);
+      const taken = await client.query(
+        'INSERT INTO idempotency (key, fingerprint, result, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (key) DO NOTHING',
+        [c.key, c.fingerprint, JSON.stringify(result), c.at],
+      );
       if ((taken.rowCount ?? 0) === 0) return 'conflict';
       // Relative to the row, not written from `before`: the lock is held, but the statement says what it does.
-      const done = await client.query<{ credits: string }>('UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 RETURNING credits', [c.username, c.delta]);
+      const done = await client.query<{ credits: string }>(
+        'UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 RETURNING credits',
+        [c.username, c.delta],
+      );
       const balance = Number(done.rows[0].credits);
-      await client.query(AUDIT_INSERT, auditValues({ at: c.at, actor: c.actor, action: 'credit', target: c.username, before: { credits: before }, after: { credits: balance, amount: c.delta } }));
+      await client.query(
+        AUDIT_INSERT,
+        auditValues({
+          at: c.at,
+          actor: c.actor,
+          action: 'credit',
+          target: c.username,
+          before: { credits: before },
+          after: { credits: balance, amount: c.delta },
+        }),
+      );
       return { result: { balance }, replayed: false };
     });
   }
@@ -65,27 +104,49 @@ export class PostgresAdmin implements AdminStore {
   }
 
   async audit(beforeId: number, limit: number): Promise<AuditEntry[]> {
-    const r = await this.db.query<AuditRow>('audit-page', 'SELECT id, at, actor, action, target, before, after FROM audit WHERE ($1 = 0 OR id < $1) ORDER BY id DESC LIMIT $2', [beforeId, limit]);
+    const r = await this.db.query<AuditRow>(
+      'audit-page',
+      'SELECT id, at, actor, action, target, before, after FROM audit WHERE ($1 = 0 OR id < $1) ORDER BY id DESC LIMIT $2',
+      [beforeId, limit],
+    );
     return r.rows.map(auditOf);
   }
 
   async usageRange(fromDay: string, toDay: string): Promise<UsageCount[]> {
-    const r = await this.db.query<{ username: string; day: string; operation: string; found: string; not_found: string }>(
+    const r = await this.db.query<{
+      username: string;
+      day: string;
+      operation: string;
+      found: string;
+      not_found: string;
+    }>(
       'usage-range',
       'SELECT username, day, operation, found, not_found FROM usage_all WHERE day >= $1 AND day <= $2 ORDER BY username COLLATE "C", day COLLATE "C", operation COLLATE "C"',
       [fromDay, toDay],
     );
-    return r.rows.map((u) => ({ username: u.username, day: u.day, operation: u.operation, found: Number(u.found), notFound: Number(u.not_found) }));
+    return r.rows.map((u) => ({
+      username: u.username,
+      day: u.day,
+      operation: u.operation,
+      found: Number(u.found),
+      notFound: Number(u.not_found),
+    }));
   }
 
   async countLowCredit(below: number): Promise<number> {
-    const r = await this.db.query<{ n: string }>('accounts-low-credit', `SELECT COUNT(*) AS n FROM accounts WHERE credits IS NOT NULL AND credits + ${LEASED} < $1`, [below]);
+    const r = await this.db.query<{ n: string }>(
+      'accounts-low-credit',
+      `SELECT COUNT(*) AS n FROM accounts WHERE credits IS NOT NULL AND credits + ${LEASED} < $1`,
+      [below],
+    );
     return Number(r.rows[0].n);
   }
 
   async prune(beforeDay: string): Promise<number> {
     const a = await this.db.query('audit-prune', 'DELETE FROM audit WHERE at < $1', [beforeDay]);
-    const k = await this.db.query('idempotency-prune', 'DELETE FROM idempotency WHERE created_at < $1', [keysKeptFrom(beforeDay)]);
+    const k = await this.db.query('idempotency-prune', 'DELETE FROM idempotency WHERE created_at < $1', [
+      keysKeptFrom(beforeDay),
+    ]);
     return (a.rowCount ?? 0) + (k.rowCount ?? 0);
   }
 }

@@ -88,7 +88,8 @@ export class PostgresImport implements ImportBatch {
       await this.stopCopy();
       if (this.copyError) throw this.copyError;
       if (this.mode === 'staged') await this.merge();
-      if (this.options.sample) await this.client.query("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING");
+      if (this.options.sample)
+        await this.client.query("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING");
       else await this.client.query("DELETE FROM meta WHERE key = 'sample'");
     } catch (e) {
       await this.end('ROLLBACK').catch(() => undefined);

@@ -110,9 +110,10 @@ export class Replicas {
     await Promise.all(
       this.replicas.map(async (r) => {
         try {
-          const q = await r.pool.query<{ caught_up: boolean | null }>('SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END) >= $1::pg_lsn AS caught_up', [
-            lsn,
-          ]);
+          const q = await r.pool.query<{ caught_up: boolean | null }>(
+            'SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END) >= $1::pg_lsn AS caught_up',
+            [lsn],
+          );
           r.error = null;
           if (q.rows[0]?.caught_up === true) r.caughtUpAt = Math.max(r.caughtUpAt, t0);
         } catch (e) {
@@ -133,14 +134,18 @@ export class Replicas {
     });
   }
 
-  /** /readyz's 'replicas' check: a skipped replica degrades the service (lookups go elsewhere), never makes it unready. */
+  /**
+   * /readyz's 'replicas' check: a skipped replica degrades the service (lookups go elsewhere), never makes it unready.
+   */
   probe(): ReplicaProbe {
     let last = '';
     const check = async () => {
       const skipped = this.states().filter((s) => !s.endsWith(': in use'));
       last = skipped.join('; ');
       if (skipped.length > 0) {
-        const detail = this.replicas.filter((r) => r.error !== null && r.error !== 'not checked yet').map((r) => `${r.name}: ${r.error}`);
+        const detail = this.replicas
+          .filter((r) => r.error !== null && r.error !== 'not checked yet')
+          .map((r) => `${r.name}: ${r.error}`);
         throw new Error(`${last}${detail.length ? ` (${detail.join('; ')})` : ''}`);
       }
     };

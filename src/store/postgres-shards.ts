@@ -30,7 +30,9 @@ export const SHARD_MIN_BALANCE = 64;
 /** A block's bounds: it doubles while refills come within a second of each other, halves after ten idle seconds. */
 const BLOCK_MIN = 16;
 const BLOCK_MAX = 65_536;
-/** Accounts remembered per instance (whether they are sharded, their block); beyond this, forgotten and learned again. */
+/**
+ * Accounts remembered per instance (whether they are sharded, their block); beyond this, forgotten and learned again.
+ */
 const REMEMBERED = 10_000;
 
 /** A charge waiting in a batch: chargeFound's record key, or null for a plain charge. */
@@ -85,7 +87,12 @@ export const BATCH_CTES = `${BATCH_K}, ranked AS (
 
 /** BATCH_CTES's $3-$6 for a batch. */
 export function batchArrays(batch: readonly ShardWaiter[]): (string | null)[][] {
-  return [batch.map((b) => b.operation), batch.map((b) => b.key?.operation ?? null), batch.map((b) => b.key?.registration ?? null), batch.map((b) => b.key?.state ?? null)];
+  return [
+    batch.map((b) => b.operation),
+    batch.map((b) => b.key?.operation ?? null),
+    batch.map((b) => b.key?.registration ?? null),
+    batch.map((b) => b.key?.state ?? null),
+  ];
 }
 
 export class CreditShards {
@@ -143,7 +150,9 @@ export class CreditShards {
       [username, day, ...batchArrays(batch), this.id],
       batch.length,
     );
-    const found = batch.map((b, i) => (b.key === null ? null : r.rows[i].payload === null ? null : { payload: r.rows[i].payload }));
+    const found = batch.map((b, i) =>
+      b.key === null ? null : r.rows[i].payload === null ? null : { payload: r.rows[i].payload },
+    );
     const hits = batch.reduce((n, b, i) => (b.key === null || found[i] !== null ? n + 1 : n), 0);
     const { left, total } = r.rows[0] ?? { left: null, total: null };
     // The balance before the batch, for each charge's reported balance (approximate: see ChargeResult).

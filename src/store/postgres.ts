@@ -78,13 +78,20 @@ export function isPostgresUrl(url: string): boolean {
  * search_path), and the URL's own ?options= (server settings, e.g. `-c work_mem=64MB`), which the
  * store sends along with its own: pg lets a URL's ?options= replace the options it is given.
  */
-export function parsePostgresUrl(url: string): { connectionString: string; schema: string | null; options: string | null } {
+export function parsePostgresUrl(url: string): {
+  connectionString: string;
+  schema: string | null;
+  options: string | null;
+} {
   const u = new URL(url);
   const schema = u.searchParams.get('schema');
   const options = u.searchParams.get('options');
   u.searchParams.delete('schema');
   u.searchParams.delete('options');
-  if (schema !== null && !SCHEMA_RE.test(schema)) throw new Error(`DATABASE_URL ?schema= must be a plain identifier (lower-case letters, digits, _), got '${schema.slice(0, 70)}'`);
+  if (schema !== null && !SCHEMA_RE.test(schema))
+    throw new Error(
+      `DATABASE_URL ?schema= must be a plain identifier (lower-case letters, digits, _), got '${schema.slice(0, 70)}'`,
+    );
   return { connectionString: u.toString(), schema, options };
 }
 
@@ -95,9 +102,22 @@ export function parsePostgresUrl(url: string): { connectionString: string; schem
  */
 const UNREACHABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/;
 /** Socket and name-lookup failures (Node's error codes). */
-const UNREACHABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN', 'ENOTFOUND', 'EAI_AGAIN']);
+const UNREACHABLE_ERRNO = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 /** What pg and pg-pool say when a connection dies or cannot be had in time (they set no code). */
-const UNREACHABLE_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly)/;
+const UNREACHABLE_MESSAGE =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly)/;
 
 /**
  * Whether a failure means the server cannot be reached (retry later) rather than that the
@@ -131,12 +151,18 @@ export class PostgresStore implements VehicleStore {
   private cache = new Map<string, { found: FoundRecord | null; until: number }>();
   /** Counts this process's writes to records, so that a read overlapping one is not cached. */
   private generation = 0;
-  private pending: { key: RecordKey; resolve: (f: FoundRecord | null) => void; reject: (e: unknown) => void }[] | null = null;
-  private readonly runner: PgRunner = { query: (name, text, values, calls) => this.query(name, text, values, calls), transaction: (fn) => this.transaction(fn) };
+  private pending: { key: RecordKey; resolve: (f: FoundRecord | null) => void; reject: (e: unknown) => void }[] | null =
+    null;
+  private readonly runner: PgRunner = {
+    query: (name, text, values, calls) => this.query(name, text, values, calls),
+    transaction: (fn) => this.transaction(fn),
+  };
   private readonly accounts = new PostgresAccounts(this.runner);
   /** Pages of callers, keyed top-ups, the audit log, billing: postgres-admin.ts. */
   readonly admin = new PostgresAdmin(this.runner);
-  /** Whether the server is known to be unreachable: set by a call that found it so, cleared by the next that succeeds. */
+  /**
+   * Whether the server is known to be unreachable: set by a call that found it so, cleared by the next that succeeds.
+   */
   private down = false;
   private downSince = 0;
   private watcher: StoreWatcher | null = null;
@@ -172,11 +198,21 @@ export class PostgresStore implements VehicleStore {
       const configs = readUrls.map((readUrl, i) => {
         const r = parsePostgresUrl(readUrl);
         // A replica holds the primary's database: its tables are in the same schema.
-        if (r.schema !== null && r.schema !== schema) throw new Error(`DATABASE_READ_URL: replica ${i + 1}'s ?schema= differs from DATABASE_URL's; leave it out (the primary's is used)`);
+        if (r.schema !== null && r.schema !== schema)
+          throw new Error(
+            `DATABASE_READ_URL: replica ${i + 1}'s ?schema= differs from DATABASE_URL's; leave it out (the primary's is used)`,
+          );
         // A replica that does not answer is given up quickly: the lookup goes to the primary.
-        return { ...poolConfig(r.connectionString, r.options), connectionTimeoutMillis: Math.min(10_000, Math.max(500, options.readMaxLagMs ?? 1000)) };
+        return {
+          ...poolConfig(r.connectionString, r.options),
+          connectionTimeoutMillis: Math.min(10_000, Math.max(500, options.readMaxLagMs ?? 1000)),
+        };
       });
-      this.replicas = new Replicas(configs, options.readMaxLagMs ?? 1000, async () => (await this.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn);
+      this.replicas = new Replicas(
+        configs,
+        options.readMaxLagMs ?? 1000,
+        async () => (await this.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn,
+      );
     } else {
       this.chargeFound = (key, username, day, operation) => this.accounts.chargeFound(key, username, day, operation);
     }
@@ -253,7 +289,9 @@ export class PostgresStore implements VehicleStore {
           }
         },
         appliedVersions: async () => {
-          await client.query('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+          await client.query(
+            'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
+          );
           const rows = await client.query<{ version: number }>('SELECT version FROM schema_version ORDER BY version');
           return rows.rows.map((r) => r.version);
         },
@@ -303,7 +341,12 @@ export class PostgresStore implements VehicleStore {
   }
 
   /** `calls`: how many callers this query answers (a batch of lookups), each counted when it is refused. */
-  private async query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], calls = 1): Promise<pg.QueryResult<R>> {
+  private async query<R extends pg.QueryResultRow>(
+    name: string,
+    text: string,
+    values: unknown[],
+    calls = 1,
+  ): Promise<pg.QueryResult<R>> {
     await this.init();
     try {
       // Named: each connection parses and plans the statement once.
@@ -357,7 +400,12 @@ export class PostgresStore implements VehicleStore {
    * A record lookup's query: on a replica within the lag bound when there is one, else (or when the
    * replica fails it) on the primary.
    */
-  private async readQuery<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[], calls: number): Promise<pg.QueryResult<R>> {
+  private async readQuery<R extends pg.QueryResultRow>(
+    name: string,
+    text: string,
+    values: unknown[],
+    calls: number,
+  ): Promise<pg.QueryResult<R>> {
     const replica = this.replicas?.pick();
     if (replica) {
       try {
@@ -375,7 +423,12 @@ export class PostgresStore implements VehicleStore {
     try {
       if (batch.length === 1) {
         const { key } = batch[0];
-        const r = await this.readQuery<FoundRecord>('get', 'SELECT payload FROM records WHERE operation = $1 AND registration = $2 AND state = $3', [key.operation, key.registration, key.state], 1);
+        const r = await this.readQuery<FoundRecord>(
+          'get',
+          'SELECT payload FROM records WHERE operation = $1 AND registration = $2 AND state = $3',
+          [key.operation, key.registration, key.state],
+          1,
+        );
         batch[0].resolve(r.rows[0] ?? null);
         return;
       }
@@ -449,7 +502,13 @@ export class PostgresStore implements VehicleStore {
          ORDER BY operation COLLATE "C", registration COLLATE "C", state COLLATE "C" LIMIT ${RECORDS_PAGE}`;
       let last: StoredRecord | null = null;
       for (;;) {
-        const rows: StoredRecord[] = (await client.query<StoredRecord>({ name: 'records-page', text: page, values: [last?.operation ?? '', last?.registration ?? '', last?.state ?? ''] })).rows;
+        const rows: StoredRecord[] = (
+          await client.query<StoredRecord>({
+            name: 'records-page',
+            text: page,
+            values: [last?.operation ?? '', last?.registration ?? '', last?.state ?? ''],
+          })
+        ).rows;
         if (rows.length === 0) break;
         for (const r of rows) yield r;
         last = rows[rows.length - 1];
@@ -489,12 +548,23 @@ export class PostgresStore implements VehicleStore {
         `FROM upstream_cache${where} GROUP BY operation, provider ORDER BY operation COLLATE "C", provider COLLATE "C"`,
       values,
     );
-    return r.rows.map((x) => ({ operation: x.operation, provider: x.provider, found: Number(x.found), notFound: Number(x.not_found), oldest: Number(x.oldest), newest: Number(x.newest) }));
+    return r.rows.map((x) => ({
+      operation: x.operation,
+      provider: x.provider,
+      found: Number(x.found),
+      notFound: Number(x.not_found),
+      oldest: Number(x.oldest),
+      newest: Number(x.newest),
+    }));
   }
 
   async cachePurge(filter: CacheFilter = {}): Promise<number> {
     const { where, values } = cacheWhere(filter, true);
-    const r = await this.query(`cache-purge-${values.length}-${filter.operation !== undefined ? 'o' : ''}`, `DELETE FROM upstream_cache${where}`, values);
+    const r = await this.query(
+      `cache-purge-${values.length}-${filter.operation !== undefined ? 'o' : ''}`,
+      `DELETE FROM upstream_cache${where}`,
+      values,
+    );
     return r.rowCount ?? 0;
   }
 
@@ -510,7 +580,14 @@ export class PostgresStore implements VehicleStore {
       );
       if (r.rows.length === 0) break;
       for (const x of r.rows) {
-        last = { operation: x.operation, registration: x.registration, state: x.state, provider: x.provider, fetchedAt: Number(x.fetched_at), payload: x.payload };
+        last = {
+          operation: x.operation,
+          registration: x.registration,
+          state: x.state,
+          provider: x.provider,
+          fetchedAt: Number(x.fetched_at),
+          payload: x.payload,
+        };
         yield last;
       }
     }

@@ -5,7 +5,8 @@
 // UPDATE: SQLite runs it under the database's write lock, which orders it against every other
 // process's charge. The charges of one event-loop turn are committed together, in one transaction
 // (charge()). The usage of a charged lookup is written in the same transaction as its charge;
-// other usage records (lookups not found, accounts not metered) are written in batches, off the request path. The schema (accounts,
+// other usage records (lookups not found, accounts not metered) are written in batches, off the request path. The
+// schema (accounts,
 // usage) comes from migrations/sqlite.ts, applied when the store opens.
 // Every write waits for the write lock asynchronously (sqlite-lock.ts), and one that cannot be
 // committed (a full disk) throws: an UPDATE ... RETURNING is read with all(), which steps the
@@ -79,7 +80,10 @@ function columnsOf(changes: AccountChanges): Record<string, string | number | nu
 
 export class SqliteAccounts implements AccountStore {
   private readonly getStmt: Database.Statement<[string], Row>;
-  private readonly chargeStmt: Database.Statement<{ username: string; day: string }, { credits: number | null; day_count: number }>;
+  private readonly chargeStmt: Database.Statement<
+    { username: string; day: string },
+    { credits: number | null; day_count: number }
+  >;
   private readonly usageStmt: Database.Statement<[string, string, string, number, number]>;
   /** Charges asked for in this turn, committed together at its end (chargePending). */
   private pendingCharges: PendingCharge[] = [];
@@ -116,7 +120,9 @@ export class SqliteAccounts implements AccountStore {
     const a = { ...ACCOUNT_DEFAULTS, ...account };
     return (
       this.db
-        .prepare('INSERT INTO accounts (username, credits, daily_limit, rate, allow, enabled) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (username) DO NOTHING')
+        .prepare(
+          'INSERT INTO accounts (username, credits, daily_limit, rate, allow, enabled) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (username) DO NOTHING',
+        )
         .run(a.username, a.credits, a.dailyLimit, a.rate, a.allow.join(','), a.enabled ? 1 : 0).changes > 0
     );
   }
@@ -168,7 +174,11 @@ export class SqliteAccounts implements AccountStore {
           this.update(username, changes);
           if (before.daily_limit === null && changes.dailyLimit != null && before.day !== day) {
             // A limit set mid-day counts the day's lookups so far, as far as usage has been flushed.
-            this.db.prepare('UPDATE accounts SET day = ?, day_count = (SELECT COALESCE(SUM(found), 0) FROM usage WHERE username = ? AND day = ?) WHERE username = ?').run(day, username, day, username);
+            this.db
+              .prepare(
+                'UPDATE accounts SET day = ?, day_count = (SELECT COALESCE(SUM(found), 0) FROM usage WHERE username = ? AND day = ?) WHERE username = ?',
+              )
+              .run(day, username, day, username);
           }
           return toAccount(this.getStmt.get(username) as Row);
         })
@@ -183,7 +193,9 @@ export class SqliteAccounts implements AccountStore {
   /** addCredits without the write lock: for a caller already inside a write (sqlite-admin.ts). */
   creditNow(username: string, delta: number): CreditResult {
     const [row] = this.db
-      .prepare('UPDATE accounts SET credits = MAX(0, credits + @delta) WHERE username = @username AND credits IS NOT NULL AND credits + @delta <= @bound RETURNING credits')
+      .prepare(
+        'UPDATE accounts SET credits = MAX(0, credits + @delta) WHERE username = @username AND credits IS NOT NULL AND credits + @delta <= @bound RETURNING credits',
+      )
       .all({ delta, username, bound: CREDITS_BOUND }) as { credits: number }[];
     if (row) return { balance: row.credits };
     const now = this.getStmt.get(username);
@@ -191,7 +203,11 @@ export class SqliteAccounts implements AccountStore {
   }
 
   setEnabled(username: string, enabled: boolean): Promise<boolean> {
-    return this.write(() => this.db.prepare('UPDATE accounts SET enabled = ? WHERE username = ?').run(enabled ? 1 : 0, username).changes > 0);
+    return this.write(
+      () =>
+        this.db.prepare('UPDATE accounts SET enabled = ? WHERE username = ?').run(enabled ? 1 : 0, username).changes >
+        0,
+    );
   }
 
   removeAccount(username: string): Promise<boolean> {
@@ -280,7 +296,11 @@ export class SqliteAccounts implements AccountStore {
 
   async usage(username: string, fromDay: string): Promise<UsageCount[]> {
     return (
-      this.db.prepare('SELECT username, day, operation, found, not_found AS notFound FROM usage WHERE username = ? AND day >= ? ORDER BY day DESC, operation').all(username, fromDay) as UsageCount[]
+      this.db
+        .prepare(
+          'SELECT username, day, operation, found, not_found AS notFound FROM usage WHERE username = ? AND day >= ? ORDER BY day DESC, operation',
+        )
+        .all(username, fromDay) as UsageCount[]
     ).map((r) => ({ ...r }));
   }
 

@@ -5,7 +5,18 @@
 
 import type Database from 'better-sqlite3';
 import type { AccountSummary, CreditResult, UsageCount } from './accounts';
-import { keysKeptFrom, type AccountPage, type AccountPageQuery, type AdminStore, auditOf, type AuditEntry, type AuditInput, type AuditRow, type CreditOnce, type CreditOnceResult } from './admin';
+import {
+  keysKeptFrom,
+  type AccountPage,
+  type AccountPageQuery,
+  type AdminStore,
+  auditOf,
+  type AuditEntry,
+  type AuditInput,
+  type AuditRow,
+  type CreditOnce,
+  type CreditOnceResult,
+} from './admin';
 import { COLUMNS, toAccount, type Row, type SqliteAccounts } from './sqlite-accounts';
 
 export class SqliteAdmin implements AdminStore {
@@ -30,20 +41,41 @@ export class SqliteAdmin implements AdminStore {
   private insertAudit(e: AuditInput): void {
     this.db
       .prepare('INSERT INTO audit (at, actor, action, target, before, after) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(e.at, e.actor, e.action, e.target, e.before === null ? null : JSON.stringify(e.before), e.after === null ? null : JSON.stringify(e.after));
+      .run(
+        e.at,
+        e.actor,
+        e.action,
+        e.target,
+        e.before === null ? null : JSON.stringify(e.before),
+        e.after === null ? null : JSON.stringify(e.after),
+      );
   }
 
   creditOnce(c: CreditOnce): Promise<CreditOnceResult> {
     return this.accounts.write(() =>
       this.db
         .transaction((): CreditOnceResult => {
-          const seen = this.db.prepare('SELECT fingerprint, result FROM idempotency WHERE key = ?').get(c.key) as { fingerprint: string; result: string } | undefined;
-          if (seen) return seen.fingerprint === c.fingerprint ? { result: JSON.parse(seen.result) as CreditResult, replayed: true } : 'conflict';
-          const before = this.db.prepare('SELECT credits FROM accounts WHERE username = ?').get(c.username) as { credits: number | null } | undefined;
+          const seen = this.db.prepare('SELECT fingerprint, result FROM idempotency WHERE key = ?').get(c.key) as
+            { fingerprint: string; result: string } | undefined;
+          if (seen)
+            return seen.fingerprint === c.fingerprint
+              ? { result: JSON.parse(seen.result) as CreditResult, replayed: true }
+              : 'conflict';
+          const before = this.db.prepare('SELECT credits FROM accounts WHERE username = ?').get(c.username) as
+            { credits: number | null } | undefined;
           const result = this.accounts.creditNow(c.username, c.delta);
           if (typeof result === 'object') {
-            this.db.prepare('INSERT INTO idempotency (key, fingerprint, result, created_at) VALUES (?, ?, ?, ?)').run(c.key, c.fingerprint, JSON.stringify(result), c.at);
-            this.insertAudit({ at: c.at, actor: c.actor, action: 'credit', target: c.username, before: { credits: before?.credits ?? null }, after: { credits: result.balance, amount: c.delta } });
+            this.db
+              .prepare('INSERT INTO idempotency (key, fingerprint, result, created_at) VALUES (?, ?, ?, ?)')
+              .run(c.key, c.fingerprint, JSON.stringify(result), c.at);
+            this.insertAudit({
+              at: c.at,
+              actor: c.actor,
+              action: 'credit',
+              target: c.username,
+              before: { credits: before?.credits ?? null },
+              after: { credits: result.balance, amount: c.delta },
+            });
           }
           return { result, replayed: false };
         })
@@ -57,24 +89,36 @@ export class SqliteAdmin implements AdminStore {
 
   async audit(beforeId: number, limit: number): Promise<AuditEntry[]> {
     const rows = this.db
-      .prepare('SELECT id, at, actor, action, target, before, after FROM audit WHERE (@before = 0 OR id < @before) ORDER BY id DESC LIMIT @limit')
+      .prepare(
+        'SELECT id, at, actor, action, target, before, after FROM audit WHERE (@before = 0 OR id < @before) ORDER BY id DESC LIMIT @limit',
+      )
       .all({ before: beforeId, limit }) as AuditRow[];
     return rows.map(auditOf);
   }
 
   async usageRange(fromDay: string, toDay: string): Promise<UsageCount[]> {
     return (
-      this.db.prepare('SELECT username, day, operation, found, not_found AS notFound FROM usage WHERE day >= ? AND day <= ? ORDER BY username, day, operation').all(fromDay, toDay) as UsageCount[]
+      this.db
+        .prepare(
+          'SELECT username, day, operation, found, not_found AS notFound FROM usage WHERE day >= ? AND day <= ? ORDER BY username, day, operation',
+        )
+        .all(fromDay, toDay) as UsageCount[]
     ).map((r) => ({ ...r }));
   }
 
   async countLowCredit(below: number): Promise<number> {
-    return (this.db.prepare('SELECT COUNT(*) AS n FROM accounts WHERE credits IS NOT NULL AND credits < ?').get(below) as { n: number }).n;
+    return (
+      this.db.prepare('SELECT COUNT(*) AS n FROM accounts WHERE credits IS NOT NULL AND credits < ?').get(below) as {
+        n: number;
+      }
+    ).n;
   }
 
   prune(beforeDay: string): Promise<number> {
     return this.accounts.write(
-      () => this.db.prepare('DELETE FROM audit WHERE at < ?').run(beforeDay).changes + this.db.prepare('DELETE FROM idempotency WHERE created_at < ?').run(keysKeptFrom(beforeDay)).changes,
+      () =>
+        this.db.prepare('DELETE FROM audit WHERE at < ?').run(beforeDay).changes +
+        this.db.prepare('DELETE FROM idempotency WHERE created_at < ?').run(keysKeptFrom(beforeDay)).changes,
     );
   }
 }

@@ -25,14 +25,25 @@ export function isBusy(e: unknown): boolean {
   return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
 }
 
-/** The store's failure as the operator should read it: a full disk or an I/O error as StoreUnavailableError, anything else as it was. */
+/**
+ * The store's failure as the operator should read it: a full disk or an I/O error as StoreUnavailableError, anything
+ * else as it was.
+ */
 export function sqliteFailure(e: unknown, file: string): unknown {
   const code = codeOf(e);
   if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
-    return new StoreUnavailableError('SQLite', `the disk holding ${file} is full: nothing was written; free space, then retry`, 'cannot write: its disk is full');
+    return new StoreUnavailableError(
+      'SQLite',
+      `the disk holding ${file} is full: nothing was written; free space, then retry`,
+      'cannot write: its disk is full',
+    );
   }
   if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_READONLY' || code.startsWith('SQLITE_READONLY_')) {
-    return new StoreUnavailableError('SQLite', `${file} cannot be written (${code}): nothing was written`, 'cannot write');
+    return new StoreUnavailableError(
+      'SQLite',
+      `${file} cannot be written (${code}): nothing was written`,
+      'cannot write',
+    );
   }
   return e;
 }
@@ -56,7 +67,11 @@ export async function withWriteLock<T>(write: () => T, file: string, waitMs = LO
     const now = Date.now();
     if (deadline === 0) deadline = now + waitMs;
     else if (now >= deadline) {
-      throw new StoreUnavailableError('SQLite', `${file} was locked by another writer (an import?) for over ${waitMs} ms: nothing was written`, 'is locked by another writer');
+      throw new StoreUnavailableError(
+        'SQLite',
+        `${file} was locked by another writer (an import?) for over ${waitMs} ms: nothing was written`,
+        'is locked by another writer',
+      );
     }
     // Jittered, so that many waiting writes do not all try at the same instant.
     await pause(Math.min(wait, deadline - now) * (0.5 + Math.random() / 2));

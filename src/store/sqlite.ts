@@ -8,7 +8,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { Account, AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
+import type {
+  Account,
+  AccountChanges,
+  AccountInput,
+  AccountSummary,
+  ChargeResult,
+  CreditResult,
+  UsageCount,
+} from './accounts';
 import { SqliteAdmin } from './sqlite-admin';
 import { SqliteAccounts } from './sqlite-accounts';
 import { migrateSqlite } from './migrations/sqlite';
@@ -77,12 +85,23 @@ export class SqliteStore implements VehicleStore {
     // The schema (migrations/sqlite.ts) before any statement is prepared against it. A file written
     // by an older release is upgraded in place; one written by a newer release is refused here.
     this.unreported = [...migrateSqlite(this.db).applied];
-    this.getStmt = this.db.prepare('SELECT payload FROM records WHERE operation = ? AND registration = ? AND state = ?');
+    this.getStmt = this.db.prepare(
+      'SELECT payload FROM records WHERE operation = ? AND registration = ? AND state = ?',
+    );
     this.putStmt = this.db.prepare(
-      'INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?) ' + 'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload',
+      'INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload',
     );
     this.db.pragma('busy_timeout = 0');
-    this.accounts = new SqliteAccounts(this.db, { beforeWrite: () => this.endSharedRead(), written: () => this.writesAgain(), failed: (e) => this.writeFailed(e) }, file);
+    this.accounts = new SqliteAccounts(
+      this.db,
+      {
+        beforeWrite: () => this.endSharedRead(),
+        written: () => this.writesAgain(),
+        failed: (e) => this.writeFailed(e),
+      },
+      file,
+    );
     this.admin = new SqliteAdmin(this.db, this.accounts);
     this.deleteStmt = this.db.prepare('DELETE FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.beginStmt = this.db.prepare('BEGIN');
@@ -93,7 +112,10 @@ export class SqliteStore implements VehicleStore {
     this.watcher = watcher;
   }
 
-  /** A write that failed for want of the store (a full disk, the lock held past the wait): told to the watcher once per outage. */
+  /**
+   * A write that failed for want of the store (a full disk, the lock held past the wait): told to the watcher once per
+   * outage.
+   */
   private writeFailed(e: unknown): void {
     if (!(e instanceof StoreUnavailableError)) return;
     if (this.writesDownSince === 0) {
@@ -229,7 +251,8 @@ export class SqliteStore implements VehicleStore {
       },
       commit: async () => {
         if (!open) return;
-        if (options.sample) this.db.prepare("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING").run();
+        if (options.sample)
+          this.db.prepare("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING").run();
         else this.db.prepare("DELETE FROM meta WHERE key = 'sample'").run();
         finish('COMMIT');
       },
@@ -250,7 +273,10 @@ export class SqliteStore implements VehicleStore {
     const own = this.file !== ':memory:' && this.file !== '';
     const db = own ? new Database(this.file, { readonly: true, fileMustExist: true }) : this.db;
     if (!own) this.endSharedRead();
-    const page = db.prepare('SELECT operation, registration, state, payload FROM records WHERE (operation, registration, state) > (?, ?, ?) ' + 'ORDER BY operation, registration, state LIMIT 1000');
+    const page = db.prepare(
+      'SELECT operation, registration, state, payload FROM records WHERE (operation, registration, state) > (?, ?, ?) ' +
+        'ORDER BY operation, registration, state LIMIT 1000',
+    );
     try {
       if (own) {
         db.pragma('cache_size = -8192');
@@ -306,7 +332,9 @@ export class SqliteStore implements VehicleStore {
   // The upstream cache (cache.ts): a table of its own on this handle.
   async cacheGet(key: RecordKey): Promise<CachedAnswer | null> {
     this.shareRead();
-    this.cacheGetStmt ??= this.db.prepare('SELECT payload, provider, fetched_at AS fetchedAt FROM upstream_cache WHERE operation = ? AND registration = ? AND state = ?');
+    this.cacheGetStmt ??= this.db.prepare(
+      'SELECT payload, provider, fetched_at AS fetchedAt FROM upstream_cache WHERE operation = ? AND registration = ? AND state = ?',
+    );
     return (this.cacheGetStmt.get(key.operation, key.registration, key.state) as CachedAnswer | undefined) ?? null;
   }
 

@@ -57,7 +57,10 @@ export function checkBodyHeaders(req: IncomingMessage, limit: number): Coding {
   if (declared !== null && declared > limit) throw tooLarge(limit);
   const coding = (req.headers['content-encoding'] ?? 'identity').toLowerCase().trim();
   if (coding !== 'identity' && coding !== 'gzip' && coding !== 'deflate') {
-    throw new LookupError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding '${coding.slice(0, 20)}' is not supported (use identity, gzip or deflate)`);
+    throw new LookupError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Encoding '${coding.slice(0, 20)}' is not supported (use identity, gzip or deflate)`,
+    );
   }
   return coding;
 }
@@ -76,7 +79,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     } catch (e) {
       const declared = declaredLength(req);
       const err = e as LookupError;
-      if (err.code === 'PAYLOAD_TOO_LARGE' && declared !== null && declared <= limit + DRAIN_BYTES) void drain(req).then(() => reject(err));
+      if (err.code === 'PAYLOAD_TOO_LARGE' && declared !== null && declared <= limit + DRAIN_BYTES)
+        void drain(req).then(() => reject(err));
       else reject(err);
       return;
     }
@@ -118,9 +122,13 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 function decoded(raw: Buffer, coding: Coding, limit: number): Buffer {
   if (coding === 'identity') return raw;
   try {
-    return coding === 'gzip' ? zlib.gunzipSync(raw, { maxOutputLength: limit }) : zlib.inflateSync(raw, { maxOutputLength: limit });
+    return coding === 'gzip'
+      ? zlib.gunzipSync(raw, { maxOutputLength: limit })
+      : zlib.inflateSync(raw, { maxOutputLength: limit });
   } catch (e) {
-    throw (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? tooLarge(limit) : new LookupError('MALFORMED_REQUEST', `The ${coding} body could not be decompressed`);
+    throw (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
+      ? tooLarge(limit)
+      : new LookupError('MALFORMED_REQUEST', `The ${coding} body could not be decompressed`);
   }
 }
 

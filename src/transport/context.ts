@@ -6,7 +6,8 @@ export interface RequestContext {
   readonly id: string;
   /** performance.now() when the request reached the front handler. */
   readonly start: number;
-  transport?: 'soap11' | 'soap12' | 'get' | 'post' | 'json' | 'wsdl' | 'help' | 'health' | 'metrics' | 'credits' | 'other';
+  transport?:
+    'soap11' | 'soap12' | 'get' | 'post' | 'json' | 'wsdl' | 'help' | 'health' | 'metrics' | 'credits' | 'other';
   operation?: string;
   /** The caller's username, once a transport has decoded it (for the access log). */
   username?: string;

@@ -20,10 +20,20 @@ export function creditsRouter(credits: CreditsService, logger: Logger): express.
   router.all(CREDITS_PATH, (req, res) => {
     note(req, { transport: 'credits' });
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET ${CREDITS_PATH}?username=NAME`), { Allow: 'GET, HEAD' });
+      sendPlainError(
+        req,
+        res,
+        new LookupError(
+          'METHOD_NOT_ALLOWED',
+          `${req.method} is not allowed here; use GET ${CREDITS_PATH}?username=NAME`,
+        ),
+        { Allow: 'GET, HEAD' },
+      );
       return;
     }
-    new Promise<ReturnType<typeof parseForm>>((resolve) => resolve(parseForm(queryString(req.url), NAMES, 'query names are matched ignoring case')))
+    new Promise<ReturnType<typeof parseForm>>((resolve) =>
+      resolve(parseForm(queryString(req.url), NAMES, 'query names are matched ignoring case')),
+    )
       .then((raw) => credits.creditsLeft(raw))
       .then(({ username, credits: left }) => {
         note(req, { username });

@@ -13,7 +13,8 @@ const DISCO_SOAP_NS = 'http://schemas.xmlsoap.org/disco/soap/';
 export function discoDocument(model: ContractModel, namespace: string, address: string): string {
   const a = escapeAttr(address);
   const ns = escapeAttr(namespace);
-  const soap = (n: number, binding: string) => `  <soap address="${a}" xmlns:q${n}="${ns}" binding="q${n}:${escapeAttr(binding)}" xmlns="${DISCO_SOAP_NS}" />\r\n`;
+  const soap = (n: number, binding: string) =>
+    `  <soap address="${a}" xmlns:q${n}="${ns}" binding="q${n}:${escapeAttr(binding)}" xmlns="${DISCO_SOAP_NS}" />\r\n`;
   return (
     `<?xml version="1.0" encoding="utf-8"?>\r\n` +
     `<discovery xmlns:xsd="${XSD_NS}" xmlns:xsi="${XSI_NS}" xmlns="${DISCO_NS}">\r\n` +

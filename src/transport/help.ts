@@ -49,7 +49,11 @@ export function baseUrl(req: IncomingMessage, publicUrl: string | null, trust: T
 const HTML = 'text/html; charset=utf-8';
 
 function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: string): void {
-  const headers: Record<string, string | number> = { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'X-Content-Type-Options': 'nosniff' };
+  const headers: Record<string, string | number> = {
+    'Content-Type': type,
+    'Content-Length': Buffer.byteLength(body),
+    'X-Content-Type-Options': 'nosniff',
+  };
   if (type === HTML) headers['Content-Security-Policy'] = HELP_CSP;
   res.writeHead(status, headers);
   res.end(req.method === 'HEAD' ? undefined : body);
@@ -70,7 +74,10 @@ export function helpAsk(qs: string): HelpAsk {
   const q = parseForm(qs, HELP_NAMES, 'query names are matched ignoring case');
   const named = ['wsdl', 'disco', 'op'].filter((n) => q[n] !== undefined);
   if (named.length > 1) {
-    throw new LookupError('INVALID_PARAMETER', `The query names ${named.map((n) => (n === 'op' ? '?op=' : `?${n}`)).join(' and ')}; ask for one of ?WSDL, ?disco or ?op=NAME`);
+    throw new LookupError(
+      'INVALID_PARAMETER',
+      `The query names ${named.map((n) => (n === 'op' ? '?op=' : `?${n}`)).join(' and ')}; ask for one of ?WSDL, ?disco or ?op=NAME`,
+    );
   }
   const op = q.op;
   if (q.wsdl !== undefined) return { kind: 'wsdl' };
@@ -87,7 +94,13 @@ export function helpRouter(deps: HelpDeps): express.Router {
   const linksFor = (req: IncomingMessage): PageLinks => {
     const base = baseUrl(req, deps.publicUrl, deps.trustProxy);
     const address = base + SOAP_PATH;
-    return { address, path: new URL(address).pathname, wsdl: `${address}?WSDL`, disco: `${address}?disco`, openapi: base + OPENAPI_PATH };
+    return {
+      address,
+      path: new URL(address).pathname,
+      wsdl: `${address}?WSDL`,
+      disco: `${address}?disco`,
+      openapi: base + OPENAPI_PATH,
+    };
   };
 
   router.all(SOAP_PATH, (req, res, next) => {
@@ -100,7 +113,15 @@ export function helpRouter(deps: HelpDeps): express.Router {
     try {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         note(req, { transport: 'other' });
-        sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${SOAP_PATH}; SOAP requests are POSTs`), { Allow: 'GET, HEAD, POST' });
+        sendPlainError(
+          req,
+          res,
+          new LookupError(
+            'METHOD_NOT_ALLOWED',
+            `${req.method} is not allowed on ${SOAP_PATH}; SOAP requests are POSTs`,
+          ),
+          { Allow: 'GET, HEAD, POST' },
+        );
         return;
       }
       note(req, { transport: 'help' });
@@ -131,7 +152,14 @@ export function helpRouter(deps: HelpDeps): express.Router {
             return;
           }
           const op: Operation | undefined = findOperation(ask.op);
-          if (op) send(req, res, 200, HTML, operationPage(m, op, operationSamples(m, op, deps.namespace, links.address), links));
+          if (op)
+            send(
+              req,
+              res,
+              200,
+              HTML,
+              operationPage(m, op, operationSamples(m, op, deps.namespace, links.address), links),
+            );
           else send(req, res, 404, HTML, unknownOperationPage(m, suggestOperation(ask.op), links));
         })
         .catch(failed);

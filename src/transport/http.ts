@@ -60,7 +60,11 @@ export function parseForm(text: string, names?: ReadonlyMap<string, string>, cas
   if (names !== undefined && caseNote !== undefined) {
     for (const name of new Set(names.values())) {
       const v = out[name];
-      if (Array.isArray(v)) throw new LookupError('INVALID_PARAMETER', `Parameter '${name}' was given ${v.length} times; give it once (${caseNote})`);
+      if (Array.isArray(v))
+        throw new LookupError(
+          'INVALID_PARAMETER',
+          `Parameter '${name}' was given ${v.length} times; give it once (${caseNote})`,
+        );
     }
   }
   return out;
@@ -72,14 +76,21 @@ export function queryString(url: string | undefined): string {
 }
 
 /** The request's parameters: at once from the query string or an already arrived body, else once the body is read. */
-function params(req: IncomingMessage, limits: Limits, names: ReadonlyMap<string, string>): RawParams | Promise<RawParams> {
+function params(
+  req: IncomingMessage,
+  limits: Limits,
+  names: ReadonlyMap<string, string>,
+): RawParams | Promise<RawParams> {
   if (req.method === 'GET' || req.method === 'HEAD') {
     endIfArrived(req);
     return parseForm(queryString(req.url), names, HTTP_CASE_NOTE);
   }
   const media = parseMediaType(req.headers['content-type']);
   if (media.type !== 'application/x-www-form-urlencoded') {
-    throw new LookupError('UNSUPPORTED_MEDIA_TYPE', `HTTP POST takes Content-Type application/x-www-form-urlencoded, not ${quote(media.type || '(none)', 60)}`);
+    throw new LookupError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `HTTP POST takes Content-Type application/x-www-form-urlencoded, not ${quote(media.type || '(none)', 60)}`,
+    );
   }
   checkCharset(media);
   const body = bodyIfArrived(req, limits.maxBodyBytes);
@@ -121,13 +132,25 @@ function lookupRoute(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse
   return (req, res, name) => {
     note(req, { transport: req.method === 'POST' ? 'post' : 'get' });
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') {
-      sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET or POST`), { Allow: 'GET, HEAD, POST' });
+      sendPlainError(
+        req,
+        res,
+        new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET or POST`),
+        { Allow: 'GET, HEAD, POST' },
+      );
       return;
     }
     const op = findOperation(name);
     if (!op) {
       const near = suggestOperation(name);
-      sendPlainError(req, res, new LookupError('UNKNOWN_OPERATION', `Unknown operation ${quote(name)}${near ? ` (did you mean '${near.name}'? operation names are case-sensitive)` : ''}`));
+      sendPlainError(
+        req,
+        res,
+        new LookupError(
+          'UNKNOWN_OPERATION',
+          `Unknown operation ${quote(name)}${near ? ` (did you mean '${near.name}'? operation names are case-sensitive)` : ''}`,
+        ),
+      );
       return;
     }
     note(req, { operation: op.name });
@@ -145,7 +168,8 @@ function lookupRoute(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse
       })
       .catch((e: unknown) => {
         const err = asLookupError(e);
-        if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox) deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
+        if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox)
+          deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
         sendPlainError(req, res, err);
       });
   };

@@ -22,7 +22,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** The text the segment (after '@') encodes, or a LookupError saying why it is refused. */
 export function imageText(segment: string): string {
   // Bounded before decoding: percent-encoding at most triples it.
-  if (segment.length > 3 * MAX_SEGMENT) throw new LookupError('INVALID_PARAMETER', `The image name is longer than ${MAX_SEGMENT} characters`);
+  if (segment.length > 3 * MAX_SEGMENT)
+    throw new LookupError('INVALID_PARAMETER', `The image name is longer than ${MAX_SEGMENT} characters`);
   let b64: string;
   try {
     b64 = decodeURIComponent(segment);
@@ -30,11 +31,15 @@ export function imageText(segment: string): string {
     throw new LookupError('MALFORMED_REQUEST', 'The image name is not valid percent-encoded UTF-8');
   }
   if (b64.length === 0 || b64.length > MAX_SEGMENT || b64.length % 4 !== 0 || !BASE64_RE.test(b64)) {
-    throw new LookupError('INVALID_PARAMETER', `The image name must be @ and the base64 of at most ${MAX_TEXT_CHARS} characters of "Make Model"`);
+    throw new LookupError(
+      'INVALID_PARAMETER',
+      `The image name must be @ and the base64 of at most ${MAX_TEXT_CHARS} characters of "Make Model"`,
+    );
   }
   const bytes = Buffer.from(b64, 'base64');
   // Node's decoder skips what it cannot read; only a canonical encoding is taken.
-  if (bytes.toString('base64') !== b64) throw new LookupError('INVALID_PARAMETER', 'The image name is not canonical base64');
+  if (bytes.toString('base64') !== b64)
+    throw new LookupError('INVALID_PARAMETER', 'The image name is not canonical base64');
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -42,7 +47,10 @@ export function imageText(segment: string): string {
     throw new LookupError('INVALID_PARAMETER', 'The image name does not encode UTF-8 text');
   }
   if (CONTROL_RE.test(text) || text.trim() === '' || [...text].length > MAX_TEXT_CHARS) {
-    throw new LookupError('INVALID_PARAMETER', `The image name must encode 1 to ${MAX_TEXT_CHARS} printable characters`);
+    throw new LookupError(
+      'INVALID_PARAMETER',
+      `The image name must encode 1 to ${MAX_TEXT_CHARS} printable characters`,
+    );
   }
   return text.trim();
 }
@@ -76,13 +84,19 @@ export function imageHandler(): express.RequestHandler {
     if (!pathname.toLowerCase().startsWith(PREFIX)) return next();
     note(req, { transport: 'other' });
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET`), { Allow: 'GET, HEAD' });
+      sendPlainError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET`), {
+        Allow: 'GET, HEAD',
+      });
       return;
     }
     // The raw name, before anything decodes it, so that decoding errors are ours to answer.
     const segment = pathname.slice(PREFIX.length);
     if (!segment.startsWith('@')) {
-      sendPlainError(req, res, new LookupError('INVALID_PARAMETER', `The image name must be @ and the base64 of "Make Model"`));
+      sendPlainError(
+        req,
+        res,
+        new LookupError('INVALID_PARAMETER', `The image name must be @ and the base64 of "Make Model"`),
+      );
       return;
     }
     let text: string;

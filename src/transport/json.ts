@@ -61,7 +61,13 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: s
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-function sendJsonError(req: IncomingMessage, res: ServerResponse, err: LookupError, headers: Headers, status = err.spec.status): void {
+function sendJsonError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: LookupError,
+  headers: Headers,
+  status = err.spec.status,
+): void {
   note(req, { errorCode: err.code });
   const h: Headers = { ...headers, 'X-Error-Code': err.code };
   if (err.retryAfter) h['Retry-After'] = err.retryAfter;
@@ -76,7 +82,8 @@ function decodeSegment(raw: string, what: string): string {
   }
 }
 
-const BASIC_MALFORMED = 'The Basic credentials are not valid base64 of UTF-8 text; send one credential, Authorization: Basic base64(username:password)';
+const BASIC_MALFORMED =
+  'The Basic credentials are not valid base64 of UTF-8 text; send one credential, Authorization: Basic base64(username:password)';
 const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
@@ -141,51 +148,83 @@ function usernameOf(req: express.Request, query: RawParams): unknown {
   const basic = basicUsername(req.headers.authorization);
   const given = typeof query.username === 'string' && query.username.trim() === '' ? undefined : query.username;
   if (basic !== null && basic !== '' && given !== undefined && given !== basic) {
-    throw new LookupError('INVALID_PARAMETER', 'The username was given both by Basic authentication and in the query string, differently; give it once');
+    throw new LookupError(
+      'INVALID_PARAMETER',
+      'The username was given both by Basic authentication and in the query string, differently; give it once',
+    );
   }
   return basic !== null && basic !== '' ? basic : given;
 }
 
+/** The answer to a CORS preflight (OPTIONS): 204 with what may be asked. */
+function preflight(res: express.Response, cors: Headers): void {
+  const headers: Headers = { ...cors, Allow: ALLOW, 'Content-Length': 0 };
+  if (cors['Access-Control-Allow-Origin'] !== undefined) {
+    headers['Access-Control-Allow-Methods'] = ALLOW;
+    headers['Access-Control-Allow-Headers'] = 'Authorization';
+    headers['Access-Control-Max-Age'] = 600;
+  }
+  res.writeHead(204, headers);
+  res.end();
+}
+
+/** One lookup at /api/json.aspx/{Operation}/{RegistrationNumber}[/{state}]. */
+function jsonLookup(
+  deps: JsonDeps,
+  req: express.Request,
+  res: express.Response,
+  segments: string[],
+  cors: Headers,
+): void {
+  const opName = decodeSegment(segments[0], 'operation name');
+  const op = findOperation(opName);
+  if (!op) {
+    const near = suggestOperation(opName);
+    throw new LookupError(
+      'UNKNOWN_OPERATION',
+      `Unknown operation ${quote(opName)}${near ? ` (did you mean '${near.name}'? operation names are case-sensitive)` : ''}`,
+    );
+  }
+  note(req, { operation: op.name });
+  if (segments.length > (op.state ? 3 : 2)) {
+    throw new LookupError(
+      'UNKNOWN_OPERATION',
+      `Nothing is served at that path; ${op.name} is at ${jsonPathTemplate(op)}`,
+    );
+  }
+  const query = parseForm(queryString(req.url), QUERY_NAMES, 'query names are matched ignoring case');
+  const raw = Object.create(null) as Record<string, unknown>;
+  if (segments.length > 1) raw.RegistrationNumber = decodeSegment(segments[1], 'registration');
+  if (op.state && segments.length > 2) raw[op.state.param] = decodeSegment(segments[2], op.state.param);
+  if (query.Model !== undefined) raw.Model = query.Model;
+  const username = usernameOf(req, query);
+  if (username === undefined || (typeof username === 'string' && username.trim() === '')) {
+    sendJsonError(
+      req,
+      res,
+      new LookupError(
+        'MISSING_PARAMETER',
+        `No username: give it by HTTP Basic authentication (Authorization: Basic base64(username:password)) or as ?username=`,
+      ),
+      { ...cors, 'WWW-Authenticate': 'Basic realm="reglookup", charset="UTF-8"' },
+      401,
+    );
+    return;
+  }
+  raw.username = username;
+  deps.service
+    .lookup(op, raw, callerOf(req, deps.trustProxy), contextOf(req))
+    .then((result) => send(req, res, 200, resultJson(result), cors))
+    .catch((e: unknown) => {
+      const err = asLookupError(e);
+      if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox)
+        deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
+      sendJsonError(req, res, err, cors);
+    });
+}
+
 export function jsonHandler(deps: JsonDeps): express.RequestHandler {
   const errorCodes = Object.keys(ERRORS);
-
-  const lookup = (req: express.Request, res: express.Response, segments: string[], cors: Headers) => {
-    const opName = decodeSegment(segments[0], 'operation name');
-    const op = findOperation(opName);
-    if (!op) {
-      const near = suggestOperation(opName);
-      throw new LookupError('UNKNOWN_OPERATION', `Unknown operation ${quote(opName)}${near ? ` (did you mean '${near.name}'? operation names are case-sensitive)` : ''}`);
-    }
-    note(req, { operation: op.name });
-    if (segments.length > (op.state ? 3 : 2)) {
-      throw new LookupError('UNKNOWN_OPERATION', `Nothing is served at that path; ${op.name} is at ${jsonPathTemplate(op)}`);
-    }
-    const query = parseForm(queryString(req.url), QUERY_NAMES, 'query names are matched ignoring case');
-    const raw = Object.create(null) as Record<string, unknown>;
-    if (segments.length > 1) raw.RegistrationNumber = decodeSegment(segments[1], 'registration');
-    if (op.state && segments.length > 2) raw[op.state.param] = decodeSegment(segments[2], op.state.param);
-    if (query.Model !== undefined) raw.Model = query.Model;
-    const username = usernameOf(req, query);
-    if (username === undefined || (typeof username === 'string' && username.trim() === '')) {
-      sendJsonError(
-        req,
-        res,
-        new LookupError('MISSING_PARAMETER', `No username: give it by HTTP Basic authentication (Authorization: Basic base64(username:password)) or as ?username=`),
-        { ...cors, 'WWW-Authenticate': 'Basic realm="reglookup", charset="UTF-8"' },
-        401,
-      );
-      return;
-    }
-    raw.username = username;
-    deps.service
-      .lookup(op, raw, callerOf(req, deps.trustProxy), contextOf(req))
-      .then((result) => send(req, res, 200, resultJson(result), cors))
-      .catch((e: unknown) => {
-        const err = asLookupError(e);
-        if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox) deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
-        sendJsonError(req, res, err, cors);
-      });
-  };
 
   return (req, res, next) => {
     const url = req.url ?? '';
@@ -195,30 +234,33 @@ export function jsonHandler(deps: JsonDeps): express.RequestHandler {
     if (!lower.startsWith(PREFIX) && lower !== JSON_PATH.toLowerCase()) return next();
     note(req, { transport: 'json' });
     const cors = corsHeaders(req, deps.corsOrigins);
-    if (req.method === 'OPTIONS') {
-      const headers: Headers = { ...cors, Allow: ALLOW, 'Content-Length': 0 };
-      if (cors['Access-Control-Allow-Origin'] !== undefined) {
-        headers['Access-Control-Allow-Methods'] = ALLOW;
-        headers['Access-Control-Allow-Headers'] = 'Authorization';
-        headers['Access-Control-Max-Age'] = 600;
-      }
-      res.writeHead(204, headers);
-      res.end();
-      return;
-    }
+    if (req.method === 'OPTIONS') return preflight(res, cors);
     try {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        sendJsonError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET`), { ...cors, Allow: ALLOW });
+        sendJsonError(req, res, new LookupError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET`), {
+          ...cors,
+          Allow: ALLOW,
+        });
         return;
       }
       let rest = pathname.slice(PREFIX.length);
       if (rest.endsWith('/')) rest = rest.slice(0, -1);
       if (lower === OPENAPI_PATH.toLowerCase()) {
-        send(req, res, 200, JSON.stringify(openApiDocument(baseUrl(req, deps.publicUrl, deps.trustProxy), errorCodes)), cors);
+        send(
+          req,
+          res,
+          200,
+          JSON.stringify(openApiDocument(baseUrl(req, deps.publicUrl, deps.trustProxy), errorCodes)),
+          cors,
+        );
         return;
       }
-      if (rest === '') throw new LookupError('UNKNOWN_OPERATION', `Give an operation: ${JSON_PATH}/{Operation}/{RegistrationNumber}; the operations are in ${OPENAPI_PATH}`);
-      lookup(req, res, rest.split('/'), cors);
+      if (rest === '')
+        throw new LookupError(
+          'UNKNOWN_OPERATION',
+          `Give an operation: ${JSON_PATH}/{Operation}/{RegistrationNumber}; the operations are in ${OPENAPI_PATH}`,
+        );
+      jsonLookup(deps, req, res, rest.split('/'), cors);
     } catch (e) {
       sendJsonError(req, res, asLookupError(e), cors);
     }

@@ -44,7 +44,9 @@ const STYLE = [
   '@media (max-width:40rem){.field{grid-template-columns:minmax(0,1fr)}.hint{grid-column:1}h1{font-size:1.5rem}}',
 ].join('');
 
-/** The Content-Security-Policy of every help page: nothing but this page's own style sheet, forms only to this origin. */
+/**
+ * The Content-Security-Policy of every help page: nothing but this page's own style sheet, forms only to this origin.
+ */
 export const HELP_CSP = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
 
 /** HTML text and attribute values: & < > " ' all escaped. */
@@ -88,8 +90,15 @@ function backLink(links: PageLinks): string {
 }
 
 /** GET /api/reg.asmx: the operations, each with one line, and the service's descriptions. */
-export function servicePage(model: ContractModel, operations: readonly Operation[], namespace: string, links: PageLinks): string {
-  const items = operations.map((op) => `<li><a href="?op=${encodeURIComponent(op.name)}">${html(op.name)}</a>: ${describe(op)}</li>`).join('\n');
+export function servicePage(
+  model: ContractModel,
+  operations: readonly Operation[],
+  namespace: string,
+  links: PageLinks,
+): string {
+  const items = operations
+    .map((op) => `<li><a href="?op=${encodeURIComponent(op.name)}">${html(op.name)}</a>: ${describe(op)}</li>`)
+    .join('\n');
   const main =
     `<p>The following operations are supported. For a formal definition, please review the <a href="${html(links.wsdl)}">Service Description</a> (WSDL).</p>\n` +
     `<ul>` +
@@ -99,7 +108,12 @@ export function servicePage(model: ContractModel, operations: readonly Operation
     `</ul>\n` +
     `<p>Namespace ${code(namespace)}. Every operation answers SOAP 1.1, SOAP 1.2, HTTP GET and HTTP POST at ${code(links.address)}.</p>\n` +
     `<h2>Operations</h2>\n<ul>\n${items}\n</ul>\n`;
-  return page(model, `${model.serviceName} Web Service`, model.serviceDocumentation ? `<p>${html(model.serviceDocumentation)}</p>` : '', main);
+  return page(
+    model,
+    `${model.serviceName} Web Service`,
+    model.serviceDocumentation ? `<p>${html(model.serviceDocumentation)}</p>` : '',
+    main,
+  );
 }
 
 /** What the operation does; `doc` is its wsdl:documentation ("UK vehicle", "USA"). */
@@ -142,15 +156,30 @@ function sampleSection(s: Sample): string {
 }
 
 /** GET /api/reg.asmx?op=NAME: what the operation does, a test form, and its sample messages. */
-export function operationPage(model: ContractModel, op: Operation, samples: readonly Sample[], links: PageLinks): string {
+export function operationPage(
+  model: ContractModel,
+  op: Operation,
+  samples: readonly Sample[],
+  links: PageLinks,
+): string {
   const doc = model.documentation.get(op.name);
-  const main = `<h2>${html(op.name)}</h2>\n` + `<p>${what(op, doc)}</p>\n<p>${parameters(op)}</p>\n` + testForm(op, links) + samples.map(sampleSection).join('');
+  const main =
+    `<h2>${html(op.name)}</h2>\n` +
+    `<p>${what(op, doc)}</p>\n<p>${parameters(op)}</p>\n` +
+    testForm(op, links) +
+    samples.map(sampleSection).join('');
   return page(model, `${model.serviceName} Web Service: ${op.name}`, backLink(links), main);
 }
 
 /** The page for ?op= naming no operation. The name asked for is not echoed; a case-insensitive match is offered. */
-export function unknownOperationPage(model: ContractModel, suggestion: Operation | undefined, links: PageLinks): string {
-  const near = suggestion ? `<p>Operation names are case-sensitive. Did you mean <a href="?op=${encodeURIComponent(suggestion.name)}">${html(suggestion.name)}</a>?</p>\n` : '';
+export function unknownOperationPage(
+  model: ContractModel,
+  suggestion: Operation | undefined,
+  links: PageLinks,
+): string {
+  const near = suggestion
+    ? `<p>Operation names are case-sensitive. Did you mean <a href="?op=${encodeURIComponent(suggestion.name)}">${html(suggestion.name)}</a>?</p>\n`
+    : '';
   const main = `<h2>Unknown operation</h2>\n<p>This service has no operation of that name.</p>\n${near}`;
   return page(model, `${model.serviceName} Web Service: unknown operation`, backLink(links), main);
 }

@@ -5,7 +5,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LookupError } from '../service/errors';
 import { note } from './context';
 
-export function sendPlainError(req: IncomingMessage, res: ServerResponse, err: LookupError, extraHeaders: Record<string, string> = {}): void {
+export function sendPlainError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: LookupError,
+  extraHeaders: Record<string, string> = {},
+): void {
   note(req, { errorCode: err.code });
   if (res.headersSent) {
     res.destroy();

@@ -23,7 +23,10 @@ export interface Sample {
 // A type that contains itself would never end; the WSDL has none, and this bounds a future one.
 const MAX_DEPTH = 12;
 
-/** The children of an element of the given complex type, each value its type's name; lists show two items, as ASMX's samples do. */
+/**
+ * The children of an element of the given complex type, each value its type's name; lists show two items, as ASMX's
+ * samples do.
+ */
 function placeholders(model: ContractModel, type: string, depth = 0): XNode[] {
   const t = model.types.get(type);
   if (!t || t.kind !== 'sequence' || depth > MAX_DEPTH) return [];
@@ -40,7 +43,10 @@ function placeholderOf(model: ContractModel, e: SchemaElement, depth: number): X
   return { name: e.name, children: placeholders(model, e.type, depth + 1) };
 }
 
-/** The result type's name as the WSDL's `{Op}Response` element declares it (the catalogue's `result`, checked at start-up). */
+/**
+ * The result type's name as the WSDL's `{Op}Response` element declares it (the catalogue's `result`, checked at
+ * start-up).
+ */
 function resultType(model: ContractModel, op: Operation): string {
   return model.elements.get(`${op.name}Response`)?.[0]?.type ?? op.result;
 }
@@ -99,7 +105,12 @@ export function operationSamples(model: ContractModel, op: Operation, namespace:
 
   const requestBody = `<${op.name} xmlns="${escapeAttr(namespace)}">${soapResultInner(params.map(([name, text]) => ({ name, text })))}</${op.name}>`;
   const soap = (version: SoapVersion, id: SampleId): Sample => {
-    const head = [`POST ${path} HTTP/1.1`, `Host: ${host}`, `Content-Type: ${SOAP_CONTENT_TYPE[version]}`, 'Content-Length: length'];
+    const head = [
+      `POST ${path} HTTP/1.1`,
+      `Host: ${host}`,
+      `Content-Type: ${SOAP_CONTENT_TYPE[version]}`,
+      'Content-Length: length',
+    ];
     if (version === '1.1') head.push(`SOAPAction: "${namespace}/${op.name}"`);
     return {
       id,
@@ -110,14 +121,20 @@ export function operationSamples(model: ContractModel, op: Operation, namespace:
       )}`,
     };
   };
-  const httpAnswer = `${httpHead(['HTTP/1.1 200 OK', 'Content-Type: text/xml; charset=utf-8', 'Content-Length: length'])}\n\n${httpResultXml(result, namespace, httpResultInner(nodes)).replace(
-    /\r\n/g,
-    '\n',
-  )}`;
+  const httpAnswer = `${httpHead(['HTTP/1.1 200 OK', 'Content-Type: text/xml; charset=utf-8', 'Content-Length: length'])}\n\n${httpResultXml(
+    result,
+    namespace,
+    httpResultInner(nodes),
+  ).replace(/\r\n/g, '\n')}`;
   return [
     soap('1.1', 'soap11'),
     soap('1.2', 'soap12'),
-    { id: 'get', title: 'HTTP GET', request: httpHead([`GET ${path}/${op.name}?${query(params)} HTTP/1.1`, `Host: ${host}`]), response: httpAnswer },
+    {
+      id: 'get',
+      title: 'HTTP GET',
+      request: httpHead([`GET ${path}/${op.name}?${query(params)} HTTP/1.1`, `Host: ${host}`]),
+      response: httpAnswer,
+    },
     {
       id: 'post',
       title: 'HTTP POST',

@@ -26,7 +26,10 @@ export type SoapVersion = '1.1' | '1.2';
 
 const ENVELOPE_NS: Record<SoapVersion, string> = { '1.1': SOAP11_NS, '1.2': SOAP12_NS };
 /** The Content-Type of a SOAP message, request or answer, of each version. */
-export const SOAP_CONTENT_TYPE: Readonly<Record<SoapVersion, string>> = { '1.1': 'text/xml; charset=utf-8', '1.2': 'application/soap+xml; charset=utf-8' };
+export const SOAP_CONTENT_TYPE: Readonly<Record<SoapVersion, string>> = {
+  '1.1': 'text/xml; charset=utf-8',
+  '1.2': 'application/soap+xml; charset=utf-8',
+};
 const CONTENT_TYPE = SOAP_CONTENT_TYPE;
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -103,7 +106,8 @@ function screen(version: SoapVersion, xml: string, req: IncomingMessage, media: 
     if (e instanceof XmlRejected) throw new LookupError('MALFORMED_REQUEST', `Malformed request: ${e.message}`);
     throw e;
   }
-  if (shape.root.local !== 'Envelope') throw new LookupError('MALFORMED_REQUEST', `The root element is ${quote(shape.root.local)}, not a SOAP Envelope`);
+  if (shape.root.local !== 'Envelope')
+    throw new LookupError('MALFORMED_REQUEST', `The root element is ${quote(shape.root.local)}, not a SOAP Envelope`);
   if (shape.root.ns !== ENVELOPE_NS[version]) {
     const other: SoapVersion = version === '1.1' ? '1.2' : '1.1';
     const msg =
@@ -114,16 +118,27 @@ function screen(version: SoapVersion, xml: string, req: IncomingMessage, media: 
   }
   if (shape.mustUnderstand.length > 0) {
     const h = shape.mustUnderstand[0];
-    throw new LookupError('MUST_UNDERSTAND', `Header ${quote(`{${h.ns}}${h.local}`, 120)} is marked mustUnderstand, and this service processes no SOAP headers`);
+    throw new LookupError(
+      'MUST_UNDERSTAND',
+      `Header ${quote(`{${h.ns}}${h.local}`, 120)} is marked mustUnderstand, and this service processes no SOAP headers`,
+    );
   }
   if (!shape.hasBody) throw new LookupError('MALFORMED_REQUEST', 'The envelope has no Body');
-  if (!shape.operation) throw new LookupError('MALFORMED_REQUEST', `The Body is empty; it must hold one operation element such as <Check xmlns="${deps.namespace}">`);
-  if (shape.bodyElements > 1) throw new LookupError('MALFORMED_REQUEST', 'The Body must hold exactly one operation element');
+  if (!shape.operation)
+    throw new LookupError(
+      'MALFORMED_REQUEST',
+      `The Body is empty; it must hold one operation element such as <Check xmlns="${deps.namespace}">`,
+    );
+  if (shape.bodyElements > 1)
+    throw new LookupError('MALFORMED_REQUEST', 'The Body must hold exactly one operation element');
   const { local, ns } = shape.operation;
   const op = findOperation(local);
   if (!op) throw new LookupError('UNKNOWN_OPERATION', `Unknown operation ${quote(local)}`);
   if (ns !== deps.namespace) {
-    throw new LookupError('UNKNOWN_OPERATION', `Operation element ${quote(local)} is in namespace ${quote(ns, 80)}; this service's namespace is '${deps.namespace}'`);
+    throw new LookupError(
+      'UNKNOWN_OPERATION',
+      `Operation element ${quote(local)} is in namespace ${quote(ns, 80)}; this service's namespace is '${deps.namespace}'`,
+    );
   }
   const actions: string[] = [];
   const header = req.headers.soapaction;
@@ -132,10 +147,14 @@ function screen(version: SoapVersion, xml: string, req: IncomingMessage, media: 
   if (version === '1.2' && param !== undefined) actions.push(param);
   for (const action of actions) {
     if (action === '' || action === `${deps.namespace}/${op.name}`) continue;
-    const named = action.startsWith(`${deps.namespace}/`) ? findOperation(action.slice(deps.namespace.length + 1)) : undefined;
+    const named = action.startsWith(`${deps.namespace}/`)
+      ? findOperation(action.slice(deps.namespace.length + 1))
+      : undefined;
     throw new LookupError(
       'UNKNOWN_OPERATION',
-      named ? `SOAPAction names ${named.name} but the Body holds ${op.name}` : `SOAPAction ${quote(action, 80)} is not one this service offers (expected '${deps.namespace}/${op.name}')`,
+      named
+        ? `SOAPAction names ${named.name} but the Body holds ${op.name}`
+        : `SOAPAction ${quote(action, 80)} is not one this service offers (expected '${deps.namespace}/${op.name}')`,
     );
   }
   return op;
@@ -145,7 +164,13 @@ function screen(version: SoapVersion, xml: string, req: IncomingMessage, media: 
  * A lookup as SOAP answers it: the Body's content, or the LookupError it failed with, already noted
  * for the access log (and logged when internal). Both paths below call it: node-soap's and the direct one.
  */
-function lookupBody(op: Operation, params: Record<string, unknown>, req: IncomingMessage, res: ServerResponse, deps: SoapDeps): Promise<string> {
+function lookupBody(
+  op: Operation,
+  params: Record<string, unknown>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: SoapDeps,
+): Promise<string> {
   // Noted before validation, so that the access log names the caller of a refused request too.
   noteUsername(req, params.username);
   return deps.service.lookup(op, params, callerOf(req, deps.trustProxy), contextOf(req)).then(
@@ -153,7 +178,8 @@ function lookupBody(op: Operation, params: Record<string, unknown>, req: Incomin
     (e: unknown) => {
       const err = asLookupError(e);
       note(req, { errorCode: err.code });
-      if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox) deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
+      if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox)
+        deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
       if (err.retryAfter) res.setHeader('Retry-After', err.retryAfter);
       throw err;
     },
@@ -171,7 +197,13 @@ function soapServices(version: SoapVersion, deps: SoapDeps): soap.IServices {
           // node-soap answers a thrown { Fault } object as the fault it describes (its server's
           // convention, not an Error): our own XML, with our status.
           // eslint-disable-next-line @typescript-eslint/only-throw-error
-          throw { Fault: { faultcode: faultCode(version, err), _xml: faultXml(version, deps.namespace, err), statusCode: err.spec.status === 413 ? 413 : 500 } };
+          throw {
+            Fault: {
+              faultcode: faultCode(version, err),
+              _xml: faultXml(version, deps.namespace, err),
+              statusCode: err.spec.status === 413 ? 413 : 500,
+            },
+          };
         },
       );
   }
@@ -181,7 +213,10 @@ function soapServices(version: SoapVersion, deps: SoapDeps): soap.IServices {
 /** What soap.listen gives back: the request listener, and the envelope's start as node-soap writes it. */
 interface Listening {
   readonly listener: Listener;
-  /** `<?xml ...?><soap:Envelope ...><soap:Body>` byte for byte as node-soap begins an answer, or null if it could not be read. */
+  /**
+   * `<?xml ...?><soap:Envelope ...><soap:Body>` byte for byte as node-soap begins an answer, or null if it could not be
+   * read.
+   */
   readonly envelopeStart: string | null;
 }
 
@@ -203,7 +238,10 @@ function listen(version: SoapVersion, wsdl: string, deps: SoapDeps): Promise<Lis
         if (!listener) return reject(new Error('soap.listen attached no request listener'));
         // node-soap's Server._envelope: the envelope's namespace, then the WSDL's own prefixes (tm:, tns:).
         const xmlns = (server as unknown as { wsdl?: { xmlnsInEnvelope?: unknown } }).wsdl?.xmlnsInEnvelope;
-        const envelopeStart = typeof xmlns === 'string' ? `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${ENVELOPE_NS[version]}" ${xmlns}><soap:Body>` : null;
+        const envelopeStart =
+          typeof xmlns === 'string'
+            ? `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${ENVELOPE_NS[version]}" ${xmlns}><soap:Body>`
+            : null;
         resolve({ listener, envelopeStart });
       },
     });
@@ -240,7 +278,15 @@ export function simpleParams(xml: string, operation: string): Record<string, str
 }
 
 /** Answers a simple request directly, in the bytes and status node-soap would have sent. */
-function serveDirect(version: SoapVersion, envelopeStart: string, op: Operation, params: Record<string, string>, req: IncomingMessage, res: ServerResponse, deps: SoapDeps): void {
+function serveDirect(
+  version: SoapVersion,
+  envelopeStart: string,
+  op: Operation,
+  params: Record<string, string>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: SoapDeps,
+): void {
   const send = (status: number, body: string) => {
     res.statusCode = status;
     res.setHeader('Content-Type', CONTENT_TYPE[version]);
@@ -272,7 +318,13 @@ function soapVersionOf(media: MediaType): SoapVersion | null {
  * own text or fault. The guard stops every known trigger; this is the net behind it: a 5xx that is
  * not one of our faults is logged and replaced by an INTERNAL_ERROR fault.
  */
-function netUnderNodeSoap(req: IncomingMessage, res: ServerResponse, version: SoapVersion, deps: SoapDeps, marker: string): void {
+function netUnderNodeSoap(
+  req: IncomingMessage,
+  res: ServerResponse,
+  version: SoapVersion,
+  deps: SoapDeps,
+  marker: string,
+): void {
   const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
   res.end = ((chunk?: unknown) => {
     res.end = end as typeof res.end;
@@ -280,7 +332,12 @@ function netUnderNodeSoap(req: IncomingMessage, res: ServerResponse, version: So
     if (res.statusCode >= 500 && !res.headersSent && !text.includes(marker)) {
       deps.logger.error('node-soap failed on a screened request', { body: text.slice(0, 2000) });
       note(req, { errorCode: 'INTERNAL_ERROR' });
-      sendFault(res, version, deps.namespace, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
+      sendFault(
+        res,
+        version,
+        deps.namespace,
+        new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'),
+      );
       return res;
     }
     return end(chunk);
@@ -289,7 +346,10 @@ function netUnderNodeSoap(req: IncomingMessage, res: ServerResponse, version: So
 
 /** The handler for POST /api/reg.asmx. */
 export async function createSoapHandler(wsdl: string, deps: SoapDeps): Promise<Listener> {
-  const listening: Record<SoapVersion, Listening> = { '1.1': await listen('1.1', wsdl, deps), '1.2': await listen('1.2', wsdl, deps) };
+  const listening: Record<SoapVersion, Listening> = {
+    '1.1': await listen('1.1', wsdl, deps),
+    '1.2': await listen('1.2', wsdl, deps),
+  };
   const marker = `<ErrorCode xmlns="${escapeAttr(deps.namespace)}">`;
 
   return (req, res) => {
@@ -300,14 +360,18 @@ export async function createSoapHandler(wsdl: string, deps: SoapDeps): Promise<L
       sendPlainError(
         req,
         res,
-        new LookupError('UNSUPPORTED_MEDIA_TYPE', `POST ${SOAP_PATH} takes a SOAP envelope (text/xml for SOAP 1.1, application/soap+xml for SOAP 1.2); HTTP POST calls go to ${SOAP_PATH}/{Operation}`),
+        new LookupError(
+          'UNSUPPORTED_MEDIA_TYPE',
+          `POST ${SOAP_PATH} takes a SOAP envelope (text/xml for SOAP 1.1, application/soap+xml for SOAP 1.2); HTTP POST calls go to ${SOAP_PATH}/{Operation}`,
+        ),
       );
       return;
     }
     note(req, { transport: version === '1.1' ? 'soap11' : 'soap12' });
     const fail = (e: unknown) => {
       const err = asLookupError(e);
-      if (err.code === 'INTERNAL_ERROR') deps.logger.error('soap request failed', { error: String((e as Error)?.stack ?? e) });
+      if (err.code === 'INTERNAL_ERROR')
+        deps.logger.error('soap request failed', { error: String((e as Error)?.stack ?? e) });
       note(req, { errorCode: err.code });
       sendFault(res, version, deps.namespace, err);
     };
@@ -319,7 +383,8 @@ export async function createSoapHandler(wsdl: string, deps: SoapDeps): Promise<L
     }
     const serve = (buf: Buffer) => {
       try {
-        if (buf.length === 0) throw new LookupError('MALFORMED_REQUEST', 'The request body is empty; send a SOAP envelope');
+        if (buf.length === 0)
+          throw new LookupError('MALFORMED_REQUEST', 'The request body is empty; send a SOAP envelope');
         const xml = decodeUtf8(buf);
         const op = screen(version, xml, req, media, deps);
         note(req, { operation: op.name });

@@ -12,7 +12,10 @@ type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
  * only for the other sockets of its turn to be read; on an idle service that is none.
  * One request's failure is answered on its own and never keeps the rest of the turn from being served.
  */
-export function servedTogether(serve: Handler, onError: (req: http.IncomingMessage, res: http.ServerResponse, e: unknown) => void): Handler {
+export function servedTogether(
+  serve: Handler,
+  onError: (req: http.IncomingMessage, res: http.ServerResponse, e: unknown) => void,
+): Handler {
   let waiting: [http.IncomingMessage, http.ServerResponse][] = [];
   const serveAll = () => {
     // Requests that arrive while these are served wait for the next turn.

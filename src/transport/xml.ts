@@ -62,7 +62,9 @@ export function soapResponseXml(operation: string, namespace: string, inner: str
   return `<${operation}Response xmlns="${escapeAttr(namespace)}" xmlns:xsi="${XSI_NS}"><${operation}Result>${inner}</${operation}Result></${operation}Response>`;
 }
 
-/** The HTTP GET/POST answer: the result element itself as the document root, no envelope; inner from httpResultInner. */
+/**
+ * The HTTP GET/POST answer: the result element itself as the document root, no envelope; inner from httpResultInner.
+ */
 export function httpResultXml(root: string, namespace: string, inner: string): string {
   return `<?xml version="1.0" encoding="utf-8"?>\r\n<${root} xmlns:xsi="${XSI_NS}" xmlns:xsd="${XSD_NS}" xmlns="${escapeAttr(namespace)}">${inner}\r\n</${root}>`;
 }

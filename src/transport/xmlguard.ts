@@ -34,7 +34,8 @@ export interface EnvelopeShape {
 const NOT_XML_CHAR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
 // XML 1.0 (fifth edition) name characters, BMP only (as sax reads them); a QName is an NCName with
 // at most one prefix.
-const NC_START = 'A-Za-z_\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD';
+const NC_START =
+  'A-Za-z_\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD';
 const NC_BODY = `${NC_START}.\\-0-9\\u00B7\\u0300-\\u036F\\u203F-\\u2040`;
 // The combining marks (U+0300-036F) are name characters in their own right, as XML lists them.
 // eslint-disable-next-line no-misleading-character-class
@@ -57,13 +58,24 @@ interface Frame {
   hasChild: boolean;
 }
 
-const MIXED = (qname: string) => `<${shown(qname)}> holds both text and elements (mixed content); a parameter is text only`;
+const MIXED = (qname: string) =>
+  `<${shown(qname)}> holds both text and elements (mixed content); a parameter is text only`;
 
 function validChar(cp: number): boolean {
-  return cp === 0x9 || cp === 0xa || cp === 0xd || (cp >= 0x20 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
+  return (
+    cp === 0x9 ||
+    cp === 0xa ||
+    cp === 0xd ||
+    (cp >= 0x20 && cp <= 0xd7ff) ||
+    (cp >= 0xe000 && cp <= 0xfffd) ||
+    (cp >= 0x10000 && cp <= 0x10ffff)
+  );
 }
 
-/** Checks every '&' in a run of character data or an attribute value (searching only that run, so the scan stays linear). */
+/**
+ * Checks every '&' in a run of character data or an attribute value (searching only that run, so the scan stays
+ * linear).
+ */
 function checkEntities(xml: string, from: number, to: number): void {
   const s = xml.slice(from, to);
   let amp = s.indexOf('&');
@@ -72,7 +84,9 @@ function checkEntities(xml: string, from: number, to: number): void {
     const m = ENTITY.exec(s);
     if (!m) {
       const name = /^&([^;\s<&]{0,20})/.exec(s.slice(amp, amp + 24))?.[1] ?? '';
-      throw new XmlRejected(`undefined entity reference '&${shown(name)};' (only &amp; &lt; &gt; &quot; &apos; and character references are allowed; no DTD entities)`);
+      throw new XmlRejected(
+        `undefined entity reference '&${shown(name)};' (only &amp; &lt; &gt; &quot; &apos; and character references are allowed; no DTD entities)`,
+      );
     }
     if (!m[1]) {
       const cp = m[2] !== undefined ? parseInt(m[2], 10) : parseInt(m[3], 16);
@@ -85,16 +99,21 @@ function checkEntities(xml: string, from: number, to: number): void {
 /** An attribute value as the parser will see it (entities were checked by checkEntities). */
 function decodeValue(v: string): string {
   if (!v.includes('&')) return v;
-  return v.replace(/&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#x([0-9a-fA-F]{1,6}));/g, (_m, named: string | undefined, dec: string | undefined, hex: string | undefined) => {
-    if (named) return { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }[named] as string;
-    return String.fromCodePoint(dec !== undefined ? parseInt(dec, 10) : parseInt(hex as string, 16));
-  });
+  return v.replace(
+    /&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#x([0-9a-fA-F]{1,6}));/g,
+    (_m, named: string | undefined, dec: string | undefined, hex: string | undefined) => {
+      if (named) return { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }[named] as string;
+      return String.fromCodePoint(dec !== undefined ? parseInt(dec, 10) : parseInt(hex as string, 16));
+    },
+  );
 }
 
 function checkName(qname: string, what: string, limits: GuardLimits): void {
-  if (qname.length > limits.maxTextChars) throw new XmlRejected(`an ${what} name is longer than ${limits.maxTextChars} characters`);
+  if (qname.length > limits.maxTextChars)
+    throw new XmlRejected(`an ${what} name is longer than ${limits.maxTextChars} characters`);
   for (const part of qname.split(':')) {
-    if (RESERVED.has(part)) throw new XmlRejected(`the ${what} name '${shown(qname)}' is not accepted (it names a built-in object member)`);
+    if (RESERVED.has(part))
+      throw new XmlRejected(`the ${what} name '${shown(qname)}' is not accepted (it names a built-in object member)`);
   }
 }
 
@@ -115,7 +134,8 @@ function skipProlog(xml: string): number {
   if (!/^<\?xml[ \t\r\n]/.test(xml.slice(i, i + 6))) return i;
   const decl = XML_DECL.exec(xml.slice(i, i + 200));
   if (!decl) throw new XmlRejected('malformed XML declaration');
-  if (decl[3] && !/^utf-?8$/i.test(decl[3])) throw new XmlRejected(`the XML declaration names encoding '${decl[3]}'; only UTF-8 is accepted`);
+  if (decl[3] && !/^utf-?8$/i.test(decl[3]))
+    throw new XmlRejected(`the XML declaration names encoding '${decl[3]}'; only UTF-8 is accepted`);
   return i + decl[0].length;
 }
 
@@ -159,14 +179,21 @@ class Scanner {
       if (lt === -1) break;
       const next = xml.charCodeAt(lt + 1);
       if (next === 0x21 /* ! */) i = this.declaration(lt);
-      else if (next === 0x3f /* ? */) throw new XmlRejected('processing instructions are not allowed (only the XML declaration, at the very start)');
+      else if (next === 0x3f /* ? */)
+        throw new XmlRejected('processing instructions are not allowed (only the XML declaration, at the very start)');
       else if (next === 0x2f /* / */) i = this.endTag(lt);
       else i = this.element(lt);
     }
     const { stack, root } = this;
     if (stack.length > 0) throw new XmlRejected(`the body ends inside <${shown(stack[stack.length - 1].qname)}>`);
     if (!root) throw new XmlRejected('the body holds no XML element');
-    return { root, operation: this.operation, bodyElements: this.bodyElements, hasBody: this.hasBody, mustUnderstand: this.mustUnderstand };
+    return {
+      root,
+      operation: this.operation,
+      bodyElements: this.bodyElements,
+      hasBody: this.hasBody,
+      mustUnderstand: this.mustUnderstand,
+    };
   }
 
   private resolve(prefix: string): string | undefined {
@@ -182,7 +209,8 @@ class Scanner {
   /** `chars` more characters of text (or CDATA) in `top`: its length limit. */
   private countText(top: Frame, chars: number): void {
     top.text += chars;
-    if (top.text > this.limits.maxTextChars) throw new XmlRejected(`the text of <${shown(top.qname)}> is longer than ${this.limits.maxTextChars} characters`);
+    if (top.text > this.limits.maxTextChars)
+      throw new XmlRejected(`the text of <${shown(top.qname)}> is longer than ${this.limits.maxTextChars} characters`);
   }
 
   /** Character data between two tags. */
@@ -200,7 +228,10 @@ class Scanner {
     if (run.trim() !== '') hasText(top);
   }
 
-  /** '<!': a comment or a CDATA section (anything else is a DTD or declaration, refused). Returns where scanning goes on. */
+  /**
+   * '<!': a comment or a CDATA section (anything else is a DTD or declaration, refused). Returns where scanning goes
+   * on.
+   */
   private declaration(i: number): number {
     const xml = this.xml;
     if (xml.startsWith('<!--', i)) {
@@ -217,12 +248,17 @@ class Scanner {
       const top = this.stack[this.stack.length - 1];
       this.countText(top, close - (i + 9));
       const data = xml.slice(i + 9, close);
-      if (/<\?xml/i.test(data)) throw new XmlRejected(`a CDATA section in <${shown(top.qname)}> holds an XML document; embedded XML is not accepted`);
+      if (/<\?xml/i.test(data))
+        throw new XmlRejected(
+          `a CDATA section in <${shown(top.qname)}> holds an XML document; embedded XML is not accepted`,
+        );
       if (data.trim() !== '') hasText(top);
       return close + 3;
     }
     const what = /^<!([A-Z]+)/.exec(xml.slice(i, i + 12))?.[1] ?? '';
-    throw new XmlRejected(`${what ? `<!${what}>` : 'markup declarations'}: DTDs, entity declarations and external references are not allowed`);
+    throw new XmlRejected(
+      `${what ? `<!${what}>` : 'markup declarations'}: DTDs, entity declarations and external references are not allowed`,
+    );
   }
 
   /** '</name>': closes the innermost element, which must be the one it names. */
@@ -236,7 +272,10 @@ class Scanner {
     if (WS.lastIndex >= len) throw new XmlRejected(`the body ends inside the end tag </${shown(m[0])}`);
     if (xml.charCodeAt(WS.lastIndex) !== 0x3e) throw new XmlRejected(`malformed end tag </${shown(m[0])}`);
     const top = this.stack.pop();
-    if (!top || top.qname !== m[0]) throw new XmlRejected(top ? `</${shown(m[0])}> closes <${shown(top.qname)}>` : `</${shown(m[0])}> has no start tag`);
+    if (!top || top.qname !== m[0])
+      throw new XmlRejected(
+        top ? `</${shown(m[0])}> closes <${shown(top.qname)}>` : `</${shown(m[0])}> has no start tag`,
+      );
     return WS.lastIndex + 1;
   }
 
@@ -253,9 +292,18 @@ class Scanner {
       if (container.hasText) throw new XmlRejected(MIXED(container.qname));
       container.hasChild = true;
     }
-    const frame: Frame = { qname, ns: this.tagNs, local: colon === -1 ? qname : qname.slice(colon + 1), uri: '', text: 0, hasText: false, hasChild: false };
+    const frame: Frame = {
+      qname,
+      ns: this.tagNs,
+      local: colon === -1 ? qname : qname.slice(colon + 1),
+      uri: '',
+      text: 0,
+      hasText: false,
+      hasChild: false,
+    };
     stack.push(frame);
-    if (stack.length > this.limits.maxDepth) throw new XmlRejected(`elements nested deeper than ${this.limits.maxDepth}`);
+    if (stack.length > this.limits.maxDepth)
+      throw new XmlRejected(`elements nested deeper than ${this.limits.maxDepth}`);
     const uri = this.resolve(prefix);
     if (uri === undefined) throw new XmlRejected(`undeclared namespace prefix '${shown(prefix)}' on <${shown(qname)}>`);
     frame.uri = uri;
@@ -286,7 +334,12 @@ class Scanner {
       } else if (parent.uri === root.ns && parent.local === 'Header') {
         for (const [an, av] of attrs) {
           const c = an.indexOf(':');
-          if (c !== -1 && an.slice(c + 1) === 'mustUnderstand' && this.resolve(an.slice(0, c)) === root.ns && /^\s*(1|true)\s*$/.test(av)) {
+          if (
+            c !== -1 &&
+            an.slice(c + 1) === 'mustUnderstand' &&
+            this.resolve(an.slice(0, c)) === root.ns &&
+            /^\s*(1|true)\s*$/.test(av)
+          ) {
             this.mustUnderstand.push({ local: frame.local, ns: uri });
           }
         }
@@ -302,7 +355,10 @@ class Scanner {
     const { xml, len, limits } = this;
     NAME.lastIndex = i + 1;
     const nm = NAME.exec(xml);
-    if (!nm) throw new XmlRejected(i + 1 >= len ? 'the body ends inside a tag' : "malformed start tag ('<' not followed by a name)");
+    if (!nm)
+      throw new XmlRejected(
+        i + 1 >= len ? 'the body ends inside a tag' : "malformed start tag ('<' not followed by a name)",
+      );
     if (this.stack.length === 0 && this.rootSeen) throw new XmlRejected('more than one root element');
     if (++this.elements > limits.maxElements) throw new XmlRejected(`more than ${limits.maxElements} elements`);
     const qname = nm[0];
@@ -330,14 +386,17 @@ class Scanner {
       const vEnd = this.attribute(p, qname);
       const name = this.attrName;
       const value = this.attrValue;
-      if (attrs.length >= limits.maxAttributes) throw new XmlRejected(`<${shown(qname)}> has more than ${limits.maxAttributes} attributes`);
+      if (attrs.length >= limits.maxAttributes)
+        throw new XmlRejected(`<${shown(qname)}> has more than ${limits.maxAttributes} attributes`);
       if (attrNames.has(name)) throw new XmlRejected(`attribute ${shown(name)} appears twice in <${shown(qname)}>`);
       attrNames.add(name);
       checkName(name, 'attribute', limits);
       // SOAP-encoding multi-references: document/literal never uses them, and node-soap resolves
       // them by merging objects, keyed by the caller's id.
-      if (name === 'href') throw new XmlRejected(`href references (SOAP encoding) are not accepted; send each value inline`);
-      if (name === 'id' && RESERVED.has(decodeValue(value))) throw new XmlRejected(`the id '${decodeValue(value).slice(0, 40)}' is not accepted`);
+      if (name === 'href')
+        throw new XmlRejected(`href references (SOAP encoding) are not accepted; send each value inline`);
+      if (name === 'id' && RESERVED.has(decodeValue(value)))
+        throw new XmlRejected(`the id '${decodeValue(value).slice(0, 40)}' is not accepted`);
       attrs.push([name, value]);
       if (name === 'xmlns' || name.startsWith('xmlns:')) {
         ns ??= new Map();
@@ -347,7 +406,10 @@ class Scanner {
     }
   }
 
-  /** One `name="value"` from its name, into attrName and attrValue (as written). Returns where the value's closing quote is. */
+  /**
+   * One `name="value"` from its name, into attrName and attrValue (as written). Returns where the value's closing quote
+   * is.
+   */
   private attribute(p: number, qname: string): number {
     const { xml, limits } = this;
     NAME.lastIndex = p;
@@ -355,7 +417,8 @@ class Scanner {
     if (!an) throw new XmlRejected(`malformed attribute in <${shown(qname)}>`);
     WS.lastIndex = NAME.lastIndex;
     WS.exec(xml);
-    if (xml.charCodeAt(WS.lastIndex) !== 0x3d) throw new XmlRejected(`attribute ${shown(an[0])} in <${shown(qname)}> has no value`);
+    if (xml.charCodeAt(WS.lastIndex) !== 0x3d)
+      throw new XmlRejected(`attribute ${shown(an[0])} in <${shown(qname)}> has no value`);
     WS.lastIndex++;
     WS.exec(xml);
     const q = xml.charCodeAt(WS.lastIndex);
@@ -363,7 +426,10 @@ class Scanner {
     const vStart = WS.lastIndex + 1;
     const vEnd = xml.indexOf(q === 0x22 ? '"' : "'", vStart);
     if (vEnd === -1) throw new XmlRejected(`the body ends inside an attribute of <${shown(qname)}>`);
-    if (vEnd - vStart > limits.maxTextChars) throw new XmlRejected(`attribute ${shown(an[0])} of <${shown(qname)}> is longer than ${limits.maxTextChars} characters`);
+    if (vEnd - vStart > limits.maxTextChars)
+      throw new XmlRejected(
+        `attribute ${shown(an[0])} of <${shown(qname)}> is longer than ${limits.maxTextChars} characters`,
+      );
     const lt2 = xml.indexOf('<', vStart);
     if (lt2 !== -1 && lt2 < vEnd) throw new XmlRejected(`'<' inside attribute ${shown(an[0])} of <${shown(qname)}>`);
     checkEntities(xml, vStart, vEnd);
@@ -375,6 +441,7 @@ class Scanner {
 
 /** Scans a decoded request body; throws XmlRejected with a one-line reason. */
 export function scanEnvelope(xml: string, limits: GuardLimits): EnvelopeShape {
-  if (NOT_XML_CHAR.test(xml)) throw new XmlRejected('the body holds a character XML does not allow (such as NUL or another control character)');
+  if (NOT_XML_CHAR.test(xml))
+    throw new XmlRejected('the body holds a character XML does not allow (such as NUL or another control character)');
   return new Scanner(xml, limits).run();
 }

@@ -29,9 +29,21 @@ afterAll(async () => {
 });
 
 test('add, read, change, disable, enable and remove a caller', async () => {
-  const added = await ops('POST', '/admin/api/users', { username: 'acme', credits: 100, dailyLimit: 50, allow: ['10.0.0.0/8'] });
+  const added = await ops('POST', '/admin/api/users', {
+    username: 'acme',
+    credits: 100,
+    dailyLimit: 50,
+    allow: ['10.0.0.0/8'],
+  });
   expect(added.status).toBe(201);
-  expect(added.json).toEqual({ username: 'acme', enabled: true, credits: 100, dailyLimit: 50, rate: null, allow: ['10.0.0.0/8'] });
+  expect(added.json).toEqual({
+    username: 'acme',
+    enabled: true,
+    credits: 100,
+    dailyLimit: 50,
+    rate: null,
+    allow: ['10.0.0.0/8'],
+  });
   expect((await ops('POST', '/admin/api/users', { username: 'acme' })).status).toBe(409);
 
   const got = await ops('GET', '/admin/api/users/acme');
@@ -80,7 +92,9 @@ test('bad input: each refused with a specific message naming the field', async (
   }
   const notJson = await ops('POST', '/admin/api/users', '{"username":', {});
   expect([notJson.status, notJson.json.code]).toEqual([400, 'MALFORMED_JSON']);
-  const wrongType = await ops('POST', '/admin/api/users', 'username=x', { 'Content-Type': 'application/x-www-form-urlencoded' });
+  const wrongType = await ops('POST', '/admin/api/users', 'username=x', {
+    'Content-Type': 'application/x-www-form-urlencoded',
+  });
   expect([wrongType.status, wrongType.json.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
   const unknownQuery = await ops('GET', '/admin/api/users?colour=red');
   expect([unknownQuery.status, unknownQuery.json.message]).toEqual([400, expect.stringContaining('colour')]);
@@ -92,13 +106,17 @@ test('bad input: each refused with a specific message naming the field', async (
 });
 
 test('list: paged by opaque cursors, searched in any case, every caller once', async () => {
-  for (let i = 0; i < 23; i++) await ops('POST', '/admin/api/users', { username: `page-${String(i).padStart(2, '0')}`, credits: i });
+  for (let i = 0; i < 23; i++)
+    await ops('POST', '/admin/api/users', { username: `page-${String(i).padStart(2, '0')}`, credits: i });
   await ops('POST', '/admin/api/users', { username: 'Other-PAGE-x' });
   const seen: string[] = [];
   let cursor: string | null = null;
   let pages = 0;
   do {
-    const r = await ops('GET', `/admin/api/users?search=page&limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const r = await ops(
+      'GET',
+      `/admin/api/users?search=page&limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
     expect(r.status).toBe(200);
     seen.push(...(r.json.users as { username: string }[]).map((u) => u.username));
     cursor = r.json.next as string | null;
@@ -125,32 +143,75 @@ test('credits: a top-up applied once per Idempotency-Key; a reused key with anot
   const noKey = await billing('POST', '/admin/api/users/payer/credits', { amount: 1 });
   expect([noKey.status, noKey.json.message]).toEqual([400, expect.stringContaining('Idempotency-Key')]);
   // Taking credits stops at zero; a balance above the store's bound is refused and nothing changes.
-  const take = await billing('POST', '/admin/api/users/payer/credits', { amount: -1000 }, { 'Idempotency-Key': 'take-all-of-it-1' });
+  const take = await billing(
+    'POST',
+    '/admin/api/users/payer/credits',
+    { amount: -1000 },
+    { 'Idempotency-Key': 'take-all-of-it-1' },
+  );
   expect(take.json.balance).toBe(0);
-  const over = await billing('POST', '/admin/api/users/payer/credits', { amount: 1_000_000_000_000 }, { 'Idempotency-Key': 'too-much-at-once' });
+  const over = await billing(
+    'POST',
+    '/admin/api/users/payer/credits',
+    { amount: 1_000_000_000_000 },
+    { 'Idempotency-Key': 'too-much-at-once' },
+  );
   expect(over.json.balance).toBe(1_000_000_000_000);
-  const past = await billing('POST', '/admin/api/users/payer/credits', { amount: 1 }, { 'Idempotency-Key': 'one-past-the-bound' });
+  const past = await billing(
+    'POST',
+    '/admin/api/users/payer/credits',
+    { amount: 1 },
+    { 'Idempotency-Key': 'one-past-the-bound' },
+  );
   expect([past.status, past.json.code]).toEqual([400, 'INVALID_INPUT']);
   expect((await store.getAccount('payer'))?.credits).toBe(1_000_000_000_000);
-  const unknown = await billing('POST', '/admin/api/users/nobody/credits', { amount: 1 }, { 'Idempotency-Key': 'for-nobody-here' });
+  const unknown = await billing(
+    'POST',
+    '/admin/api/users/nobody/credits',
+    { amount: 1 },
+    { 'Idempotency-Key': 'for-nobody-here' },
+  );
   expect(unknown.status).toBe(404);
 });
 
 test('usage a day by operation, and the audit log names the token that made each change', async () => {
   await ops('POST', '/admin/api/users', { username: 'audited', credits: 3 });
-  await store.addUsage([{ username: 'audited', day: new Date().toISOString().slice(0, 10), operation: 'Check', found: 4, notFound: 1 }]);
+  await store.addUsage([
+    { username: 'audited', day: new Date().toISOString().slice(0, 10), operation: 'Check', found: 4, notFound: 1 },
+  ]);
   const usage = await ops('GET', '/admin/api/users/audited/usage?days=7');
   expect(usage.status).toBe(200);
-  expect(usage.json.usage).toEqual([{ day: new Date().toISOString().slice(0, 10), operation: 'Check', found: 4, notFound: 1 }]);
+  expect(usage.json.usage).toEqual([
+    { day: new Date().toISOString().slice(0, 10), operation: 'Check', found: 4, notFound: 1 },
+  ]);
   expect((await ops('GET', '/admin/api/users/nobody/usage')).status).toBe(404);
 
   await billing('POST', '/admin/api/users/audited/credits', { amount: 7 }, { 'Idempotency-Key': 'audited-top-up-1' });
   await ops('PATCH', '/admin/api/users/audited', { dailyLimit: 9 });
   const audit = await ops('GET', '/admin/api/audit?limit=3');
   expect(audit.status).toBe(200);
-  const [update, credit, add] = audit.json.entries as { actor: string; action: string; target: string; before: unknown; after: unknown; at: string }[];
-  expect(update).toMatchObject({ actor: 'ops', action: 'update', target: 'audited', before: { dailyLimit: null }, after: { dailyLimit: 9 } });
-  expect(credit).toMatchObject({ actor: 'billing', action: 'credit', target: 'audited', before: { credits: 3 }, after: { credits: 10, amount: 7 } });
+  const [update, credit, add] = audit.json.entries as {
+    actor: string;
+    action: string;
+    target: string;
+    before: unknown;
+    after: unknown;
+    at: string;
+  }[];
+  expect(update).toMatchObject({
+    actor: 'ops',
+    action: 'update',
+    target: 'audited',
+    before: { dailyLimit: null },
+    after: { dailyLimit: 9 },
+  });
+  expect(credit).toMatchObject({
+    actor: 'billing',
+    action: 'credit',
+    target: 'audited',
+    before: { credits: 3 },
+    after: { credits: 10, amount: 7 },
+  });
   expect(add).toMatchObject({ actor: 'ops', action: 'add', target: 'audited', before: null });
   expect(Date.parse(update.at)).toBeGreaterThan(Date.now() - 60_000);
   const older = await ops('GET', `/admin/api/audit?limit=3&cursor=${audit.json.next as string}`);
@@ -165,15 +226,50 @@ test('import status says what the store holds', async () => {
 
 test('the upstream cache: statistics by operation and provider, and a purge that is audited and leaves imported records alone', async () => {
   const at = Date.UTC(2026, 10, 1, 12, 0, 0);
-  await store.cachePut({ operation: 'Check', registration: 'AA19AAA', state: '', provider: 'dvla', fetchedAt: at, payload: '{"Description":"FORD"}' });
-  await store.cachePut({ operation: 'Check', registration: 'ER19NFD', state: '', provider: 'dvla', fetchedAt: at + 1000, payload: null });
-  await store.cachePut({ operation: 'UKMOT', registration: 'AA19AAA', state: '', provider: 'dvsa', fetchedAt: at + 2000, payload: '{"make":"FORD","tests":[]}' });
+  await store.cachePut({
+    operation: 'Check',
+    registration: 'AA19AAA',
+    state: '',
+    provider: 'dvla',
+    fetchedAt: at,
+    payload: '{"Description":"FORD"}',
+  });
+  await store.cachePut({
+    operation: 'Check',
+    registration: 'ER19NFD',
+    state: '',
+    provider: 'dvla',
+    fetchedAt: at + 1000,
+    payload: null,
+  });
+  await store.cachePut({
+    operation: 'UKMOT',
+    registration: 'AA19AAA',
+    state: '',
+    provider: 'dvsa',
+    fetchedAt: at + 2000,
+    payload: '{"make":"FORD","tests":[]}',
+  });
 
   const stats = await ops('GET', '/admin/api/cache');
   expect(stats.status).toBe(200);
   expect(stats.json.entries).toEqual([
-    { operation: 'Check', provider: 'dvla', found: 1, notFound: 1, oldest: '2026-11-01T12:00:00.000Z', newest: '2026-11-01T12:00:01.000Z' },
-    { operation: 'UKMOT', provider: 'dvsa', found: 1, notFound: 0, oldest: '2026-11-01T12:00:02.000Z', newest: '2026-11-01T12:00:02.000Z' },
+    {
+      operation: 'Check',
+      provider: 'dvla',
+      found: 1,
+      notFound: 1,
+      oldest: '2026-11-01T12:00:00.000Z',
+      newest: '2026-11-01T12:00:01.000Z',
+    },
+    {
+      operation: 'UKMOT',
+      provider: 'dvsa',
+      found: 1,
+      notFound: 0,
+      oldest: '2026-11-01T12:00:02.000Z',
+      newest: '2026-11-01T12:00:02.000Z',
+    },
   ]);
   expect((await ops('GET', '/admin/api/cache?registration=aa19%20aaa')).json.entries).toHaveLength(2);
 
@@ -187,7 +283,9 @@ test('the upstream cache: statistics by operation and provider, and a purge that
   expect((await ops('GET', '/admin/api/cache')).json.entries).toEqual([]);
 
   const audit = await ops('GET', '/admin/api/audit?limit=2');
-  expect(audit.json.entries.map((e: { actor: string; action: string; target: string }) => [e.actor, e.action, e.target])).toEqual([
+  expect(
+    audit.json.entries.map((e: { actor: string; action: string; target: string }) => [e.actor, e.action, e.target]),
+  ).toEqual([
     [TOKENS[0].name, 'cache-purge', '(all)'],
     [TOKENS[1].name, 'cache-purge', 'Check AA19AAA'],
   ]);

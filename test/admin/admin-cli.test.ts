@@ -27,14 +27,23 @@ test('users add / credit / disable are audited as cli:<user>; reglookup audit li
   expect(runCli(['users', 'disable', 'carol'], env).status).toBe(0);
   const r = runCli(['audit', '--json'], env);
   expect(r.status).toBe(0);
-  const entries = JSON.parse(r.stdout) as { actor: string; action: string; target: string; before: unknown; after: unknown }[];
+  const entries = JSON.parse(r.stdout) as {
+    actor: string;
+    action: string;
+    target: string;
+    before: unknown;
+    after: unknown;
+  }[];
   expect(entries.map((e) => e.action)).toEqual(['disable', 'credit', 'add']);
   expect(entries[0].actor).toBe(`cli:${os.userInfo().username}`);
   expect(entries[1]).toMatchObject({ target: 'carol', before: { credits: 5 }, after: { credits: 15, amount: 10 } });
   const text = runCli(['audit', '--limit', '1'], env);
   expect(text.stdout.trim().split('\n')).toHaveLength(1);
   expect(text.stdout).toMatch(/disable "carol"/);
-  expect(runCli(['audit', '--limit', 'lots'], env)).toMatchObject({ status: 1, stderr: expect.stringContaining('--limit') });
+  expect(runCli(['audit', '--limit', 'lots'], env)).toMatchObject({
+    status: 1,
+    stderr: expect.stringContaining('--limit'),
+  });
 });
 
 test('users usage --all --from --to --csv: every caller, the same rows as the admin API', async () => {
@@ -49,8 +58,13 @@ test('users usage --all --from --to --csv: every caller, the same rows as the ad
   try {
     const csv = runCli(['users', 'usage', '--all', '--from', '2026-03-01', '--to', '2026-03-31', '--csv'], env);
     expect(csv.status).toBe(0);
-    expect(csv.stdout).toBe('username,day,operation,found,not_found\r\ncarol,2026-03-01,Check,3,1\r\ndave,2026-03-02,CheckNorway,2,0\r\n');
-    const api = await client(admin.url, TOKENS[1].token)('GET', '/admin/api/usage?from=2026-03-01&to=2026-03-31&format=csv');
+    expect(csv.stdout).toBe(
+      'username,day,operation,found,not_found\r\ncarol,2026-03-01,Check,3,1\r\ndave,2026-03-02,CheckNorway,2,0\r\n',
+    );
+    const api = await client(admin.url, TOKENS[1].token)(
+      'GET',
+      '/admin/api/usage?from=2026-03-01&to=2026-03-31&format=csv',
+    );
     expect(api.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(api.text).toBe(csv.stdout);
     const json = await client(admin.url, TOKENS[1].token)('GET', '/admin/api/usage?from=2026-03-01&to=2026-03-31');
@@ -60,13 +74,21 @@ test('users usage --all --from --to --csv: every caller, the same rows as the ad
     ]);
     const backwards = await client(admin.url, TOKENS[1].token)('GET', '/admin/api/usage?from=2026-03-31&to=2026-03-01');
     expect([backwards.status, backwards.json.message]).toEqual([400, expect.stringContaining('before')]);
-    expect((await client(admin.url, TOKENS[1].token)('GET', '/admin/api/usage?from=2026-02-30&to=2026-03-01')).status).toBe(400);
+    expect(
+      (await client(admin.url, TOKENS[1].token)('GET', '/admin/api/usage?from=2026-02-30&to=2026-03-01')).status,
+    ).toBe(400);
   } finally {
     await admin.close();
     await store.close();
   }
-  expect(runCli(['users', 'usage', '--all', '--from', '2026-03-01'], env)).toMatchObject({ status: 1, stderr: expect.stringContaining('--to') });
-  expect(runCli(['users', 'usage', '--all', '--from', '2026-13-01', '--to', '2026-12-01'], env)).toMatchObject({ status: 1, stderr: expect.stringContaining('--from must be a UTC day') });
+  expect(runCli(['users', 'usage', '--all', '--from', '2026-03-01'], env)).toMatchObject({
+    status: 1,
+    stderr: expect.stringContaining('--to'),
+  });
+  expect(runCli(['users', 'usage', '--all', '--from', '2026-13-01', '--to', '2026-12-01'], env)).toMatchObject({
+    status: 1,
+    stderr: expect.stringContaining('--from must be a UTC day'),
+  });
   expect(runCli(['users', 'usage'], env)).toMatchObject({ status: 1, stderr: expect.stringContaining('--all') });
 });
 

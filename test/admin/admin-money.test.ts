@@ -26,15 +26,21 @@ describe.each(STORE_KINDS)('%s', (kind) => {
       const plate = demo('Check').registration;
       const topUps = Array.from({ length: 50 }, (_, i) => ({ 'Idempotency-Key': `top-up-${kind}-${i}-0123` }));
       const calls = [
-        ...topUps.flatMap((key) => [ops('POST', '/admin/api/users/metered/credits', { amount: 10 }, key), ops('POST', '/admin/api/users/metered/credits', { amount: 10 }, key)]),
-        ...Array.from({ length: 500 }, () => callJson(server.url, 'Check', { RegistrationNumber: plate, username: 'metered' })),
+        ...topUps.flatMap((key) => [
+          ops('POST', '/admin/api/users/metered/credits', { amount: 10 }, key),
+          ops('POST', '/admin/api/users/metered/credits', { amount: 10 }, key),
+        ]),
+        ...Array.from({ length: 500 }, () =>
+          callJson(server.url, 'Check', { RegistrationNumber: plate, username: 'metered' }),
+        ),
       ];
       const answers = await Promise.all(calls);
       const credits = answers.slice(0, 100) as Awaited<ReturnType<typeof ops>>[];
       const lookups = answers.slice(100) as Awaited<ReturnType<typeof callJson>>[];
       expect(credits.every((a) => a.status === 200)).toBe(true);
       // Each key applied exactly once: one answer of each pair applied, the other replayed.
-      for (let i = 0; i < 50; i++) expect([credits[2 * i].json.replayed, credits[2 * i + 1].json.replayed].sort()).toEqual([false, true]);
+      for (let i = 0; i < 50; i++)
+        expect([credits[2 * i].json.replayed, credits[2 * i + 1].json.replayed].sort()).toEqual([false, true]);
       const found = lookups.filter((a) => a.status === 200).length;
       const outOfCredit = lookups.filter((a) => JSON.parse(a.body).code === 'OUT_OF_CREDIT').length;
       expect(found + outOfCredit).toBe(500);

@@ -11,7 +11,13 @@ import { client, startAdmin, TOKENS, type TestAdmin } from '../helpers/admin';
 let store: VehicleStore;
 let admin: TestAdmin;
 let raw: string;
-let doc: { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>> };
+let doc: {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>
+  >;
+};
 
 beforeAll(async () => {
   store = openStore('sqlite::memory:');
@@ -27,7 +33,10 @@ afterAll(async () => {
 });
 
 test('it is a valid OpenAPI 3.1 document', () => {
-  const r = spawnSync(process.execPath, [path.join(__dirname, '../helpers/openapi-validate.mjs')], { input: raw, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [path.join(__dirname, '../helpers/openapi-validate.mjs')], {
+    input: raw,
+    encoding: 'utf8',
+  });
   expect(r.stderr).toBe('');
   expect(JSON.parse(r.stdout)).toEqual({ valid: true, version: '3.1', errors: null });
   expect(doc.openapi).toBe('3.1.0');
@@ -45,11 +54,14 @@ test("it names every path of the issue's table with its methods", () => {
     '/admin/api/audit': ['get'],
     '/admin/api/usage': ['get'],
   };
-  for (const [p, methods] of Object.entries(expected)) expect(Object.keys(doc.paths[p] ?? {}).sort()).toEqual([...methods].sort());
+  for (const [p, methods] of Object.entries(expected))
+    expect(Object.keys(doc.paths[p] ?? {}).sort()).toEqual([...methods].sort());
 });
 
 test('a field the document does not list for a body is refused by the router, one it lists is taken', async () => {
-  const fields = Object.keys(doc.paths['/admin/api/users/{name}'].patch.requestBody?.content['application/json'].schema.properties ?? {});
+  const fields = Object.keys(
+    doc.paths['/admin/api/users/{name}'].patch.requestBody?.content['application/json'].schema.properties ?? {},
+  );
   expect(fields.sort()).toEqual(['allow', 'credits', 'dailyLimit', 'rate']);
   const ops = client(admin.url, TOKENS[0].token);
   await ops('POST', '/admin/api/users', { username: 'doc' });

@@ -30,7 +30,9 @@ afterAll(async () => {
 describe('configuration', () => {
   test('off by default; ADMIN_PORT needs a token and a port of its own', () => {
     expect(loadConfig({}).adminPort).toBeNull();
-    expect(() => loadConfig({ PORT: '8080', ADMIN_PORT: '8080', ADMIN_TOKENS: 'ops:0123456789abcdef' })).toThrow(/ADMIN_PORT must differ from PORT/);
+    expect(() => loadConfig({ PORT: '8080', ADMIN_PORT: '8080', ADMIN_TOKENS: 'ops:0123456789abcdef' })).toThrow(
+      /ADMIN_PORT must differ from PORT/,
+    );
     expect(() => loadConfig({ ADMIN_PORT: '9091' })).toThrow(/no admin token/);
     expect(() => loadConfig({ ADMIN_PORT: '9091', ADMIN_TOKENS: 'ops:short' })).toThrow(ConfigError);
     expect(() => loadConfig({ ADMIN_PORT: '9091', ADMIN_TOKENS: 'ops:short' })).not.toThrow(/short/);
@@ -43,7 +45,10 @@ describe('configuration', () => {
     const file = path.join(dir, 'tokens');
     fs.writeFileSync(file, 'ops:0123456789abcdef\nnew-ops:aaaaaaaaaaaaaaaaaaaa\n');
     try {
-      expect(loadConfig({ ADMIN_PORT: '9091', ADMIN_TOKENS_FILE: file }).adminTokens.map((t) => t.name)).toEqual(['ops', 'new-ops']);
+      expect(loadConfig({ ADMIN_PORT: '9091', ADMIN_TOKENS_FILE: file }).adminTokens.map((t) => t.name)).toEqual([
+        'ops',
+        'new-ops',
+      ]);
       expect(() => loadConfig({ ADMIN_TOKENS_FILE: file, ADMIN_TOKENS: 'a:0123456789abcdef' })).toThrow(/not both/);
       expect(() => loadConfig({ ADMIN_TOKENS_FILE: path.join(dir, 'absent') })).toThrow(/cannot be read/);
     } finally {
@@ -71,7 +76,9 @@ test('without a valid token: 401 whatever the path, the same answer for what exi
     bodies.add(r.text);
   }
   // A token sent another way (Basic, a query parameter) is no token.
-  const basic = await fetch(`${admin.url}/admin/api/users`, { headers: { Authorization: `Basic ${Buffer.from(`ops:${TOKENS[0].token}`).toString('base64')}` } });
+  const basic = await fetch(`${admin.url}/admin/api/users`, {
+    headers: { Authorization: `Basic ${Buffer.from(`ops:${TOKENS[0].token}`).toString('base64')}` },
+  });
   expect(basic.status).toBe(401);
   bodies.add(await basic.text());
   expect((await fetch(`${admin.url}/admin/api/users?token=${TOKENS[0].token}`)).status).toBe(401);
@@ -115,9 +122,17 @@ test('repeated failures from one address are slowed (Retry-After), and a success
 test('reglookup serve with ADMIN_PORT: tokens appear in no log line and no metric', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-admin-log-'));
   const token = 'secret-token-9f8e7d6c5b4a3921';
-  const served = await startServeProcess({ DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`, ADMIN_PORT: '0', ADMIN_TOKENS: `ops:${token}`, LOG_LEVEL: 'debug' });
+  const served = await startServeProcess({
+    DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
+    ADMIN_PORT: '0',
+    ADMIN_TOKENS: `ops:${token}`,
+    LOG_LEVEL: 'debug',
+  });
   try {
-    const m = /"message":"admin API listening"[^\n]*"url":"(http:\/\/[^"]+)\/admin\/"|"url":"(http:\/\/[^"]+)\/admin\/"[^\n]*"message":"admin API listening"/.exec(served.output());
+    const m =
+      /"message":"admin API listening"[^\n]*"url":"(http:\/\/[^"]+)\/admin\/"|"url":"(http:\/\/[^"]+)\/admin\/"[^\n]*"message":"admin API listening"/.exec(
+        served.output(),
+      );
     expect(m).not.toBeNull();
     const url = (m as RegExpExecArray)[1] ?? (m as RegExpExecArray)[2];
     expect(url).not.toBe(served.base);
@@ -126,7 +141,9 @@ test('reglookup serve with ADMIN_PORT: tokens appear in no log line and no metri
     await client(url, `${token}-wrong`)('GET', '/admin/api/users');
     await fetch(`${url}/admin/api/users?token=${token}`);
     // The public port knows nothing of the admin API.
-    expect((await fetch(`${served.base}/admin/api/users`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(404);
+    expect(
+      (await fetch(`${served.base}/admin/api/users`, { headers: { Authorization: `Bearer ${token}` } })).status,
+    ).toBe(404);
     const metricsText = await (await fetch(`${served.base}/metrics`)).text();
     await new Promise((r) => setTimeout(r, 300));
     expect(served.output()).toMatch(/"actor":"ops"/);

@@ -16,11 +16,25 @@ describe.each(STORE_KINDS)('%s', (kind) => {
     const store = openStore(url);
     try {
       await store.addAccount({ username: 'kept', credits: 0 });
-      const entry = (at: string) => ({ at, actor: 'ops', action: 'update', target: 'kept', before: { credits: 0 }, after: { credits: 1 } });
+      const entry = (at: string) => ({
+        at,
+        actor: 'ops',
+        action: 'update',
+        target: 'kept',
+        before: { credits: 0 },
+        after: { credits: 1 },
+      });
       await store.admin.addAudit(entry('2026-05-01T23:59:59.000Z'));
       await store.admin.addAudit(entry('2026-05-02T00:00:00.000Z'));
       // USAGE_DAYS=1 on 2026-05-02: usage (and audit) before 2026-05-02 goes.
-      const key = { username: 'kept', delta: 5, key: 'evening-top-up', fingerprint: 'f1', actor: 'billing', at: '2026-05-01T22:00:00.000Z' };
+      const key = {
+        username: 'kept',
+        delta: 5,
+        key: 'evening-top-up',
+        fingerprint: 'f1',
+        actor: 'billing',
+        at: '2026-05-01T22:00:00.000Z',
+      };
       expect(await store.admin.creditOnce(key)).toEqual({ result: { balance: 5 }, replayed: false });
       await store.admin.prune('2026-05-02');
       const left = await store.admin.audit(0, 10);

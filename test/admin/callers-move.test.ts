@@ -25,7 +25,14 @@ afterAll(async () => {
 test('SQLite -> the other store: callers and usage arrive whole; a second import adds no usage', async () => {
   const from = `sqlite:${path.join(dir, 'old.db')}`;
   const old = openStore(from);
-  await old.addAccount({ username: 'acme', credits: 42, dailyLimit: 100, rate: 0.5, allow: ['10.0.0.0/8', '2001:db8::/32'], enabled: false });
+  await old.addAccount({
+    username: 'acme',
+    credits: 42,
+    dailyLimit: 100,
+    rate: 0.5,
+    allow: ['10.0.0.0/8', '2001:db8::/32'],
+    enabled: false,
+  });
   await old.addAccount({ username: 'free' });
   await old.addUsage([
     { username: 'acme', day: '2026-01-02', operation: 'Check', found: 7, notFound: 2 },
@@ -38,14 +45,38 @@ test('SQLite -> the other store: callers and usage arrive whole; a second import
 
   if (postgresAvailable()) schema = testSchema();
   const to = schema ? schema.url : `sqlite:${path.join(dir, 'new.db')}`;
-  expect(runCli(['users', 'import', file], { DATABASE_URL: to })).toMatchObject({ status: 0, stdout: 'imported 2 caller(s) (2 new), 2 usage row(s)\n' });
-  expect(runCli(['users', 'import', file], { DATABASE_URL: to })).toMatchObject({ status: 0, stdout: 'imported 2 caller(s) (0 new), 0 usage row(s)\n' });
+  expect(runCli(['users', 'import', file], { DATABASE_URL: to })).toMatchObject({
+    status: 0,
+    stdout: 'imported 2 caller(s) (2 new), 2 usage row(s)\n',
+  });
+  expect(runCli(['users', 'import', file], { DATABASE_URL: to })).toMatchObject({
+    status: 0,
+    stdout: 'imported 2 caller(s) (0 new), 0 usage row(s)\n',
+  });
   const moved = openStore(to);
   try {
-    expect(await moved.getAccount('acme')).toEqual({ username: 'acme', credits: 42, dailyLimit: 100, rate: 0.5, allow: ['10.0.0.0/8', '2001:db8::/32'], enabled: false });
-    expect(await moved.getAccount('free')).toEqual({ username: 'free', credits: null, dailyLimit: null, rate: null, allow: [], enabled: true });
-    expect(await moved.usage('acme', '2026-01-01')).toEqual([{ username: 'acme', day: '2026-01-02', operation: 'Check', found: 7, notFound: 2 }]);
-    expect(await moved.usage('free', '2026-01-01')).toEqual([{ username: 'free', day: '2026-01-03', operation: 'CheckUSA', found: 1, notFound: 0 }]);
+    expect(await moved.getAccount('acme')).toEqual({
+      username: 'acme',
+      credits: 42,
+      dailyLimit: 100,
+      rate: 0.5,
+      allow: ['10.0.0.0/8', '2001:db8::/32'],
+      enabled: false,
+    });
+    expect(await moved.getAccount('free')).toEqual({
+      username: 'free',
+      credits: null,
+      dailyLimit: null,
+      rate: null,
+      allow: [],
+      enabled: true,
+    });
+    expect(await moved.usage('acme', '2026-01-01')).toEqual([
+      { username: 'acme', day: '2026-01-02', operation: 'Check', found: 7, notFound: 2 },
+    ]);
+    expect(await moved.usage('free', '2026-01-01')).toEqual([
+      { username: 'free', day: '2026-01-03', operation: 'CheckUSA', found: 1, notFound: 0 },
+    ]);
   } finally {
     await moved.close();
   }
@@ -62,7 +93,10 @@ test('`-` is standard output for export and standard input for import, as for re
     const users = runCli(['users', 'export', '-'], { DATABASE_URL: from });
     expect(users).toMatchObject({ status: 0, stderr: 'exported 1 caller(s), 0 usage row(s)\n' });
     expect(users.stdout).toContain('"username":"dash"');
-    expect(runCli(['users', 'import', '-'], { DATABASE_URL: to }, users.stdout)).toMatchObject({ status: 0, stdout: 'imported 1 caller(s) (1 new), 0 usage row(s)\n' });
+    expect(runCli(['users', 'import', '-'], { DATABASE_URL: to }, users.stdout)).toMatchObject({
+      status: 0,
+      stdout: 'imported 1 caller(s) (1 new), 0 usage row(s)\n',
+    });
     const moved = openStore(to);
     expect(await moved.getAccount('dash')).toMatchObject({ username: 'dash', credits: 7 });
     await moved.close();

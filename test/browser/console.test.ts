@@ -14,7 +14,13 @@ import { demo } from '../helpers/sample';
 import { startServer, type TestServer } from '../helpers/server';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 const SCREENSHOT = path.resolve(__dirname, '../../docs/admin-console.png');
 const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? '');
 
@@ -83,8 +89,16 @@ describeWithChromium('the admin console in Chromium', () => {
     await page.getByLabel('Admin token').fill(TOKENS[0].token);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Callers' }).waitFor();
-    expect(await page.evaluate(() => (globalThis as unknown as { sessionStorage: { getItem(k: string): string | null } }).sessionStorage.getItem('reglookup.adminToken'))).toBe(TOKENS[0].token);
-    expect(await page.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie)).toBe('');
+    expect(
+      await page.evaluate(() =>
+        (globalThis as unknown as { sessionStorage: { getItem(k: string): string | null } }).sessionStorage.getItem(
+          'reglookup.adminToken',
+        ),
+      ),
+    ).toBe(TOKENS[0].token);
+    expect(await page.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie)).toBe(
+      '',
+    );
     expect(await axe(page)).toEqual([]);
   });
 
@@ -98,7 +112,10 @@ describeWithChromium('the admin console in Chromium', () => {
     expect(await axe(page)).toEqual([]);
 
     const plate = demo('Check').registration;
-    for (let i = 0; i < 3; i++) expect((await callJson(srv.url, 'Check', { RegistrationNumber: plate, username: 'acme-browser' })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await callJson(srv.url, 'Check', { RegistrationNumber: plate, username: 'acme-browser' })).status).toBe(
+        200,
+      );
     await srv.flushUsage();
 
     await page.getByLabel('Credits to add (negative to take)').fill('5');

@@ -14,7 +14,13 @@ import { startServer, type TestServer } from '../helpers/server';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(__dirname, '.artifacts');
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 
 jest.setTimeout(90_000);
 
@@ -34,13 +40,24 @@ interface AxeViolation {
   nodes: Array<{ target: string[] }>;
 }
 
-/** Runs axe-core in the page. Injected through the DevTools protocol, which the page's CSP (no script-src) does not govern. */
+/**
+ * Runs axe-core in the page. Injected through the DevTools protocol, which the page's CSP (no script-src) does not
+ * govern.
+ */
 async function axe(page: Page): Promise<{ violations: AxeViolation[]; passes: number }> {
   await page.evaluate(fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
   return page.evaluate(async () => {
     const w = globalThis as unknown as { axe: { run(): Promise<{ violations: AxeViolation[]; passes: unknown[] }> } };
     const r = await w.axe.run();
-    return { violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })), passes: r.passes.length };
+    return {
+      violations: r.violations.map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        nodes: v.nodes.map((n) => ({ target: n.target })),
+      })),
+      passes: r.passes.length,
+    };
   });
 }
 
@@ -90,7 +107,10 @@ describeWithChromium('the help pages in Chromium', () => {
       await expectHeading(page, operation);
       for (const [label, value] of Object.entries(values)) await page.getByLabel(label, { exact: true }).fill(value);
       await page.screenshot({ path: path.join(ARTIFACTS, `${operation}-form.png`), fullPage: true });
-      await Promise.all([page.waitForURL(`**/api/reg.asmx/${operation}`), page.getByRole('button', { name: 'Invoke' }).click()]);
+      await Promise.all([
+        page.waitForURL(`**/api/reg.asmx/${operation}`),
+        page.getByRole('button', { name: 'Invoke' }).click(),
+      ]);
       await page.screenshot({ path: path.join(ARTIFACTS, `${operation}-answer.png`) });
       return await page.locator('body').innerText();
     } finally {
@@ -104,7 +124,11 @@ describeWithChromium('the help pages in Chromium', () => {
 
   test('CheckUSA: from the service page, through the test form with a demo plate and state, to the vehicle in the XML answer', async () => {
     const demo = readmeDemo('CheckUSA');
-    const shown = await invokeFromServicePage('CheckUSA', { RegistrationNumber: demo.registration, State: demo.state!.value, username: 'demo' });
+    const shown = await invokeFromServicePage('CheckUSA', {
+      RegistrationNumber: demo.registration,
+      State: demo.state!.value,
+      username: 'demo',
+    });
     const vehicle = sampleRecord('CheckUSA').vehicle as { Description: string; VehicleIdentificationNumber: string };
     expect(shown).toContain('<Vehicle xmlns:xsi=');
     expect(shown).toContain(`<Description>${vehicle.Description}</Description>`);
@@ -112,7 +136,10 @@ describeWithChromium('the help pages in Chromium', () => {
   });
 
   test('UKMOT: the same, to the MOT tests in the XML answer', async () => {
-    const shown = await invokeFromServicePage('UKMOT', { RegistrationNumber: readmeDemo('UKMOT').registration, username: 'demo' });
+    const shown = await invokeFromServicePage('UKMOT', {
+      RegistrationNumber: readmeDemo('UKMOT').registration,
+      username: 'demo',
+    });
     const mot = sampleRecord('UKMOT').mot as { tests: Array<{ TestNumber: string }> };
     expect(shown).toContain('<UKMOTData xmlns:xsi=');
     for (const t of mot.tests) expect(shown).toContain(`<TestNumber>${t.TestNumber}</TestNumber>`);
@@ -149,7 +176,9 @@ describeWithChromium('the help pages in Chromium', () => {
           await page.getByLabel('State', { exact: true }).fill(demo.state!.value);
           await page.getByLabel('username', { exact: true }).fill('demo');
         }
-        const widths = (await page.evaluate('({ page: document.documentElement.scrollWidth, window: window.innerWidth })')) as { page: number; window: number };
+        const widths = (await page.evaluate(
+          '({ page: document.documentElement.scrollWidth, window: window.innerWidth })',
+        )) as { page: number; window: number };
         expect(widths.page).toBeLessThanOrEqual(widths.window);
         await page.screenshot({ path: path.join(ARTIFACTS, shot) });
       }

@@ -13,7 +13,14 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { describePostgres, testSchema } from '../helpers/postgres';
-import { asServerUser, postgresBin, privatePostgres, serverDir, serverOf, type PrivatePostgres } from '../helpers/private-postgres';
+import {
+  asServerUser,
+  postgresBin,
+  privatePostgres,
+  serverDir,
+  serverOf,
+  type PrivatePostgres,
+} from '../helpers/private-postgres';
 import { startServeProcess, type ServeProcess } from '../helpers/process';
 
 jest.setTimeout(240_000);
@@ -70,13 +77,24 @@ function inCidr(addr: string, cidr: string): boolean {
   return Math.floor(ipv4(addr) / size) === Math.floor(ipv4(base) / size);
 }
 
-type Compose = { services: Record<string, Service>; volumes: Record<string, unknown>; networks: Record<string, Network> };
+type Compose = {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+  networks: Record<string, Network>;
+};
 
 /** `docker-compose config` of these files, one on top of the other, as JSON. */
 function composeConfig(files: readonly string[]): Compose {
-  const yaml = execFileSync('docker-compose', [...files.flatMap((f) => ['-f', path.join(ROOT, f)]), 'config'], { cwd: ROOT, encoding: 'utf8' });
+  const yaml = execFileSync('docker-compose', [...files.flatMap((f) => ['-f', path.join(ROOT, f)]), 'config'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   // PyYAML comes with docker-compose: the normalised file as JSON.
-  const json = execFileSync('python3', ['-c', 'import sys, json, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)'], { input: yaml, encoding: 'utf8' });
+  const json = execFileSync(
+    'python3',
+    ['-c', 'import sys, json, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)'],
+    { input: yaml, encoding: 'utf8' },
+  );
   return JSON.parse(json) as Compose;
 }
 
@@ -159,14 +177,20 @@ describeIf('docker-compose', 'docker-compose', 'docker-compose.yml', () => {
       const ngx = services.nginx;
       expect(ngx.image).toMatch(/^nginx:/);
       expect(JSON.stringify(ngx.ports)).toMatch(/"published":"?8080"?.*"target":8080|8080:8080/);
-      expect((ngx.volumes ?? []).some((v) => v.startsWith(path.join(ROOT, 'deploy', 'nginx.conf') + ':/etc/nginx/nginx.conf'))).toBe(true);
+      expect(
+        (ngx.volumes ?? []).some((v) =>
+          v.startsWith(path.join(ROOT, 'deploy', 'nginx.conf') + ':/etc/nginx/nginx.conf'),
+        ),
+      ).toBe(true);
       expect(ngx.depends_on?.reglookup.condition).toBe('service_healthy');
       expect(ngx.healthcheck).toBeDefined();
     });
 
     test('every new primary is made ready for a replica: its init script mounted, executable, with a role, slot and the compose subnet', () => {
       const pg = services.postgres;
-      const init = (pg.volumes ?? []).find((v) => v.startsWith(path.join(ROOT, 'deploy', 'postgres-primary-init.sh') + ':'));
+      const init = (pg.volumes ?? []).find((v) =>
+        v.startsWith(path.join(ROOT, 'deploy', 'postgres-primary-init.sh') + ':'),
+      );
       expect(init).toBeDefined();
       expect(init!.split(':')[1]).toMatch(/^\/docker-entrypoint-initdb\.d\/[^/]+\.sh$/);
       // The image runs an executable script in its own shell (and sources one that is not, into its own).
@@ -192,7 +216,14 @@ describeIf('docker-compose', 'docker-compose', 'docker-compose.yml', () => {
 
     test("adds postgres-replica: the primary's image, a volume of its own, a pg_isready health check, started after the primary is healthy", () => {
       const replica = c.services['postgres-replica'];
-      expect(Object.keys(c.services).sort()).toEqual(['migrate', 'nginx', 'postgres', 'postgres-replica', 'redis', 'reglookup']);
+      expect(Object.keys(c.services).sort()).toEqual([
+        'migrate',
+        'nginx',
+        'postgres',
+        'postgres-replica',
+        'redis',
+        'reglookup',
+      ]);
       expect(replica.image).toBe(c.services.postgres.image);
       const own = namedVolumeAt(replica, '/var/lib/postgresql/data');
       expect(own).toBeDefined();
@@ -205,14 +236,17 @@ describeIf('docker-compose', 'docker-compose', 'docker-compose.yml', () => {
 
     test('the replica runs deploy/postgres-replica.sh as the postgres user, with the role, password and slot the primary made', () => {
       const replica = c.services['postgres-replica'];
-      const script = (replica.volumes ?? []).find((v) => v.startsWith(path.join(ROOT, 'deploy', 'postgres-replica.sh') + ':'));
+      const script = (replica.volumes ?? []).find((v) =>
+        v.startsWith(path.join(ROOT, 'deploy', 'postgres-replica.sh') + ':'),
+      );
       expect(script).toBeDefined();
       expect(replica.entrypoint).toEqual(['sh', script!.split(':')[1]]);
       expect(replica.user).toBe('postgres');
       const env = replica.environment ?? {};
       const primary = c.services.postgres.environment ?? {};
       expect(env.PRIMARY_HOST).toBe('postgres');
-      for (const k of ['REPLICATION_USER', 'REPLICATION_PASSWORD', 'REPLICATION_SLOT']) expect([k, env[k]]).toEqual([k, primary[k]]);
+      for (const k of ['REPLICATION_USER', 'REPLICATION_PASSWORD', 'REPLICATION_SLOT'])
+        expect([k, env[k]]).toEqual([k, primary[k]]);
       // PGDATA inside its volume, not the volume itself: the clone is renamed into place when complete.
       expect(path.posix.dirname(env.PGDATA ?? '')).toBe('/var/lib/postgresql/data');
     });
@@ -223,7 +257,11 @@ describeIf('docker-compose', 'docker-compose', 'docker-compose.yml', () => {
       const primary = new URL(svc.environment!.DATABASE_URL);
       expect(read.hostname).toBe('postgres-replica');
       expect(read.port).toBe('5432');
-      expect([read.username, read.password, read.pathname]).toEqual([primary.username, primary.password, primary.pathname]);
+      expect([read.username, read.password, read.pathname]).toEqual([
+        primary.username,
+        primary.password,
+        primary.pathname,
+      ]);
       // A missing or cloning replica is not a failure: lookups go to the primary meanwhile.
       expect(Object.keys(svc.depends_on ?? {})).not.toContain('postgres-replica');
       expect(Object.keys(c.services.nginx.depends_on ?? {})).not.toContain('postgres-replica');
@@ -254,139 +292,187 @@ async function until(what: string, ok: () => Promise<boolean>, ms = 60_000): Pro
 // left alone) whose pg_hba.conf has no replication line of its own, then deploy/postgres-replica.sh
 // with its settings pointing at that primary. The Debian server binaries stand in for the image's.
 const PG_BIN = postgresBin();
-if (PG_BIN === null && !ci) process.stderr.write('compose replica scripts: skipped, no PostgreSQL server binaries under /usr/lib/postgresql (Debian package postgresql)\n');
-(PG_BIN !== null || ci ? describe : describe.skip)('deploy/postgres-primary-init.sh and deploy/postgres-replica.sh, outside Docker, on a private primary', () => {
-  const bin = PG_BIN as string;
-  const slot = 'reglookup_replica';
-  // A quote in it: the scripts must pass it through psql and libpq, never paste it into SQL.
-  const password = "rep'l s3cret";
-  let primary: PrivatePostgres;
-  let dir: string;
-  let data: string;
-  let replica: PrivatePostgres;
-  let proc: ChildProcess | undefined;
-  let output = '';
+if (PG_BIN === null && !ci)
+  process.stderr.write(
+    'compose replica scripts: skipped, no PostgreSQL server binaries under /usr/lib/postgresql (Debian package postgresql)\n',
+  );
+(PG_BIN !== null || ci ? describe : describe.skip)(
+  'deploy/postgres-primary-init.sh and deploy/postgres-replica.sh, outside Docker, on a private primary',
+  () => {
+    const bin = PG_BIN as string;
+    const slot = 'reglookup_replica';
+    // A quote in it: the scripts must pass it through psql and libpq, never paste it into SQL.
+    const password = "rep'l s3cret";
+    let primary: PrivatePostgres;
+    let dir: string;
+    let data: string;
+    let replica: PrivatePostgres;
+    let proc: ChildProcess | undefined;
+    let output = '';
 
-  const primaryEnv = () => ({
-    PATH: `${bin}:${process.env.PATH}`,
-    PGHOST: '127.0.0.1',
-    PGPORT: String(primary.port),
-    POSTGRES_USER: 'postgres',
-    REPLICATION_USER: 'replicator',
-    REPLICATION_PASSWORD: password,
-    REPLICATION_SLOT: slot,
-    REPLICATION_NETWORK: '127.0.0.1/32',
-  });
-  const replicaEnv = () => ({
-    PATH: `${bin}:${process.env.PATH}`,
-    PGDATA: data,
-    PRIMARY_HOST: '127.0.0.1',
-    PRIMARY_PORT: String(primary.port),
-    REPLICATION_USER: 'replicator',
-    REPLICATION_PASSWORD: password,
-    REPLICATION_SLOT: slot,
-    PRIMARY_WAIT_SECONDS: '30',
-  });
-
-  function initPrimary(): string {
-    const run = asServerUser('sh', [path.join(ROOT, 'deploy', 'postgres-primary-init.sh')], primaryEnv());
-    const r = spawnSync(run.file, run.args, { env: run.env, cwd: dir, encoding: 'utf8', timeout: 60_000 });
-    if (r.status !== 0) throw new Error(`postgres-primary-init.sh exited ${r.status}: ${r.stdout}${r.stderr}`);
-    return r.stdout;
-  }
-
-  /** Starts deploy/postgres-replica.sh (it ends by running PostgreSQL) and waits until the replica answers. */
-  async function startReplica(): Promise<string> {
-    output = '';
-    const run = asServerUser('sh', [path.join(ROOT, 'deploy', 'postgres-replica.sh'), '-p', String(replica.port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'], replicaEnv());
-    const child = spawn(run.file, run.args, { env: run.env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    proc = child;
-    child.stdout.on('data', (b: Buffer) => (output += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
-    let exited: number | null = null;
-    child.on('exit', (code) => (exited = code ?? -1));
-    await until('the replica answers', async () => {
-      if (exited !== null) throw new Error(`postgres-replica.sh exited ${exited}: ${output}`);
-      await sql(replica.url, 'SELECT 1');
-      return true;
-    }).catch((e: Error) => {
-      throw new Error(`${e.message}\n${output}`);
+    const primaryEnv = () => ({
+      PATH: `${bin}:${process.env.PATH}`,
+      PGHOST: '127.0.0.1',
+      PGPORT: String(primary.port),
+      POSTGRES_USER: 'postgres',
+      REPLICATION_USER: 'replicator',
+      REPLICATION_PASSWORD: password,
+      REPLICATION_SLOT: slot,
+      REPLICATION_NETWORK: '127.0.0.1/32',
     });
-    return output;
-  }
+    const replicaEnv = () => ({
+      PATH: `${bin}:${process.env.PATH}`,
+      PGDATA: data,
+      PRIMARY_HOST: '127.0.0.1',
+      PRIMARY_PORT: String(primary.port),
+      REPLICATION_USER: 'replicator',
+      REPLICATION_PASSWORD: password,
+      REPLICATION_SLOT: slot,
+      PRIMARY_WAIT_SECONDS: '30',
+    });
 
-  async function stopReplica(): Promise<void> {
-    if (!proc || proc.exitCode !== null) return;
-    const closed = new Promise((r) => proc!.on('close', r));
-    replica.stop();
-    await closed;
-  }
+    function initPrimary(): string {
+      const run = asServerUser('sh', [path.join(ROOT, 'deploy', 'postgres-primary-init.sh')], primaryEnv());
+      const r = spawnSync(run.file, run.args, { env: run.env, cwd: dir, encoding: 'utf8', timeout: 60_000 });
+      if (r.status !== 0) throw new Error(`postgres-primary-init.sh exited ${r.status}: ${r.stdout}${r.stderr}`);
+      return r.stdout;
+    }
 
-  const notes = async (url: string) => (await sql(url, 'SELECT note FROM replica_check ORDER BY note')).map((r) => r.note as string);
+    /** Starts deploy/postgres-replica.sh (it ends by running PostgreSQL) and waits until the replica answers. */
+    async function startReplica(): Promise<string> {
+      output = '';
+      const run = asServerUser(
+        'sh',
+        [
+          path.join(ROOT, 'deploy', 'postgres-replica.sh'),
+          '-p',
+          String(replica.port),
+          '-k',
+          dir,
+          '-c',
+          'listen_addresses=127.0.0.1',
+          '-c',
+          'fsync=off',
+        ],
+        replicaEnv(),
+      );
+      const child = spawn(run.file, run.args, { env: run.env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      proc = child;
+      child.stdout.on('data', (b: Buffer) => (output += b.toString()));
+      child.stderr.on('data', (b: Buffer) => (output += b.toString()));
+      let exited: number | null = null;
+      child.on('exit', (code) => (exited = code ?? -1));
+      await until('the replica answers', async () => {
+        if (exited !== null) throw new Error(`postgres-replica.sh exited ${exited}: ${output}`);
+        await sql(replica.url, 'SELECT 1');
+        return true;
+      }).catch((e: Error) => {
+        throw new Error(`${e.message}\n${output}`);
+      });
+      return output;
+    }
 
-  beforeAll(async () => {
-    primary = await privatePostgres();
-    // No replication line but the script's: initdb's own (local and 127.0.0.1, trust) would let
-    // anyone replicate without a password and so prove nothing.
-    fs.writeFileSync(path.join(primary.data, 'pg_hba.conf'), 'local all all trust\nhost all postgres 127.0.0.1/32 trust\n');
-    await sql(primary.url, 'SELECT pg_reload_conf()');
-    await sql(primary.url, "CREATE TABLE replica_check (note text); INSERT INTO replica_check VALUES ('1 before the clone')");
-    dir = serverDir('reglookup-compose-replica-');
-    data = path.join(dir, 'pgdata');
-    replica = serverOf(bin, dir, data, await freePort());
-  });
-  afterAll(async () => {
-    await stopReplica().catch(() => undefined);
-    replica?.destroy();
-    primary?.destroy();
-  });
+    async function stopReplica(): Promise<void> {
+      if (!proc || proc.exitCode !== null) return;
+      const closed = new Promise((r) => proc!.on('close', r));
+      replica.stop();
+      await closed;
+    }
 
-  test('the primary init script makes the role, the slot and one pg_hba.conf line, and may run again', async () => {
-    expect(initPrimary()).toMatch(/added to .*pg_hba\.conf: host replication replicator 127\.0\.0\.1\/32 scram-sha-256/);
-    expect(initPrimary()).not.toMatch(/added to/);
-    const hba = fs.readFileSync(path.join(primary.data, 'pg_hba.conf'), 'utf8').split('\n');
-    expect(hba.filter((l) => /^host\s+replication\b/.test(l))).toEqual(['host replication replicator 127.0.0.1/32 scram-sha-256']);
-    expect(await sql(primary.url, "SELECT rolreplication, rolcanlogin, rolsuper FROM pg_roles WHERE rolname = 'replicator'")).toEqual([{ rolreplication: true, rolcanlogin: true, rolsuper: false }]);
-    expect(await sql(primary.url, 'SELECT slot_type FROM pg_replication_slots WHERE slot_name = $1', [slot])).toEqual([{ slot_type: 'physical' }]);
-  });
+    const notes = async (url: string) =>
+      (await sql(url, 'SELECT note FROM replica_check ORDER BY note')).map((r) => r.note as string);
 
-  test('the first start clones the primary and runs a hot standby that streams through the slot', async () => {
-    const out = await startReplica();
-    expect(out).toMatch(/cloning 127\.0\.0\.1:\d+ into/);
-    expect(out).toMatch(/clone complete/);
-    expect(fs.existsSync(`${data}.partial`)).toBe(false);
-    expect((await sql(replica.url, 'SELECT pg_is_in_recovery() AS r'))[0].r).toBe(true);
-    expect(await notes(replica.url)).toEqual(['1 before the clone']);
-    await sql(primary.url, "INSERT INTO replica_check VALUES ('2 while streaming')");
-    await until('the row streamed to the replica', async () => (await notes(replica.url)).length === 2);
-    expect(await sql(primary.url, 'SELECT active FROM pg_replication_slots WHERE slot_name = $1', [slot])).toEqual([{ active: true }]);
-  });
+    beforeAll(async () => {
+      primary = await privatePostgres();
+      // No replication line but the script's: initdb's own (local and 127.0.0.1, trust) would let
+      // anyone replicate without a password and so prove nothing.
+      fs.writeFileSync(
+        path.join(primary.data, 'pg_hba.conf'),
+        'local all all trust\nhost all postgres 127.0.0.1/32 trust\n',
+      );
+      await sql(primary.url, 'SELECT pg_reload_conf()');
+      await sql(
+        primary.url,
+        "CREATE TABLE replica_check (note text); INSERT INTO replica_check VALUES ('1 before the clone')",
+      );
+      dir = serverDir('reglookup-compose-replica-');
+      data = path.join(dir, 'pgdata');
+      replica = serverOf(bin, dir, data, await freePort());
+    });
+    afterAll(async () => {
+      await stopReplica().catch(() => undefined);
+      replica?.destroy();
+      primary?.destroy();
+    });
 
-  test('a second start on the cloned data does not clone again, and catches up on what was written while it was down', async () => {
-    const inode = fs.statSync(data).ino;
-    await stopReplica();
-    await sql(primary.url, "INSERT INTO replica_check VALUES ('3 while the replica was down')");
-    const out = await startReplica();
-    expect(out).toMatch(/already in .*no clone/);
-    expect(out).not.toMatch(/cloning/);
-    expect(fs.statSync(data).ino).toBe(inode);
-    // It reconnected by itself, with the password pg_basebackup -R wrote, through the same slot.
-    await until('the replica caught up', async () => (await notes(replica.url)).length === 3);
-    expect(await notes(replica.url)).toEqual(['1 before the clone', '2 while streaming', '3 while the replica was down']);
-    expect((await sql(replica.url, 'SELECT pg_is_in_recovery() AS r'))[0].r).toBe(true);
-    await stopReplica();
-  });
+    test('the primary init script makes the role, the slot and one pg_hba.conf line, and may run again', async () => {
+      expect(initPrimary()).toMatch(
+        /added to .*pg_hba\.conf: host replication replicator 127\.0\.0\.1\/32 scram-sha-256/,
+      );
+      expect(initPrimary()).not.toMatch(/added to/);
+      const hba = fs.readFileSync(path.join(primary.data, 'pg_hba.conf'), 'utf8').split('\n');
+      expect(hba.filter((l) => /^host\s+replication\b/.test(l))).toEqual([
+        'host replication replicator 127.0.0.1/32 scram-sha-256',
+      ]);
+      expect(
+        await sql(
+          primary.url,
+          "SELECT rolreplication, rolcanlogin, rolsuper FROM pg_roles WHERE rolname = 'replicator'",
+        ),
+      ).toEqual([{ rolreplication: true, rolcanlogin: true, rolsuper: false }]);
+      expect(await sql(primary.url, 'SELECT slot_type FROM pg_replication_slots WHERE slot_name = $1', [slot])).toEqual(
+        [{ slot_type: 'physical' }],
+      );
+    });
 
-  test('a data folder holding something that is not a cluster is not cloned over', () => {
-    const stray = path.join(dir, 'stray');
-    fs.mkdirSync(stray);
-    fs.writeFileSync(path.join(stray, 'keep.txt'), 'mine');
-    const r = spawnSync('sh', [path.join(ROOT, 'deploy', 'postgres-replica.sh')], { env: { ...process.env, ...replicaEnv(), PGDATA: stray }, encoding: 'utf8', timeout: 30_000 });
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).toMatch(/no PG_VERSION.*not cloning/);
-    expect(fs.readdirSync(stray)).toEqual(['keep.txt']);
-  });
-});
+    test('the first start clones the primary and runs a hot standby that streams through the slot', async () => {
+      const out = await startReplica();
+      expect(out).toMatch(/cloning 127\.0\.0\.1:\d+ into/);
+      expect(out).toMatch(/clone complete/);
+      expect(fs.existsSync(`${data}.partial`)).toBe(false);
+      expect((await sql(replica.url, 'SELECT pg_is_in_recovery() AS r'))[0].r).toBe(true);
+      expect(await notes(replica.url)).toEqual(['1 before the clone']);
+      await sql(primary.url, "INSERT INTO replica_check VALUES ('2 while streaming')");
+      await until('the row streamed to the replica', async () => (await notes(replica.url)).length === 2);
+      expect(await sql(primary.url, 'SELECT active FROM pg_replication_slots WHERE slot_name = $1', [slot])).toEqual([
+        { active: true },
+      ]);
+    });
+
+    test('a second start on the cloned data does not clone again, and catches up on what was written while it was down', async () => {
+      const inode = fs.statSync(data).ino;
+      await stopReplica();
+      await sql(primary.url, "INSERT INTO replica_check VALUES ('3 while the replica was down')");
+      const out = await startReplica();
+      expect(out).toMatch(/already in .*no clone/);
+      expect(out).not.toMatch(/cloning/);
+      expect(fs.statSync(data).ino).toBe(inode);
+      // It reconnected by itself, with the password pg_basebackup -R wrote, through the same slot.
+      await until('the replica caught up', async () => (await notes(replica.url)).length === 3);
+      expect(await notes(replica.url)).toEqual([
+        '1 before the clone',
+        '2 while streaming',
+        '3 while the replica was down',
+      ]);
+      expect((await sql(replica.url, 'SELECT pg_is_in_recovery() AS r'))[0].r).toBe(true);
+      await stopReplica();
+    });
+
+    test('a data folder holding something that is not a cluster is not cloned over', () => {
+      const stray = path.join(dir, 'stray');
+      fs.mkdirSync(stray);
+      fs.writeFileSync(path.join(stray, 'keep.txt'), 'mine');
+      const r = spawnSync('sh', [path.join(ROOT, 'deploy', 'postgres-replica.sh')], {
+        env: { ...process.env, ...replicaEnv(), PGDATA: stray },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(/no PG_VERSION.*not cloning/);
+      expect(fs.readdirSync(stray)).toEqual(['keep.txt']);
+    });
+  },
+);
 
 /** The repository's nginx.conf with the replicas' name pointed at `upstream` and the port at `port`. */
 function nginxCopy(dir: string, upstream: string, port: number): string {
@@ -401,7 +487,10 @@ function nginxCopy(dir: string, upstream: string, port: number): string {
       .replace(/listen 8080;/, `listen 127.0.0.1:${port};`)
       .replace(/pid [^;]+;/, `pid ${path.join(dir, 'nginx.pid')};`)
       // Temporary files in the test's own directory, not the machine's /var/lib/nginx.
-      .replace(/^http \{$/m, `http {\n${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${path.join(dir, `${t}_temp`)};`).join('\n')}`),
+      .replace(
+        /^http \{$/m,
+        `http {\n${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${path.join(dir, `${t}_temp`)};`).join('\n')}`,
+      ),
   );
   return file;
 }
@@ -441,7 +530,13 @@ describeIf('nginx', 'nginx', 'deploy/nginx.conf', () => {
       const conf = fs.readFileSync(nginxCopy(dir, new URL(a.base).host, port), 'utf8');
       // Both replicas in the upstream, as Docker's DNS gives nginx every replica's address.
       const file = path.join(dir, 'nginx.conf');
-      fs.writeFileSync(file, conf.replace(`server ${new URL(a.base).host}`, `server ${new URL(a.base).host}; server ${new URL(b.base).host}`));
+      fs.writeFileSync(
+        file,
+        conf.replace(
+          `server ${new URL(a.base).host}`,
+          `server ${new URL(a.base).host}; server ${new URL(b.base).host}`,
+        ),
+      );
       const nginx = spawnSync('nginx', ['-t', ...nginxArgs(dir, file)], { encoding: 'utf8' });
       expect(nginx.status).toBe(0);
       const { spawn } = await import('node:child_process');
@@ -456,7 +551,11 @@ describeIf('nginx', 'nginx', 'deploy/nginx.conf', () => {
           if (!up) await new Promise((r) => setTimeout(r, 100));
         }
         expect(up).toBe(true);
-        const answers = await Promise.all(Array.from({ length: 20 }, () => fetch(`http://127.0.0.1:${port}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`)));
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, () =>
+            fetch(`http://127.0.0.1:${port}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`),
+          ),
+        );
         expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
         const wsdl = await (await fetch(`http://localhost:${port}/api/reg.asmx?WSDL`)).text();
         expect(wsdl).toContain(`location="http://localhost:${port}/api/reg.asmx"`);
@@ -470,13 +569,20 @@ describeIf('nginx', 'nginx', 'deploy/nginx.conf', () => {
 });
 
 /** The final stage of the Dockerfile: its WORKDIR, ENV, COPY lines, HEALTHCHECK and CMD. */
-function finalStage(): { env: Record<string, string>; copies: string[]; user: string; cmd: string[]; health: string[] } {
+function finalStage(): {
+  env: Record<string, string>;
+  copies: string[];
+  user: string;
+  cmd: string[];
+  health: string[];
+} {
   const text = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n\s*/g, ' ');
   const lines = text.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
   const from = lines.map((l, i) => (/^FROM /i.test(l) ? i : -1)).filter((i) => i >= 0);
   const stage = lines.slice(from[from.length - 1]);
   const env: Record<string, string> = {};
-  for (const l of stage.filter((x) => /^ENV /.test(x))) for (const m of l.slice(4).matchAll(/(\w+)=(\S+)/g)) env[m[1]] = m[2];
+  for (const l of stage.filter((x) => /^ENV /.test(x)))
+    for (const m of l.slice(4).matchAll(/(\w+)=(\S+)/g)) env[m[1]] = m[2];
   const json = (re: RegExp) => JSON.parse(stage.find((l) => re.test(l))!.replace(re, '')) as string[];
   return {
     env,
@@ -513,7 +619,11 @@ describePostgres("the image's start command, outside Docker, on PostgreSQL", () 
       const target = dest.endsWith('/') ? path.join(app, dest, path.basename(src)) : path.join(app, dest);
       fs.mkdirSync(path.dirname(target), { recursive: true });
       if (from === 'build' && src === '/app/dist') {
-        execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.json'), '--outDir', target], { stdio: 'inherit' });
+        execFileSync(
+          process.execPath,
+          [require.resolve('typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.json'), '--outDir', target],
+          { stdio: 'inherit' },
+        );
       } else if (from === 'deps' && src === '/app/node_modules') {
         fs.symlinkSync(path.join(ROOT, 'node_modules'), target);
       } else if (from === undefined) {
@@ -524,13 +634,20 @@ describePostgres("the image's start command, outside Docker, on PostgreSQL", () 
     }
     const [exe, ...args] = stage.cmd;
     expect(exe).toBe('node');
-    srv = await startServeProcess({ ...stage.env, DATABASE_URL: schema.url, PORT: '0', HOST: '127.0.0.1' }, { argv: [process.execPath, ...args], cwd: app });
+    srv = await startServeProcess(
+      { ...stage.env, DATABASE_URL: schema.url, PORT: '0', HOST: '127.0.0.1' },
+      { argv: [process.execPath, ...args], cwd: app },
+    );
     const res = await fetch(`${srv.base}/api/reg.asmx/CheckUSA?RegistrationNumber=7ABC123&State=CA&username=demo`);
     expect(res.status).toBe(200);
     const port = new URL(srv.base).port;
     const [hexe, ...hargs] = stage.health;
     expect(hexe).toBe('node');
-    const health = spawnSync(process.execPath, hargs, { env: { ...process.env, PORT: port }, encoding: 'utf8', timeout: 10_000 });
+    const health = spawnSync(process.execPath, hargs, {
+      env: { ...process.env, PORT: port },
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
     expect(health.status).toBe(0);
   });
 });
@@ -538,16 +655,23 @@ describePostgres("the image's start command, outside Docker, on PostgreSQL", () 
 test('a production install (`npm ci --omit=dev`) runs `prepare` without TypeScript and succeeds', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-prepare-'));
   try {
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
     const m = /^node (\S+)$/.exec(pkg.scripts.prepare);
     expect(m).not.toBeNull();
     fs.mkdirSync(path.join(dir, path.dirname(m![1])), { recursive: true });
     fs.copyFileSync(path.join(ROOT, m![1]), path.join(dir, m![1]));
     // No node_modules here: as after `npm ci --omit=dev`, TypeScript cannot be found.
-    const run = spawnSync(process.execPath, [m![1]], { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE_PATH: '' } });
+    const run = spawnSync(process.execPath, [m![1]], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_PATH: '' },
+    });
     expect(run.status).toBe(0);
     expect(fs.existsSync(path.join(dir, 'dist'))).toBe(false);
-    // ...but says that there is nothing to run until dist/ comes from a build (README, "Production install without Docker").
+    // ...but says that there is nothing to run until dist/ comes from a build (README, "Production install without
+    // Docker").
     expect(run.stdout).toMatch(/dist\/ must come from a build/);
     expect(run.stdout).toMatch(/npm run build/);
   } finally {

@@ -21,14 +21,23 @@ describe('npm pack', () => {
 
   it('installs into an empty folder and serves with npx reglookup serve', async () => {
     // The tarball holds dist/, which the repository's build writes (npm pack runs prepare first).
-    const out = execFileSync('npm', ['pack', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync('npm', ['pack', '--pack-destination', dir], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const tgz = out.trim().split('\n').pop() as string;
     expect(tgz).toMatch(/^reglookup-\d+\.\d+\.\d+\.tgz$/);
-    const version = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    const version = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string })
+      .version;
     expect(tgz).toBe(`reglookup-${version}.tgz`);
     const app = path.join(dir, 'app');
     fs.mkdirSync(app);
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', path.join(dir, tgz)], { cwd: app, stdio: 'ignore', timeout: 480_000 });
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', path.join(dir, tgz)], {
+      cwd: app,
+      stdio: 'ignore',
+      timeout: 480_000,
+    });
 
     expect(execFileSync('npx', ['reglookup', '--version'], { cwd: app, encoding: 'utf8' }).trim()).toBe(version);
 

@@ -27,7 +27,16 @@ const recipe = blocks
   .filter((l) => l !== '');
 
 /** Only what a clone holds that the recipe uses: sources, manifests, launcher, contract, sample. */
-const CLONE_FILES = ['package.json', 'package-lock.json', 'tsconfig.json', 'bin', 'scripts', 'src', 'wsdl', 'data/sample.ndjson'];
+const CLONE_FILES = [
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'bin',
+  'scripts',
+  'src',
+  'wsdl',
+  'data/sample.ndjson',
+];
 
 function cloneCopy(prefix: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -92,7 +101,11 @@ interface Started {
 }
 
 async function start(argv: string[], cwd: string, env: Record<string, string>): Promise<Started> {
-  const child = spawn(argv[0], argv.slice(1), { cwd, env: { ...process.env, LOG_FORMAT: 'json', LOG_LEVEL: 'info', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(argv[0], argv.slice(1), {
+    cwd,
+    env: { ...process.env, LOG_FORMAT: 'json', LOG_LEVEL: 'info', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -103,7 +116,9 @@ async function start(argv: string[], cwd: string, env: Record<string, string>): 
     if (gone) throw new Error(`exited before listening: ${out}`);
     return /"message":"listening"/.test(out);
   });
-  const url = /"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"/.exec(out.split('\n').find((l) => /"message":"listening"/.test(l))!)![1];
+  const url = /"url":"(http:\/\/[^"]+)\/api\/reg\.asmx"/.exec(
+    out.split('\n').find((l) => /"message":"listening"/.test(l))!,
+  )![1];
   return { child, out: () => out, base: url, exited };
 }
 
@@ -129,7 +144,12 @@ describe('a checkout without dist/', () => {
   test('the reglookup command says so in one line, exit status 2, no stack trace', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { bin: Record<string, string> };
     // Run as the installed command is: the file itself, through its #! line, from anywhere.
-    const run = spawnSync(path.join(dir, pkg.bin.reglookup), ['serve'], { cwd: os.tmpdir(), encoding: 'utf8', env: { ...process.env, PORT: '0' }, timeout: 20_000 });
+    const run = spawnSync(path.join(dir, pkg.bin.reglookup), ['serve'], {
+      cwd: os.tmpdir(),
+      encoding: 'utf8',
+      env: { ...process.env, PORT: '0' },
+      timeout: 20_000,
+    });
     expect(run.status).toBe(2);
     expect(run.stdout).toBe('');
     const lines = run.stderr.split('\n').filter((l) => l !== '');
@@ -140,7 +160,12 @@ describe('a checkout without dist/', () => {
   });
 
   test('npm start fails with that line and no stack trace', () => {
-    const run = spawnSync('npm', ['start'], { cwd: dir, encoding: 'utf8', env: { ...process.env, PORT: '0', HOST: '127.0.0.1' }, timeout: 60_000 });
+    const run = spawnSync('npm', ['start'], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1' },
+      timeout: 60_000,
+    });
     expect(run.status).not.toBe(0);
     expect(run.stderr.split('\n').some((l) => l.startsWith(message))).toBe(true);
     expect(run.stderr + run.stdout).not.toMatch(STACK);
@@ -159,7 +184,11 @@ describe('built, pruned and started as the README says', () => {
     fs.rmSync(lock);
     fs.copyFileSync(path.join(ROOT, 'node_modules', '.package-lock.json'), lock);
     for (const step of recipe.filter((l) => l === 'npm run build' || l === 'npm prune --omit=dev')) {
-      const run = spawnSync('sh', ['-c', step], { cwd: app, encoding: 'utf8', env: { ...process.env, npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' } });
+      const run = spawnSync('sh', ['-c', step], {
+        cwd: app,
+        encoding: 'utf8',
+        env: { ...process.env, npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' },
+      });
       if (run.status !== 0) throw new Error(`${step} failed: ${run.stderr}`);
     }
   });
@@ -172,7 +201,8 @@ describe('built, pruned and started as the README says', () => {
 
   test('the prune removed the dev dependencies and kept dist/', () => {
     expect(fs.existsSync(path.join(app, 'dist', 'cli.js'))).toBe(true);
-    for (const dev of ['typescript', 'jest', 'ts-node']) expect(fs.existsSync(path.join(app, 'node_modules', dev))).toBe(false);
+    for (const dev of ['typescript', 'jest', 'ts-node'])
+      expect(fs.existsSync(path.join(app, 'node_modules', dev))).toBe(false);
     expect(fs.existsSync(path.join(app, 'node_modules', 'express'))).toBe(true);
   });
 
@@ -191,11 +221,14 @@ describe('built, pruned and started as the README says', () => {
       await waitFor('every process under npm start to be gone', 20_000, () => servers.every((p) => !alive(p)));
       expect(await answers(`${s.base}/healthz`)).toBe(false);
       // It drained and stopped, as README "Signals and shutdown" says, rather than being killed.
-      expect(s.out()).toMatch(/"message":"shutting down"[^\n]*"signal":"SIGTERM"|"signal":"SIGTERM"[^\n]*"message":"shutting down"/);
+      expect(s.out()).toMatch(
+        /"message":"shutting down"[^\n]*"signal":"SIGTERM"|"signal":"SIGTERM"[^\n]*"message":"shutting down"/,
+      );
       expect(s.out()).toMatch(/"message":"stopped"/);
     } finally {
       // An orphaned server (the bug this test is for) is no longer under npm: kill the pids seen before.
-      for (const p of [s.child.pid!, ...servers, ...descendants(s.child.pid!)]) if (alive(p)) process.kill(p, 'SIGKILL');
+      for (const p of [s.child.pid!, ...servers, ...descendants(s.child.pid!)])
+        if (alive(p)) process.kill(p, 'SIGKILL');
     }
   });
 
@@ -233,7 +266,10 @@ describe('built, pruned and started as the README says', () => {
     });
 
     const verify = spawnSync('sh', ['-c', 'command -v systemd-analyze']).status === 0;
-    if (!verify && !ci) process.stderr.write('deploy/reglookup.service: systemd-analyze verify skipped, systemd-analyze is not installed (Debian package systemd)\n');
+    if (!verify && !ci)
+      process.stderr.write(
+        'deploy/reglookup.service: systemd-analyze verify skipped, systemd-analyze is not installed (Debian package systemd)\n',
+      );
     (verify || ci ? test : test.skip)('systemd-analyze verify accepts it, without a warning', () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-unit-'));
       try {
@@ -255,7 +291,12 @@ describe('built, pruned and started as the README says', () => {
       expect(exe).toBe('/usr/bin/node');
       const argv = [process.execPath, ...args.map((a) => a.replace(/^\/opt\/reglookup\//, `${app}/`))];
       const dbUrl = env.DATABASE_URL.replace(one('ReadWritePaths'), state);
-      const s = await start(argv, one('WorkingDirectory').replace(/^\/opt\/reglookup$/, app), { ...env, DATABASE_URL: dbUrl, PORT: '0', HOST: '127.0.0.1' });
+      const s = await start(argv, one('WorkingDirectory').replace(/^\/opt\/reglookup$/, app), {
+        ...env,
+        DATABASE_URL: dbUrl,
+        PORT: '0',
+        HOST: '127.0.0.1',
+      });
       try {
         const res = await fetch(`${s.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`);
         expect(res.status).toBe(200);

@@ -50,7 +50,9 @@ describe('the connection test: GET /ajax/getcredits.aspx', () => {
     expect(first.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(first.body).toBe('3');
     expect((await credits(registered.url, '?username=garage')).body).toBe('3');
-    expect(classify(await call(registered.url, 'get', 'Check', { RegistrationNumber: 'RG11 ABC', username: 'garage' }))).toBe('vehicle');
+    expect(
+      classify(await call(registered.url, 'get', 'Check', { RegistrationNumber: 'RG11 ABC', username: 'garage' })),
+    ).toBe('vehicle');
     expect((await credits(registered.url, '?username=garage')).body).toBe('2');
   });
 
@@ -102,7 +104,9 @@ describe('lookups and the error bodies the connector reads', () => {
       expect(classify(a)).toBe('bad username');
       expect(a.body).toMatch(/^UNKNOWN_USERNAME: [^\n]*\n$/);
     }
-    const json = await fetch(`${registered.url}/api/json.aspx/Check/RG11ABC`, { headers: { Authorization: basic('mallory') } });
+    const json = await fetch(`${registered.url}/api/json.aspx/Check/RG11ABC`, {
+      headers: { Authorization: basic('mallory') },
+    });
     expect(classify({ status: json.status, headers: json.headers, body: await json.text() })).toBe('bad username');
   });
 

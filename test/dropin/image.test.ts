@@ -13,7 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const text = (v: unknown): string => (typeof v === 'object' && v !== null ? String((v as { CurrentTextValue?: unknown }).CurrentTextValue) : String(v));
+const text = (v: unknown): string =>
+  typeof v === 'object' && v !== null ? String((v as { CurrentTextValue?: unknown }).CurrentTextValue) : String(v);
 
 test('no URL in the sample data names a host', () => {
   expect(fs.readFileSync(SAMPLE_FILE, 'utf8')).not.toMatch(/[a-z]+:\/\//i);
@@ -43,7 +44,12 @@ test('every ImageUrl of the sample data is served: an SVG naming the make and mo
 describe('hostile image names', () => {
   const image = async (name: string) => {
     const res = await fetch(`${server.url}/image.aspx/${name}`);
-    return { status: res.status, code: res.headers.get('x-error-code'), body: await res.text(), type: res.headers.get('content-type') };
+    return {
+      status: res.status,
+      code: res.headers.get('x-error-code'),
+      body: await res.text(),
+      type: res.headers.get('content-type'),
+    };
   };
 
   test('markup in the text is escaped, never live', async () => {

@@ -18,7 +18,10 @@ const PATH = '/api/json.aspx/Check/RG11ABC';
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
 async function get(path: string, authorization?: string): Promise<{ status: number; headers: Headers; body: string }> {
-  const res = await fetch(server.url + path, authorization === undefined ? {} : { headers: { Authorization: authorization } });
+  const res = await fetch(
+    server.url + path,
+    authorization === undefined ? {} : { headers: { Authorization: authorization } },
+  );
   return { status: res.status, headers: res.headers, body: await res.text() };
 }
 

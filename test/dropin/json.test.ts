@@ -60,12 +60,16 @@ describe('every operation, username by Basic authentication', () => {
     } else {
       const mot = JSON.parse(a.body) as Record<string, unknown>;
       const tests = sample.mot?.tests as Array<Record<string, unknown>>;
-      expect(Object.keys(mot)).toEqual(expect.arrayContaining(['Tests', 'Json', 'ExtendedInformation', 'ExtendedInformationJson']));
+      expect(Object.keys(mot)).toEqual(
+        expect.arrayContaining(['Tests', 'Json', 'ExtendedInformation', 'ExtendedInformationJson']),
+      );
       expect((mot.Tests as unknown[]).length).toBe(tests.length);
       expect((mot.Tests as Array<Record<string, unknown>>)[0].TestDate).toBe(tests[0].TestDate);
       expect(mot.taxDate).toBe(sample.mot?.taxDate);
       expect(mot.Json).toBe(xmlUnescape(/<Json>([^<]*)<\/Json>/.exec(soap.body)?.[1] ?? ''));
-      expect(mot.ExtendedInformationJson).toBe(xmlUnescape(/<ExtendedInformationJson>([^<]*)<\/ExtendedInformationJson>/.exec(soap.body)?.[1] ?? ''));
+      expect(mot.ExtendedInformationJson).toBe(
+        xmlUnescape(/<ExtendedInformationJson>([^<]*)<\/ExtendedInformationJson>/.exec(soap.body)?.[1] ?? ''),
+      );
       expect(mot.ExtendedInformation).toEqual(sample.mot?.extendedInformation ?? []);
     }
   });
@@ -73,8 +77,12 @@ describe('every operation, username by Basic authentication', () => {
 
 describe('parameters', () => {
   test('the password is ignored; username as a query parameter in any case works too', async () => {
-    const a = await get(server.url, '/api/json.aspx/Check/RG11ABC', { headers: { Authorization: basic('demo', 'one') } });
-    const b = await get(server.url, '/api/json.aspx/Check/RG11ABC', { headers: { Authorization: basic('demo', 'two') } });
+    const a = await get(server.url, '/api/json.aspx/Check/RG11ABC', {
+      headers: { Authorization: basic('demo', 'one') },
+    });
+    const b = await get(server.url, '/api/json.aspx/Check/RG11ABC', {
+      headers: { Authorization: basic('demo', 'two') },
+    });
     const c = await get(server.url, '/api/json.aspx/Check/RG11ABC?username=demo');
     const d = await get(server.url, '/api/json.aspx/Check/RG11ABC?UserName=demo');
     for (const x of [a, b, c, d]) expect(x.status).toBe(200);
@@ -83,14 +91,22 @@ describe('parameters', () => {
 
   test('path segments are percent-decoded: spaces, a state by full name, Cyrillic letters', async () => {
     expect((await get(server.url, '/api/json.aspx/Check/RG11%20ABC?username=demo')).status).toBe(200);
-    expect((await get(server.url, '/api/json.aspx/CheckAustralia/ABC123/New%20South%20Wales?username=demo')).status).toBe(200);
-    expect((await get(server.url, `/api/json.aspx/CheckUkraine/${encodeURIComponent('АА1234ВС')}?username=demo`)).status).toBe(200);
+    expect(
+      (await get(server.url, '/api/json.aspx/CheckAustralia/ABC123/New%20South%20Wales?username=demo')).status,
+    ).toBe(200);
+    expect(
+      (await get(server.url, `/api/json.aspx/CheckUkraine/${encodeURIComponent('АА1234ВС')}?username=demo`)).status,
+    ).toBe(200);
     expect((await get(server.url, '/api/json.aspx/CheckCanada/ABCD%20123/on?username=demo')).status).toBe(200);
   });
 
   test('UKMOT takes Model as a query parameter, its name in any case', async () => {
     expect((await get(server.url, '/api/json.aspx/UKMOT/RG11ABC?Model=FOCUS&username=demo')).status).toBe(200);
-    expectJsonError(await get(server.url, '/api/json.aspx/UKMOT/RG11ABC?model=CORSA&username=demo'), 404, 'VEHICLE_NOT_FOUND');
+    expectJsonError(
+      await get(server.url, '/api/json.aspx/UKMOT/RG11ABC?model=CORSA&username=demo'),
+      404,
+      'VEHICLE_NOT_FOUND',
+    );
   });
 });
 
@@ -104,36 +120,80 @@ describe('errors: the error table status and {"code","message"}', () => {
   });
 
   test('VEHICLE_NOT_FOUND 404 with "No vehicle found"; UNKNOWN_USERNAME 403 with "Your username is incorrect"', async () => {
-    expect(expectJsonError(await callJson(server.url, 'Check', { RegistrationNumber: 'ZZ99ZZZ', username: 'demo' }), 404, 'VEHICLE_NOT_FOUND').message).toContain('No vehicle found');
-    expect(expectJsonError(await callJson(registered.url, 'Check', { RegistrationNumber: 'RG11ABC', username: 'mallory' }), 403, 'UNKNOWN_USERNAME').message).toContain('Your username is incorrect');
-    expect((await callJson(registered.url, 'Check', { RegistrationNumber: 'RG11ABC', username: 'alice' })).status).toBe(200);
+    expect(
+      expectJsonError(
+        await callJson(server.url, 'Check', { RegistrationNumber: 'ZZ99ZZZ', username: 'demo' }),
+        404,
+        'VEHICLE_NOT_FOUND',
+      ).message,
+    ).toContain('No vehicle found');
+    expect(
+      expectJsonError(
+        await callJson(registered.url, 'Check', { RegistrationNumber: 'RG11ABC', username: 'mallory' }),
+        403,
+        'UNKNOWN_USERNAME',
+      ).message,
+    ).toContain('Your username is incorrect');
+    expect((await callJson(registered.url, 'Check', { RegistrationNumber: 'RG11ABC', username: 'alice' })).status).toBe(
+      200,
+    );
   });
 
   test('parameters: a missing state, an unknown state, a bad registration, bad percent-encoding, two usernames', async () => {
     expectJsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123?username=demo'), 400, 'MISSING_PARAMETER');
-    expectJsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123/Narnia?username=demo'), 400, 'INVALID_PARAMETER');
-    expectJsonError(await get(server.url, `/api/json.aspx/Check/${'A'.repeat(33)}?username=demo`), 400, 'INVALID_PARAMETER');
+    expectJsonError(
+      await get(server.url, '/api/json.aspx/CheckUSA/7ABC123/Narnia?username=demo'),
+      400,
+      'INVALID_PARAMETER',
+    );
+    expectJsonError(
+      await get(server.url, `/api/json.aspx/Check/${'A'.repeat(33)}?username=demo`),
+      400,
+      'INVALID_PARAMETER',
+    );
     expectJsonError(await get(server.url, '/api/json.aspx/Check/RG11%FF?username=demo'), 400, 'MALFORMED_REQUEST');
     expectJsonError(await get(server.url, '/api/json.aspx/Check/?username=demo'), 400, 'MISSING_PARAMETER');
-    expectJsonError(await get(server.url, '/api/json.aspx/Check/RG11ABC?username=a&USERNAME=b'), 400, 'INVALID_PARAMETER');
-    expectJsonError(await get(server.url, '/api/json.aspx/Check/RG11ABC?username=other', { headers: { Authorization: basic('demo') } }), 400, 'INVALID_PARAMETER');
+    expectJsonError(
+      await get(server.url, '/api/json.aspx/Check/RG11ABC?username=a&USERNAME=b'),
+      400,
+      'INVALID_PARAMETER',
+    );
+    expectJsonError(
+      await get(server.url, '/api/json.aspx/Check/RG11ABC?username=other', {
+        headers: { Authorization: basic('demo') },
+      }),
+      400,
+      'INVALID_PARAMETER',
+    );
   });
 
   test('credentials that are not Basic count as none (401); Basic that is not UTF-8 is MALFORMED_REQUEST', async () => {
     const bearer = await get(server.url, '/api/json.aspx/Check/RG11ABC', { headers: { Authorization: 'Bearer demo' } });
     expectJsonError(bearer, 401, 'MISSING_PARAMETER');
     const notUtf8 = `Basic ${Buffer.from([0x64, 0xff, 0x3a, 0x78]).toString('base64')}`;
-    expectJsonError(await get(server.url, '/api/json.aspx/Check/RG11ABC', { headers: { Authorization: notUtf8 } }), 400, 'MALFORMED_REQUEST');
+    expectJsonError(
+      await get(server.url, '/api/json.aspx/Check/RG11ABC', { headers: { Authorization: notUtf8 } }),
+      400,
+      'MALFORMED_REQUEST',
+    );
   });
 
   test('an unknown operation, one in the wrong case, or a path too long is 404 UNKNOWN_OPERATION', async () => {
     expectJsonError(await get(server.url, '/api/json.aspx/CheckMars/X?username=demo'), 404, 'UNKNOWN_OPERATION');
-    expect(expectJsonError(await get(server.url, '/api/json.aspx/checkusa/7ABC123/CA?username=demo'), 404, 'UNKNOWN_OPERATION').message).toContain("did you mean 'CheckUSA'");
+    expect(
+      expectJsonError(
+        await get(server.url, '/api/json.aspx/checkusa/7ABC123/CA?username=demo'),
+        404,
+        'UNKNOWN_OPERATION',
+      ).message,
+    ).toContain("did you mean 'CheckUSA'");
     expectJsonError(await get(server.url, '/api/json.aspx/Check/RG11ABC/CA?username=demo'), 404, 'UNKNOWN_OPERATION');
   });
 
   test('RATE_LIMITED is 429 with Retry-After', async () => {
-    expect((await callJson(limited.url, 'Check', { RegistrationNumber: 'RG11ABC', username: 'burst' })).status).toBe(200);
+    expect((await callJson(limited.url, 'Check', { RegistrationNumber: 'RG11ABC', username: 'burst' })).status).toBe(
+      200,
+    );
     const a = await callJson(limited.url, 'Check', { RegistrationNumber: 'RG11ABC', username: 'burst' });
     expectJsonError(a, 429, 'RATE_LIMITED');
     expect(Number(a.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -183,7 +243,11 @@ describe('CORS (CORS_ORIGINS)', () => {
   test('a preflight for Authorization is answered for a listed origin', async () => {
     const res = await fetch(`${cors.url}/api/json.aspx/Check/RG11ABC`, {
       method: 'OPTIONS',
-      headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' },
+      headers: {
+        Origin: 'https://app.example.com',
+        'Access-Control-Request-Method': 'GET',
+        'Access-Control-Request-Headers': 'authorization',
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('https://app.example.com');

@@ -18,7 +18,16 @@ interface Param {
 interface Doc {
   openapi: string;
   servers: Array<{ url: string }>;
-  paths: Record<string, { get: { operationId: string; parameters: Param[]; responses: Record<string, { content?: Record<string, unknown> }> } }>;
+  paths: Record<
+    string,
+    {
+      get: {
+        operationId: string;
+        parameters: Param[];
+        responses: Record<string, { content?: Record<string, unknown> }>;
+      };
+    }
+  >;
   components: { parameters: Record<string, Param>; securitySchemes: Record<string, { type: string; scheme?: string }> };
 }
 
@@ -36,7 +45,10 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 test('it is a valid OpenAPI 3.1 document', () => {
-  const r = spawnSync(process.execPath, [path.join(__dirname, '../helpers/openapi-validate.mjs')], { input: raw, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [path.join(__dirname, '../helpers/openapi-validate.mjs')], {
+    input: raw,
+    encoding: 'utf8',
+  });
   expect(r.stderr).toBe('');
   const result = JSON.parse(r.stdout) as { valid: boolean; version: string; errors: unknown };
   expect(result.errors).toBeNull();
@@ -53,7 +65,9 @@ test('it names every operation of the WSDL once, with Basic authentication and t
     .map((p) => p.get.operationId)
     .sort();
   expect(ids).toEqual(fromWsdl);
-  expect(Object.values(doc.components.securitySchemes)).toContainEqual(expect.objectContaining({ type: 'http', scheme: 'basic' }));
+  expect(Object.values(doc.components.securitySchemes)).toContainEqual(
+    expect.objectContaining({ type: 'http', scheme: 'basic' }),
+  );
   expect(doc.servers[0].url).toBe('https://reg.example.com');
 });
 

@@ -9,7 +9,12 @@ import { describeToolkit, run, type Toolkit } from '../interop/harness';
 import { demo } from '../helpers/sample';
 import { startServer, type TestServer } from '../helpers/server';
 
-const PHP: Toolkit = { id: 'php-get', title: 'the vendor-style PHP client (php-cli)', packages: ['php-cli'], commands: ['php'] };
+const PHP: Toolkit = {
+  id: 'php-get',
+  title: 'the vendor-style PHP client (php-cli)',
+  packages: ['php-cli'],
+  commands: ['php'],
+};
 const SCRIPT = path.join(__dirname, 'clients', 'regcheck-get.php');
 
 interface PhpReport {
@@ -29,7 +34,15 @@ interface PhpCall {
 }
 
 async function php(base: string, calls: PhpCall[]): Promise<PhpReport[]> {
-  const { stdout, stderr } = await run('php', ['-d', 'error_reporting=-1', '-d', 'display_errors=stderr', SCRIPT, base, JSON.stringify(calls)]);
+  const { stdout, stderr } = await run('php', [
+    '-d',
+    'error_reporting=-1',
+    '-d',
+    'display_errors=stderr',
+    SCRIPT,
+    base,
+    JSON.stringify(calls),
+  ]);
   if (stderr.trim()) throw new Error(`PHP reported:\n${stderr}`);
   return JSON.parse(stdout) as PhpReport[];
 }
@@ -46,7 +59,12 @@ describeToolkit(PHP, () => {
   });
 
   test('every operation answers the PHP client, with state= in lower case on each', async () => {
-    const calls = OPERATIONS.map((op) => ({ operation: op.name, registration: demo(op.name).registration, state: demo(op.name).state ?? '', username: 'demo' }));
+    const calls = OPERATIONS.map((op) => ({
+      operation: op.name,
+      registration: demo(op.name).registration,
+      state: demo(op.name).state ?? '',
+      username: 'demo',
+    }));
     const reports = await php(server.url, calls);
     expect(reports).toHaveLength(OPERATIONS.length);
     for (const r of reports) {
@@ -81,7 +99,9 @@ describeToolkit(PHP, () => {
     expect(missing.error).toMatch(/^VEHICLE_NOT_FOUND: .*No vehicle found/);
     expect(badState.status).toBe(400);
     expect(badState.error).toMatch(/^INVALID_PARAMETER: /);
-    const [unknown] = await php(registered.url, [{ operation: 'Check', registration: 'RG11 ABC', state: '', username: 'mallory' }]);
+    const [unknown] = await php(registered.url, [
+      { operation: 'Check', registration: 'RG11 ABC', state: '', username: 'mallory' },
+    ]);
     expect(unknown.status).toBe(403);
     expect(unknown.error).toMatch(/^UNKNOWN_USERNAME: .*Your username is incorrect/);
   });

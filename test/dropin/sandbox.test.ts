@@ -79,7 +79,10 @@ describe.each(FIVE_TRANSPORTS)('%s', (t) => {
       if (isSoap(t)) {
         expect([op.name, a.status]).toEqual([op.name, 500]);
         expect(a.body).toContain(`<ErrorCode xmlns="${NS}">${code}</ErrorCode>`);
-        const fault = t === 'soap11' ? `<faultcode>soap:${role}</faultcode>` : `<soap:Value>soap:${role === 'Client' ? 'Sender' : 'Receiver'}</soap:Value>`;
+        const fault =
+          t === 'soap11'
+            ? `<faultcode>soap:${role}</faultcode>`
+            : `<soap:Value>soap:${role === 'Client' ? 'Sender' : 'Receiver'}</soap:Value>`;
         expect(a.body).toContain(fault);
       } else {
         expect([op.name, a.status]).toEqual([op.name, status]);
@@ -95,7 +98,8 @@ describe.each(FIVE_TRANSPORTS)('%s', (t) => {
   test('the sandbox needs no account and costs no credit', async () => {
     // USERNAME_POLICY=registered and nobody registered under this name: the sandbox still answers.
     expect((await callAny(registered.url, t, 'Check', params('Check', 'AA19AAA', 'nobody'))).status).toBe(200);
-    for (let i = 0; i < 3; i++) expect((await callAny(registered.url, t, 'Check', params('Check', 'AA19AAA', 'carol'))).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await callAny(registered.url, t, 'Check', params('Check', 'AA19AAA', 'carol'))).status).toBe(200);
     expect(await (await fetch(`${registered.url}/ajax/getcredits.aspx?username=carol`)).text()).toBe('1');
   });
 

@@ -29,7 +29,10 @@ describe('an import killed half-way', () => {
     server = await serve({ ...env, RATE_LIMIT: '0' });
     // A connection each: the imports run synchronously for longer than the server keeps an idle connection,
     // and a pooled one it closed meanwhile would fail the next request with 'other side closed'.
-    const lookup = (reg: string) => fetch(`${server!.url}/Check?RegistrationNumber=${reg}&username=k`, { headers: { connection: 'close' } }).then((r) => r.status);
+    const lookup = (reg: string) =>
+      fetch(`${server!.url}/Check?RegistrationNumber=${reg}&username=k`, { headers: { connection: 'close' } }).then(
+        (r) => r.status,
+      );
     expect(await lookup('RG11ABC')).toBe(200);
 
     // A refresh without the sample's RG11 ABC: were any of it committed, that record would be gone.
@@ -37,13 +40,24 @@ describe('an import killed half-way', () => {
     const vehicle = (JSON.parse(sample) as { vehicle: unknown }).vehicle;
     const file = path.join(dir, 'refresh.ndjson');
     const lines: string[] = [];
-    for (let i = 0; i < RECORDS; i++) lines.push(JSON.stringify({ operation: 'Check', registration: `KL${i.toString(36).toUpperCase().padStart(5, '0')}`, vehicle }));
+    for (let i = 0; i < RECORDS; i++)
+      lines.push(
+        JSON.stringify({
+          operation: 'Check',
+          registration: `KL${i.toString(36).toUpperCase().padStart(5, '0')}`,
+          vehicle,
+        }),
+      );
     fs.writeFileSync(file, lines.join('\n') + '\n');
 
-    const importer = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, 'import', '--replace-all', file], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const importer = spawn(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', CLI, 'import', '--replace-all', file],
+      {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let progress = '';
     importer.stderr.on('data', (d: Buffer) => (progress += d.toString()));
     const closed = new Promise<void>((resolve) => importer.on('close', () => resolve()));

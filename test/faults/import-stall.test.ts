@@ -25,7 +25,13 @@ function writeImportFile(file: string, n: number): void {
   const vehicle = (JSON.parse(sample) as { vehicle: unknown }).vehicle;
   const lines: string[] = [sample];
   for (let i = 0; i < n; i++) {
-    lines.push(JSON.stringify({ operation: 'Check', registration: `ST${i.toString(36).toUpperCase().padStart(5, '0')}`, vehicle }));
+    lines.push(
+      JSON.stringify({
+        operation: 'Check',
+        registration: `ST${i.toString(36).toUpperCase().padStart(5, '0')}`,
+        vehicle,
+      }),
+    );
   }
   fs.writeFileSync(file, lines.join('\n') + '\n');
 }
@@ -64,10 +70,14 @@ describe('an import holding the SQLite write lock', () => {
     const lookupUrl = (u: string) => `${base}/Check?RegistrationNumber=RG11ABC&username=${u}`;
     const health = base.replace('/api/reg.asmx', '/healthz');
 
-    const importer = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, 'import', '--replace-all', file], {
-      env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const importer = spawn(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', CLI, 'import', '--replace-all', file],
+      {
+        env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let importErr = '';
     importer.stderr.on('data', (d: Buffer) => (importErr += d.toString()));
     const t0 = performance.now();
@@ -110,7 +120,9 @@ describe('an import holding the SQLite write lock', () => {
     await server.stop();
     server = undefined;
     const list = runCli(['users', 'list', '--json'], env);
-    const left = (JSON.parse(list.stdout) as { username: string; credits: number }[]).find((a) => a.username === 'payer')!.credits;
+    const left = (JSON.parse(list.stdout) as { username: string; credits: number }[]).find(
+      (a) => a.username === 'payer',
+    )!.credits;
     expect(CREDITS - left).toBe(ok);
     const down = log.split('\n').filter((l) => l.includes('"message":"store unavailable')).length;
 

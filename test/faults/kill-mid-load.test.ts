@@ -74,7 +74,9 @@ describe.each(STORES)('SIGKILL under metered load on %s', (storeName) => {
 
     const list = runCli(['users', 'list', '--json'], env);
     expect(list.status).toBe(0);
-    const row = (JSON.parse(list.stdout) as { username: string; credits: number; usedToday: number }[]).find((a) => a.username === 'payer')!;
+    const row = (JSON.parse(list.stdout) as { username: string; credits: number; usedToday: number }[]).find(
+      (a) => a.username === 'payer',
+    )!;
     const taken = CREDITS - row.credits;
     const usage = runCli(['users', 'usage', 'payer', '--json'], env);
     expect(usage.status).toBe(0);
@@ -93,7 +95,8 @@ describe.each(STORES)('SIGKILL under metered load on %s', (storeName) => {
       scenario: `SIGKILL under metered load on ${storeName} (8 lookups in flight)`,
       answered: `${answered} x 200 before the kill (about ${Math.round(perSecond)} a second), the requests in flight then got a reset`,
       charged: `${taken} credits taken for ${answered} answers received (${taken - answered} charged without an answer, bound: the ${IN_FLIGHT} in flight); today's count ${row.usedToday}, exact; usage records held ${counted} of ${taken} charged lookups (written with the charge: none lost)`,
-      logged: 'nothing at the kill (SIGKILL cannot be caught); the next start serves the store as the last commit left it',
+      logged:
+        'nothing at the kill (SIGKILL cannot be caught); the next start serves the store as the last commit left it',
     });
   });
 });

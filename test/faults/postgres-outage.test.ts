@@ -14,7 +14,8 @@ import { recordScenario } from './scenario';
 
 const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? '');
 const HAVE_PG = postgresBin() !== null;
-if (!HAVE_PG && !IN_CI) console.warn('postgres-outage.test.ts: skipped, no PostgreSQL server binaries (Debian package postgresql)');
+if (!HAVE_PG && !IN_CI)
+  console.warn('postgres-outage.test.ts: skipped, no PostgreSQL server binaries (Debian package postgresql)');
 
 jest.setTimeout(120_000);
 
@@ -88,7 +89,9 @@ function expectUnavailable(t: AnyTransport, a: Answer): void {
       expectUnavailable(t, a);
     }
     // Some in parallel too (one read for all of them: each is refused).
-    const together = await Promise.all(Array.from({ length: 10 }, () => callAny(srv!.base, 'get', 'Check', { ...LOOKUP, username: 'paid' })));
+    const together = await Promise.all(
+      Array.from({ length: 10 }, () => callAny(srv!.base, 'get', 'Check', { ...LOOKUP, username: 'paid' })),
+    );
     for (const a of together) {
       tally(a);
       expectUnavailable('get', a);
@@ -144,7 +147,8 @@ function expectUnavailable(t: AnyTransport, a: Answer): void {
       answered:
         Object.entries(statuses)
           .map(([s, n]) => `${n} x ${s}`)
-          .join(', ') + ` (503/SOAP 500 with Retry-After; answered again after ${waited} refused retries, 100 ms apart)`,
+          .join(', ') +
+        ` (503/SOAP 500 with Retry-After; answered again after ${waited} refused retries, 100 ms apart)`,
       charged: `'paid': 100 credits before, ${paid?.credits} after 11 answered lookups (none taken while down)`,
       logged: `${count(log, UNAVAILABLE_LINE)} unavailable line, ${count(log, BACK_LINE)} back line, 0 stack traces; reglookup_store_unavailable_total ${metric(down, 'reglookup_store_unavailable_total')}`,
     });

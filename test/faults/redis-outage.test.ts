@@ -15,7 +15,8 @@ import { recordScenario } from './scenario';
 
 const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? '');
 const HAVE_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
-if (!HAVE_REDIS_SERVER && !IN_CI) console.warn('redis-outage.test.ts: skipped, no redis-server (Debian package redis-server)');
+if (!HAVE_REDIS_SERVER && !IN_CI)
+  console.warn('redis-outage.test.ts: skipped, no redis-server (Debian package redis-server)');
 
 jest.setTimeout(120_000);
 
@@ -28,7 +29,8 @@ const BACK_LINE = /"message":"Redis is reachable again/g;
 
 const startRedis = startRedisServer;
 
-const lookup = (srv: ServeProcess, username: string): Promise<Answer> => call(srv.base, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username });
+const lookup = (srv: ServeProcess, username: string): Promise<Answer> =>
+  call(srv.base, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username });
 
 async function waitFor(what: () => boolean, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
@@ -52,11 +54,21 @@ async function waitFor(what: () => boolean, ms: number): Promise<boolean> {
     const port = await freePort();
     redis = await startRedis(port);
     // One lookup per 1000 s plus a burst of 2: three admitted, then RATE_LIMITED.
-    const env = { DATABASE_URL: 'sqlite::memory:', RATE_LIMIT: '0.001', RATE_LIMIT_BURST: '2', REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: 'faults:' };
-    const [allow, deny] = await Promise.all([startServeProcess({ ...env, RATE_LIMIT_ON_REDIS_ERROR: 'allow' }), startServeProcess({ ...env, RATE_LIMIT_ON_REDIS_ERROR: 'deny' })]);
+    const env = {
+      DATABASE_URL: 'sqlite::memory:',
+      RATE_LIMIT: '0.001',
+      RATE_LIMIT_BURST: '2',
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      REDIS_PREFIX: 'faults:',
+    };
+    const [allow, deny] = await Promise.all([
+      startServeProcess({ ...env, RATE_LIMIT_ON_REDIS_ERROR: 'allow' }),
+      startServeProcess({ ...env, RATE_LIMIT_ON_REDIS_ERROR: 'deny' }),
+    ]);
     servers.push(allow, deny);
     const statuses = { allow: {} as Record<number, number>, deny: {} as Record<number, number> };
-    const tally = (which: 'allow' | 'deny', a: Answer) => (statuses[which][a.status] = (statuses[which][a.status] ?? 0) + 1);
+    const tally = (which: 'allow' | 'deny', a: Answer) =>
+      (statuses[which][a.status] = (statuses[which][a.status] ?? 0) + 1);
 
     // With Redis: the limit is enforced ('limited-a' / 'limited-d' use theirs up).
     for (const [which, srv] of [
@@ -76,7 +88,9 @@ async function waitFor(what: () => boolean, ms: number): Promise<boolean> {
       // The first lookup on each finds the hang (it waits for the time-out); the outage is logged once.
       tally('allow', await lookup(allow, 'first'));
       tally('deny', await lookup(deny, 'first'));
-      expect(await waitFor(() => count(allow.output(), DOWN_LINE) === 1 && count(deny.output(), DOWN_LINE) === 1, 10_000)).toBe(true);
+      expect(
+        await waitFor(() => count(allow.output(), DOWN_LINE) === 1 && count(deny.output(), DOWN_LINE) === 1, 10_000),
+      ).toBe(true);
 
       // Then N sequential lookups together take far less than N time-outs: none waits for Redis.
       const N = 20;
@@ -115,7 +129,9 @@ async function waitFor(what: () => boolean, ms: number): Promise<boolean> {
     }
 
     // Back: one line each, and the limit is enforced again (the limited callers are refused again).
-    expect(await waitFor(() => count(allow.output(), BACK_LINE) === 1 && count(deny.output(), BACK_LINE) === 1, 15_000)).toBe(true);
+    expect(
+      await waitFor(() => count(allow.output(), BACK_LINE) === 1 && count(deny.output(), BACK_LINE) === 1, 15_000),
+    ).toBe(true);
     for (const [which, srv] of [
       ['allow', allow],
       ['deny', deny],

@@ -23,7 +23,10 @@ interface Tally {
   other: string[];
 }
 
-function get(url: string, agent: http.Agent): Promise<{ status: number; connection: string | undefined } | { error: string }> {
+function get(
+  url: string,
+  agent: http.Agent,
+): Promise<{ status: number; connection: string | undefined } | { error: string }> {
   return new Promise((resolve) => {
     const req = http.get(url, { agent }, (res) => {
       res.resume();
@@ -114,7 +117,8 @@ describe('SIGTERM under load', () => {
     expect(JSON.parse(stopped[0]).cut).toBe(false);
 
     recordScenario({
-      scenario: 'SIGTERM under load (1 process; 16 kept-alive and 8 one-shot callers behind a /readyz-polling balancer, 4 kept-alive callers ignoring /readyz)',
+      scenario:
+        'SIGTERM under load (1 process; 16 kept-alive and 8 one-shot callers behind a /readyz-polling balancer, 4 kept-alive callers ignoring /readyz)',
       answered: `behind the balancer: ${keepAlive.ok + fresh.ok} x 200 (${keepAlive.ok + fresh.ok - before} after the signal), ${keepAlive.refused + fresh.refused} refused, ${keepAlive.resets.length + fresh.resets.length} resets; ignoring /readyz: ${hammer.ok} x 200 (${hammer.closeHeaders} with Connection: close), ${hammer.refused} refused once the listener closed, ${hammer.resets.length} reset in the accept queue at that moment; /readyz 503 from the signal on`,
       charged: 'n/a (unmetered caller)',
       logged: "'shutting down' with the drain, then 'stopped' with cut: false; exit 0",

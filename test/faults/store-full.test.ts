@@ -37,7 +37,9 @@ describeSmallDisk('store disk full (SQLite)', () => {
   const lookup = (username: string) =>
     // A connection each: the test blocks (filling and freeing the disk) longer than the server keeps an idle
     // connection, and a pooled one it closed meanwhile would fail the next request with 'other side closed'.
-    fetch(`${server!.url}/Check?RegistrationNumber=RG11ABC&username=${username}`, { headers: { connection: 'close' } }).then(async (r) => ({
+    fetch(`${server!.url}/Check?RegistrationNumber=RG11ABC&username=${username}`, {
+      headers: { connection: 'close' },
+    }).then(async (r) => ({
       status: r.status,
       retryAfter: r.headers.get('retry-after'),
       body: await r.text(),

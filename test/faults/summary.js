@@ -18,7 +18,12 @@ class FaultSummary {
       .map((f) => JSON.parse(fs.readFileSync(path.join(this.dir, f), 'utf8')));
     const out = ['', 'Fault scenarios:'];
     for (const r of rows) {
-      out.push(`- ${r.scenario}`, `    answered: ${r.answered}`, `    charged:  ${r.charged}`, `    logged:   ${r.logged}`);
+      out.push(
+        `- ${r.scenario}`,
+        `    answered: ${r.answered}`,
+        `    charged:  ${r.charged}`,
+        `    logged:   ${r.logged}`,
+      );
     }
     const skipped = results.numPendingTests + results.numTodoTests;
     out.push(`faults: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${skipped} skipped`, '');

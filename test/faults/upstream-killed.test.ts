@@ -17,7 +17,9 @@ jest.setTimeout(120_000);
 const FAKE = path.resolve(__dirname, '../helpers/upstream-dvla.ts');
 
 async function startDvlaProcess(port: number): Promise<ChildProcessWithoutNullStreams> {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', FAKE, String(port)], { cwd: path.resolve(__dirname, '../..') });
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', FAKE, String(port)], {
+    cwd: path.resolve(__dirname, '../..'),
+  });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (c: Buffer) => {
@@ -48,7 +50,8 @@ test('the DVLA killed mid-run: stale answers flow, new plates are refused, the b
   });
   await svc.store.putAccount({ username: 'fleet', credits: 1000 });
   const statuses: Record<string, number> = {};
-  const tally = (what: string, status: number) => (statuses[`${what} ${status}`] = (statuses[`${what} ${status}`] ?? 0) + 1);
+  const tally = (what: string, status: number) =>
+    (statuses[`${what} ${status}`] = (statuses[`${what} ${status}`] ?? 0) + 1);
   try {
     const first = await get(svc.url, 'AA19AAA');
     tally('fetched plate', first.status);

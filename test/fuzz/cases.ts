@@ -121,7 +121,12 @@ const XML_SNIPPETS = [
 const snippetArb = fc.oneof(
   { weight: 5, arbitrary: fc.constantFrom(...XML_SNIPPETS) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 12 }) },
-  { weight: 1, arbitrary: fc.constantFrom('<a>', '</a>', '&amp;', 'x', '<b/>').chain((s) => fc.integer({ min: 2, max: 60 }).map((n) => s.repeat(n))) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom('<a>', '</a>', '&amp;', 'x', '<b/>')
+      .chain((s) => fc.integer({ min: 2, max: 60 }).map((n) => s.repeat(n))),
+  },
 );
 
 type TextMutation =
@@ -136,10 +141,36 @@ type TextMutation =
 const textMutationArb: fc.Arbitrary<TextMutation> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), what: snippetArb }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('afterTag' as const), at: fc.nat(), what: snippetArb }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), len: fc.integer({ min: 1, max: 40 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('duplicate' as const), at: fc.nat(), len: fc.integer({ min: 1, max: 80 }) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('replace' as const), at: fc.nat(), len: fc.integer({ min: 1, max: 20 }), what: snippetArb }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('case' as const), at: fc.nat(), len: fc.integer({ min: 1, max: 12 }), upper: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), len: fc.integer({ min: 1, max: 40 }) }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('duplicate' as const),
+      at: fc.nat(),
+      len: fc.integer({ min: 1, max: 80 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('replace' as const),
+      at: fc.nat(),
+      len: fc.integer({ min: 1, max: 20 }),
+      what: snippetArb,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('case' as const),
+      at: fc.nat(),
+      len: fc.integer({ min: 1, max: 12 }),
+      upper: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }) },
 );
 
@@ -174,7 +205,10 @@ type ByteMutation = { kind: 'set' | 'insert'; at: number; value: number };
 const byteMutationArb: fc.Arbitrary<ByteMutation> = fc.record({
   kind: fc.constantFrom('set' as const, 'insert' as const),
   at: fc.nat(),
-  value: fc.oneof(fc.constantFrom(0x00, 0x80, 0xbf, 0xc0, 0xc3, 0xed, 0xef, 0xf4, 0xf8, 0xfe, 0xff), fc.integer({ min: 0, max: 255 })),
+  value: fc.oneof(
+    fc.constantFrom(0x00, 0x80, 0xbf, 0xc0, 0xc3, 0xed, 0xef, 0xf4, 0xf8, 0xfe, 0xff),
+    fc.integer({ min: 0, max: 255 }),
+  ),
 });
 
 function applyBytes(buf: Buffer, muts: readonly ByteMutation[]): Buffer {
@@ -190,7 +224,10 @@ function applyBytes(buf: Buffer, muts: readonly ByteMutation[]): Buffer {
 }
 
 /** Header values: printable ASCII only, as any HTTP client must send them. */
-const headerJunkArb = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 40 });
+const headerJunkArb = fc.string({
+  unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  maxLength: 40,
+});
 
 // ------------------------------------------------------------------ parameters (every transport)
 
@@ -308,18 +345,33 @@ interface EnvelopeStyle {
 
 const envelopeStyleArb: fc.Arbitrary<EnvelopeStyle> = fc.record({
   prefix: fc.constantFrom('soap', 's', 'env', ''),
-  decl: fc.constantFrom('<?xml version="1.0" encoding="utf-8"?>', '<?xml version="1.0"?>', '', '\ufeff<?xml version="1.0" encoding="UTF-8"?>'),
+  decl: fc.constantFrom(
+    '<?xml version="1.0" encoding="utf-8"?>',
+    '<?xml version="1.0"?>',
+    '',
+    '\ufeff<?xml version="1.0" encoding="UTF-8"?>',
+  ),
   header: fc.constantFrom('', 'empty', 'block'),
   opPrefix: fc.boolean(),
   pretty: fc.boolean(),
 });
 
-function soapBase(version: '1.1' | '1.2', opName: string, params: ReadonlyArray<readonly [string, string]>, s: EnvelopeStyle): string {
+function soapBase(
+  version: '1.1' | '1.2',
+  opName: string,
+  params: ReadonlyArray<readonly [string, string]>,
+  s: EnvelopeStyle,
+): string {
   const envNs = version === '1.1' ? SOAP11 : SOAP12;
   const p = s.prefix ? `${s.prefix}:` : '';
   const decl = s.prefix ? ` xmlns:${s.prefix}="${envNs}"` : ` xmlns="${envNs}"`;
   const nl = s.pretty ? '\n  ' : '';
-  const header = s.header === 'empty' ? `<${p}Header/>` : s.header === 'block' ? `<${p}Header><Trace xmlns="urn:example">t-1</Trace></${p}Header>` : '';
+  const header =
+    s.header === 'empty'
+      ? `<${p}Header/>`
+      : s.header === 'block'
+        ? `<${p}Header><Trace xmlns="urn:example">t-1</Trace></${p}Header>`
+        : '';
   const op = s.opPrefix ? `tns:${opName}` : opName;
   const opDecl = s.opPrefix ? ` xmlns:tns="${NS}"` : ` xmlns="${NS}"`;
   const child = (k: string) => (s.opPrefix ? `tns:${k}` : k);
@@ -355,10 +407,26 @@ function soapHeadersArb(version: '1.1' | '1.2', opName: string): fc.Arbitrary<Re
   );
   const action = fc.oneof(
     { weight: 8, arbitrary: fc.constant(proper) },
-    { weight: 3, arbitrary: fc.constantFrom(undefined, '""', '', `${NS}/${opName}`, `"${NS}/Check"`, `"${NS}/UKMOT"`, `"${NS}/Nope"`, '"urn:x"', `"${NS}/${opName.toLowerCase()}"`) },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        undefined,
+        '""',
+        '',
+        `${NS}/${opName}`,
+        `"${NS}/Check"`,
+        `"${NS}/UKMOT"`,
+        `"${NS}/Nope"`,
+        '"urn:x"',
+        `"${NS}/${opName.toLowerCase()}"`,
+      ),
+    },
     { weight: 1, arbitrary: headerJunkArb },
   );
-  const encoding = fc.oneof({ weight: 12, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-junk') });
+  const encoding = fc.oneof(
+    { weight: 12, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-junk') },
+  );
   return fc.record({ ct, action, encoding }).map(({ ct, action, encoding }) => {
     const h: Record<string, string> = {};
     if (ct !== '') h['Content-Type'] = ct;
@@ -375,12 +443,19 @@ export const soapRequestArb: fc.Arbitrary<FuzzRequest> = fc
       version: fc.constant(version),
       // Half the cases keep the XML well-formed and change only what the parameters say.
       text: fc
-        .tuple(envelopeStyleArb, fc.array(pairMutationArb, { maxLength: 3 }), fc.oneof(fc.constant([] as TextMutation[]), fc.array(textMutationArb, { minLength: 1, maxLength: 4 })))
+        .tuple(
+          envelopeStyleArb,
+          fc.array(pairMutationArb, { maxLength: 3 }),
+          fc.oneof(fc.constant([] as TextMutation[]), fc.array(textMutationArb, { minLength: 1, maxLength: 4 })),
+        )
         .map(([style, pairMuts, textMuts]) => {
           const pairs = pairMuts.reduce(applyPair, Object.entries(demoParams(op.name, op.params)) as Pair[]);
           return textMuts.reduce(applyText, soapBase(version, op.name, pairs, style));
         }),
-      bytes: fc.oneof({ weight: 6, arbitrary: fc.constant([] as ByteMutation[]) }, { weight: 1, arbitrary: fc.array(byteMutationArb, { minLength: 1, maxLength: 3 }) }),
+      bytes: fc.oneof(
+        { weight: 6, arbitrary: fc.constant([] as ByteMutation[]) },
+        { weight: 1, arbitrary: fc.array(byteMutationArb, { minLength: 1, maxLength: 3 }) },
+      ),
       headers: soapHeadersArb(version, op.name),
     }),
   )
@@ -388,12 +463,24 @@ export const soapRequestArb: fc.Arbitrary<FuzzRequest> = fc
     let body = applyBytes(Buffer.from(text, 'utf8'), bytes);
     if (headers['Content-Encoding'] === 'gzip') body = zlib.gzipSync(body);
     else if (headers['Content-Encoding'] === 'deflate') body = zlib.deflateSync(body);
-    return described({ transport: version === '1.1' ? 'soap11' : 'soap12', method: 'POST', path: '/api/reg.asmx', headers, body });
+    return described({
+      transport: version === '1.1' ? 'soap11' : 'soap12',
+      method: 'POST',
+      path: '/api/reg.asmx',
+      headers,
+      body,
+    });
   });
 
 /** Only the envelope text, mutated: for checking the XML guard against node-soap's parser in-process. */
 export const envelopeTextArb: fc.Arbitrary<string> = fc
-  .tuple(fc.constantFrom('1.1' as const, '1.2' as const), opArb, envelopeStyleArb, fc.array(pairMutationArb, { maxLength: 3 }), fc.array(textMutationArb, { maxLength: 5 }))
+  .tuple(
+    fc.constantFrom('1.1' as const, '1.2' as const),
+    opArb,
+    envelopeStyleArb,
+    fc.array(pairMutationArb, { maxLength: 3 }),
+    fc.array(textMutationArb, { maxLength: 5 }),
+  )
   .map(([version, op, style, pairMuts, textMuts]) => {
     const pairs = pairMuts.reduce(applyPair, Object.entries(demoParams(op.name, op.params)) as Pair[]);
     return textMuts.reduce(applyText, soapBase(version, op.name, pairs, style));
@@ -415,11 +502,41 @@ function pct(s: string, plusForSpace: boolean): string {
 }
 
 /** Corruptions of an encoded query string; the result stays printable ASCII, as a URL must. */
-const QUERY_SNIPPETS = ['%', '%Z', '%ZZ', '%FF', '%C3', '%C3%28', '%E9', '%C0%AF', '%ED%A0%80', '%00', '%0A', '&', '&&', '=', '==', '+', '%2B', '%26', '%3D', '#', '?', ';', '%25', '%u0041'];
+const QUERY_SNIPPETS = [
+  '%',
+  '%Z',
+  '%ZZ',
+  '%FF',
+  '%C3',
+  '%C3%28',
+  '%E9',
+  '%C0%AF',
+  '%ED%A0%80',
+  '%00',
+  '%0A',
+  '&',
+  '&&',
+  '=',
+  '==',
+  '+',
+  '%2B',
+  '%26',
+  '%3D',
+  '#',
+  '?',
+  ';',
+  '%25',
+  '%u0041',
+];
 const queryMutationArb: fc.Arbitrary<TextMutation> = fc.oneof(
   fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), what: fc.constantFrom(...QUERY_SNIPPETS) }),
   fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), len: fc.integer({ min: 1, max: 10 }) }),
-  fc.record({ kind: fc.constant('case' as const), at: fc.nat(), len: fc.integer({ min: 1, max: 10 }), upper: fc.boolean() }),
+  fc.record({
+    kind: fc.constant('case' as const),
+    at: fc.nat(),
+    len: fc.integer({ min: 1, max: 10 }),
+    upper: fc.boolean(),
+  }),
   fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
 );
 
@@ -454,10 +571,18 @@ export const httpRequestArb: fc.Arbitrary<FuzzRequest> = fc
     fc.record({
       transport: fc.constant(transport),
       opPath: fc.oneof({ weight: 6, arbitrary: fc.constant(op.name) }, { weight: 1, arbitrary: opPathArb }),
-      pairs: fc.array(pairMutationArb, { maxLength: 4 }).map((muts) => muts.reduce(applyPair, Object.entries(demoParams(op.name, op.params)) as Pair[])),
+      pairs: fc
+        .array(pairMutationArb, { maxLength: 4 })
+        .map((muts) => muts.reduce(applyPair, Object.entries(demoParams(op.name, op.params)) as Pair[])),
       plus: fc.boolean(),
-      queryMuts: fc.oneof({ weight: 3, arbitrary: fc.constant([] as TextMutation[]) }, { weight: 1, arbitrary: fc.array(queryMutationArb, { minLength: 1, maxLength: 3 }) }),
-      method: fc.oneof({ weight: 12, arbitrary: fc.constant(transport === 'get' ? 'GET' : 'POST') }, { weight: 1, arbitrary: fc.constantFrom('HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PATCH') }),
+      queryMuts: fc.oneof(
+        { weight: 3, arbitrary: fc.constant([] as TextMutation[]) },
+        { weight: 1, arbitrary: fc.array(queryMutationArb, { minLength: 1, maxLength: 3 }) },
+      ),
+      method: fc.oneof(
+        { weight: 12, arbitrary: fc.constant(transport === 'get' ? 'GET' : 'POST') },
+        { weight: 1, arbitrary: fc.constantFrom('HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PATCH') },
+      ),
       contentType: fc.oneof(
         { weight: 8, arbitrary: fc.constant('application/x-www-form-urlencoded') },
         {
@@ -475,13 +600,23 @@ export const httpRequestArb: fc.Arbitrary<FuzzRequest> = fc
         },
         { weight: 1, arbitrary: headerJunkArb },
       ),
-      bytes: fc.oneof({ weight: 8, arbitrary: fc.constant([] as ByteMutation[]) }, { weight: 1, arbitrary: fc.array(byteMutationArb, { minLength: 1, maxLength: 3 }) }),
+      bytes: fc.oneof(
+        { weight: 8, arbitrary: fc.constant([] as ByteMutation[]) },
+        { weight: 1, arbitrary: fc.array(byteMutationArb, { minLength: 1, maxLength: 3 }) },
+      ),
     }),
   )
   .map(({ transport, opPath, pairs, plus, queryMuts, method, contentType, bytes }) => {
     const encoded = queryMuts.reduce(applyText, pairs.map(([k, v]) => `${pct(k, plus)}=${pct(v, plus)}`).join('&'));
     const path = `/api/reg.asmx/${opPath}`;
-    if (transport === 'get') return described({ transport, method, path: encoded ? `${path}?${encoded}` : path, headers: {}, body: Buffer.alloc(0) });
+    if (transport === 'get')
+      return described({
+        transport,
+        method,
+        path: encoded ? `${path}?${encoded}` : path,
+        headers: {},
+        body: Buffer.alloc(0),
+      });
     const headers: Record<string, string> = contentType ? { 'Content-Type': contentType } : {};
     return described({ transport, method, path, headers, body: applyBytes(Buffer.from(encoded, 'latin1'), bytes) });
   });

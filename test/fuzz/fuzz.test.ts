@@ -14,7 +14,12 @@ import { nodeSoapReader } from './parser-oracle';
 
 const SCALE = Number(process.env.FUZZ_RUNS ?? 1);
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
-const params = (numRuns: number): fc.Parameters<unknown> => ({ numRuns: Math.max(1, Math.round(numRuns * SCALE)), seed: SEED, endOnFailure: false, verbose: 1 });
+const params = (numRuns: number): fc.Parameters<unknown> => ({
+  numRuns: Math.max(1, Math.round(numRuns * SCALE)),
+  seed: SEED,
+  endOnFailure: false,
+  verbose: 1,
+});
 
 let server: TestServer;
 let client: FuzzClient;
@@ -23,7 +28,8 @@ beforeAll(async () => {
   server = await startServer();
   client = new FuzzClient(server.port);
   // Warm up (WSDL, prepared statements, JIT) before the heap baseline.
-  for (let i = 0; i < 50; i++) await fetch(`${server.url}/api/reg.asmx/Check?RegistrationNumber=RG11+ABC&username=demo`).then((r) => r.text());
+  for (let i = 0; i < 50; i++)
+    await fetch(`${server.url}/api/reg.asmx/Check?RegistrationNumber=RG11+ABC&username=demo`).then((r) => r.text());
   heapBefore = heapAfterGc();
 });
 afterAll(async () => {

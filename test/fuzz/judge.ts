@@ -34,21 +34,46 @@ export class FuzzClient {
         clearTimeout(timer);
         resolve({ ...a, ms: Date.now() - t0 });
       };
-      const req = http.request({ host: '127.0.0.1', port: this.port, method: r.method, path: r.path, agent: this.agent, headers: { ...r.headers, 'Content-Length': String(r.body.length) } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const headers: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-          done({ status: res.statusCode ?? 0, headers, text: Buffer.concat(chunks).toString('utf8') });
-        });
-        res.on('error', (e) => done({ status: 0, headers: {}, text: '', failure: `response ${String((e as NodeJS.ErrnoException).code ?? e)}` }));
-      });
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: this.port,
+          method: r.method,
+          path: r.path,
+          agent: this.agent,
+          headers: { ...r.headers, 'Content-Length': String(r.body.length) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const headers: Record<string, string> = {};
+            for (const [k, v] of Object.entries(res.headers))
+              if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+            done({ status: res.statusCode ?? 0, headers, text: Buffer.concat(chunks).toString('utf8') });
+          });
+          res.on('error', (e) =>
+            done({
+              status: 0,
+              headers: {},
+              text: '',
+              failure: `response ${String((e as NodeJS.ErrnoException).code ?? e)}`,
+            }),
+          );
+        },
+      );
       const timer = setTimeout(() => {
         req.destroy();
         done({ status: 0, headers: {}, text: '', failure: `no answer within ${this.timeoutMs} ms` });
       }, this.timeoutMs);
-      req.on('error', (e) => done({ status: 0, headers: {}, text: '', failure: `request ${String((e as NodeJS.ErrnoException).code ?? e.message)}` }));
+      req.on('error', (e) =>
+        done({
+          status: 0,
+          headers: {},
+          text: '',
+          failure: `request ${String((e as NodeJS.ErrnoException).code ?? e.message)}`,
+        }),
+      );
       req.end(r.body);
     });
   }
@@ -69,7 +94,11 @@ const DOCUMENTED = documentedErrors();
 // Each operation's result type as the WSDL declares it ({Op}Response holds {Op}Result of that type).
 const WSDL_TEXT = fs.readFileSync(WSDL_FILE, 'utf8');
 const RESULT_TYPES = new Map<string, string>(
-  [...WSDL_TEXT.matchAll(/<s:element name="(\w+)Response">\s*<s:complexType>\s*<s:sequence>\s*<s:element [^>]*name="\1Result" type="tns:(\w+)"/g)].map((m) => [m[1], m[2]]),
+  [
+    ...WSDL_TEXT.matchAll(
+      /<s:element name="(\w+)Response">\s*<s:complexType>\s*<s:sequence>\s*<s:element [^>]*name="\1Result" type="tns:(\w+)"/g,
+    ),
+  ].map((m) => [m[1], m[2]]),
 );
 
 /** The operation a SOAP request's body names (its first element in the Body), or null when it cannot be read. */
@@ -123,14 +152,24 @@ export async function judge(r: FuzzRequest, a: FuzzAnswer): Promise<string | nul
   if (a.status >= 400) {
     if (onSoapPath && version && a.status === 413) return soapFaultProblem(a, version);
     // README, Help pages: an unknown ?op= on the service page is a 404 page (HTML), not an error line.
-    const onServicePage = (r.method === 'GET' || r.method === 'HEAD') && r.path.split('?')[0].replace(/\/+$/, '').toLowerCase() === '/api/reg.asmx';
-    if (a.status === 404 && onServicePage && /^text\/html/.test(a.headers['content-type'] ?? '') && (r.method === 'HEAD' ? a.text === '' : a.text.startsWith('<!DOCTYPE html>'))) return null;
+    const onServicePage =
+      (r.method === 'GET' || r.method === 'HEAD') &&
+      r.path.split('?')[0].replace(/\/+$/, '').toLowerCase() === '/api/reg.asmx';
+    if (
+      a.status === 404 &&
+      onServicePage &&
+      /^text\/html/.test(a.headers['content-type'] ?? '') &&
+      (r.method === 'HEAD' ? a.text === '' : a.text.startsWith('<!DOCTYPE html>'))
+    )
+      return null;
     // Node's HTTP parser answers a request head over its 16 KiB limit itself, before any handler.
     if (a.status === 431 && r.path.length > 16 * 1024 - 256) return null;
     if (r.method === 'HEAD') {
       const code = a.headers['x-error-code'];
       if (a.text !== '') return 'a body in the answer to HEAD';
-      return code && DOCUMENTED.get(code)?.status === a.status ? null : `HEAD answered ${a.status} with X-Error-Code ${code}`;
+      return code && DOCUMENTED.get(code)?.status === a.status
+        ? null
+        : `HEAD answered ${a.status} with X-Error-Code ${code}`;
     }
     const problem = plainErrorProblem(a);
     if (problem) return `status ${a.status}: ${problem}`;
@@ -140,8 +179,10 @@ export async function judge(r: FuzzRequest, a: FuzzAnswer): Promise<string | nul
     if (onSoapPath) {
       if (!version) return 'a SOAP result for a request that was not SOAP';
       const op = /<soap:Body><(\w+)Response xmlns="http:\/\/regcheck\.org\.uk"/.exec(a.text)?.[1];
-      if (!op || !a.text.includes(`<${op}Result>`) || !a.text.endsWith('</soap:Body></soap:Envelope>')) return `200 without a SOAP result: ${a.text.slice(0, 300)}`;
-      if (soapVersionOf(a.headers['content-type']) !== version) return `SOAP ${version} request answered as ${a.headers['content-type']}`;
+      if (!op || !a.text.includes(`<${op}Result>`) || !a.text.endsWith('</soap:Body></soap:Envelope>'))
+        return `200 without a SOAP result: ${a.text.slice(0, 300)}`;
+      if (soapVersionOf(a.headers['content-type']) !== version)
+        return `SOAP ${version} request answered as ${a.headers['content-type']}`;
       const asked = soapOperationAsked(r);
       if (asked !== null && asked !== op) return `asked for ${asked}, answered with a ${op} result`;
       return null;
@@ -153,7 +194,9 @@ export async function judge(r: FuzzRequest, a: FuzzAnswer): Promise<string | nul
       if (!type) return `200 on ${r.path.slice(0, 100)}, which names no operation`;
       if (r.method === 'HEAD') return null;
       const root = RESULT_ROOT.exec(a.text)?.[1];
-      return root === type ? null : `${asked} answered with ${root ? `a ${root}` : 'no result'} instead of a ${type}: ${a.text.slice(0, 200)}`;
+      return root === type
+        ? null
+        : `${asked} answered with ${root ? `a ${root}` : 'no result'} instead of a ${type}: ${a.text.slice(0, 200)}`;
     }
     if (r.method === 'HEAD') return null;
     if (/^text\/html/.test(a.headers['content-type'] ?? '') && a.text.startsWith('<!DOCTYPE html>')) return null;

@@ -44,7 +44,10 @@ export async function nodeSoapReader(): Promise<(xml: string) => string | null> 
       const f = (e as { Fault?: { detail?: string } }).Fault;
       return `the guard passed it, and node-soap threw ${f ? `a fault: ${f.detail}` : String(e)}\n  xml: ${JSON.stringify(xml)}`;
     }
-    if (Object.prototype.hasOwnProperty.call(Object.prototype, 'obj') || Object.prototype.hasOwnProperty.call(Object.prototype, 'hrefs')) {
+    if (
+      Object.prototype.hasOwnProperty.call(Object.prototype, 'obj') ||
+      Object.prototype.hasOwnProperty.call(Object.prototype, 'hrefs')
+    ) {
       return `Object.prototype was polluted\n  xml: ${JSON.stringify(xml)}`;
     }
     return null;

@@ -29,14 +29,17 @@ function tally(r: FuzzRequest, status: number, code: string | undefined): void {
 
 async function main(): Promise<void> {
   process.on('uncaughtException', (e) => {
-    process.stderr.write(`\nFAIL: the process crashed: ${String((e as Error)?.stack ?? e)}\n  last request: ${lastRequest ? describeRequest(lastRequest) : '(none)'}\n  seed: ${seed}\n`);
+    process.stderr.write(
+      `\nFAIL: the process crashed: ${String((e as Error)?.stack ?? e)}\n  last request: ${lastRequest ? describeRequest(lastRequest) : '(none)'}\n  seed: ${seed}\n`,
+    );
     process.exit(1);
   });
   const server = await startServer();
   const client = new FuzzClient(server.port);
   const read = await nodeSoapReader();
 
-  for (let i = 0; i < 50; i++) await fetch(`${server.url}/api/reg.asmx/Check?RegistrationNumber=RG11+ABC&username=demo`).then((r) => r.text());
+  for (let i = 0; i < 50; i++)
+    await fetch(`${server.url}/api/reg.asmx/Check?RegistrationNumber=RG11+ABC&username=demo`).then((r) => r.text());
   const heap0 = heapAfterGc();
   const t0 = Date.now();
   let cases = 0;
@@ -65,7 +68,9 @@ async function main(): Promise<void> {
     ] as const) {
       const out = await fc.check(prop, { numRuns: BATCH, seed });
       if (out.failed) {
-        process.stderr.write(`\nFAIL (${name}, seed ${seed}, path ${out.counterexamplePath}):\n${fc.defaultReportMessage(out) ?? ''}\n`);
+        process.stderr.write(
+          `\nFAIL (${name}, seed ${seed}, path ${out.counterexamplePath}):\n${fc.defaultReportMessage(out) ?? ''}\n`,
+        );
         process.exit(1);
       }
     }
@@ -78,7 +83,9 @@ async function main(): Promise<void> {
     seed++;
     const heapMb = (heapAfterGc() - heap0) / 1024 / 1024;
     const s = (Date.now() - t0) / 1000;
-    process.stdout.write(`${s.toFixed(0).padStart(5)} s  batch ${batches}  ${cases} cases  ${Math.round(cases / s)}/s  heap ${heapMb >= 0 ? '+' : ''}${heapMb.toFixed(1)} MB\n`);
+    process.stdout.write(
+      `${s.toFixed(0).padStart(5)} s  batch ${batches}  ${cases} cases  ${Math.round(cases / s)}/s  heap ${heapMb >= 0 ? '+' : ''}${heapMb.toFixed(1)} MB\n`,
+    );
     if (heapMb > HEAP_MB) {
       process.stderr.write(`FAIL: the heap grew by ${heapMb.toFixed(1)} MB (limit ${HEAP_MB} MB)\n`);
       process.exit(1);
@@ -92,8 +99,11 @@ async function main(): Promise<void> {
     process.stderr.write(`FAIL: after fuzzing, an honest lookup got ${res.status}\n`);
     process.exit(1);
   }
-  process.stdout.write(`\nno failure in ${cases} cases (${batches} batches, seeds up to ${seed - 1}); answers seen over HTTP:\n`);
-  for (const [k, v] of [...seen].sort((a, b) => b[1] - a[1])) process.stdout.write(`  ${String(v).padStart(8)}  ${k}\n`);
+  process.stdout.write(
+    `\nno failure in ${cases} cases (${batches} batches, seeds up to ${seed - 1}); answers seen over HTTP:\n`,
+  );
+  for (const [k, v] of [...seen].sort((a, b) => b[1] - a[1]))
+    process.stdout.write(`  ${String(v).padStart(8)}  ${k}\n`);
 }
 
 main().catch((e) => {

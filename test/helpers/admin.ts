@@ -22,8 +22,16 @@ export interface TestAdmin {
   close(): Promise<void>;
 }
 
-export async function startAdmin(store: VehicleStore, opts: { tokens?: readonly AdminToken[]; logger?: Logger; metricsText?: () => Promise<string> } = {}): Promise<TestAdmin> {
-  const server = createAdminServer({ store, tokens: opts.tokens ?? TOKENS, logger: opts.logger ?? createLogger('silent', 'json'), metricsText: opts.metricsText ?? null });
+export async function startAdmin(
+  store: VehicleStore,
+  opts: { tokens?: readonly AdminToken[]; logger?: Logger; metricsText?: () => Promise<string> } = {},
+): Promise<TestAdmin> {
+  const server = createAdminServer({
+    store,
+    tokens: opts.tokens ?? TOKENS,
+    logger: opts.logger ?? createLogger('silent', 'json'),
+    metricsText: opts.metricsText ?? null,
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
@@ -45,11 +53,20 @@ export interface Answer {
 
 /** Calls the admin API as a token holder: call('POST', '/admin/api/users', { username: 'x' }). */
 export function client(url: string, token: string | null) {
-  return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> => {
+  return async (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer> => {
     const h: Record<string, string> = { ...headers };
     if (token !== null) h.Authorization = `Bearer ${token}`;
     if (body !== undefined) h['Content-Type'] ??= 'application/json';
-    const res = await fetch(url + path, { method, headers: h, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    const res = await fetch(url + path, {
+      method,
+      headers: h,
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
     const text = await res.text();
     let json: unknown;
     try {
@@ -64,11 +81,17 @@ export function client(url: string, token: string | null) {
 /** The stores the admin tests run on: SQLite, and PostgreSQL when the machine has it. */
 export const STORE_KINDS = ['sqlite', ...(postgresAvailable() ? ['postgres'] : [])];
 
-/** A new, empty store's DATABASE_URL of that kind (a temporary SQLite file, or a PostgreSQL schema of its own), and how to remove it. */
+/**
+ * A new, empty store's DATABASE_URL of that kind (a temporary SQLite file, or a PostgreSQL schema of its own), and how
+ * to remove it.
+ */
 export function freshStoreUrl(kind: string): { url: string; remove: () => Promise<void> } {
   if (kind === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-admin-'));
-    return { url: `sqlite:${path.join(dir, 'store.db')}`, remove: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+    return {
+      url: `sqlite:${path.join(dir, 'store.db')}`,
+      remove: async () => fs.rmSync(dir, { recursive: true, force: true }),
+    };
   }
   const schema = testSchema();
   return { url: schema.url, remove: () => schema.drop() };

@@ -11,7 +11,12 @@ export interface Answer {
   readonly body: string;
 }
 
-export async function call(base: string, transport: Transport, operation: string, params: Record<string, string>): Promise<Answer> {
+export async function call(
+  base: string,
+  transport: Transport,
+  operation: string,
+  params: Record<string, string>,
+): Promise<Answer> {
   let res: Response;
   if (transport === 'get') {
     res = await fetch(`${base}/api/reg.asmx/${operation}?${new URLSearchParams(params)}`);
@@ -23,7 +28,11 @@ export async function call(base: string, transport: Transport, operation: string
     });
   } else {
     const version = transport === 'soap11' ? '1.1' : '1.2';
-    res = await fetch(`${base}/api/reg.asmx`, { method: 'POST', headers: soapHeaders(version, operation), body: envelope(version, operation, params) });
+    res = await fetch(`${base}/api/reg.asmx`, {
+      method: 'POST',
+      headers: soapHeaders(version, operation),
+      body: envelope(version, operation, params),
+    });
   }
   return { status: res.status, headers: res.headers, body: await res.text() };
 }

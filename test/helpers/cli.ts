@@ -14,13 +14,27 @@ function nodeArgs(extra: readonly string[], args: readonly string[]): string[] {
 function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
-    if (!/^(PORT|HOST|DATABASE_URL|LOG_|SAMPLE_DATA|WORKERS|USERNAME_POLICY|RATE_LIMIT|REQUEST_TIMEOUT|MAX_BODY|XML_MAX|NODE_OPTIONS)/.test(k)) out[k] = v;
+    if (
+      !/^(PORT|HOST|DATABASE_URL|LOG_|SAMPLE_DATA|WORKERS|USERNAME_POLICY|RATE_LIMIT|REQUEST_TIMEOUT|MAX_BODY|XML_MAX|NODE_OPTIONS)/.test(
+        k,
+      )
+    )
+      out[k] = v;
   return { ...out, ...env };
 }
 
 /** One command run to its end. */
-export function runCli(args: readonly string[], env: Record<string, string>, input?: string): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, nodeArgs([], args), { env: cleanEnv(env), encoding: 'utf8', timeout: 60_000, input });
+export function runCli(
+  args: readonly string[],
+  env: Record<string, string>,
+  input?: string,
+): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, nodeArgs([], args), {
+    env: cleanEnv(env),
+    encoding: 'utf8',
+    timeout: 60_000,
+    input,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

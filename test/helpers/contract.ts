@@ -42,7 +42,10 @@ export async function wsdlSequence(typeName: string): Promise<WsdlField[]> {
 }
 
 /** What one vehicleData field holds as a caller reads it: absent, a text, or a composite's two values (null: nil). */
-export type FieldValue = { kind: 'absent' } | { kind: 'text'; text: string } | { kind: 'composite'; value: string | null; text: string | null };
+export type FieldValue =
+  | { kind: 'absent' }
+  | { kind: 'text'; text: string }
+  | { kind: 'composite'; value: string | null; text: string | null };
 
 function textOf(v: unknown): string | null {
   if (v === null || v === undefined) return null;
@@ -61,7 +64,11 @@ export function expectedField(field: WsdlField, vehicle: Record<string, unknown>
     if (v === null || v === undefined) return { kind: 'composite', value: null, text: null };
     if (typeof v !== 'object') return { kind: 'composite', value: null, text: String(v) };
     const o = v as Record<string, unknown>;
-    return { kind: 'composite', value: o.CurrentValue === null || o.CurrentValue === undefined ? null : String(o.CurrentValue), text: textOf(o.CurrentTextValue) };
+    return {
+      kind: 'composite',
+      value: o.CurrentValue === null || o.CurrentValue === undefined ? null : String(o.CurrentValue),
+      text: textOf(o.CurrentTextValue),
+    };
   }
   if (v === null || v === undefined) return { kind: 'absent' };
   if (field.type === 'IntegerValue') return { kind: 'text', text: String(parseInt(String(v), 10)) };
@@ -77,7 +84,9 @@ export function actualField(node: unknown, composite: boolean): FieldValue {
     if (typeof n === 'string') return n;
     const o = n as { _?: string; $?: Record<string, { value: string }> };
     const attrs = o.$ ?? {};
-    const nil = Object.entries(attrs).some(([k, a]) => (k === 'xsi:nil' && a.value === 'true') || (k === 'type' && a.value === 'null'));
+    const nil = Object.entries(attrs).some(
+      ([k, a]) => (k === 'xsi:nil' && a.value === 'true') || (k === 'type' && a.value === 'null'),
+    );
     return nil ? null : (o._ ?? '');
   };
   if (composite) {

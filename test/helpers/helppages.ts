@@ -77,7 +77,9 @@ function escapeXml(s: string): string {
 
 /** A SOAP request body with each parameter element's placeholder replaced; elements without a value are removed. */
 export function fillEnvelope(body: string, values: Record<string, string>): string {
-  return body.replace(/\n *<([A-Za-z]+)>string<\/\1>/g, (_all, name: string) => (name in values ? _all.replace('>string<', `>${escapeXml(values[name])}<`) : ''));
+  return body.replace(/\n *<([A-Za-z]+)>string<\/\1>/g, (_all, name: string) =>
+    name in values ? _all.replace('>string<', `>${escapeXml(values[name])}<`) : '',
+  );
 }
 
 /** A query string or form body with each placeholder replaced; parameters without a value are removed. */
@@ -90,7 +92,9 @@ export function fillQuery(query: string, values: Record<string, string>): string
     .join('&');
 }
 
-/** Where every element of an XML document sits: its path of {namespace}names, and the order of each element's children. */
+/**
+ * Where every element of an XML document sits: its path of {namespace}names, and the order of each element's children.
+ */
 export interface Shape {
   readonly paths: Set<string>;
   /** path -> for each element at that path, its children's names with repeats run together. */
@@ -108,7 +112,12 @@ interface XmlNode {
 }
 
 export async function shapeOf(xml: string): Promise<Shape> {
-  const doc = (await parseStringPromise(xml, { explicitChildren: true, preserveChildrenOrder: true, xmlns: true, explicitArray: true })) as Record<string, XmlNode>;
+  const doc = (await parseStringPromise(xml, {
+    explicitChildren: true,
+    preserveChildrenOrder: true,
+    xmlns: true,
+    explicitArray: true,
+  })) as Record<string, XmlNode>;
   const shape: Shape = { paths: new Set(), children: new Map(), texts: new Map() };
   const walk = (node: XmlNode, parent: string) => {
     const name = `{${node.$ns?.uri ?? ''}}${node.$ns?.local ?? node['#name']}`;
@@ -122,7 +131,9 @@ export async function shapeOf(xml: string): Promise<Shape> {
     }
     shape.children.set(p, [...(shape.children.get(p) ?? []), seq]);
     // A value the record lacks: xsi:nil in SOAP, an empty element with type="null" in the HTTP forms.
-    const nil = Object.values(node.$ ?? {}).some((a) => (a.local === 'nil' && a.value === 'true') || (a.local === 'type' && a.value === 'null'));
+    const nil = Object.values(node.$ ?? {}).some(
+      (a) => (a.local === 'nil' && a.value === 'true') || (a.local === 'type' && a.value === 'null'),
+    );
     if (kids.length === 0 && !nil) shape.texts.set(p, [...(shape.texts.get(p) ?? []), node._ ?? '']);
     for (const k of kids) walk(k, p);
   };

@@ -12,7 +12,12 @@ export function basic(username: string, password = 'x'): string {
 }
 
 /** GET /api/json.aspx/{operation}/{RegistrationNumber}[/{state}][?Model=]; username by Basic auth unless `noAuth`. */
-export async function callJson(base: string, operation: string, params: Record<string, string>, init: RequestInit & { noAuth?: boolean } = {}): Promise<Answer> {
+export async function callJson(
+  base: string,
+  operation: string,
+  params: Record<string, string>,
+  init: RequestInit & { noAuth?: boolean } = {},
+): Promise<Answer> {
   const state = params.State ?? params.state;
   let path = `/api/json.aspx/${operation}/${encodeURIComponent(params.RegistrationNumber ?? '')}`;
   if (state !== undefined) path += `/${encodeURIComponent(state)}`;
@@ -24,6 +29,11 @@ export async function callJson(base: string, operation: string, params: Record<s
 }
 
 /** One operation over any of the five transports. */
-export function callAny(base: string, t: AnyTransport, operation: string, params: Record<string, string>): Promise<Answer> {
+export function callAny(
+  base: string,
+  t: AnyTransport,
+  operation: string,
+  params: Record<string, string>,
+): Promise<Answer> {
   return t === 'json' ? callJson(base, operation, params) : call(base, t, operation, params);
 }

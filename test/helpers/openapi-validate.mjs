@@ -7,4 +7,6 @@ process.stdin.setEncoding('utf8');
 for await (const chunk of process.stdin) text += chunk;
 const validator = new Validator();
 const res = await validator.validate(JSON.parse(text));
-process.stdout.write(JSON.stringify({ valid: res.valid, version: validator.version, errors: res.errors ?? null }) + '\n');
+process.stdout.write(
+  JSON.stringify({ valid: res.valid, version: validator.version, errors: res.errors ?? null }) + '\n',
+);

@@ -17,12 +17,17 @@ export function postgresAvailable(): boolean {
   if (available === undefined) {
     const probe = spawnSync(
       process.execPath,
-      ['-e', `const pg=require('pg');const c=new pg.Client(${JSON.stringify(PG_BASE_URL)});c.connect().then(()=>c.end()).then(()=>process.exit(0),()=>process.exit(1))`],
+      [
+        '-e',
+        `const pg=require('pg');const c=new pg.Client(${JSON.stringify(PG_BASE_URL)});c.connect().then(()=>c.end()).then(()=>process.exit(0),()=>process.exit(1))`,
+      ],
       { timeout: 10_000, cwd: __dirname },
     );
     available = probe.status === 0;
     if (!available && process.env.CI !== 'true') {
-      process.stderr.write(`PostgreSQL tests skipped: no server at ${PG_BASE_URL} (set TEST_DATABASE_URL, or start it: see .ci/run)\n`);
+      process.stderr.write(
+        `PostgreSQL tests skipped: no server at ${PG_BASE_URL} (set TEST_DATABASE_URL, or start it: see .ci/run)\n`,
+      );
     }
   }
   return available || process.env.CI === 'true';
@@ -62,7 +67,11 @@ export function testSchema(): TestSchema {
 }
 
 /** Runs SQL in a schema directly, as another writer of the database would. */
-export async function sqlIn<R extends pg.QueryResultRow = pg.QueryResultRow>(schema: string, sql: string, values: unknown[] = []): Promise<R[]> {
+export async function sqlIn<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  schema: string,
+  sql: string,
+  values: unknown[] = [],
+): Promise<R[]> {
   const client = new pg.Client({ connectionString: PG_BASE_URL, options: `-c search_path=${schema}` });
   await client.connect();
   try {

@@ -50,9 +50,17 @@ export interface PrivatePostgres {
  * The command line that runs `file args` as the server's user: the `postgres` user when this process
  * is root (initdb refuses root), with `env` added to its environment; else as it is.
  */
-export function asServerUser(file: string, args: string[], env: Record<string, string> = {}): { file: string; args: string[]; env: NodeJS.ProcessEnv } {
+export function asServerUser(
+  file: string,
+  args: string[],
+  env: Record<string, string> = {},
+): { file: string; args: string[]; env: NodeJS.ProcessEnv } {
   if (process.getuid?.() === 0) {
-    return { file: 'runuser', args: ['-u', 'postgres', '--', 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), file, ...args], env: process.env };
+    return {
+      file: 'runuser',
+      args: ['-u', 'postgres', '--', 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), file, ...args],
+      env: process.env,
+    };
   }
   return { file, args, env: { ...process.env, ...env } };
 }
@@ -74,12 +82,24 @@ export function serverOf(bin: string, dir: string, data: string, port: number): 
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     data,
-    start: () => run('pg_ctl', ['-D', data, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', path.join(dir, 'log'), '-w', 'start']),
+    start: () =>
+      run('pg_ctl', [
+        '-D',
+        data,
+        '-o',
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+        '-l',
+        path.join(dir, 'log'),
+        '-w',
+        'start',
+      ]),
     stop: () => run('pg_ctl', ['-D', data, '-w', 'stop', '-m', 'fast']),
     destroy: () => {
       spawnSync(
         asRoot ? 'runuser' : path.join(bin, 'pg_ctl'),
-        asRoot ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-w', 'stop', '-m', 'immediate'] : ['-D', data, '-w', 'stop', '-m', 'immediate'],
+        asRoot
+          ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-w', 'stop', '-m', 'immediate']
+          : ['-D', data, '-w', 'stop', '-m', 'immediate'],
       );
       fs.rmSync(dir, { recursive: true, force: true });
     },
@@ -104,7 +124,21 @@ export async function privatePrimaryAndReplica(): Promise<{ primary: PrivatePost
   const data = path.join(dir, 'data');
   const port = await freePort();
   try {
-    runner(bin, dir)('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '-c', 'fast']);
+    runner(bin, dir)('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primary.port),
+      '-U',
+      'postgres',
+      '-D',
+      data,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+    ]);
   } catch (e) {
     primary.destroy();
     throw e;

@@ -62,9 +62,18 @@ export const LISTENING = /"message":"listening"| info listening /;
 
 /** Starts `reglookup serve` on a free loopback port and resolves with its base URL once it listens. */
 export async function serveCli(env: Record<string, string>): Promise<{ run: Running; url: string; port: number }> {
-  const run = runCli(['serve'], { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'info', ...env });
+  const run = runCli(['serve'], {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: 'sqlite::memory:',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
   try {
-    const [line] = await Promise.race([run.waitFor(LISTENING), run.exited.then((c) => Promise.reject(new Error(`exited ${c}: ${run.stderr()}`)))]);
+    const [line] = await Promise.race([
+      run.waitFor(LISTENING),
+      run.exited.then((c) => Promise.reject(new Error(`exited ${c}: ${run.stderr()}`))),
+    ]);
     const url = (/(http:\/\/[^"\s]+)\/api\/reg\.asmx/.exec(line) as RegExpExecArray)[1];
     return { run, url, port: Number(new URL(url).port) };
   } catch (e) {
@@ -83,7 +92,10 @@ export interface ServeProcess {
 }
 
 /** Starts `reglookup serve` from the sources, or `argv` (e.g. an image's CMD) in `cwd`. */
-export async function startServeProcess(env: Record<string, string>, opts: { argv?: string[]; cwd?: string; timeoutMs?: number } = {}): Promise<ServeProcess> {
+export async function startServeProcess(
+  env: Record<string, string>,
+  opts: { argv?: string[]; cwd?: string; timeoutMs?: number } = {},
+): Promise<ServeProcess> {
   const argv = opts.argv ?? [process.execPath, '-r', 'ts-node/register/transpile-only', CLI, 'serve'];
   const child = spawn(argv[0], argv.slice(1), {
     cwd: opts.cwd,
@@ -101,9 +113,15 @@ export async function startServeProcess(env: Record<string, string>, opts: { arg
   };
   try {
     const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no 'listening' line within the time: ${out}`)), opts.timeoutMs ?? 60_000);
+      const timer = setTimeout(
+        () => reject(new Error(`no 'listening' line within the time: ${out}`)),
+        opts.timeoutMs ?? 60_000,
+      );
       const look = () => {
-        const m = /"message":"listening"[^\n]*"url":"(http:\/\/[^"]+)"|"url":"(http:\/\/[^"]+)"[^\n]*"message":"listening"/.exec(out);
+        const m =
+          /"message":"listening"[^\n]*"url":"(http:\/\/[^"]+)"|"url":"(http:\/\/[^"]+)"[^\n]*"message":"listening"/.exec(
+            out,
+          );
         if (m) {
           clearTimeout(timer);
           resolve(m[1] ?? m[2]);

@@ -93,7 +93,9 @@ export function quoted(cell: string): string[] {
 /** The README's section under a heading (to its next heading of the same or a higher level). */
 export function readmeSection(title: string): string {
   const lines = README.split('\n');
-  const start = lines.findIndex((l) => new RegExp(`^#{1,6}\\s+${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`).test(l));
+  const start = lines.findIndex((l) =>
+    new RegExp(`^#{1,6}\\s+${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`).test(l),
+  );
   if (start === -1) throw new Error(`the README has no section '${title}'`);
   const level = /^(#+)/.exec(lines[start])![1].length;
   let end = start + 1;
@@ -125,19 +127,31 @@ export interface DocumentedError {
 
 const ERROR_COLUMNS = ['Code', 'HTTP', 'SOAP 1.1 faultcode', 'SOAP 1.2 Code'] as const;
 
-/** The README's error table by code. SOAP's status comes from the sentence above it ("SOAP answers HTTP 500 (413 for an oversize body)"). */
+/**
+ * The README's error table by code. SOAP's status comes from the sentence above it ("SOAP answers HTTP 500 (413 for an
+ * oversize body)").
+ */
 export function documentedErrors(): ReadonlyMap<string, DocumentedError> {
   const [, soapDefault, soapOversize] = claim(/SOAP answers HTTP (\d{3}) \((\d{3}) for an oversize body\)/);
   const out = new Map<string, DocumentedError>();
   for (const row of readmeTable(...ERROR_COLUMNS).rows) {
     const code = unquote(row.Code);
     const status = Number(row.HTTP);
-    if (!/^[A-Z_]+$/.test(code) || !Number.isInteger(status)) throw new Error(`a malformed error row: ${JSON.stringify(row)}`);
+    if (!/^[A-Z_]+$/.test(code) || !Number.isInteger(status))
+      throw new Error(`a malformed error row: ${JSON.stringify(row)}`);
     const faultcode11 = unquote(row['SOAP 1.1 faultcode']);
     const code12 = unquote(row['SOAP 1.2 Code']);
-    if (!/^soap:\w+$/.test(faultcode11) || !/^soap:\w+$/.test(code12)) throw new Error(`the error row for ${code} lacks its SOAP codes: ${JSON.stringify(row)}`);
+    if (!/^soap:\w+$/.test(faultcode11) || !/^soap:\w+$/.test(code12))
+      throw new Error(`the error row for ${code} lacks its SOAP codes: ${JSON.stringify(row)}`);
     const retryAfter = /`Retry-After`/.test(row.When ?? '') && !/\bno `Retry-After`/.test(row.When ?? '');
-    out.set(code, { code, status, soapStatus: String(status) === soapOversize ? Number(soapOversize) : Number(soapDefault), faultcode11, code12, retryAfter });
+    out.set(code, {
+      code,
+      status,
+      soapStatus: String(status) === soapOversize ? Number(soapOversize) : Number(soapDefault),
+      faultcode11,
+      code12,
+      retryAfter,
+    });
   }
   return out;
 }

@@ -25,7 +25,11 @@ export function demo(operation: string): SampleRecord {
 }
 
 /** The lookup parameters that find a sample record (state under the operation's own name). */
-export function demoParams(operation: string, paramNames: readonly string[], username = 'demo'): Record<string, string> {
+export function demoParams(
+  operation: string,
+  paramNames: readonly string[],
+  username = 'demo',
+): Record<string, string> {
   const r = demo(operation);
   const out: Record<string, string> = { RegistrationNumber: r.registration };
   for (const p of paramNames) if (p === 'state' || p === 'State') out[p] = r.state as string;

@@ -24,10 +24,25 @@ export interface TestServer {
  * The rate limit is off unless a test sets RATE_LIMIT: most tests send thousands of lookups as one
  * username, which the default limit would refuse.
  */
-export async function startServer(env: Record<string, string> = {}, opts: { sample?: boolean; store?: VehicleStore; service?: ServiceOptions } = {}): Promise<TestServer> {
-  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:', RATE_LIMIT: '0', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PORT: '0', ...env });
+export async function startServer(
+  env: Record<string, string> = {},
+  opts: { sample?: boolean; store?: VehicleStore; service?: ServiceOptions } = {},
+): Promise<TestServer> {
+  const config = loadConfig({
+    DATABASE_URL: 'sqlite::memory:',
+    RATE_LIMIT: '0',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    PORT: '0',
+    ...env,
+  });
   const logger = createLogger(config.logLevel, config.logFormat);
-  const store = opts.store ?? openStore(config.databaseUrl, { pool: config.databasePool, statementTimeoutMs: config.databaseStatementTimeoutMs, cacheTtlMs: config.cacheTtlMs });
+  const store =
+    opts.store ??
+    openStore(config.databaseUrl, {
+      pool: config.databasePool,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+      cacheTtlMs: config.cacheTtlMs,
+    });
   if (opts.sample !== false) await loadSampleIfEmpty(store, logger);
   const service = await createService(config, store, logger, opts.service);
   const server = createHttpServer(service, config);

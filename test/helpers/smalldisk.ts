@@ -29,7 +29,8 @@ export function canMount(): boolean {
       mountable = true;
     } catch {
       mountable = false;
-      if (process.env.CI !== 'true') process.stderr.write('disk-full tests skipped: this user may not mount a tmpfs (run as root)\n');
+      if (process.env.CI !== 'true')
+        process.stderr.write('disk-full tests skipped: this user may not mount a tmpfs (run as root)\n');
     }
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -90,10 +90,14 @@ export interface FakeDvla {
 }
 
 function errorBody(e: { status: number; title: string; detail: string }): string {
-  return JSON.stringify({ errors: [{ status: String(e.status), code: String(e.status) + '1', title: e.title, detail: e.detail }] });
+  return JSON.stringify({
+    errors: [{ status: String(e.status), code: String(e.status) + '1', title: e.title, detail: e.detail }],
+  });
 }
 
-export async function startFakeDvla(options: { records?: Record<string, object>; retryAfterS?: number; port?: number } = {}): Promise<FakeDvla> {
+export async function startFakeDvla(
+  options: { records?: Record<string, object>; retryAfterS?: number; port?: number } = {},
+): Promise<FakeDvla> {
   const records: Record<string, object> = { AA19AAA, AA19EEE, ...options.records };
   const calls = new Map<string, number>();
   const keys: string[] = [];
@@ -107,7 +111,8 @@ export async function startFakeDvla(options: { records?: Record<string, object>;
         setTimeout(() => {
           if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(text);
         }, state.delayMs).unref();
-      if (req.method !== 'POST' || req.url !== '/vehicle-enquiry/v1/vehicles') return send(404, errorBody({ status: 404, title: 'Not Found', detail: 'No such path' }));
+      if (req.method !== 'POST' || req.url !== '/vehicle-enquiry/v1/vehicles')
+        return send(404, errorBody({ status: 404, title: 'Not Found', detail: 'No such path' }));
       keys.push(String(req.headers['x-api-key'] ?? ''));
       if (req.headers['x-api-key'] !== DVLA_TEST_KEY) return send(403, JSON.stringify({ message: 'Forbidden' }));
       let reg = '';
@@ -120,7 +125,12 @@ export async function startFakeDvla(options: { records?: Record<string, object>;
       const own = answers.get(reg);
       if (own) return send(own.status, own.body, own.headers);
       const err = ERRORS[reg];
-      if (err) return send(err.status, errorBody(err), err.status === 429 && options.retryAfterS !== undefined ? { 'retry-after': String(options.retryAfterS) } : {});
+      if (err)
+        return send(
+          err.status,
+          errorBody(err),
+          err.status === 429 && options.retryAfterS !== undefined ? { 'retry-after': String(options.retryAfterS) } : {},
+        );
       const rec = records[reg];
       if (rec) return send(200, JSON.stringify(rec));
       send(404, errorBody(ERRORS.ER19NFD));
@@ -156,7 +166,10 @@ export async function startFakeDvla(options: { records?: Record<string, object>;
   return fake;
 }
 
-/** Run as a process of its own (`node -r ts-node/register/transpile-only upstream-dvla.ts PORT`): a DVLA a test can kill. */
+/**
+ * Run as a process of its own (`node -r ts-node/register/transpile-only upstream-dvla.ts PORT`): a DVLA a test can
+ * kill.
+ */
 if (require.main === module) {
   void startFakeDvla({ port: Number(process.argv[2] ?? 0) }).then((f) => process.stdout.write(`listening ${f.url}\n`));
 }

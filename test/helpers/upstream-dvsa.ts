@@ -9,7 +9,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export const DVSA_CLIENT = { clientId: 'client-id-1', clientSecret: 's3cret-value', scope: 'https://tapi.dvsa.gov.uk/.default', apiKey: 'api-key-value' };
+export const DVSA_CLIENT = {
+  clientId: 'client-id-1',
+  clientSecret: 's3cret-value',
+  scope: 'https://tapi.dvsa.gov.uk/.default',
+  apiKey: 'api-key-value',
+};
 
 export const DVSA_VEHICLES: Record<string, unknown> = {
   AB12CDE: {
@@ -122,7 +127,12 @@ export async function startFakeDvsa(): Promise<FakeDvsa> {
         setTimeout(() => {
           if (!ok) return json(res, 401, { error: 'invalid_client' });
           valid.add(token);
-          json(res, 200, { token_type: 'Bearer', expires_in: state.expiresIn, ext_expires_in: state.expiresIn, access_token: token });
+          json(res, 200, {
+            token_type: 'Bearer',
+            expires_in: state.expiresIn,
+            ext_expires_in: state.expiresIn,
+            access_token: token,
+          });
         }, state.tokenDelayMs);
         return;
       }
@@ -133,9 +143,16 @@ export async function startFakeDvsa(): Promise<FakeDvsa> {
       if (!auth || !valid.has(auth[1])) return json(res, 401, { message: 'Unauthorized' });
       if (req.headers['x-api-key'] !== DVSA_CLIENT.apiKey) return json(res, 403, { message: 'Forbidden' });
       const reg = decodeURIComponent(m[1]);
-      if (STATUS[reg]) return json(res, STATUS[reg], { errorCode: 'MOTH-XX-01', errorMessage: 'error' }, STATUS[reg] === 429 ? { 'retry-after': '3' } : {});
+      if (STATUS[reg])
+        return json(
+          res,
+          STATUS[reg],
+          { errorCode: 'MOTH-XX-01', errorMessage: 'error' },
+          STATUS[reg] === 429 ? { 'retry-after': '3' } : {},
+        );
       const vehicle = DVSA_VEHICLES[reg];
-      if (!vehicle) return json(res, 404, { errorCode: 'MOTH-NF-01', errorMessage: `No data found for registration ${reg}` });
+      if (!vehicle)
+        return json(res, 404, { errorCode: 'MOTH-NF-01', errorMessage: `No data found for registration ${reg}` });
       json(res, 200, vehicle);
     });
   });

@@ -4,7 +4,12 @@
 import type { FetchContext, UpstreamHttp } from '../../src/providers/provider';
 
 export const fetchHttp: UpstreamHttp = async (request, signal) => {
-  const res = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body, signal });
+  const res = await fetch(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    signal,
+  });
   const headers: Record<string, string> = {};
   res.headers.forEach((v, k) => (headers[k.toLowerCase()] = v));
   return { status: res.status, headers, body: await res.text() };

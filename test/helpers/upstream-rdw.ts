@@ -50,7 +50,14 @@ export const RDW_VEHICLES: Row[] = [
     datum_eerste_toelating: '20220704',
   },
   // A trailer: no fuel rows, no engine.
-  { kenteken: 'WX12AB', voertuigsoort: 'Aanhangwagen', merk: 'HUMBAUR', handelsbenaming: 'HA 132513', inrichting: 'open wagen', datum_eerste_toelating: '20150102' },
+  {
+    kenteken: 'WX12AB',
+    voertuigsoort: 'Aanhangwagen',
+    merk: 'HUMBAUR',
+    handelsbenaming: 'HA 132513',
+    inrichting: 'open wagen',
+    datum_eerste_toelating: '20150102',
+  },
 ];
 
 export const RDW_FUEL: Row[] = [
@@ -64,7 +71,12 @@ export const RDW_FUEL: Row[] = [
     uitlaatemissieniveau: 'EURO 6 AG',
   },
   { kenteken: 'HB123Z', brandstof_volgnummer: '2', brandstof_omschrijving: 'Elektriciteit' },
-  { kenteken: 'HB123Z', brandstof_volgnummer: '1', brandstof_omschrijving: 'Benzine', co2_uitstoot_gecombineerd: '101' },
+  {
+    kenteken: 'HB123Z',
+    brandstof_volgnummer: '1',
+    brandstof_omschrijving: 'Benzine',
+    co2_uitstoot_gecombineerd: '101',
+  },
 ];
 
 const ERRORS: Record<string, number> = { ER19BAD: 400, ER19NFD: 404, ER19THR: 429, ER19ERR: 500, ER19MNT: 503 };
@@ -75,21 +87,33 @@ export async function startFakeRdw(vehicles: Row[] = RDW_VEHICLES, fuel: Row[] =
     const u = new URL(req.url ?? '/', 'http://localhost');
     const kenteken = u.searchParams.get('kenteken');
     requests.push({ path: u.pathname, kenteken, headers: req.headers });
-    const rows = u.pathname === '/resource/m9d7-ebf2.json' ? vehicles : u.pathname === '/resource/8ys7-d773.json' ? fuel : null;
+    const rows =
+      u.pathname === '/resource/m9d7-ebf2.json' ? vehicles : u.pathname === '/resource/8ys7-d773.json' ? fuel : null;
     if (rows === null) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"not_found","error":true,"message":"Not found"}');
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end('{"code":"not_found","error":true,"message":"Not found"}');
       return;
     }
     const status = kenteken ? ERRORS[kenteken] : undefined;
     if (status) {
-      res.writeHead(status, status === 429 ? { 'retry-after': '7', 'content-type': 'application/json' } : { 'content-type': 'application/json' }).end('{"error":true,"message":"failed"}');
+      res
+        .writeHead(
+          status,
+          status === 429
+            ? { 'retry-after': '7', 'content-type': 'application/json' }
+            : { 'content-type': 'application/json' },
+        )
+        .end('{"error":true,"message":"failed"}');
       return;
     }
     if (kenteken === 'ER19BIG') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('<html>maintenance</html>');
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(rows.filter((r) => r.kenteken === kenteken)));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify(rows.filter((r) => r.kenteken === kenteken)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

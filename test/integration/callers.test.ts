@@ -19,7 +19,9 @@ function expectRefusal(t: Transport, a: Answer, code: string, status: number): v
   if (t === 'get' || t === 'post') expect(a.status).toBe(status);
   else {
     expect(a.status).toBe(500);
-    expect(a.body).toContain(t === 'soap11' ? '<faultcode>soap:Client</faultcode>' : '<soap:Value>soap:Sender</soap:Value>');
+    expect(a.body).toContain(
+      t === 'soap11' ? '<faultcode>soap:Client</faultcode>' : '<soap:Value>soap:Sender</soap:Value>',
+    );
   }
 }
 
@@ -58,7 +60,8 @@ describe('credits', () => {
 
   test('a lookup that finds nothing costs no credit', async () => {
     await srv.store.putAccount({ username: 'c3', credits: 3, rate: 0 });
-    for (const t of TRANSPORTS) expect(codeOf(t, await call(srv.url, t, 'Check', { ...MISSING, username: 'c3' }))).toBe('VEHICLE_NOT_FOUND');
+    for (const t of TRANSPORTS)
+      expect(codeOf(t, await call(srv.url, t, 'Check', { ...MISSING, username: 'c3' }))).toBe('VEHICLE_NOT_FOUND');
     expect((await srv.store.getAccount('c3'))?.credits).toBe(3);
   });
 });
@@ -67,8 +70,10 @@ describe('daily limit', () => {
   test('DAILY_LIMIT_REACHED (429, SOAP Client) after the limit, with Retry-After to midnight UTC; refusals and misses cost nothing', async () => {
     await srv.store.putAccount({ username: 'daily', credits: 100, dailyLimit: 4, rate: 0 });
     // Misses first: they count neither against the day nor the credits.
-    for (const t of TRANSPORTS) expect(codeOf(t, await call(srv.url, t, 'Check', { ...MISSING, username: 'daily' }))).toBe('VEHICLE_NOT_FOUND');
-    for (const t of TRANSPORTS) expect((await call(srv.url, t, 'Check', { ...CHECK, username: 'daily' })).status).toBe(200);
+    for (const t of TRANSPORTS)
+      expect(codeOf(t, await call(srv.url, t, 'Check', { ...MISSING, username: 'daily' }))).toBe('VEHICLE_NOT_FOUND');
+    for (const t of TRANSPORTS)
+      expect((await call(srv.url, t, 'Check', { ...CHECK, username: 'daily' })).status).toBe(200);
     for (const t of TRANSPORTS) {
       const before = Date.now();
       const a = await call(srv.url, t, 'Check', { ...CHECK, username: 'daily' });
@@ -87,7 +92,13 @@ describe('daily limit', () => {
     try {
       await tight.store.putAccount({ username: 'oneday', dailyLimit: 1 });
       expect((await call(tight.url, 'get', 'Check', { ...CHECK, username: 'oneday' })).status).toBe(200);
-      for (let i = 0; i < 3; i++) expectRefusal('get', await call(tight.url, 'get', 'Check', { ...CHECK, username: 'oneday' }), 'DAILY_LIMIT_REACHED', 429);
+      for (let i = 0; i < 3; i++)
+        expectRefusal(
+          'get',
+          await call(tight.url, 'get', 'Check', { ...CHECK, username: 'oneday' }),
+          'DAILY_LIMIT_REACHED',
+          429,
+        );
       // A raised limit is seen within a second, as every users change is.
       await tight.store.putAccount({ username: 'oneday', dailyLimit: 2 });
       await new Promise((r) => setTimeout(r, 1100));
@@ -134,7 +145,9 @@ describe('allow-lists', () => {
       expect(a.body).toMatch(/username is incorrect/i);
       expect(a.body).toContain('127.0.0.1');
     }
-    const spoofed = await fetch(`${srv.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, { headers: { 'X-Forwarded-For': '10.1.2.3' } });
+    const spoofed = await fetch(`${srv.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, {
+      headers: { 'X-Forwarded-For': '10.1.2.3' },
+    });
     expect(spoofed.status).toBe(403);
   });
 
@@ -142,7 +155,10 @@ describe('allow-lists', () => {
     const proxied = await startServer({ TRUST_PROXY: '127.0.0.1,192.168.0.0/16' });
     try {
       await proxied.store.putAccount({ username: 'office', allow: ['10.0.0.0/8', '2001:db8::/32'], rate: 0 });
-      const get = (xff?: string) => fetch(`${proxied.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, { headers: xff ? { 'X-Forwarded-For': xff } : {} }).then((r) => r.status);
+      const get = (xff?: string) =>
+        fetch(`${proxied.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, {
+          headers: xff ? { 'X-Forwarded-For': xff } : {},
+        }).then((r) => r.status);
       expect(await get('10.1.2.3')).toBe(200);
       expect(await get('2001:db8::7')).toBe(200);
       expect(await get('10.1.2.3:51234')).toBe(200);
@@ -164,7 +180,10 @@ describe('allow-lists behind one trusted proxy address', () => {
     const proxied = await startServer({ TRUST_PROXY: '127.0.0.2' });
     try {
       await proxied.store.putAccount({ username: 'office', allow: ['10.0.0.0/8'], rate: 0 });
-      const get = (xff: string) => fetch(`${proxied.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, { headers: { 'X-Forwarded-For': xff } });
+      const get = (xff: string) =>
+        fetch(`${proxied.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, {
+          headers: { 'X-Forwarded-For': xff },
+        });
       const forged = await get('10.1.2.3');
       expect(forged.status).toBe(403);
       expect(forged.headers.get('x-error-code')).toBe('UNKNOWN_USERNAME');
@@ -176,7 +195,9 @@ describe('allow-lists behind one trusted proxy address', () => {
     const trusted = await startServer({ TRUST_PROXY: '127.0.0.1' });
     try {
       await trusted.store.putAccount({ username: 'office', allow: ['10.0.0.0/8'], rate: 0 });
-      const ok = await fetch(`${trusted.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, { headers: { 'X-Forwarded-For': '10.1.2.3' } });
+      const ok = await fetch(`${trusted.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, {
+        headers: { 'X-Forwarded-For': '10.1.2.3' },
+      });
       expect(ok.status).toBe(200);
     } finally {
       await trusted.close();
@@ -200,7 +221,9 @@ describe('rate limits', () => {
         expect(Number(a.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       });
       // RATE_LIMIT=0: a username without an account of its own has no limit.
-      const free = await Promise.all(Array.from({ length: 30 }, () => call(limited.url, 'get', 'Check', { ...CHECK, username: 'free' })));
+      const free = await Promise.all(
+        Array.from({ length: 30 }, () => call(limited.url, 'get', 'Check', { ...CHECK, username: 'free' })),
+      );
       expect(free.every((a) => a.status === 200)).toBe(true);
     } finally {
       await limited.close();

@@ -74,7 +74,9 @@ describe('import --replace-all refuses to gut the store (SQLite)', () => {
     expect(r.status).toBe(1);
     const lines = messages(r.stderr);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^reglookup: refused: --replace-all would leave 0 record\(s\) where the store holds 153 now .*nothing was imported.*--allow-shrink/);
+    expect(lines[0]).toMatch(
+      /^reglookup: refused: --replace-all would leave 0 record\(s\) where the store holds 153 now .*nothing was imported.*--allow-shrink/,
+    );
     expect(count(env)).toBe(SAMPLE_RECORDS);
   });
 
@@ -83,7 +85,9 @@ describe('import --replace-all refuses to gut the store (SQLite)', () => {
     const three = write('three.ndjson', SAMPLE_LINES.slice(0, 3));
     const refused = runCli(['import', '--replace-all', three], env);
     expect(refused.status).toBe(1);
-    expect(messages(refused.stderr).join('\n')).toMatch(/would leave 3 record\(s\) where the store holds 153 now \(less than --min-keep 50 %\)/);
+    expect(messages(refused.stderr).join('\n')).toMatch(
+      /would leave 3 record\(s\) where the store holds 153 now \(less than --min-keep 50 %\)/,
+    );
     expect(count(env)).toBe(SAMPLE_RECORDS);
 
     const minKeep0 = runCli(['import', '-q', '--replace-all', '--min-keep', '0', three], env);
@@ -130,7 +134,12 @@ describe('import --dry-run', () => {
   test('says what would be added, replaced and removed, and writes nothing', () => {
     const env = seeded();
     const before = runCli(['export', '-q'], env).stdout;
-    const file = write('changes.ndjson', [SAMPLE_LINES[0], SAMPLE_LINES[1], check('DRY1'), JSON.stringify({ ...JSON.parse(SAMPLE_LINES[2]), vehicle: undefined, mot: undefined, delete: true })]);
+    const file = write('changes.ndjson', [
+      SAMPLE_LINES[0],
+      SAMPLE_LINES[1],
+      check('DRY1'),
+      JSON.stringify({ ...JSON.parse(SAMPLE_LINES[2]), vehicle: undefined, mot: undefined, delete: true }),
+    ]);
     const r = runCli(['import', '--dry-run', file], env);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^dry run: nothing was written$/m);
@@ -147,7 +156,9 @@ describe('import --dry-run', () => {
 
   test('on a SQLite path with no file, compares against an empty store and creates no file', () => {
     const file = fresh('never-made.db');
-    const r = runCli(['import', '--dry-run', '-q', write('new.ndjson', [check('DRY4')])], { DATABASE_URL: `sqlite:${file}` });
+    const r = runCli(['import', '--dry-run', '-q', write('new.ndjson', [check('DRY4')])], {
+      DATABASE_URL: `sqlite:${file}`,
+    });
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/would add 1 new record\(s\) and replace 0 /);
     expect(r.stdout).toMatch(/the store holds 0 record\(s\) now/);
@@ -180,7 +191,9 @@ describePostgres('import --replace-all and --dry-run on PostgreSQL', () => {
     const env = seeded(schema.url);
     const empty = runCli(['import', '--replace-all', write('pg-empty.ndjson', [])], env);
     expect(empty.status).toBe(1);
-    expect(messages(empty.stderr)[0]).toMatch(/refused: --replace-all would leave 0 record\(s\) where the store holds 153 now/);
+    expect(messages(empty.stderr)[0]).toMatch(
+      /refused: --replace-all would leave 0 record\(s\) where the store holds 153 now/,
+    );
     expect(count(env)).toBe(SAMPLE_RECORDS);
 
     const dry = runCli(['import', '--dry-run', write('pg-dry.ndjson', [SAMPLE_LINES[0], check('PGDRY1')])], env);
@@ -228,10 +241,15 @@ describe('a mistyped store or variable is not taken silently', () => {
 
     const other = fresh('callers-import.db');
     const file = path.join(path.dirname(other), 'callers.ndjson');
-    fs.writeFileSync(file, '{"caller":{"username":"carol","credits":3,"dailyLimit":null,"rate":null,"allow":[],"enabled":true}}\n');
+    fs.writeFileSync(
+      file,
+      '{"caller":{"username":"carol","credits":3,"dailyLimit":null,"rate":null,"allow":[],"enabled":true}}\n',
+    );
     const imported = runCli(['users', 'import', file], { DATABASE_URL: `sqlite:${other}` });
     expect(imported.status).toBe(0);
-    expect(imported.stderr).toBe(`reglookup: created a new store at ${other}: no file was there (check DATABASE_URL if you meant an existing store)\n`);
+    expect(imported.stderr).toBe(
+      `reglookup: created a new store at ${other}: no file was there (check DATABASE_URL if you meant an existing store)\n`,
+    );
   });
 
   test('serve on a path that is not there warns, naming the file it creates', async () => {
@@ -253,11 +271,20 @@ describe('a mistyped store or variable is not taken silently', () => {
   });
 
   test('a variable that looks like a misspelt one of ours is reported; other variables are not', () => {
-    const env = { ...seeded(), DATABSE_URL: 'sqlite:elsewhere.db', LOG_LEVL: 'debug', HOME: '/root', MY_OWN_SETTING: 'x' };
+    const env = {
+      ...seeded(),
+      DATABSE_URL: 'sqlite:elsewhere.db',
+      LOG_LEVL: 'debug',
+      HOME: '/root',
+      MY_OWN_SETTING: 'x',
+    };
     const r = runCli(['users', 'list'], env);
     expect(r.status).toBe(0);
     const warnings = r.stderr.split('\n').filter((l) => /warning/.test(l));
-    expect(warnings.sort()).toEqual(['reglookup: warning: DATABSE_URL is set but not read; did you mean DATABASE_URL?', 'reglookup: warning: LOG_LEVL is set but not read; did you mean LOG_LEVEL?']);
+    expect(warnings.sort()).toEqual([
+      'reglookup: warning: DATABSE_URL is set but not read; did you mean DATABASE_URL?',
+      'reglookup: warning: LOG_LEVL is set but not read; did you mean LOG_LEVEL?',
+    ]);
   });
 });
 
@@ -269,7 +296,8 @@ describe('messages', () => {
     const ok = r.status === 0;
     if (ok) spawnSync('umount', [probe]);
     fs.rmSync(probe, { recursive: true, force: true });
-    if (!ok && process.env.CI !== 'true') process.stderr.write('disk-full test skipped: cannot mount a small tmpfs here (needs root)\n');
+    if (!ok && process.env.CI !== 'true')
+      process.stderr.write('disk-full test skipped: cannot mount a small tmpfs here (needs root)\n');
     return ok || process.env.CI === 'true';
   })();
 
@@ -281,8 +309,13 @@ describe('messages', () => {
       const store = path.join(mnt, 'store.db');
       const base = JSON.parse(SAMPLE_LINES[0]) as Record<string, unknown>;
       // About 8 MB of records for a 2 MB disk.
-      const lines = Array.from({ length: 8000 }, (_, i) => JSON.stringify({ ...base, registration: `ZZ${String(i).padStart(5, '0')}` }));
-      const r = runCli(['import', '-q', '--workers', '0', write('big.ndjson', lines)], { DATABASE_URL: `sqlite:${store}`, SAMPLE_DATA: 'off' });
+      const lines = Array.from({ length: 8000 }, (_, i) =>
+        JSON.stringify({ ...base, registration: `ZZ${String(i).padStart(5, '0')}` }),
+      );
+      const r = runCli(['import', '-q', '--workers', '0', write('big.ndjson', lines)], {
+        DATABASE_URL: `sqlite:${store}`,
+        SAMPLE_DATA: 'off',
+      });
       expect(r.status).toBe(1);
       expect(r.stderr).toBe(`reglookup: import failed: the disk holding ${store} is full; nothing was imported\n`);
     } finally {
@@ -313,7 +346,9 @@ describe('messages', () => {
     fs.mkdirSync(folder);
     const r = runCli(['import', folder], seeded());
     expect(r.status).toBe(1);
-    expect(r.stderr).toBe(`reglookup: cannot read ${folder}: it is a directory; give an NDJSON file (plain or gzip-compressed)\n`);
+    expect(r.stderr).toBe(
+      `reglookup: cannot read ${folder}: it is a directory; give an NDJSON file (plain or gzip-compressed)\n`,
+    );
   });
 
   test('gzip files are read as what they hold, named .gz or not; a damaged one is one line and imports nothing', () => {
@@ -337,7 +372,13 @@ describe('messages', () => {
     fs.writeFileSync(cut, whole.subarray(0, whole.length - 12));
     const bad = runCli(['import', cut], env);
     expect(bad.status).toBe(1);
-    expect(messages(bad.stderr)).toEqual([expect.stringMatching(new RegExp(`^reglookup: cannot read ${cut.replace(/[.]/g, '\\.')}: the gzip data is damaged or cut short .*; nothing was imported$`))]);
+    expect(messages(bad.stderr)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^reglookup: cannot read ${cut.replace(/[.]/g, '\\.')}: the gzip data is damaged or cut short .*; nothing was imported$`,
+        ),
+      ),
+    ]);
     expect(count(env)).toBe(SAMPLE_RECORDS);
   });
 
@@ -345,7 +386,11 @@ describe('messages', () => {
     const env = seeded();
     const fifo = fresh('feed.fifo');
     execFileSync('mkfifo', [fifo]);
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, 'import', '--workers', '0', fifo], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', CLI, 'import', '--workers', '0', fifo],
+      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
@@ -361,7 +406,8 @@ describe('messages', () => {
       child.kill('SIGINT');
       // Ctrl-C in a terminal reaches the writer too, which then closes its end: once the import
       // has answered the signal (before that, an end of file could be taken for the file's end).
-      for (let i = 0; i < 600 && !/interrupted/.test(err) && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 600 && !/interrupted/.test(err) && child.exitCode === null; i++)
+        await new Promise((r) => setTimeout(r, 100));
     } finally {
       await feed.close();
     }
@@ -371,11 +417,17 @@ describe('messages', () => {
   });
 
   test('an invalid line reports every problem it has, the first as before', () => {
-    const line = JSON.stringify({ operation: 'Check', registration: 5, vehicle: { ABICode: 'x', RegistrationYear: 'nineteen' } });
+    const line = JSON.stringify({
+      operation: 'Check',
+      registration: 5,
+      vehicle: { ABICode: 'x', RegistrationYear: 'nineteen' },
+    });
     const file = write('several.ndjson', [line]);
     const r = runCli(['import', file], seeded());
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`${file}:1: "registration" must be a string; vehicle.ABICode must be an integer; vehicle.RegistrationYear must be an integer\n`);
+    expect(r.stderr).toContain(
+      `${file}:1: "registration" must be a string; vehicle.ABICode must be an integer; vehicle.RegistrationYear must be an integer\n`,
+    );
   });
 
   test('export to a file that exists is refused as backup refuses it; --force overwrites for both', () => {

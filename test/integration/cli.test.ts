@@ -45,7 +45,9 @@ test('the users commands, and a running server sees each change within a second'
     expect(runCli(['users', 'add', 'bob', '--credits', '1'], env).status).toBe(0);
     const list = runCli(['users', 'list', '--json'], env);
     expect(list.status).toBe(0);
-    expect((JSON.parse(list.stdout) as { username: string; credits: number | null }[]).map((a) => [a.username, a.credits])).toEqual([
+    expect(
+      (JSON.parse(list.stdout) as { username: string; credits: number | null }[]).map((a) => [a.username, a.credits]),
+    ).toEqual([
       ['alice', null],
       ['bob', 1],
     ]);
@@ -93,7 +95,9 @@ test('WORKERS=2: two processes serve the port', async () => {
       .filter(Boolean);
     expect(children).toHaveLength(2);
     for (let i = 0; i < 4; i++) {
-      const res = await fetch(`${base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`, { headers: { Connection: 'close' } });
+      const res = await fetch(`${base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`, {
+        headers: { Connection: 'close' },
+      });
       expect(res.status).toBe(200);
       await res.text();
     }
@@ -107,7 +111,8 @@ test('LOG_FORMAT=text logs lines of text, not JSON', async () => {
   try {
     const base = srv.url.replace(/\/api\/reg\.asmx$/, '');
     await (await fetch(`${base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`)).text();
-    for (let i = 0; i < 50 && !/RG11ABC|reg\.asmx\/Check/.test(srv.output().split('\n').slice(1).join('\n')); i++) await sleep(100);
+    for (let i = 0; i < 50 && !/RG11ABC|reg\.asmx\/Check/.test(srv.output().split('\n').slice(1).join('\n')); i++)
+      await sleep(100);
     const lines = srv
       .output()
       .split('\n')
@@ -140,10 +145,17 @@ test('LOG_FORMAT=json (the default) logs one JSON object per line', async () => 
 });
 
 test('the serving process sets the V8 heap flag the README names on itself', async () => {
-  // README (Performance): "The serving process itself sets V8's `--heap-growing-percent=100` at start-up (whatever started it)".
-  const [, flag] = claim(/The serving process itself sets V8's `(--[\w-]+=\d+)` at start-up/, readmeSection('Performance'));
+  // README (Performance): "The serving process itself sets V8's `--heap-growing-percent=100` at start-up (whatever
+  // started it)".
+  const [, flag] = claim(
+    /The serving process itself sets V8's `(--[\w-]+=\d+)` at start-up/,
+    readmeSection('Performance'),
+  );
   const record = path.join(dir, 'flags.txt');
-  const srv = await serve({ DATABASE_URL: `sqlite:${path.join(dir, 'heap.db')}`, RECORD_V8_FLAGS: record }, ['-r', path.resolve(__dirname, '../helpers/record-v8-flags.js')]);
+  const srv = await serve({ DATABASE_URL: `sqlite:${path.join(dir, 'heap.db')}`, RECORD_V8_FLAGS: record }, [
+    '-r',
+    path.resolve(__dirname, '../helpers/record-v8-flags.js'),
+  ]);
   try {
     const set = fs.existsSync(record) ? fs.readFileSync(record, 'utf8').split('\n').filter(Boolean) : [];
     expect(set).toContain(flag);

@@ -17,11 +17,19 @@ import { SqliteStore } from '../../src/store/sqlite';
 import { call } from '../helpers/call';
 import { startServer, type TestServer } from '../helpers/server';
 
-const car = (description: string) => ({ Description: description, RegistrationYear: 2019, CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' }, ImageUrl: 'x' });
-const check = (reg: string, description: string) => JSON.stringify({ operation: 'Check', registration: reg, vehicle: car(description) });
-const usa = (reg: string, description: string) => JSON.stringify({ operation: 'CheckUSA', registration: reg, state: 'CA', vehicle: car(description) });
+const car = (description: string) => ({
+  Description: description,
+  RegistrationYear: 2019,
+  CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' },
+  ImageUrl: 'x',
+});
+const check = (reg: string, description: string) =>
+  JSON.stringify({ operation: 'Check', registration: reg, vehicle: car(description) });
+const usa = (reg: string, description: string) =>
+  JSON.stringify({ operation: 'CheckUSA', registration: reg, state: 'CA', vehicle: car(description) });
 const ndjson = (...lines: string[]) => Readable.from([lines.join('\n') + '\n']);
-const run = (store: SqliteStore, options: ImportOptions, ...lines: string[]) => importStream(store, ndjson(...lines), options);
+const run = (store: SqliteStore, options: ImportOptions, ...lines: string[]) =>
+  importStream(store, ndjson(...lines), options);
 const description = async (store: SqliteStore, operation: string, registration: string, state = '') => {
   const r = await store.get({ operation, registration, state });
   return r ? (JSON.parse(r.payload) as { Description: string }).Description : null;
@@ -46,7 +54,11 @@ describe('strict records', () => {
       {},
       check('OK1', 'FINE'),
       JSON.stringify({ operation: 'UKMOT', registration: 'M1', mot: { make: 'FORD', taxdate: '2026-01-01' } }),
-      JSON.stringify({ operation: 'UKMOT', registration: 'M2', mot: { tests: [{ testDate: '2025-01-01', Result: 'Pass' }] } }),
+      JSON.stringify({
+        operation: 'UKMOT',
+        registration: 'M2',
+        mot: { tests: [{ testDate: '2025-01-01', Result: 'Pass' }] },
+      }),
       JSON.stringify({ operation: 'Check', registration: 'V1', vehicel: car('TYPO') }),
       JSON.stringify({ operation: 'Check', Registration: 'V2', vehicle: car('CASE') }),
     );
@@ -61,13 +73,32 @@ describe('strict records', () => {
   });
 
   test('extra keys inside vehicle are kept in vehicleJson', async () => {
-    const report = await run(store, {}, JSON.stringify({ operation: 'Check', registration: 'X1', vehicle: { Description: 'D', Colour: 'Blue', nested: { any: 1 } } }));
+    const report = await run(
+      store,
+      {},
+      JSON.stringify({
+        operation: 'Check',
+        registration: 'X1',
+        vehicle: { Description: 'D', Colour: 'Blue', nested: { any: 1 } },
+      }),
+    );
     expect(report.committed).toBe(true);
-    expect(JSON.parse((await store.get({ operation: 'Check', registration: 'X1', state: '' }))!.payload)).toEqual({ Description: 'D', Colour: 'Blue', nested: { any: 1 } });
+    expect(JSON.parse((await store.get({ operation: 'Check', registration: 'X1', state: '' }))!.payload)).toEqual({
+      Description: 'D',
+      Colour: 'Blue',
+      nested: { any: 1 },
+    });
   });
 
   test('two lines with the same key: the last wins, and the report counts the repeat', async () => {
-    const report = await run(store, {}, check('AB12 CDE', 'FIRST'), check('ab-12-cde', 'SECOND'), check('OTHER1', 'X'), check('AB12CDE', 'THIRD'));
+    const report = await run(
+      store,
+      {},
+      check('AB12 CDE', 'FIRST'),
+      check('ab-12-cde', 'SECOND'),
+      check('OTHER1', 'X'),
+      check('AB12CDE', 'THIRD'),
+    );
     expect(report).toMatchObject({ committed: true, imported: 4, repeated: 2 });
     expect(await store.count()).toBe(2);
     expect(await description(store, 'Check', 'AB12CDE')).toBe('THIRD');
@@ -129,7 +160,12 @@ describe('full refresh', () => {
 
   test('an invalid file changes nothing, whatever it would have replaced', async () => {
     for (const replace of ['all', 'named'] as const) {
-      const report = await run(store, { replace }, check('C1', 'NEW C'), '{"operation":"Check","registration":"D1","vehicle":{},"colour":"x"}');
+      const report = await run(
+        store,
+        { replace },
+        check('C1', 'NEW C'),
+        '{"operation":"Check","registration":"D1","vehicle":{},"colour":"x"}',
+      );
       expect(report.committed).toBe(false);
       expect(report.errors[0].line).toBe(2);
       expect(await store.count()).toBe(3);
@@ -213,10 +249,12 @@ describe('a replacing import while a server answers from the same file', () => {
 
 describe('export', () => {
   test('a record is written as the import line that stores it', () => {
-    expect(exportLine({ operation: 'CheckUSA', registration: '7ABC123', state: 'CA', payload: '{"Description":"X"}' })).toBe(
-      '{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":{"Description":"X"}}',
+    expect(
+      exportLine({ operation: 'CheckUSA', registration: '7ABC123', state: 'CA', payload: '{"Description":"X"}' }),
+    ).toBe('{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":{"Description":"X"}}');
+    expect(exportLine({ operation: 'UKMOT', registration: 'AB12CDE', state: '', payload: '{"make":"FORD"}' })).toBe(
+      '{"operation":"UKMOT","registration":"AB12CDE","mot":{"make":"FORD"}}',
     );
-    expect(exportLine({ operation: 'UKMOT', registration: 'AB12CDE', state: '', payload: '{"make":"FORD"}' })).toBe('{"operation":"UKMOT","registration":"AB12CDE","mot":{"make":"FORD"}}');
   });
 
   test('export, import --replace-all into an empty store, export again: the same bytes', async () => {
@@ -226,7 +264,13 @@ describe('export', () => {
     // key repeated in a later run must still win.
     const many = Array.from({ length: 1500 }, (_, i) => check(`MANY${i}`, `MANY ${i}`));
     many[1400] = check('MANY10', 'MANY 10, LATER');
-    const report0 = await run(a, { workers: 2 }, check('ÜNÏCÖDE 1', 'Ünïcödé & <tags> "quotes"'), usa('9XYZ999', 'TX CAR'), ...many);
+    const report0 = await run(
+      a,
+      { workers: 2 },
+      check('ÜNÏCÖDE 1', 'Ünïcödé & <tags> "quotes"'),
+      usa('9XYZ999', 'TX CAR'),
+      ...many,
+    );
     expect(report0).toMatchObject({ committed: true, repeated: 1 });
     expect(await description(a, 'Check', 'MANY10')).toBe('MANY 10, LATER');
     const first = path.join(dir, 'first.ndjson');
@@ -262,7 +306,9 @@ describe('backup while serving', () => {
       let stop = false;
       const load = (async () => {
         for (let i = 0; !stop; i++) {
-          statuses.push((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11 ABC', username: 'demo' })).status);
+          statuses.push(
+            (await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11 ABC', username: 'demo' })).status,
+          );
           if (i % 5 === 0) await srv.store.putAccount({ username: `writer${i}`, credits: i });
         }
       })();

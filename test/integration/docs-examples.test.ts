@@ -36,7 +36,10 @@ interface Block {
 
 const BLOCKS: Block[] = PAGES.flatMap((page) => {
   const text = fs.readFileSync(path.join(ROOT, page), 'utf8');
-  return [...text.matchAll(/^```(?:sh|bash|shell)\n([\s\S]*?)^```/gm)].map((m) => ({ where: `${page}:${text.slice(0, m.index).split('\n').length}`, body: m[1] }));
+  return [...text.matchAll(/^```(?:sh|bash|shell)\n([\s\S]*?)^```/gm)].map((m) => ({
+    where: `${page}:${text.slice(0, m.index).split('\n').length}`,
+    body: m[1],
+  }));
 });
 
 /** The commands of a block: continuation lines and quoted newlines joined; comments kept apart. */
@@ -68,17 +71,33 @@ const isComment = (c: string) => c.startsWith('#');
 
 /** Blocks not run here, by their first line, and why. */
 const NOT_RUN: Record<string, string> = {
-  'npm install && npm start': 'the two commands: .ci/run installs and test/deploy/production.test.ts starts the server as npm start does',
+  'npm install && npm start':
+    'the two commands: .ci/run installs and test/deploy/production.test.ts starts the server as npm start does',
   'npm test': 'the test command itself: .ci/run runs it',
 };
 const NOT_RUN_PATTERNS: Array<[RegExp, string]> = [
-  [/^npx reglookup (import|export|backup)\b|reglookup (import|export)\b/, 'import, export and backup on files of the reader: test/integration/data.test.ts and cli-guards.test.ts run each form'],
+  [
+    /^npx reglookup (import|export|backup)\b|reglookup (import|export)\b/,
+    'import, export and backup on files of the reader: test/integration/data.test.ts and cli-guards.test.ts run each form',
+  ],
   [/^(DATABASE_URL=\S+ )?npx reglookup export/, 'a move between stores: test/store/data.test.ts'],
   [/^mkdir -p backups/, 'backup: test/integration/data.test.ts'],
-  [/^cd \/opt\/reglookup|^useradd|^sudo |^systemctl|^install -/, 'the production install and its systemd unit: test/deploy/production.test.ts'],
-  [/^export DATABASE_URL=postgres|^DATABASE_URL=postgres/, 'a PostgreSQL of the reader: test/store and test/integration/shared-limit.test.ts run the same settings'],
-  [/^docker |^# import a file from the host|^docker-compose/, 'Docker: no engine on the test machines; test/deploy/deploy.test.ts validates the compose file and the image recipe'],
-  [/^npm run (bench|mutate|fuzz|faults|lint)|^npx stryker/, 'the bench, mutation, fuzz, fault and lint runs: .ci/run runs bench --short, faults and lint'],
+  [
+    /^cd \/opt\/reglookup|^useradd|^sudo |^systemctl|^install -/,
+    'the production install and its systemd unit: test/deploy/production.test.ts',
+  ],
+  [
+    /^export DATABASE_URL=postgres|^DATABASE_URL=postgres/,
+    'a PostgreSQL of the reader: test/store and test/integration/shared-limit.test.ts run the same settings',
+  ],
+  [
+    /^docker |^# import a file from the host|^docker-compose/,
+    'Docker: no engine on the test machines; test/deploy/deploy.test.ts validates the compose file and the image recipe',
+  ],
+  [
+    /^npm run (bench|mutate|fuzz|faults|lint)|^npx stryker/,
+    'the bench, mutation, fuzz, fault and lint runs: .ci/run runs bench --short, faults and lint',
+  ],
   [/^TEST_DATABASE_URL=|^CI=true/, 'ways of running the tests themselves'],
 ];
 
@@ -88,13 +107,19 @@ function notRunReason(block: Block): string | undefined {
 }
 
 const isAdmin = (b: Block) => b.body.includes('localhost:9090');
-const curlBlocks = BLOCKS.filter((b) => commands(b.body).every((c) => isComment(c) || isCurl(c)) && commands(b.body).some(isCurl));
+const curlBlocks = BLOCKS.filter(
+  (b) => commands(b.body).every((c) => isComment(c) || isCurl(c)) && commands(b.body).some(isCurl),
+);
 const httpBlocks = curlBlocks.filter((b) => !isAdmin(b));
 const adminBlocks = curlBlocks.filter(isAdmin);
-const usersBlocks = BLOCKS.filter((b) => commands(b.body).every((c) => isComment(c) || isUsers(c)) && commands(b.body).some(isUsers));
+const usersBlocks = BLOCKS.filter(
+  (b) => commands(b.body).every((c) => isComment(c) || isUsers(c)) && commands(b.body).some(isUsers),
+);
 
 test('every shell example is run here or says why not', () => {
-  const unaccounted = BLOCKS.filter((b) => !curlBlocks.includes(b) && !usersBlocks.includes(b) && notRunReason(b) === undefined).map((b) => `${b.where}: ${commands(b.body)[0]}`);
+  const unaccounted = BLOCKS.filter(
+    (b) => !curlBlocks.includes(b) && !usersBlocks.includes(b) && notRunReason(b) === undefined,
+  ).map((b) => `${b.where}: ${commands(b.body)[0]}`);
   expect(unaccounted).toEqual([]);
   expect(httpBlocks.length).toBeGreaterThanOrEqual(6);
   expect(usersBlocks.length).toBeGreaterThanOrEqual(1);
@@ -110,7 +135,10 @@ describe('HTTP examples', () => {
   it.each(httpBlocks.map((b) => [b.where, b] as const))('%s', async (_where, block) => {
     const base = new URL(srv.url).origin;
     const cmds = commands(block.body);
-    const script = ['curl() { command curl -sS --max-time 20 -o /dev/null -w "%{http_code}\\n" "$@"; }', block.body.replace(/http:\/\/localhost:8080/g, base)].join('\n');
+    const script = [
+      'curl() { command curl -sS --max-time 20 -o /dev/null -w "%{http_code}\\n" "$@"; }',
+      block.body.replace(/http:\/\/localhost:8080/g, base),
+    ].join('\n');
     // Asynchronously: the server answers from this very process.
     const r = await promisify(execFile)('sh', ['-c', script], { encoding: 'utf8', timeout: 60_000 });
     expect(r.stderr).toBe('');
@@ -126,43 +154,58 @@ function expectedStatuses(cmds: readonly string[]): number[] {
     const shown = cmds.slice(i + 1).find((n) => !isCurl(n) && /^#\s+HTTP\/1\.1 (\d{3})/.test(n));
     const next = cmds.slice(i + 1).findIndex(isCurl);
     const shownAt = shown ? cmds.indexOf(shown, i + 1) : -1;
-    expected.push(shown && (next === -1 || shownAt < i + 1 + next) ? Number(/HTTP\/1\.1 (\d{3})/.exec(shown)![1]) : 200);
+    expected.push(
+      shown && (next === -1 || shownAt < i + 1 + next) ? Number(/HTTP\/1\.1 (\d{3})/.exec(shown)![1]) : 200,
+    );
   });
   return expected;
 }
 
 describe('admin API examples', () => {
-  it.each(adminBlocks.map((b) => [b.where, b] as const))('%s runs in order against an admin listener', async (_where, block) => {
-    const srv = await startServer();
-    const admin = await startAdmin(srv.store, { metricsText: async () => '' });
-    try {
-      const script = ['curl() { command curl -sS --max-time 20 -o /dev/null -w "%{http_code}\\n" "$@"; }', block.body.replace(/http:\/\/localhost:9090/g, admin.url)].join('\n');
-      const r = await promisify(execFile)('sh', ['-c', script], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ADMIN_TOKEN: TOKENS[0].token } });
-      expect(r.stderr).toBe('');
-      expect(r.stdout.trim().split('\n').map(Number)).toEqual(expectedStatuses(commands(block.body)));
-    } finally {
-      await admin.close();
-      await srv.close();
-    }
-  });
+  it.each(adminBlocks.map((b) => [b.where, b] as const))(
+    '%s runs in order against an admin listener',
+    async (_where, block) => {
+      const srv = await startServer();
+      const admin = await startAdmin(srv.store, { metricsText: async () => '' });
+      try {
+        const script = [
+          'curl() { command curl -sS --max-time 20 -o /dev/null -w "%{http_code}\\n" "$@"; }',
+          block.body.replace(/http:\/\/localhost:9090/g, admin.url),
+        ].join('\n');
+        const r = await promisify(execFile)('sh', ['-c', script], {
+          encoding: 'utf8',
+          timeout: 60_000,
+          env: { ...process.env, ADMIN_TOKEN: TOKENS[0].token },
+        });
+        expect(r.stderr).toBe('');
+        expect(r.stdout.trim().split('\n').map(Number)).toEqual(expectedStatuses(commands(block.body)));
+      } finally {
+        await admin.close();
+        await srv.close();
+      }
+    },
+  );
 });
 
 describe('the reglookup users walk-through', () => {
-  it.each(usersBlocks.map((b) => [b.where, b] as const))('%s runs line by line on a store of its own', (_where, block) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-docs-'));
-    try {
-      const env = { DATABASE_URL: `sqlite:${path.join(dir, 'reglookup.db')}` };
-      for (const c of commands(block.body).filter(isUsers)) {
-        const args = c
-          .replace(/\s+#.*$/, '')
-          .replace(/^npx reglookup /, '')
-          .trim()
-          .split(/\s+/);
-        const r = runCli(args, env);
-        if (r.status !== 0) throw new Error(`'${c}' exited ${r.status}: ${r.stderr}`);
+  it.each(usersBlocks.map((b) => [b.where, b] as const))(
+    '%s runs line by line on a store of its own',
+    (_where, block) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-docs-'));
+      try {
+        const env = { DATABASE_URL: `sqlite:${path.join(dir, 'reglookup.db')}` };
+        for (const c of commands(block.body).filter(isUsers)) {
+          const args = c
+            .replace(/\s+#.*$/, '')
+            .replace(/^npx reglookup /, '')
+            .trim()
+            .split(/\s+/);
+          const r = runCli(args, env);
+          if (r.status !== 0) throw new Error(`'${c}' exited ${r.status}: ${r.stderr}`);
+        }
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
       }
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

@@ -15,7 +15,10 @@ import { documentedError, documentedErrors } from '../helpers/readme';
 /** A store whose page holding one record is broken: that record's lookup fails, the others are read. */
 class BrokenStore extends SqliteStore {
   override async get(key: RecordKey): Promise<FoundRecord | null> {
-    if (key.registration === BROKEN_KEY) throw new Error('SQLITE_CORRUPT: database disk image is malformed at /var/lib/reglookup/secret.db (SELECT payload FROM records)');
+    if (key.registration === BROKEN_KEY)
+      throw new Error(
+        'SQLITE_CORRUPT: database disk image is malformed at /var/lib/reglookup/secret.db (SELECT payload FROM records)',
+      );
     return super.get(key);
   }
 }
@@ -43,8 +46,17 @@ async function raw(base: string, path: string, init: RequestInit): Promise<Answe
   return { status: res.status, headers: res.headers, body: await res.text() };
 }
 
-function soapRaw(base: string, version: '1.1' | '1.2', body: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return raw(base, '/api/reg.asmx', { method: 'POST', headers: { ...soapHeaders(version, 'Check'), ...headers }, body });
+function soapRaw(
+  base: string,
+  version: '1.1' | '1.2',
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  return raw(base, '/api/reg.asmx', {
+    method: 'POST',
+    headers: { ...soapHeaders(version, 'Check'), ...headers },
+    body,
+  });
 }
 
 const isSoap = (t: Transport) => t === 'soap11' || t === 'soap12';
@@ -59,14 +71,18 @@ function expectError(t: Transport, res: Answer, code: ErrorCode): void {
   expect(res.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9._-]{1,64}$/);
   if (isSoap(t)) {
     expect(res.status).toBe(doc.soapStatus);
-    expect(res.headers.get('content-type')).toBe(t === 'soap11' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8');
+    expect(res.headers.get('content-type')).toBe(
+      t === 'soap11' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8',
+    );
     expect(res.body).toContain(`xmlns:soap="${t === 'soap11' ? SOAP11 : SOAP12}"`);
     expect(res.body).toContain(`<ErrorCode xmlns="${NS}">${code}</ErrorCode>`);
     if (t === 'soap11') {
       expect(res.body).toContain(`<faultcode>${doc.faultcode11}</faultcode>`);
       expect(res.body).toMatch(/<faultstring>[^<]{10,}<\/faultstring>/);
     } else {
-      expect(res.body).toContain(`<soap:Code><soap:Value>${doc.code12}</soap:Value><soap:Subcode><soap:Value xmlns:rl="${NS}">rl:${code}</soap:Value></soap:Subcode></soap:Code>`);
+      expect(res.body).toContain(
+        `<soap:Code><soap:Value>${doc.code12}</soap:Value><soap:Subcode><soap:Value xmlns:rl="${NS}">rl:${code}</soap:Value></soap:Subcode></soap:Code>`,
+      );
       expect(res.body).toMatch(/<soap:Reason><soap:Text xml:lang="en">[^<]{10,}<\/soap:Text><\/soap:Reason>/);
       expect(res.body).toContain('<soap:Detail>');
     }
@@ -91,37 +107,78 @@ async function allowSaysWhich(answer: Promise<Answer>, used: string): Promise<An
 }
 
 const big = 'A'.repeat(70 * 1024);
-const mismatch = (t: Transport) => envelope(t === 'soap11' ? '1.2' : '1.1', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' });
+const mismatch = (t: Transport) =>
+  envelope(t === 'soap11' ? '1.2' : '1.1', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' });
 
 /** How to cause each code on each transport; a code absent for a transport cannot occur there. */
-const TRIGGERS: Record<ErrorCode, Partial<Record<Transport, () => Promise<Answer>>> & { all?: (t: Transport) => Promise<Answer> }> = {
+const TRIGGERS: Record<
+  ErrorCode,
+  Partial<Record<Transport, () => Promise<Answer>>> & { all?: (t: Transport) => Promise<Answer> }
+> = {
   MISSING_PARAMETER: { all: (t) => call(open.url, t, 'Check', { RegistrationNumber: 'RG11ABC' }) },
-  INVALID_PARAMETER: { all: (t) => call(open.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', State: 'Narnia', username: 'demo' }) },
-  MALFORMED_REQUEST: {
-    soap11: () => soapRaw(open.url, '1.1', envelope('1.1', 'Check', { RegistrationNumber: 'X', username: 'demo' }).slice(0, -30)),
-    soap12: () => soapRaw(open.url, '1.2', envelope('1.2', 'Check', { RegistrationNumber: 'X', username: 'demo' }).replace('<soap:Body>', '<soap:Body><a><b></a>')),
-    get: () => raw(open.url, '/api/reg.asmx/Check?RegistrationNumber=%FF%FE&username=demo', {}),
-    post: () => raw(open.url, '/api/reg.asmx/Check', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'RegistrationNumber=%C3%28&username=demo' }),
+  INVALID_PARAMETER: {
+    all: (t) => call(open.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', State: 'Narnia', username: 'demo' }),
   },
-  UNKNOWN_USERNAME: { all: (t) => call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'mallory' }) },
+  MALFORMED_REQUEST: {
+    soap11: () =>
+      soapRaw(open.url, '1.1', envelope('1.1', 'Check', { RegistrationNumber: 'X', username: 'demo' }).slice(0, -30)),
+    soap12: () =>
+      soapRaw(
+        open.url,
+        '1.2',
+        envelope('1.2', 'Check', { RegistrationNumber: 'X', username: 'demo' }).replace(
+          '<soap:Body>',
+          '<soap:Body><a><b></a>',
+        ),
+      ),
+    get: () => raw(open.url, '/api/reg.asmx/Check?RegistrationNumber=%FF%FE&username=demo', {}),
+    post: () =>
+      raw(open.url, '/api/reg.asmx/Check', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'RegistrationNumber=%C3%28&username=demo',
+      }),
+  },
+  UNKNOWN_USERNAME: {
+    all: (t) => call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'mallory' }),
+  },
   UNKNOWN_OPERATION: {
-    soap11: () => soapRaw(open.url, '1.1', envelope('1.1', 'CheckMars', { RegistrationNumber: 'X', username: 'demo' }), { SOAPAction: `"${NS}/CheckMars"` }),
+    soap11: () =>
+      soapRaw(open.url, '1.1', envelope('1.1', 'CheckMars', { RegistrationNumber: 'X', username: 'demo' }), {
+        SOAPAction: `"${NS}/CheckMars"`,
+      }),
     soap12: () => soapRaw(open.url, '1.2', envelope('1.2', 'CheckMars', { RegistrationNumber: 'X', username: 'demo' })),
     get: () => raw(open.url, '/api/reg.asmx/CheckMars?RegistrationNumber=X&username=demo', {}),
-    post: () => raw(open.url, '/api/reg.asmx/CheckMars', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'RegistrationNumber=X&username=demo' }),
+    post: () =>
+      raw(open.url, '/api/reg.asmx/CheckMars', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'RegistrationNumber=X&username=demo',
+      }),
   },
   VEHICLE_NOT_FOUND: { all: (t) => call(open.url, t, 'Check', { RegistrationNumber: 'ZZ99 ZZZ', username: 'demo' }) },
   METHOD_NOT_ALLOWED: {
-    get: () => allowSaysWhich(raw(open.url, '/api/reg.asmx/Check?RegistrationNumber=X&username=demo', { method: 'PUT' }), 'PUT'),
+    get: () =>
+      allowSaysWhich(raw(open.url, '/api/reg.asmx/Check?RegistrationNumber=X&username=demo', { method: 'PUT' }), 'PUT'),
     post: () => allowSaysWhich(raw(open.url, '/api/reg.asmx/Check', { method: 'DELETE' }), 'DELETE'),
   },
   PAYLOAD_TOO_LARGE: {
     soap11: () => soapRaw(open.url, '1.1', envelope('1.1', 'Check', { RegistrationNumber: big, username: 'demo' })),
     soap12: () => soapRaw(open.url, '1.2', envelope('1.2', 'Check', { RegistrationNumber: big, username: 'demo' })),
-    post: () => raw(open.url, '/api/reg.asmx/Check', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `RegistrationNumber=${big}&username=demo` }),
+    post: () =>
+      raw(open.url, '/api/reg.asmx/Check', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: `RegistrationNumber=${big}&username=demo`,
+      }),
   },
   UNSUPPORTED_MEDIA_TYPE: {
-    post: () => raw(open.url, '/api/reg.asmx/Check', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"RegistrationNumber":"RG11ABC"}' }),
+    post: () =>
+      raw(open.url, '/api/reg.asmx/Check', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"RegistrationNumber":"RG11ABC"}',
+      }),
   },
   OUT_OF_CREDIT: {
     all: async (t) => {
@@ -186,10 +243,14 @@ const TRIGGERS: Record<ErrorCode, Partial<Record<Transport, () => Promise<Answer
   },
   INTERNAL_ERROR: { all: (t) => call(broken.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }) },
   // The sandbox's maintenance plate (README, Sandbox); a database outage: test/faults/postgres-outage.test.ts.
-  SERVICE_UNAVAILABLE: { all: (t) => call(sandbox.url, t, 'Check', { RegistrationNumber: 'ER19MNT', username: 'demo' }) },
+  SERVICE_UNAVAILABLE: {
+    all: (t) => call(sandbox.url, t, 'Check', { RegistrationNumber: 'ER19MNT', username: 'demo' }),
+  },
 };
 
-const cases = (Object.keys(TRIGGERS) as ErrorCode[]).flatMap((code) => TRANSPORTS.filter((t) => TRIGGERS[code].all || TRIGGERS[code][t]).map((t) => [code, t] as const));
+const cases = (Object.keys(TRIGGERS) as ErrorCode[]).flatMap((code) =>
+  TRANSPORTS.filter((t) => TRIGGERS[code].all || TRIGGERS[code][t]).map((t) => [code, t] as const),
+);
 
 test('every error code of the table has a trigger on at least one transport, and the README documents each', () => {
   expect(Object.keys(TRIGGERS).sort()).toEqual(Object.keys(ERRORS).sort());
@@ -203,20 +264,35 @@ test.each(cases)('%s over %s', async (code, t) => {
 
 describe('the SOAP endpoint and the paths around it', () => {
   test('a SOAPAction naming another operation than the body is a Client fault', async () => {
-    const res = await soapRaw(open.url, '1.1', envelope('1.1', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }), { SOAPAction: `"${NS}/CheckUSA"` });
+    const res = await soapRaw(
+      open.url,
+      '1.1',
+      envelope('1.1', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }),
+      { SOAPAction: `"${NS}/CheckUSA"` },
+    );
     expectError('soap11', res, 'UNKNOWN_OPERATION');
     expect(res.body).toContain('SOAPAction names CheckUSA but the Body holds Check');
   });
 
   test('a SOAP 1.2 action parameter naming another operation is a Sender fault', async () => {
-    const res = await soapRaw(open.url, '1.2', envelope('1.2', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }), {
-      'Content-Type': `application/soap+xml; charset=utf-8; action="${NS}/UKMOT"`,
-    });
+    const res = await soapRaw(
+      open.url,
+      '1.2',
+      envelope('1.2', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }),
+      {
+        'Content-Type': `application/soap+xml; charset=utf-8; action="${NS}/UKMOT"`,
+      },
+    );
     expectError('soap12', res, 'UNKNOWN_OPERATION');
   });
 
   test('an operation element in another namespace is refused, naming ours', async () => {
-    const res = await soapRaw(open.url, '1.1', envelope('1.1', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }, 'http://example.com/other'), { SOAPAction: '""' });
+    const res = await soapRaw(
+      open.url,
+      '1.1',
+      envelope('1.1', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }, 'http://example.com/other'),
+      { SOAPAction: '""' },
+    );
     expectError('soap11', res, 'UNKNOWN_OPERATION');
     expect(res.body).toContain("this service's namespace is 'http://regcheck.org.uk'");
   });
@@ -229,7 +305,11 @@ describe('the SOAP endpoint and the paths around it', () => {
   });
 
   test('a non-SOAP body on the SOAP path is 415 with a line pointing to the HTTP forms', async () => {
-    const res = await raw(open.url, '/api/reg.asmx', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    const res = await raw(open.url, '/api/reg.asmx', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expectError('get', res, 'UNSUPPORTED_MEDIA_TYPE');
     expect(res.body).toContain('/api/reg.asmx/{Operation}');
   });
@@ -251,7 +331,9 @@ describe('the SOAP endpoint and the paths around it', () => {
       const res = await call(open.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', state: 'CA', username: 'demo' });
       if (isSoap(t)) {
         expectError(t, res, 'MISSING_PARAMETER');
-        expect(res.body).toContain("Missing required parameter 'State' for CheckUSA (got 'state'; parameter names are case-sensitive in SOAP)");
+        expect(res.body).toContain(
+          "Missing required parameter 'State' for CheckUSA (got 'state'; parameter names are case-sensitive in SOAP)",
+        );
       } else {
         expect(res.status).toBe(200);
         expect(res.body).toContain('<Vehicle');
@@ -260,12 +342,21 @@ describe('the SOAP endpoint and the paths around it', () => {
   });
 
   test('an empty username is MISSING_PARAMETER', async () => {
-    for (const t of TRANSPORTS) expectError(t, await call(open.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: '' }), 'MISSING_PARAMETER');
+    for (const t of TRANSPORTS)
+      expectError(
+        t,
+        await call(open.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: '' }),
+        'MISSING_PARAMETER',
+      );
   });
 
   test('the broken store leaves the server serving others', async () => {
     for (const t of TRANSPORTS) {
-      expectError(t, await call(broken.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }), 'INTERNAL_ERROR');
+      expectError(
+        t,
+        await call(broken.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' }),
+        'INTERNAL_ERROR',
+      );
       const other = await call(broken.url, t, 'Check', { RegistrationNumber: 'RG12 DEF', username: 'demo' });
       expect(other.status).toBe(200);
       expect(other.body).toContain('VOLKSWAGEN');

@@ -5,7 +5,12 @@
 import { send } from '../security/wire';
 import { startServer, type TestServer } from '../helpers/server';
 
-const PROXIED = { Host: 'internal:8080', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'reg.example.com', 'X-Forwarded-Prefix': '/reg' };
+const PROXIED = {
+  Host: 'internal:8080',
+  'X-Forwarded-Proto': 'https',
+  'X-Forwarded-Host': 'reg.example.com',
+  'X-Forwarded-Prefix': '/reg',
+};
 
 /** Every port address of the served WSDL (the WSDL has four ports). */
 async function addresses(srv: TestServer, headers: Record<string, string>): Promise<string[]> {
@@ -29,7 +34,9 @@ describe('TRUST_PROXY names the proxy (loopback here)', () => {
 
   test('the help pages, the DISCO document and the OpenAPI document point at the forwarded address too', async () => {
     const pages = await Promise.all(
-      ['/api/reg.asmx', '/api/reg.asmx?op=Check', '/api/reg.asmx?disco', '/api/json.aspx/openapi.json'].map((path) => send(srv.port, { method: 'GET', path, headers: PROXIED })),
+      ['/api/reg.asmx', '/api/reg.asmx?op=Check', '/api/reg.asmx?disco', '/api/json.aspx/openapi.json'].map((path) =>
+        send(srv.port, { method: 'GET', path, headers: PROXIED }),
+      ),
     );
     for (const res of pages) {
       expect(res.status).toBe(200);
@@ -39,19 +46,37 @@ describe('TRUST_PROXY names the proxy (loopback here)', () => {
     // Absolute where a page writes the address whole; a page's own links may be paths (then under the prefix).
     expect(pages[0].text).toContain('https://reg.example.com/reg/api/reg.asmx?WSDL');
     expect(pages[2].text).toContain('https://reg.example.com/reg/api/reg.asmx');
-    expect((JSON.parse(pages[3].text) as { servers: { url: string }[] }).servers).toEqual([{ url: 'https://reg.example.com/reg' }]);
+    expect((JSON.parse(pages[3].text) as { servers: { url: string }[] }).servers).toEqual([
+      { url: 'https://reg.example.com/reg' },
+    ]);
   });
 
   test('a proxy chain: the first (client-facing) value of each header counts', async () => {
-    const list = await addresses(srv, { Host: 'internal', 'X-Forwarded-Proto': 'https, http', 'X-Forwarded-Host': 'edge.example.com:8443, internal' });
+    const list = await addresses(srv, {
+      Host: 'internal',
+      'X-Forwarded-Proto': 'https, http',
+      'X-Forwarded-Host': 'edge.example.com:8443, internal',
+    });
     expect(new Set(list)).toEqual(new Set(['https://edge.example.com:8443/api/reg.asmx']));
   });
 
   test.each([
-    ['a host with markup', { 'X-Forwarded-Host': 'evil"><script>x</script>' }, 'https://internal:8080/reg/api/reg.asmx'],
+    [
+      'a host with markup',
+      { 'X-Forwarded-Host': 'evil"><script>x</script>' },
+      'https://internal:8080/reg/api/reg.asmx',
+    ],
     ['a host with a path', { 'X-Forwarded-Host': 'evil.example/x' }, 'https://internal:8080/reg/api/reg.asmx'],
-    ['a host with a port outside 1-65535', { 'X-Forwarded-Host': 'reg.example.com:70000' }, 'https://internal:8080/reg/api/reg.asmx'],
-    ['a scheme other than http or https', { 'X-Forwarded-Proto': 'javascript' }, 'http://reg.example.com/reg/api/reg.asmx'],
+    [
+      'a host with a port outside 1-65535',
+      { 'X-Forwarded-Host': 'reg.example.com:70000' },
+      'https://internal:8080/reg/api/reg.asmx',
+    ],
+    [
+      'a scheme other than http or https',
+      { 'X-Forwarded-Proto': 'javascript' },
+      'http://reg.example.com/reg/api/reg.asmx',
+    ],
     ['a prefix climbing up', { 'X-Forwarded-Prefix': '/a/../b' }, 'https://reg.example.com/api/reg.asmx'],
     ['a prefix that is a URL', { 'X-Forwarded-Prefix': '//evil.example/x' }, 'https://reg.example.com/api/reg.asmx'],
     ['a prefix with a query', { 'X-Forwarded-Prefix': '/reg?x=1' }, 'https://reg.example.com/api/reg.asmx'],

@@ -19,7 +19,9 @@ afterAll(async () => {
 });
 
 function raw(target: string, host: string): Promise<WireAnswer> {
-  return exchange(srv.port, [`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`], { timeoutMs: 8000 });
+  return exchange(srv.port, [`GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`], {
+    timeoutMs: 8000,
+  });
 }
 
 async function get(path: string): Promise<{ status: number; code: string | null; text: string }> {
@@ -28,10 +30,25 @@ async function get(path: string): Promise<{ status: number; code: string | null;
 }
 
 // Every page that writes the service's address.
-const ADDRESS_PAGES = ['/api/reg.asmx?WSDL', '/api/reg.asmx?disco', '/api/reg.asmx', '/api/reg.asmx?op=UKMOT', '/api/reg.asmx?op=CheckUSA', '/api/json.aspx/openapi.json'];
+const ADDRESS_PAGES = [
+  '/api/reg.asmx?WSDL',
+  '/api/reg.asmx?disco',
+  '/api/reg.asmx',
+  '/api/reg.asmx?op=UKMOT',
+  '/api/reg.asmx?op=CheckUSA',
+  '/api/json.aspx/openapi.json',
+];
 
 describe('a Host that is not a plain host with a port 1-65535', () => {
-  const BAD = ['reg.example.com:65536', 'reg.example.com:99999', 'reg.example.com:0', 'reg.example.com:00000', '[::1]:70000', '256.1.1.1', 'reg.example.com:8080:1'];
+  const BAD = [
+    'reg.example.com:65536',
+    'reg.example.com:99999',
+    'reg.example.com:0',
+    'reg.example.com:00000',
+    '[::1]:70000',
+    '256.1.1.1',
+    'reg.example.com:8080:1',
+  ];
   for (const path of ADDRESS_PAGES) {
     test.each(BAD)(`${path} with Host: %s is answered, without that host`, async (host) => {
       const a = await raw(path, host);
@@ -54,12 +71,15 @@ describe('a Host that is not a plain host with a port 1-65535', () => {
 });
 
 describe('the help query', () => {
-  test.each(['?op=%FF', '?op=%', '?op=Check%E2%82', '?disco&x=%ZZ'])('bad percent-encoding (%s) is MALFORMED_REQUEST', async (q) => {
-    const a = await get(`/api/reg.asmx${q}`);
-    expect(a.status).toBe(400);
-    expect(a.code).toBe('MALFORMED_REQUEST');
-    expect(a.text).toMatch(/^MALFORMED_REQUEST: [^\n]+\n$/);
-  });
+  test.each(['?op=%FF', '?op=%', '?op=Check%E2%82', '?disco&x=%ZZ'])(
+    'bad percent-encoding (%s) is MALFORMED_REQUEST',
+    async (q) => {
+      const a = await get(`/api/reg.asmx${q}`);
+      expect(a.status).toBe(400);
+      expect(a.code).toBe('MALFORMED_REQUEST');
+      expect(a.text).toMatch(/^MALFORMED_REQUEST: [^\n]+\n$/);
+    },
+  );
 
   test('op given twice is a 400 saying so', async () => {
     for (const q of ['?op=CheckUSA&op=UKMOT', '?op=CheckUSA&OP=CheckUSA']) {
@@ -139,7 +159,13 @@ describe('the sample answer envelope against a real one', () => {
     if (_v === '1.1') headers.SOAPAction = '"http://regcheck.org.uk/Check"';
     const real = await (await fetch(`${srv.url}/api/reg.asmx`, { method: 'POST', headers, body })).text();
     expect(decls(sample)).toEqual([`xmlns:soap=${envNs}`]);
-    expect(decls(real)).toEqual([`xmlns:soap=${envNs}`, 'xmlns:tm=http://microsoft.com/wsdl/mime/textMatching/', 'xmlns:tns=http://regcheck.org.uk'].sort());
+    expect(decls(real)).toEqual(
+      [
+        `xmlns:soap=${envNs}`,
+        'xmlns:tm=http://microsoft.com/wsdl/mime/textMatching/',
+        'xmlns:tns=http://regcheck.org.uk',
+      ].sort(),
+    );
     expect(real).not.toMatch(/<\/?t(?:m|ns):/);
   });
 });

@@ -5,7 +5,19 @@
 
 import { createHash } from 'node:crypto';
 import { startServer, type TestServer } from '../helpers/server';
-import { demoValues, fillEnvelope, fillQuery, isSubsequence, sampleOf, shapeOf, unescapeHtml, wsdlOperations, WSDL_TEXT, type HttpMessage, type Shape } from '../helpers/helppages';
+import {
+  demoValues,
+  fillEnvelope,
+  fillQuery,
+  isSubsequence,
+  sampleOf,
+  shapeOf,
+  unescapeHtml,
+  wsdlOperations,
+  WSDL_TEXT,
+  type HttpMessage,
+  type Shape,
+} from '../helpers/helppages';
 import { readmeSection } from '../helpers/readme';
 
 let srv: TestServer;
@@ -54,27 +66,41 @@ describe('the service page', () => {
 });
 
 describe('an operation page', () => {
-  test.each(['CheckUSA', 'UKMOT'])('%s: says what it does, with a labelled field per WSDL parameter in a form that POSTs to the operation', async (op) => {
-    const { status, text } = await get(`/api/reg.asmx?op=${op}`);
-    expect(status).toBe(200);
-    expect(text).toContain(`<h2>${op}</h2>`);
-    const doc = new RegExp(`<wsdl:operation name="${op}">\\s*<wsdl:documentation[^>]*>([^<]+)<`).exec(WSDL_TEXT)![1];
-    expect(text).toContain(op === 'UKMOT' ? 'MOT tests of a UK registration' : `${doc}: looks up a vehicle by its registration and <code>State</code>`);
-    const form = /<form method="post" action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/.exec(text);
-    expect(form![1]).toBe(`/api/reg.asmx/${op}`);
-    const element = new RegExp(`<s:element name="${op}">[\\s\\S]*?</s:element>`).exec(WSDL_TEXT)![0];
-    const params = [...element.matchAll(/name="([^"]+)" type/g)].map((m) => m[1]);
-    const inputs = [...form![2].matchAll(/<input id="([^"]+)" name="([^"]+)"/g)].map((m) => ({ id: m[1], name: m[2] }));
-    expect(inputs.map((i) => i.name)).toEqual(params);
-    for (const i of inputs) expect(form![2]).toContain(`<label for="${i.id}">`);
-  });
+  test.each(['CheckUSA', 'UKMOT'])(
+    '%s: says what it does, with a labelled field per WSDL parameter in a form that POSTs to the operation',
+    async (op) => {
+      const { status, text } = await get(`/api/reg.asmx?op=${op}`);
+      expect(status).toBe(200);
+      expect(text).toContain(`<h2>${op}</h2>`);
+      const doc = new RegExp(`<wsdl:operation name="${op}">\\s*<wsdl:documentation[^>]*>([^<]+)<`).exec(WSDL_TEXT)![1];
+      expect(text).toContain(
+        op === 'UKMOT'
+          ? 'MOT tests of a UK registration'
+          : `${doc}: looks up a vehicle by its registration and <code>State</code>`,
+      );
+      const form = /<form method="post" action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/.exec(text);
+      expect(form![1]).toBe(`/api/reg.asmx/${op}`);
+      const element = new RegExp(`<s:element name="${op}">[\\s\\S]*?</s:element>`).exec(WSDL_TEXT)![0];
+      const params = [...element.matchAll(/name="([^"]+)" type/g)].map((m) => m[1]);
+      const inputs = [...form![2].matchAll(/<input id="([^"]+)" name="([^"]+)"/g)].map((m) => ({
+        id: m[1],
+        name: m[2],
+      }));
+      expect(inputs.map((i) => i.name)).toEqual(params);
+      for (const i of inputs) expect(form![2]).toContain(`<label for="${i.id}">`);
+    },
+  );
 
   test('the test form, sent as a browser sends it, answers with the vehicle', async () => {
     const { text } = await get('/api/reg.asmx?op=CheckUSA');
     const names = [...text.matchAll(/<input id="[^"]+" name="([^"]+)"/g)].map((m) => m[1]);
     const values = demoValues('CheckUSA');
     const body = new URLSearchParams(names.map((n): [string, string] => [n, values[n] ?? ''])).toString();
-    const res = await fetch(`${srv.url}/api/reg.asmx/CheckUSA`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
+    const res = await fetch(`${srv.url}/api/reg.asmx/CheckUSA`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body,
+    });
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/<Vehicle [^>]*>[\s\S]*<vehicleJson>[\s\S]*<\/Vehicle>$/);
   });
@@ -103,11 +129,17 @@ describe('sample messages', () => {
       const [p, q] = target.split('?');
       return fetch(`${srv.url}${p}?${fillQuery(q, values)}`, { headers });
     }
-    const body = sample.headers['Content-Type'] === 'application/x-www-form-urlencoded' ? fillQuery(sample.body, values) : fillEnvelope(sample.body, values);
+    const body =
+      sample.headers['Content-Type'] === 'application/x-www-form-urlencoded'
+        ? fillQuery(sample.body, values)
+        : fillEnvelope(sample.body, values);
     return fetch(srv.url + target, { method, headers, body });
   }
 
-  /** Every element the service sent is where the sample shows one, in the sample's order; texts where the sample says integer are integers. */
+  /**
+   * Every element the service sent is where the sample shows one, in the sample's order; texts where the sample says
+   * integer are integers.
+   */
   function expectShapeFollows(real: Shape, sample: Shape): void {
     for (const p of real.paths) expect(sample.paths).toContain(p);
     for (const [p, instances] of real.children) {
@@ -143,14 +175,17 @@ describe('sample messages', () => {
     },
   );
 
-  test.each(wsdlOperations())('%s: every sample request is answered with the demo plate, in the shape its sample answer shows', async (op) => {
-    const text = await page(op);
-    for (const t of transports) {
-      const res = await sendSample(op, sampleOf(text, `${t}-request`));
-      expect(res.status).toBe(200);
-      expectShapeFollows(await shapeOf(await res.text()), await shapeOf(sampleOf(text, `${t}-response`).body));
-    }
-  });
+  test.each(wsdlOperations())(
+    '%s: every sample request is answered with the demo plate, in the shape its sample answer shows',
+    async (op) => {
+      const text = await page(op);
+      for (const t of transports) {
+        const res = await sendSample(op, sampleOf(text, `${t}-request`));
+        expect(res.status).toBe(200);
+        expectShapeFollows(await shapeOf(await res.text()), await shapeOf(sampleOf(text, `${t}-response`).body));
+      }
+    },
+  );
 
   test('the samples name the SOAPAction and content types the WSDL and SOAP versions require', async () => {
     const text = await page('CheckUSA');
@@ -158,8 +193,12 @@ describe('sample messages', () => {
     expect(WSDL_TEXT).toContain('soapAction="http://regcheck.org.uk/CheckUSA"');
     expect(sampleOf(text, 'soap11-request').headers['Content-Type']).toBe('text/xml; charset=utf-8');
     expect(sampleOf(text, 'soap12-request').headers['Content-Type']).toBe('application/soap+xml; charset=utf-8');
-    expect(sampleOf(text, 'soap12-request').body).toContain('<soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope">');
-    expect(sampleOf(text, 'get-request').startLine).toBe('GET /api/reg.asmx/CheckUSA?RegistrationNumber=string&State=string&username=string HTTP/1.1');
+    expect(sampleOf(text, 'soap12-request').body).toContain(
+      '<soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope">',
+    );
+    expect(sampleOf(text, 'get-request').startLine).toBe(
+      'GET /api/reg.asmx/CheckUSA?RegistrationNumber=string&State=string&username=string HTTP/1.1',
+    );
     expect(sampleOf(text, 'post-request').body).toBe('RegistrationNumber=string&State=string&username=string');
   });
 
@@ -179,10 +218,18 @@ describe('?disco', () => {
     expect(status).toBe(200);
     expect(headers.get('content-type')).toBe('text/xml; charset=utf-8');
     const doc = await shapeOf(text);
-    expect(doc.paths).toContain('/{http://schemas.xmlsoap.org/disco/}discovery/{http://schemas.xmlsoap.org/disco/scl/}contractRef');
+    expect(doc.paths).toContain(
+      '/{http://schemas.xmlsoap.org/disco/}discovery/{http://schemas.xmlsoap.org/disco/scl/}contractRef',
+    );
     const address = `${srv.url}/api/reg.asmx`;
-    expect(text).toContain(`<contractRef ref="${address}?wsdl" docRef="${address}" xmlns="http://schemas.xmlsoap.org/disco/scl/" />`);
-    const soaps = [...text.matchAll(/<soap address="([^"]+)" xmlns:(q\d)="([^"]+)" binding="(q\d):([^"]+)" xmlns="http:\/\/schemas.xmlsoap.org\/disco\/soap\/" \/>/g)];
+    expect(text).toContain(
+      `<contractRef ref="${address}?wsdl" docRef="${address}" xmlns="http://schemas.xmlsoap.org/disco/scl/" />`,
+    );
+    const soaps = [
+      ...text.matchAll(
+        /<soap address="([^"]+)" xmlns:(q\d)="([^"]+)" binding="(q\d):([^"]+)" xmlns="http:\/\/schemas.xmlsoap.org\/disco\/soap\/" \/>/g,
+      ),
+    ];
     expect(soaps.map((m) => [m[1], m[3], m[2] === m[4], m[5]])).toEqual([
       [address, 'http://regcheck.org.uk', true, 'RegSoap'],
       [address, 'http://regcheck.org.uk', true, 'RegSoap12'],

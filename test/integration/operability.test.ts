@@ -12,10 +12,15 @@ import { startServer, type TestServer } from '../helpers/server';
 
 jest.setTimeout(60_000);
 
-const PACKAGE_VERSION = (JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as { version: string }).version;
+const PACKAGE_VERSION = (
+  JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as { version: string }
+).version;
 
 /** A GET on a fresh connection each time, so that WORKERS > 1 spreads them over the workers. */
-function getFresh(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function getFresh(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     http
       .get(url, { agent: false, headers }, (res) => {
@@ -74,7 +79,14 @@ describe('health and readiness', () => {
   });
 
   test('a failing probe makes /readyz 503 with a JSON reason naming it, and no detail of the failure', async () => {
-    const other = await startServer({}, { service: { probes: [{ name: 'redis', check: () => Promise.reject(new Error('connect ECONNREFUSED 10.1.2.3:6379')) }] } });
+    const other = await startServer(
+      {},
+      {
+        service: {
+          probes: [{ name: 'redis', check: () => Promise.reject(new Error('connect ECONNREFUSED 10.1.2.3:6379')) }],
+        },
+      },
+    );
     try {
       const res = await fetch(`${other.url}/readyz`);
       expect(res.status).toBe(503);
@@ -136,18 +148,28 @@ describe('/metrics', () => {
   afterAll(() => srv.close());
 
   test('counts requests by transport, operation and outcome, refusals, latency, store reads, and the process', async () => {
-    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'metrics-a' })).status).toBe(200);
-    expect((await call(srv.url, 'soap11', 'Check', { RegistrationNumber: 'ZZ99ZZZ', username: 'metrics-b' })).status).toBe(500);
-    expect((await call(srv.url, 'post', 'Check', { RegistrationNumber: 'RG11ABC', username: 'metrics-c' })).status).toBe(200);
+    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'metrics-a' })).status).toBe(
+      200,
+    );
+    expect(
+      (await call(srv.url, 'soap11', 'Check', { RegistrationNumber: 'ZZ99ZZZ', username: 'metrics-b' })).status,
+    ).toBe(500);
+    expect(
+      (await call(srv.url, 'post', 'Check', { RegistrationNumber: 'RG11ABC', username: 'metrics-c' })).status,
+    ).toBe(200);
     // The rate limit is one lookup a minute per username: the second is refused.
-    expect((await call(srv.url, 'post', 'Check', { RegistrationNumber: 'RG11ABC', username: 'metrics-c' })).status).toBe(429);
+    expect(
+      (await call(srv.url, 'post', 'Check', { RegistrationNumber: 'RG11ABC', username: 'metrics-c' })).status,
+    ).toBe(429);
 
     const res = await fetch(`${srv.url}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
     expect(sample(text, 'reglookup_requests_total{transport="get",operation="Check",outcome="ok"}')).toBe(1);
-    expect(sample(text, 'reglookup_requests_total{transport="soap11",operation="Check",outcome="VEHICLE_NOT_FOUND"}')).toBe(1);
+    expect(
+      sample(text, 'reglookup_requests_total{transport="soap11",operation="Check",outcome="VEHICLE_NOT_FOUND"}'),
+    ).toBe(1);
     expect(sample(text, 'reglookup_requests_total{transport="post",operation="Check",outcome="RATE_LIMITED"}')).toBe(1);
     expect(sample(text, 'reglookup_refusals_total{code="RATE_LIMITED"}')).toBe(1);
     expect(sample(text, 'reglookup_refusals_total{code="OUT_OF_CREDIT"}')).toBe(0);
@@ -194,10 +216,17 @@ describe('/metrics of a running reglookup serve', () => {
   ])('WORKERS=2: one scrape %s counts the requests of both workers', async (_name, separate) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-metrics-'));
     const metricsPort = separate ? await freePort() : 0;
-    const { run, url } = await serveCli({ WORKERS: '2', DATABASE_URL: `sqlite:${path.join(dir, 'reg.db')}`, ...(separate ? { METRICS_PORT: String(metricsPort) } : {}) });
+    const { run, url } = await serveCli({
+      WORKERS: '2',
+      DATABASE_URL: `sqlite:${path.join(dir, 'reg.db')}`,
+      ...(separate ? { METRICS_PORT: String(metricsPort) } : {}),
+    });
     try {
       await run.waitFor(LISTENING, 2);
-      for (let i = 0; i < 20; i++) expect((await getFresh(`${url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=w${i}`)).status).toBe(200);
+      for (let i = 0; i < 20; i++)
+        expect((await getFresh(`${url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=w${i}`)).status).toBe(
+          200,
+        );
       const scrape = await getFresh(separate ? `http://127.0.0.1:${metricsPort}/metrics` : `${url}/metrics`);
       expect(scrape.status).toBe(200);
       expect(sample(scrape.body, 'reglookup_requests_total{transport="get",operation="Check",outcome="ok"}')).toBe(20);
@@ -214,7 +243,10 @@ describe('the access log', () => {
     const { run, url } = await serveCli({ TRUST_PROXY: '127.0.0.1' });
     try {
       // A username with control characters is refused (INVALID_PARAMETER), and logged escaped.
-      await getFresh(`${url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=al%1B%C2%9Bice`, { 'X-Request-Id': 'req-get-1', 'X-Forwarded-For': '203.0.113.7' });
+      await getFresh(`${url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=al%1B%C2%9Bice`, {
+        'X-Request-Id': 'req-get-1',
+        'X-Forwarded-For': '203.0.113.7',
+      });
       await call(url, 'soap12', 'CheckUSA', { RegistrationNumber: '7ABC123', State: 'CA', username: 'soapuser' });
       await getFresh(`${url}/healthz`);
       await getFresh(`${url}/readyz`);
@@ -245,7 +277,13 @@ describe('the access log', () => {
       expect(raw).toContain('al\\u001b\\u009bice');
       expect(raw).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
       const soap = JSON.parse(lines.find((l) => l.includes('"soap12"')) as string) as Record<string, unknown>;
-      expect(soap).toMatchObject({ transport: 'soap12', operation: 'CheckUSA', outcome: 'ok', username: 'soapuser', client: '127.0.0.1' });
+      expect(soap).toMatchObject({
+        transport: 'soap12',
+        operation: 'CheckUSA',
+        outcome: 'ok',
+        username: 'soapuser',
+        client: '127.0.0.1',
+      });
       for (const l of lines) {
         expect(l).not.toContain('RG11ABC');
         expect(l).not.toContain('7ABC123');
@@ -265,7 +303,9 @@ describe('the access log', () => {
       const lines = run.stdout().trim().split('\n');
       for (const l of lines) expect(l).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (error|warn|info|debug) \S/);
       expect(lines.some((l) => l.startsWith('{'))).toBe(false);
-      expect(lines.find((l) => l.includes(' path=/healthz '))).toMatch(/ debug request .*transport=health outcome=ok status=200/);
+      expect(lines.find((l) => l.includes(' path=/healthz '))).toMatch(
+        / debug request .*transport=health outcome=ok status=200/,
+      );
       expect(lines.find((l) => l.includes(' path=/api/reg.asmx/Check '))).toMatch(
         / info request id=\S+ client=127\.0\.0\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=ok status=200 ms=[\d.]+ username=demo source=store$/,
       );
@@ -277,7 +317,13 @@ describe('the access log', () => {
 
 describe('start-up failures name their cause and variable and exit 2', () => {
   async function failing(env: Record<string, string>): Promise<{ code: number | null; err: string }> {
-    const run = runCli(['serve'], { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', ...env });
+    const run = runCli(['serve'], {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'sqlite::memory:',
+      LOG_LEVEL: 'silent',
+      ...env,
+    });
     const code = await run.exited;
     return { code, err: run.stderr() };
   }

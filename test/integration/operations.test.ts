@@ -54,11 +54,16 @@ describe.each(cases)('%s over %s', (name, transport) => {
       expect(JSON.parse(result.vehicleJson._)).toEqual(record.vehicle);
       const children = Object.keys(result.vehicleData).filter((k) => !k.startsWith('$'));
       const v = record.vehicle as X;
-      const expected = vehicleData.map((f) => [f.name, expectedField(f, v)] as const).filter(([, e]) => e.kind !== 'absent');
+      const expected = vehicleData
+        .map((f) => [f.name, expectedField(f, v)] as const)
+        .filter(([, e]) => e.kind !== 'absent');
       // The WSDL's order, with only the fields the record lacks (and that are not composites) left out.
       expect(children).toEqual(expected.map(([name]) => name));
       for (const f of vehicleData) {
-        expect([f.name, actualField(result.vehicleData[f.name], f.type === 'Composite')]).toEqual([f.name, expectedField(f, v)]);
+        expect([f.name, actualField(result.vehicleData[f.name], f.type === 'Composite')]).toEqual([
+          f.name,
+          expectedField(f, v),
+        ]);
       }
     } else {
       const mot = record.mot as X;
@@ -70,21 +75,24 @@ describe.each(cases)('%s over %s', (name, transport) => {
   });
 });
 
-test.each(['soap12', 'get'] as const)('every vehicle of the sample data, every field in the WSDL order (%s)', async (t) => {
-  for (const r of SAMPLE.filter((s) => s.vehicle)) {
-    const op = OPERATIONS.find((o) => o.name === r.operation)!;
-    const params: Record<string, string> = { RegistrationNumber: r.registration, username: 'demo' };
-    for (const p of op.params) if (p === 'state' || p === 'State') params[p] = r.state!;
-    const res = await call(srv.url, t, op.name, params);
-    expect(res.status).toBe(200);
-    const result = await resultOf(t, op.name, res.body);
-    const got = vehicleData.map((f) => [f.name, actualField(result.vehicleData[f.name], f.type === 'Composite')]);
-    const want = vehicleData.map((f) => [f.name, expectedField(f, r.vehicle!)]);
-    expect([r.registration, got]).toEqual([r.registration, want]);
-    const present = vehicleData.filter((f) => expectedField(f, r.vehicle!).kind !== 'absent').map((f) => f.name);
-    expect(Object.keys(result.vehicleData).filter((k) => !k.startsWith('$'))).toEqual(present);
-  }
-});
+test.each(['soap12', 'get'] as const)(
+  'every vehicle of the sample data, every field in the WSDL order (%s)',
+  async (t) => {
+    for (const r of SAMPLE.filter((s) => s.vehicle)) {
+      const op = OPERATIONS.find((o) => o.name === r.operation)!;
+      const params: Record<string, string> = { RegistrationNumber: r.registration, username: 'demo' };
+      for (const p of op.params) if (p === 'state' || p === 'State') params[p] = r.state!;
+      const res = await call(srv.url, t, op.name, params);
+      expect(res.status).toBe(200);
+      const result = await resultOf(t, op.name, res.body);
+      const got = vehicleData.map((f) => [f.name, actualField(result.vehicleData[f.name], f.type === 'Composite')]);
+      const want = vehicleData.map((f) => [f.name, expectedField(f, r.vehicle!)]);
+      expect([r.registration, got]).toEqual([r.registration, want]);
+      const present = vehicleData.filter((f) => expectedField(f, r.vehicle!).kind !== 'absent').map((f) => f.name);
+      expect(Object.keys(result.vehicleData).filter((k) => !k.startsWith('$'))).toEqual(present);
+    }
+  },
+);
 
 describe('lookup keys', () => {
   test.each(TRANSPORTS)('a plate typed another way finds the same record (%s)', async (t) => {
@@ -94,7 +102,11 @@ describe('lookup keys', () => {
   });
 
   test.each(TRANSPORTS)('the state is matched by full name in any case (%s)', async (t) => {
-    const res = await call(srv.url, t, 'CheckUSA', { RegistrationNumber: '7ABC 123', State: 'CALIFORNIA', username: 'demo' });
+    const res = await call(srv.url, t, 'CheckUSA', {
+      RegistrationNumber: '7ABC 123',
+      State: 'CALIFORNIA',
+      username: 'demo',
+    });
     expect(res.status).toBe(200);
     const other = await call(srv.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', State: 'NY', username: 'demo' });
     expect(other.status).toBe(t.startsWith('soap') ? 500 : 404);
@@ -111,14 +123,22 @@ describe('lookup keys', () => {
       const ok = await call(srv.url, 'get', 'UKMOT', { RegistrationNumber: 'RG11ABC', Model: model, username: 'demo' });
       expect(ok.status).toBe(200);
     }
-    const miss = await call(srv.url, 'soap11', 'UKMOT', { RegistrationNumber: 'RG11ABC', Model: 'Mondeo', username: 'demo' });
+    const miss = await call(srv.url, 'soap11', 'UKMOT', {
+      RegistrationNumber: 'RG11ABC',
+      Model: 'Mondeo',
+      username: 'demo',
+    });
     expect(miss.status).toBe(500);
     expect(miss.body).toContain('<ErrorCode xmlns="http://regcheck.org.uk">VEHICLE_NOT_FOUND</ErrorCode>');
   });
 
   test('unknown extra parameters (a password, say) are ignored on GET and POST', async () => {
     for (const t of ['get', 'post'] as const) {
-      const res = await call(srv.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo', password: 'secret' });
+      const res = await call(srv.url, t, 'Check', {
+        RegistrationNumber: 'RG11ABC',
+        username: 'demo',
+        password: 'secret',
+      });
       expect(res.status).toBe(200);
     }
   });

@@ -47,16 +47,33 @@ interface Raw {
 
 let seq = 0;
 /** One request with exactly these headers (none added but Host), answered in full. */
-function raw(base: string, method: string, path: string, headers: Record<string, string | number> = {}, body?: string | Buffer, lateMs = 0): Promise<Raw & { id: string }> {
+function raw(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string | number> = {},
+  body?: string | Buffer,
+  lateMs = 0,
+): Promise<Raw & { id: string }> {
   const id = `ta-${process.pid}-${++seq}`;
   const url = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method, path, headers: { 'X-Request-Id': id, ...headers }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ id, status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: url.hostname, port: url.port, method, path, headers: { 'X-Request-Id': id, ...headers }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            id,
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     if (lateMs === 0) req.end(body);
     else {
@@ -68,7 +85,13 @@ function raw(base: string, method: string, path: string, headers: Record<string,
 }
 
 function soap(base: string, version: '1.1' | '1.2', body: string, headers: Record<string, string> = {}) {
-  return raw(base, 'POST', '/api/reg.asmx', { ...soapHeaders(version, 'Check'), 'Content-Length': Buffer.byteLength(body), ...headers }, body);
+  return raw(
+    base,
+    'POST',
+    '/api/reg.asmx',
+    { ...soapHeaders(version, 'Check'), 'Content-Length': Buffer.byteLength(body), ...headers },
+    body,
+  );
 }
 
 /** The access log line of one request (README: one JSON line per request at info). */
@@ -82,7 +105,10 @@ async function logOf(id: string): Promise<Record<string, unknown>> {
 }
 
 function faultMessage(version: '1.1' | '1.2', body: string): string {
-  const m = version === '1.1' ? /<faultstring>([^<]*)<\/faultstring>/.exec(body) : /<soap:Text xml:lang="en">([^<]*)<\/soap:Text>/.exec(body);
+  const m =
+    version === '1.1'
+      ? /<faultstring>([^<]*)<\/faultstring>/.exec(body)
+      : /<soap:Text xml:lang="en">([^<]*)<\/soap:Text>/.exec(body);
   if (!m) throw new Error(`no fault message in ${body}`);
   return m[1]
     .replace(/&lt;/g, '<')
@@ -92,7 +118,8 @@ function faultMessage(version: '1.1' | '1.2', body: string): string {
     .replace(/&amp;/g, '&');
 }
 
-const check = (version: '1.1' | '1.2', registration = 'RG11ABC', username = 'demo') => envelope(version, 'Check', { RegistrationNumber: registration, username });
+const check = (version: '1.1' | '1.2', registration = 'RG11ABC', username = 'demo') =>
+  envelope(version, 'Check', { RegistrationNumber: registration, username });
 
 describe('SOAP fault documents (README, Errors)', () => {
   test('SOAP 1.1: faultcode, faultstring, detail/ErrorCode; HTTP 500, text/xml, its Content-Length', async () => {
@@ -127,12 +154,19 @@ describe('SOAP fault documents (README, Errors)', () => {
     expect(s12.body).toContain('<soap:Code><soap:Value>soap:Receiver</soap:Value>');
     const vm = await soap(srv.url, '1.2', check('1.1'));
     expect(vm.body).toContain('<soap:Code><soap:Value>soap:VersionMismatch</soap:Value>');
-    const mu = check('1.2').replace('<soap:Body>', `<soap:Header><A xmlns="urn:x" soap:mustUnderstand="true"/></soap:Header><soap:Body>`);
+    const mu = check('1.2').replace(
+      '<soap:Body>',
+      `<soap:Header><A xmlns="urn:x" soap:mustUnderstand="true"/></soap:Header><soap:Body>`,
+    );
     expect((await soap(srv.url, '1.2', mu)).body).toContain('<soap:Code><soap:Value>soap:MustUnderstand</soap:Value>');
   });
 
   test('a message quoting markup is escaped in the fault', async () => {
-    const a = await soap(srv.url, '1.1', envelope('1.1', 'Check<x', {}).replace('<Check<x xmlns', '<Check xmlns').replace('</Check<x>', '</Check>'));
+    const a = await soap(
+      srv.url,
+      '1.1',
+      envelope('1.1', 'Check<x', {}).replace('<Check<x xmlns', '<Check xmlns').replace('</Check<x>', '</Check>'),
+    );
     expect(a.status).toBe(500);
     const b = await soap(srv.url, '1.1', `<soap:Envelope xmlns:soap="${SOAP11}"><soap:Body/></soap:Envelope>`);
     expect(b.body).toContain('&lt;Check xmlns="http://regcheck.org.uk"&gt;');
@@ -161,7 +195,11 @@ describe('SOAP fault documents (README, Errors)', () => {
     await kept.text();
     expect(kept.status).toBe(413);
     expect(kept.headers.get('connection')).toBe('close');
-    const other = await fetch(`${srv.url}/api/reg.asmx`, { method: 'POST', headers: soapHeaders('1.1', 'Check'), body: '' });
+    const other = await fetch(`${srv.url}/api/reg.asmx`, {
+      method: 'POST',
+      headers: soapHeaders('1.1', 'Check'),
+      body: '',
+    });
     await other.text();
     expect(other.status).toBe(500);
     expect(other.headers.get('connection')).not.toBe('close');
@@ -171,11 +209,36 @@ describe('SOAP fault documents (README, Errors)', () => {
 describe('SOAP refusals, by what the caller sent (README, Errors and Security)', () => {
   test.each([
     ['1.1', `<Check xmlns="${NS}"/>`, 'MALFORMED_REQUEST', "The root element is 'Check', not a SOAP Envelope"],
-    ['1.1', `<soap:Envelope xmlns:soap="urn:x"><soap:Body/></soap:Envelope>`, 'VERSION_MISMATCH', "The envelope namespace 'urn:x' is neither SOAP 1.1 nor SOAP 1.2"],
-    ['1.1', check('1.2'), 'VERSION_MISMATCH', 'A SOAP 1.2 envelope must be sent with Content-Type application/soap+xml, not text/xml'],
-    ['1.2', check('1.1'), 'VERSION_MISMATCH', 'A SOAP 1.1 envelope must be sent with Content-Type text/xml, not application/soap+xml'],
-    ['1.1', `<soap:Envelope xmlns:soap="${SOAP11}"><soap:Header/></soap:Envelope>`, 'MALFORMED_REQUEST', 'The envelope has no Body'],
-    ['1.1', `<soap:Envelope xmlns:soap="${SOAP11}"><soap:Body/></soap:Envelope>`, 'MALFORMED_REQUEST', `The Body is empty; it must hold one operation element such as <Check xmlns="${NS}">`],
+    [
+      '1.1',
+      `<soap:Envelope xmlns:soap="urn:x"><soap:Body/></soap:Envelope>`,
+      'VERSION_MISMATCH',
+      "The envelope namespace 'urn:x' is neither SOAP 1.1 nor SOAP 1.2",
+    ],
+    [
+      '1.1',
+      check('1.2'),
+      'VERSION_MISMATCH',
+      'A SOAP 1.2 envelope must be sent with Content-Type application/soap+xml, not text/xml',
+    ],
+    [
+      '1.2',
+      check('1.1'),
+      'VERSION_MISMATCH',
+      'A SOAP 1.1 envelope must be sent with Content-Type text/xml, not application/soap+xml',
+    ],
+    [
+      '1.1',
+      `<soap:Envelope xmlns:soap="${SOAP11}"><soap:Header/></soap:Envelope>`,
+      'MALFORMED_REQUEST',
+      'The envelope has no Body',
+    ],
+    [
+      '1.1',
+      `<soap:Envelope xmlns:soap="${SOAP11}"><soap:Body/></soap:Envelope>`,
+      'MALFORMED_REQUEST',
+      `The Body is empty; it must hold one operation element such as <Check xmlns="${NS}">`,
+    ],
     [
       '1.2',
       `<soap:Envelope xmlns:soap="${SOAP12}"><soap:Body><Check xmlns="${NS}"/><Check xmlns="${NS}"/></soap:Body></soap:Envelope>`,
@@ -183,16 +246,34 @@ describe('SOAP refusals, by what the caller sent (README, Errors and Security)',
       'The Body must hold exactly one operation element',
     ],
     ['1.1', envelope('1.1', 'CheckMars', { username: 'demo' }), 'UNKNOWN_OPERATION', "Unknown operation 'CheckMars'"],
-    ['1.1', check('1.1').replace(`xmlns="${NS}"`, 'xmlns="urn:other"'), 'UNKNOWN_OPERATION', `Operation element 'Check' is in namespace 'urn:other'; this service's namespace is '${NS}'`],
     [
       '1.1',
-      check('1.1').replace('<soap:Body>', '<soap:Header><A xmlns="urn:x" soap:mustUnderstand="1"/></soap:Header><soap:Body>'),
+      check('1.1').replace(`xmlns="${NS}"`, 'xmlns="urn:other"'),
+      'UNKNOWN_OPERATION',
+      `Operation element 'Check' is in namespace 'urn:other'; this service's namespace is '${NS}'`,
+    ],
+    [
+      '1.1',
+      check('1.1').replace(
+        '<soap:Body>',
+        '<soap:Header><A xmlns="urn:x" soap:mustUnderstand="1"/></soap:Header><soap:Body>',
+      ),
       'MUST_UNDERSTAND',
       "Header '{urn:x}A' is marked mustUnderstand, and this service processes no SOAP headers",
     ],
-    ['1.1', check('1.1').replace('<soap:Body>', '<soap:Body><!DOCTYPE x>'), 'MALFORMED_REQUEST', 'Malformed request: <!DOCTYPE>: DTDs, entity declarations and external references are not allowed'],
+    [
+      '1.1',
+      check('1.1').replace('<soap:Body>', '<soap:Body><!DOCTYPE x>'),
+      'MALFORMED_REQUEST',
+      'Malformed request: <!DOCTYPE>: DTDs, entity declarations and external references are not allowed',
+    ],
   ] as const)('SOAP %s: %s is %s', async (version, body, code, message) => {
-    const a = await soap(srv.url, version, body, version === '1.1' ? { SOAPAction: '' } : { 'Content-Type': 'application/soap+xml; charset=utf-8' });
+    const a = await soap(
+      srv.url,
+      version,
+      body,
+      version === '1.1' ? { SOAPAction: '' } : { 'Content-Type': 'application/soap+xml; charset=utf-8' },
+    );
     expect(a.status).toBe(500);
     expect(a.body).toContain(`<ErrorCode xmlns="${NS}">${code}</ErrorCode>`);
     expect(faultMessage(version, a.body)).toBe(message);
@@ -206,36 +287,64 @@ describe('SOAP refusals, by what the caller sent (README, Errors and Security)',
       expect(a.body).toContain('<CheckResponse');
     }
     const body = check('1.1');
-    const none = await raw(srv.url, 'POST', '/api/reg.asmx', { 'Content-Type': 'text/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }, body);
+    const none = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx',
+      { 'Content-Type': 'text/xml; charset=utf-8', 'Content-Length': Buffer.byteLength(body) },
+      body,
+    );
     expect(none.status).toBe(200);
-    expect(await logOf(none.id)).toMatchObject({ transport: 'soap11', operation: 'Check', username: 'demo', outcome: 'ok', status: 200 });
+    expect(await logOf(none.id)).toMatchObject({
+      transport: 'soap11',
+      operation: 'Check',
+      username: 'demo',
+      outcome: 'ok',
+      status: 200,
+    });
   });
 
   test('SOAPAction naming another operation, or none of ours, is UNKNOWN_OPERATION with the reason', async () => {
     const other = await soap(srv.url, '1.1', check('1.1'), { SOAPAction: `"${NS}/CheckUSA"` });
     expect(faultMessage('1.1', other.body)).toBe('SOAPAction names CheckUSA but the Body holds Check');
     const foreign = await soap(srv.url, '1.1', check('1.1'), { SOAPAction: '"urn:foo/Check"' });
-    expect(faultMessage('1.1', foreign.body)).toBe(`SOAPAction 'urn:foo/Check' is not one this service offers (expected '${NS}/Check')`);
+    expect(faultMessage('1.1', foreign.body)).toBe(
+      `SOAPAction 'urn:foo/Check' is not one this service offers (expected '${NS}/Check')`,
+    );
     const unknownInOurs = await soap(srv.url, '1.1', check('1.1'), { SOAPAction: `"${NS}/Nothing"` });
-    expect(faultMessage('1.1', unknownInOurs.body)).toBe(`SOAPAction '${NS}/Nothing' is not one this service offers (expected '${NS}/Check')`);
+    expect(faultMessage('1.1', unknownInOurs.body)).toBe(
+      `SOAPAction '${NS}/Nothing' is not one this service offers (expected '${NS}/Check')`,
+    );
     const lone = await soap(srv.url, '1.1', check('1.1'), { SOAPAction: '"' });
-    expect(faultMessage('1.1', lone.body)).toBe(`SOAPAction '"' is not one this service offers (expected '${NS}/Check')`);
+    expect(faultMessage('1.1', lone.body)).toBe(
+      `SOAPAction '"' is not one this service offers (expected '${NS}/Check')`,
+    );
     const half = await soap(srv.url, '1.1', check('1.1'), { SOAPAction: `"${NS}/Check` });
     expect(faultMessage('1.1', half.body)).toMatch(/^SOAPAction '"http:\/\/regcheck.org.uk\/Check' is not one/);
     const tail = await soap(srv.url, '1.1', check('1.1'), { SOAPAction: `${NS}/Check"` });
-    expect(faultMessage('1.1', tail.body)).toBe(`SOAPAction '${NS}/Check"' is not one this service offers (expected '${NS}/Check')`);
+    expect(faultMessage('1.1', tail.body)).toBe(
+      `SOAPAction '${NS}/Check"' is not one this service offers (expected '${NS}/Check')`,
+    );
     // Outside our namespace, an operation's name after a prefix as long as the namespace is still not ours.
     const lookalike = `${'x'.repeat(NS.length)}/CheckUSA`;
     const like = await soap(srv.url, '1.1', check('1.1'), { SOAPAction: lookalike });
-    expect(faultMessage('1.1', like.body)).toBe(`SOAPAction '${lookalike}' is not one this service offers (expected '${NS}/Check')`);
+    expect(faultMessage('1.1', like.body)).toBe(
+      `SOAPAction '${lookalike}' is not one this service offers (expected '${NS}/Check')`,
+    );
   });
 
   test("SOAP 1.2's action parameter is checked; over SOAP 1.1 it is not read", async () => {
-    const wrong12 = await soap(srv.url, '1.2', check('1.2'), { 'Content-Type': `application/soap+xml; charset=utf-8; action="${NS}/CheckUSA"` });
+    const wrong12 = await soap(srv.url, '1.2', check('1.2'), {
+      'Content-Type': `application/soap+xml; charset=utf-8; action="${NS}/CheckUSA"`,
+    });
     expect(faultMessage('1.2', wrong12.body)).toBe('SOAPAction names CheckUSA but the Body holds Check');
-    const right12 = await soap(srv.url, '1.2', check('1.2'), { 'Content-Type': `application/soap+xml; charset=utf-8; action="${NS}/Check"` });
+    const right12 = await soap(srv.url, '1.2', check('1.2'), {
+      'Content-Type': `application/soap+xml; charset=utf-8; action="${NS}/Check"`,
+    });
     expect(right12.status).toBe(200);
-    const ignored11 = await soap(srv.url, '1.1', check('1.1'), { 'Content-Type': `text/xml; charset=utf-8; action="${NS}/CheckUSA"` });
+    const ignored11 = await soap(srv.url, '1.1', check('1.1'), {
+      'Content-Type': `text/xml; charset=utf-8; action="${NS}/CheckUSA"`,
+    });
     expect(ignored11.status).toBe(200);
     // A SOAPAction header sent with SOAP 1.2 is read too.
     const header12 = await soap(srv.url, '1.2', check('1.2'), { SOAPAction: `"${NS}/CheckUSA"` });
@@ -253,14 +362,26 @@ describe('SOAP refusals, by what the caller sent (README, Errors and Security)',
   test('a body that is not UTF-8, or compressed wrongly, is a fault', async () => {
     const a = await soap(srv.url, '1.1', Buffer.from([0xff, 0xfe, 0x3c, 0x00]).toString('latin1'), {});
     expect(a.status).toBe(500);
-    const gz = await raw(srv.url, 'POST', '/api/reg.asmx', { ...soapHeaders('1.1', 'Check'), 'Content-Encoding': 'br', 'Content-Length': 3 }, 'abc');
+    const gz = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx',
+      { ...soapHeaders('1.1', 'Check'), 'Content-Encoding': 'br', 'Content-Length': 3 },
+      'abc',
+    );
     expect(gz.status).toBe(500);
     expect(gz.body).toContain(`<ErrorCode xmlns="${NS}">UNSUPPORTED_MEDIA_TYPE</ErrorCode>`);
     expect(faultMessage('1.1', gz.body)).toBe("Content-Encoding 'br' is not supported (use identity, gzip or deflate)");
   });
 
   test('a POST to the SOAP path that is not SOAP is 415, one line pointing at the HTTP forms, transport other', async () => {
-    const a = await raw(srv.url, 'POST', '/api/reg.asmx', { 'Content-Type': 'application/json', 'Content-Length': 2 }, '{}');
+    const a = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx',
+      { 'Content-Type': 'application/json', 'Content-Length': 2 },
+      '{}',
+    );
     expect(a.status).toBe(415);
     expect(a.body).toBe(
       'UNSUPPORTED_MEDIA_TYPE: POST /api/reg.asmx takes a SOAP envelope (text/xml for SOAP 1.1, application/soap+xml for SOAP 1.2); HTTP POST calls go to /api/reg.asmx/{Operation}\n',
@@ -271,11 +392,21 @@ describe('SOAP refusals, by what the caller sent (README, Errors and Security)',
   test('a lookup refused by the service is logged with the operation and the username', async () => {
     const a = await soap(srv.url, '1.1', check('1.1', 'ZZ99ZZZ', 'carol'));
     expect(a.status).toBe(500);
-    expect(await logOf(a.id)).toMatchObject({ transport: 'soap11', operation: 'Check', username: 'carol', outcome: 'VEHICLE_NOT_FOUND' });
+    expect(await logOf(a.id)).toMatchObject({
+      transport: 'soap11',
+      operation: 'Check',
+      username: 'carol',
+      outcome: 'VEHICLE_NOT_FOUND',
+    });
     const b = await soap(srv.url, '1.2', check('1.2', 'RG11ABC', 'dave'));
     expect(b.status).toBe(200);
     expect(b.headers['content-type']).toBe('application/soap+xml; charset=utf-8');
-    expect(await logOf(b.id)).toMatchObject({ transport: 'soap12', operation: 'Check', username: 'dave', outcome: 'ok' });
+    expect(await logOf(b.id)).toMatchObject({
+      transport: 'soap12',
+      operation: 'Check',
+      username: 'dave',
+      outcome: 'ok',
+    });
   });
 
   test('a SOAP result carries its Content-Length, never chunked (README: every answer)', async () => {
@@ -296,7 +427,13 @@ describe('SOAP refusals, by what the caller sent (README, Errors and Security)',
     expect(upper12.status).toBe(200);
     expect(upper12.body).toContain('CheckResponse');
     const body = check('1.1');
-    const q = await raw(srv.url, 'POST', '/api/reg.asmx?x=1', { ...soapHeaders('1.1', 'Check'), 'Content-Length': Buffer.byteLength(body) }, body);
+    const q = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx?x=1',
+      { ...soapHeaders('1.1', 'Check'), 'Content-Length': Buffer.byteLength(body) },
+      body,
+    );
     expect(q.status).toBe(200);
     expect(q.body).toContain('CheckResponse');
   });
@@ -310,17 +447,26 @@ describe('SOAP refusals, by what the caller sent (README, Errors and Security)',
 });
 
 describe('INTERNAL_ERROR is logged under the request id, the sandbox one is not (README, Errors and Sandbox)', () => {
-  const errorLines = (op: string) => out.split('\n').filter((l) => l.includes('"level":"error"') && l.includes('lookup failed') && l.includes(`"operation":"${op}"`));
+  const errorLines = (op: string) =>
+    out
+      .split('\n')
+      .filter((l) => l.includes('"level":"error"') && l.includes('lookup failed') && l.includes(`"operation":"${op}"`));
 
   test.each(['soap', 'get'] as const)('over %s', async (how) => {
     const op = how === 'soap' ? 'Check' : 'CheckUSA';
     const before = errorLines(op).length;
-    const a = how === 'soap' ? await soap(broken.url, '1.1', check('1.1')) : await raw(broken.url, 'GET', `/api/reg.asmx/CheckUSA?RegistrationNumber=RG11ABC&State=CA&username=demo`);
+    const a =
+      how === 'soap'
+        ? await soap(broken.url, '1.1', check('1.1'))
+        : await raw(broken.url, 'GET', `/api/reg.asmx/CheckUSA?RegistrationNumber=RG11ABC&State=CA&username=demo`);
     await logOf(a.id);
     expect(a.body).toContain('INTERNAL_ERROR');
     expect(errorLines(op).length).toBe(before + 1);
     expect(errorLines(op).at(-1)).toContain('disk image is malformed');
-    const s = how === 'soap' ? await soap(sandbox.url, '1.1', check('1.1', 'ER19ERR')) : await raw(sandbox.url, 'GET', '/api/reg.asmx/CheckUSA?RegistrationNumber=ER19ERR&State=CA&username=demo');
+    const s =
+      how === 'soap'
+        ? await soap(sandbox.url, '1.1', check('1.1', 'ER19ERR'))
+        : await raw(sandbox.url, 'GET', '/api/reg.asmx/CheckUSA?RegistrationNumber=ER19ERR&State=CA&username=demo');
     expect(s.body).toContain('INTERNAL_ERROR');
     await logOf(s.id);
     expect(errorLines(op).length).toBe(before + 1);
@@ -351,30 +497,68 @@ describe('HTTP GET and POST (README, Calling it and Errors)', () => {
 
   test('POST: the form in the body; logged as post with its username', async () => {
     const form = 'RegistrationNumber=RG11ABC&username=erin';
-    const p = await raw(srv.url, 'POST', '/api/reg.asmx/Check', { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': form.length }, form);
+    const p = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx/Check',
+      { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': form.length },
+      form,
+    );
     expect(p.status).toBe(200);
     expect(await logOf(p.id)).toMatchObject({ transport: 'post', operation: 'Check', username: 'erin', outcome: 'ok' });
-    const chunked = await raw(srv.url, 'POST', '/api/reg.asmx/Check', { 'Content-Type': 'application/x-www-form-urlencoded; charset=UTF-8', 'Transfer-Encoding': 'chunked' }, form);
+    const chunked = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx/Check',
+      { 'Content-Type': 'application/x-www-form-urlencoded; charset=UTF-8', 'Transfer-Encoding': 'chunked' },
+      form,
+    );
     expect(chunked.status).toBe(200);
   });
 
   test('a body that arrives after its headers is read as it comes, on both forms', async () => {
     const form = 'RegistrationNumber=RG11ABC&username=late';
-    const p = await raw(srv.url, 'POST', '/api/reg.asmx/Check', { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': form.length }, form, 100);
+    const p = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx/Check',
+      { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': form.length },
+      form,
+      100,
+    );
     expect(p.status).toBe(200);
     expect(await logOf(p.id)).toMatchObject({ transport: 'post', username: 'late', outcome: 'ok' });
     const env = check('1.1', 'RG11ABC', 'late');
-    const s = await raw(srv.url, 'POST', '/api/reg.asmx', { ...soapHeaders('1.1', 'Check'), 'Content-Length': Buffer.byteLength(env) }, env, 100);
+    const s = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx',
+      { ...soapHeaders('1.1', 'Check'), 'Content-Length': Buffer.byteLength(env) },
+      env,
+      100,
+    );
     expect(s.status).toBe(200);
     expect(s.body).toContain('CheckResponse');
-    const bad = await raw(srv.url, 'POST', '/api/reg.asmx/Check', { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': 3 }, Buffer.from([0x61, 0x3d, 0xff]), 100);
+    const bad = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx/Check',
+      { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': 3 },
+      Buffer.from([0x61, 0x3d, 0xff]),
+      100,
+    );
     expect(bad.body).toBe('MALFORMED_REQUEST: The body is not valid UTF-8\n');
   });
 
   test('a refused lookup still logs the username as sent', async () => {
     const g = await raw(srv.url, 'GET', '/api/reg.asmx/Check?RegistrationNumber=ZZ99ZZZ&username=frank');
     expect(g.status).toBe(404);
-    expect(await logOf(g.id)).toMatchObject({ transport: 'get', operation: 'Check', username: 'frank', outcome: 'VEHICLE_NOT_FOUND' });
+    expect(await logOf(g.id)).toMatchObject({
+      transport: 'get',
+      operation: 'Check',
+      username: 'frank',
+      outcome: 'VEHICLE_NOT_FOUND',
+    });
   });
 
   test('a method other than GET/HEAD/POST is 405 with Allow: GET, HEAD, POST', async () => {
@@ -389,50 +573,110 @@ describe('HTTP GET and POST (README, Calling it and Errors)', () => {
   test('an unknown operation is 404; in the wrong case, with the right name suggested', async () => {
     const a = await raw(srv.url, 'GET', '/api/reg.asmx/check?RegistrationNumber=RG11ABC&username=demo');
     expect(a.status).toBe(404);
-    expect(a.body).toBe("UNKNOWN_OPERATION: Unknown operation 'check' (did you mean 'Check'? operation names are case-sensitive)\n");
+    expect(a.body).toBe(
+      "UNKNOWN_OPERATION: Unknown operation 'check' (did you mean 'Check'? operation names are case-sensitive)\n",
+    );
     const b = await raw(srv.url, 'GET', '/api/reg.asmx/Zzzzzzzzzzzz');
     expect(b.body).toBe("UNKNOWN_OPERATION: Unknown operation 'Zzzzzzzzzzzz'\n");
     expect(await logOf(b.id)).toMatchObject({ transport: 'get', outcome: 'UNKNOWN_OPERATION' });
     expect(await logOf(b.id)).not.toHaveProperty('operation');
-    const post = await raw(srv.url, 'POST', '/api/reg.asmx/Zzzzzzzzzzzz', { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': 3 }, 'a=1');
+    const post = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx/Zzzzzzzzzzzz',
+      { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': 3 },
+      'a=1',
+    );
     expect(post.status).toBe(404);
     expect(await logOf(post.id)).toMatchObject({ transport: 'post' });
   });
 
   test('the operation path: percent-encoded names, a trailing slash, the path in any case', async () => {
-    expect((await raw(srv.url, 'GET', '/api/reg.asmx/%43heck?RegistrationNumber=RG11ABC&username=demo')).status).toBe(200);
-    expect((await raw(srv.url, 'GET', '/api/reg.asmx/Check/?RegistrationNumber=RG11ABC&username=demo')).status).toBe(200);
-    expect((await raw(srv.url, 'GET', '/API/REG.ASMX/Check?RegistrationNumber=RG11ABC&username=demo')).status).toBe(200);
+    expect((await raw(srv.url, 'GET', '/api/reg.asmx/%43heck?RegistrationNumber=RG11ABC&username=demo')).status).toBe(
+      200,
+    );
+    expect((await raw(srv.url, 'GET', '/api/reg.asmx/Check/?RegistrationNumber=RG11ABC&username=demo')).status).toBe(
+      200,
+    );
+    expect((await raw(srv.url, 'GET', '/API/REG.ASMX/Check?RegistrationNumber=RG11ABC&username=demo')).status).toBe(
+      200,
+    );
     const bad = await raw(srv.url, 'GET', '/api/reg.asmx/%FF?RegistrationNumber=RG11ABC&username=demo');
     expect(bad.status).toBe(400);
     expect(bad.body).toBe('MALFORMED_REQUEST: The operation name is not valid percent-encoded UTF-8\n');
   });
 
   test('POST takes only application/x-www-form-urlencoded (415), in UTF-8', async () => {
-    const json = await raw(srv.url, 'POST', '/api/reg.asmx/Check', { 'Content-Type': 'application/json', 'Content-Length': 2 }, '{}');
+    const json = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx/Check',
+      { 'Content-Type': 'application/json', 'Content-Length': 2 },
+      '{}',
+    );
     expect(json.status).toBe(415);
-    expect(json.body).toBe("UNSUPPORTED_MEDIA_TYPE: HTTP POST takes Content-Type application/x-www-form-urlencoded, not 'application/json'\n");
+    expect(json.body).toBe(
+      "UNSUPPORTED_MEDIA_TYPE: HTTP POST takes Content-Type application/x-www-form-urlencoded, not 'application/json'\n",
+    );
     const none = await raw(srv.url, 'POST', '/api/reg.asmx/Check', { 'Content-Length': 3 }, 'a=1');
     expect(none.status).toBe(415);
-    expect(none.body).toBe("UNSUPPORTED_MEDIA_TYPE: HTTP POST takes Content-Type application/x-www-form-urlencoded, not '(none)'\n");
-    const latin = await raw(srv.url, 'POST', '/api/reg.asmx/Check', { 'Content-Type': 'application/x-www-form-urlencoded; charset=iso-8859-1', 'Content-Length': 3 }, 'a=1');
+    expect(none.body).toBe(
+      "UNSUPPORTED_MEDIA_TYPE: HTTP POST takes Content-Type application/x-www-form-urlencoded, not '(none)'\n",
+    );
+    const latin = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx/Check',
+      { 'Content-Type': 'application/x-www-form-urlencoded; charset=iso-8859-1', 'Content-Length': 3 },
+      'a=1',
+    );
     expect(latin.status).toBe(400);
     expect(latin.body).toBe("MALFORMED_REQUEST: charset 'iso-8859-1' is not supported; send UTF-8\n");
     const bytes = Buffer.from([0x61, 0x3d, 0xff]);
-    const notUtf8 = await raw(srv.url, 'POST', '/api/reg.asmx/Check', { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': 3 }, bytes);
+    const notUtf8 = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx/Check',
+      { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': 3 },
+      bytes,
+    );
     expect(notUtf8.body).toBe('MALFORMED_REQUEST: The body is not valid UTF-8\n');
   });
 
   test('MAX_BODY_BYTES on every route: a form, a GET with a body, a route that takes none (413)', async () => {
     const big = `RegistrationNumber=RG11ABC&username=demo&x=${'a'.repeat(2100)}`;
-    const post = await raw(srv.url, 'POST', '/api/reg.asmx/Check', { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': big.length }, big);
+    const post = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx/Check',
+      { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': big.length },
+      big,
+    );
     expect(post.status).toBe(413);
     expect(post.headers.connection).toBe('close');
-    const get = await raw(srv.url, 'GET', '/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo', { 'Content-Length': big.length }, big);
+    const get = await raw(
+      srv.url,
+      'GET',
+      '/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo',
+      { 'Content-Length': big.length },
+      big,
+    );
     expect(get.status).toBe(413);
-    const chunkedGet = await raw(srv.url, 'GET', '/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo', { 'Transfer-Encoding': 'chunked' }, big);
+    const chunkedGet = await raw(
+      srv.url,
+      'GET',
+      '/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo',
+      { 'Transfer-Encoding': 'chunked' },
+      big,
+    );
     expect(chunkedGet.status).toBe(413);
-    const unknown = await raw(srv.url, 'POST', '/api/reg.asmx/Zzzz', { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': big.length }, big);
+    const unknown = await raw(
+      srv.url,
+      'POST',
+      '/api/reg.asmx/Zzzz',
+      { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': big.length },
+      big,
+    );
     expect(unknown.status).toBe(413);
     const health = await raw(srv.url, 'POST', '/healthz', { 'Content-Length': big.length }, big);
     expect(health.status).toBe(413);
@@ -443,7 +687,13 @@ describe('HTTP GET and POST (README, Calling it and Errors)', () => {
 
   test('a body within the limit where none is taken is read and ignored', async () => {
     const small = 'x=1';
-    const get = await raw(srv.url, 'GET', '/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo', { 'Content-Length': small.length }, small);
+    const get = await raw(
+      srv.url,
+      'GET',
+      '/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo',
+      { 'Content-Length': small.length },
+      small,
+    );
     expect(get.status).toBe(200);
     const wsdl = await raw(srv.url, 'GET', '/api/reg.asmx?WSDL', { 'Content-Length': small.length }, small);
     expect(wsdl.status).toBe(200);

@@ -9,7 +9,17 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
-const COMPOSITES = ['CarMake', 'BodyStyle', 'EngineSize', 'NumberOfDoors', 'Transmission', 'FuelType', 'Immobiliser', 'NumberOfSeats', 'DriverSide'];
+const COMPOSITES = [
+  'CarMake',
+  'BodyStyle',
+  'EngineSize',
+  'NumberOfDoors',
+  'Transmission',
+  'FuelType',
+  'Immobiliser',
+  'NumberOfSeats',
+  'DriverSide',
+];
 
 describe('vehicleJson survives a regular expression and JSON.parse without entity decoding', () => {
   test.each(TRANSPORTS)('%s', async (t) => {
@@ -38,7 +48,9 @@ describe('a vehicle that lacks every composite still writes each one', () => {
   test.each(['get', 'post'] as const)('%s: empty elements with a type attribute', async (t) => {
     const res = await call(srv.url, t, 'Check', { RegistrationNumber: 'NO11CMP', username: 'demo' });
     for (const c of COMPOSITES) {
-      expect(res.body).toContain(`    <${c}>\r\n      <CurrentValue type="null" />\r\n      <CurrentTextValue type="null" />\r\n    </${c}>`);
+      expect(res.body).toContain(
+        `    <${c}>\r\n      <CurrentValue type="null" />\r\n      <CurrentTextValue type="null" />\r\n    </${c}>`,
+      );
     }
     expect(res.body).not.toContain('xsi:nil');
   });
@@ -48,7 +60,9 @@ test('the HTTP forms are laid out as ASMX writes them: declaration, line break, 
   const res = await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'demo' });
   const lines = res.body.split('\r\n');
   expect(lines[0]).toBe('<?xml version="1.0" encoding="utf-8"?>');
-  expect(lines[1]).toBe('<Vehicle xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns="http://regcheck.org.uk">');
+  expect(lines[1]).toBe(
+    '<Vehicle xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns="http://regcheck.org.uk">',
+  );
   expect(lines[2]).toMatch(/^ {2}<vehicleJson>\{.*\}<\/vehicleJson>$/);
   expect(lines[3]).toBe('  <vehicleData>');
   expect(lines[4]).toBe('    <ABICode>32130779</ABICode>');
@@ -60,14 +74,22 @@ test('UKMOT over HTTP GET: the UKMOTData root, tests in order, failure reasons a
   const res = await call(srv.url, 'get', 'UKMOT', { RegistrationNumber: 'RG11ABC', username: 'demo' });
   expect(res.status).toBe(200);
   expect(res.body).toContain('<UKMOTData xmlns:xsi=');
-  expect(res.body).toContain('<FailureReasons>\r\n        <string>Offside headlamp aim too high</string>\r\n        <string>Brake pipe corroded</string>\r\n      </FailureReasons>');
+  expect(res.body).toContain(
+    '<FailureReasons>\r\n        <string>Offside headlamp aim too high</string>\r\n        <string>Brake pipe corroded</string>\r\n      </FailureReasons>',
+  );
   expect(res.body).toContain('<FailureReasons />');
-  expect(res.body).toContain('<ArrayOfString>\r\n      <string>Colour</string>\r\n      <string>Blue</string>\r\n    </ArrayOfString>');
+  expect(res.body).toContain(
+    '<ArrayOfString>\r\n      <string>Colour</string>\r\n      <string>Blue</string>\r\n    </ArrayOfString>',
+  );
   expect(res.body).toContain('<taxDate>2026-09-01</taxDate>');
 });
 
 test('SOAP results are unprefixed, in the default namespace, inside the Response/Result pair', async () => {
   const res = await call(srv.url, 'soap11', 'CheckSouthAfrica', { RegistrationNumber: 'CA123456', username: 'demo' });
-  expect(res.body).toMatch(/<soap:Body><CheckSouthAfricaResponse xmlns="http:\/\/regcheck\.org\.uk"[^>]*><CheckSouthAfricaResult><vehicleJson>/);
-  expect(res.body).toMatch(/<\/vehicleData><\/CheckSouthAfricaResult><\/CheckSouthAfricaResponse><\/soap:Body><\/soap:Envelope>$/);
+  expect(res.body).toMatch(
+    /<soap:Body><CheckSouthAfricaResponse xmlns="http:\/\/regcheck\.org\.uk"[^>]*><CheckSouthAfricaResult><vehicleJson>/,
+  );
+  expect(res.body).toMatch(
+    /<\/vehicleData><\/CheckSouthAfricaResult><\/CheckSouthAfricaResponse><\/soap:Body><\/soap:Envelope>$/,
+  );
 });

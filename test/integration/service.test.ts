@@ -32,14 +32,17 @@ function get(url: string, headers: Record<string, string>): Promise<{ status: nu
 }
 
 describe('the WSDL', () => {
-  test.each(['?WSDL', '?wsdl', '?Wsdl', '?wsdl=1'])("is served at /api/reg.asmx%s with the caller's host in every port", async (q) => {
-    const res = await get(`${srv.url}/api/reg.asmx${q}`, { Host: 'lookup.example.com:8443' });
-    expect(res.status).toBe(200);
-    expect(res.type).toBe('text/xml; charset=utf-8');
-    const text = res.body;
-    expect(text.match(/location="http:\/\/lookup\.example\.com:8443\/api\/reg\.asmx"/g)).toHaveLength(4);
-    expect(text).toContain('targetNamespace="http://regcheck.org.uk"');
-  });
+  test.each(['?WSDL', '?wsdl', '?Wsdl', '?wsdl=1'])(
+    "is served at /api/reg.asmx%s with the caller's host in every port",
+    async (q) => {
+      const res = await get(`${srv.url}/api/reg.asmx${q}`, { Host: 'lookup.example.com:8443' });
+      expect(res.status).toBe(200);
+      expect(res.type).toBe('text/xml; charset=utf-8');
+      const text = res.body;
+      expect(text.match(/location="http:\/\/lookup\.example\.com:8443\/api\/reg\.asmx"/g)).toHaveLength(4);
+      expect(text).toContain('targetNamespace="http://regcheck.org.uk"');
+    },
+  );
 
   test('a hostile Host header does not reach the document', async () => {
     const text = (await get(`${srv.url}/api/reg.asmx?WSDL`, { Host: 'evil.com"><x' })).body;
@@ -70,8 +73,15 @@ test('the help page lists every operation of the catalogue', async () => {
 });
 
 test('concurrent mixed SOAP 1.1, SOAP 1.2, GET and POST traffic: each answer in its own version', async () => {
-  const plan: Transport[] = Array.from({ length: 200 }, (_, i) => (['soap11', 'soap12', 'get', 'post'] as const)[i % 4]);
-  const answers = await Promise.all(plan.map((t, i) => call(srv.url, t, i % 3 ? 'Check' : 'UKMOT', { RegistrationNumber: 'RG11ABC', username: `u${i}` })));
+  const plan: Transport[] = Array.from(
+    { length: 200 },
+    (_, i) => (['soap11', 'soap12', 'get', 'post'] as const)[i % 4],
+  );
+  const answers = await Promise.all(
+    plan.map((t, i) =>
+      call(srv.url, t, i % 3 ? 'Check' : 'UKMOT', { RegistrationNumber: 'RG11ABC', username: `u${i}` }),
+    ),
+  );
   answers.forEach((res, i) => {
     expect(res.status).toBe(200);
     const t = plan[i];
@@ -91,10 +101,20 @@ test('the bundled sample holds at least 5 vehicles per operation and 3 MOT histo
 
 test('reglookup serve: loads the sample into a new database on first start and serves it', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-serve-'));
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.resolve(__dirname, '../../src/cli.ts'), 'serve'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${path.join(dir, 'db', 'reg.db')}`, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', path.resolve(__dirname, '../../src/cli.ts'), 'serve'],
+    {
+      env: {
+        ...process.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATABASE_URL: `sqlite:${path.join(dir, 'db', 'reg.db')}`,
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -122,10 +142,14 @@ test('reglookup serve: loads the sample into a new database on first start and s
 });
 
 test('a bad setting stops start-up with a message naming the variable', async () => {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.resolve(__dirname, '../../src/cli.ts'), 'serve'], {
-    env: { ...process.env, PORT: 'eighty' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', path.resolve(__dirname, '../../src/cli.ts'), 'serve'],
+    {
+      env: { ...process.env, PORT: 'eighty' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const code = await new Promise((r) => child.on('close', r));
@@ -137,7 +161,9 @@ test('Expect: 100-continue with an oversized Content-Length gets its 413 without
   const net = await import('node:net');
   const answer = await new Promise<string>((resolve, reject) => {
     const sock = net.connect(srv.port, '127.0.0.1', () => {
-      sock.write('POST /api/reg.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n');
+      sock.write(
+        'POST /api/reg.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n',
+      );
     });
     let got = '';
     sock.on('data', (d) => {
@@ -160,7 +186,9 @@ test('Expect: 100-continue within the limit is invited, then answered', async ()
   const body = 'RegistrationNumber=RG11ABC&username=demo';
   const answer = await new Promise<string>((resolve, reject) => {
     const sock = net.connect(srv.port, '127.0.0.1', () => {
-      sock.write(`POST /api/reg.asmx/Check HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`);
+      sock.write(
+        `POST /api/reg.asmx/Check HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+      );
     });
     let got = '';
     let sent = false;

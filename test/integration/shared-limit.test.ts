@@ -19,7 +19,8 @@ jest.setTimeout(120_000);
 // Without Redis here, the Redis tests are skipped with a message naming what is missing, except under
 // CI=true (as the interop toolkits are: .ci/run installs and starts it).
 const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? '');
-const HAVE_REDIS = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', '6379', 'ping'], { encoding: 'utf8' }).stdout?.trim() === 'PONG';
+const HAVE_REDIS =
+  spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', '6379', 'ping'], { encoding: 'utf8' }).stdout?.trim() === 'PONG';
 const HAVE_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
 function needs(ok: boolean, what: string): jest.It {
   if (ok || IN_CI) return test;
@@ -61,7 +62,14 @@ async function serve(env: Record<string, string>, name: string): Promise<Served>
   const port = await freePort();
   const workers = Number(env.WORKERS ?? '1');
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, 'serve'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `sqlite:${path.join(dir, `${name}.db`)}`, LOG_LEVEL: 'info', ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite:${path.join(dir, `${name}.db`)}`,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let out = '';
@@ -92,15 +100,29 @@ async function serve(env: Record<string, string>, name: string): Promise<Served>
 }
 
 /** One GET on a connection of its own (so that WORKERS=2 spreads them over both workers). */
-function lookup(base: string, username: string): Promise<{ status: number; code: string | undefined; retryAfter: string | undefined; body: string }> {
+function lookup(
+  base: string,
+  username: string,
+): Promise<{ status: number; code: string | undefined; retryAfter: string | undefined; body: string }> {
   return new Promise((resolve, reject) => {
     http
-      .get(`${base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=${encodeURIComponent(username)}`, { agent: false }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, code: res.headers['x-error-code'] as string | undefined, retryAfter: res.headers['retry-after'] as string | undefined, body }));
-      })
+      .get(
+        `${base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=${encodeURIComponent(username)}`,
+        { agent: false },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (body += d));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              code: res.headers['x-error-code'] as string | undefined,
+              retryAfter: res.headers['retry-after'] as string | undefined,
+              body,
+            }),
+          );
+        },
+      )
       .on('error', reject);
   });
 }
@@ -109,7 +131,9 @@ function lookup(base: string, username: string): Promise<{ status: number; code:
 async function admitted(bases: string[], username: string, n: number, parallel = 4): Promise<number> {
   let ok = 0;
   for (let i = 0; i < n; i += parallel) {
-    const batch = await Promise.all(Array.from({ length: Math.min(parallel, n - i) }, (_, j) => lookup(bases[(i + j) % bases.length], username)));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(parallel, n - i) }, (_, j) => lookup(bases[(i + j) % bases.length], username)),
+    );
     for (const a of batch) {
       if (a.status === 200) ok++;
       else expect(a.code).toBe('RATE_LIMITED');
@@ -141,24 +165,27 @@ test('WORKERS=2 without Redis: both workers together admit what one process woul
   }
 });
 
-needs(HAVE_REDIS, 'no Redis answers on 127.0.0.1:6379')('two server processes on one Redis: together they admit what one process would', async () => {
-  const prefix = `reglookup-i12-test-${process.pid}-${Date.now()}:`;
-  const env = { ...RATE, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: prefix };
-  const [a, b] = await Promise.all([serve(env, 'redis-a'), serve(env, 'redis-b')]);
-  try {
-    expect(await admitted([a.url, b.url], 'shared-r', 80)).toBe(ONE_PROCESS_ADMITS);
-    // Another prefix is another limit: instances can be kept apart on one Redis.
-    const c = await serve({ ...env, REDIS_PREFIX: `${prefix}other:` }, 'redis-c');
+needs(HAVE_REDIS, 'no Redis answers on 127.0.0.1:6379')(
+  'two server processes on one Redis: together they admit what one process would',
+  async () => {
+    const prefix = `reglookup-i12-test-${process.pid}-${Date.now()}:`;
+    const env = { ...RATE, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: prefix };
+    const [a, b] = await Promise.all([serve(env, 'redis-a'), serve(env, 'redis-b')]);
     try {
-      expect((await lookup(c.url, 'shared-r')).status).toBe(200);
+      expect(await admitted([a.url, b.url], 'shared-r', 80)).toBe(ONE_PROCESS_ADMITS);
+      // Another prefix is another limit: instances can be kept apart on one Redis.
+      const c = await serve({ ...env, REDIS_PREFIX: `${prefix}other:` }, 'redis-c');
+      try {
+        expect((await lookup(c.url, 'shared-r')).status).toBe(200);
+      } finally {
+        await c.stop();
+      }
     } finally {
-      await c.stop();
+      await Promise.all([a.stop(), b.stop()]);
+      await deleteKeys(prefix);
     }
-  } finally {
-    await Promise.all([a.stop(), b.stop()]);
-    await deleteKeys(prefix);
-  }
-});
+  },
+);
 
 describe('Redis stopped during a run', () => {
   let redisPort: number;
@@ -185,43 +212,55 @@ describe('Redis stopped during a run', () => {
 
   const count = (text: string, re: RegExp) => (text.match(re) ?? []).length;
 
-  needs(HAVE_REDIS_SERVER, 'no redis-server binary')('allow serves without the limit, deny refuses with RATE_LIMITED; one log line per outage; the limit is back with Redis', async () => {
-    const env = { RATE_LIMIT: '0.001', RATE_LIMIT_BURST: '2', REDIS_URL: `redis://127.0.0.1:${redisPort}`, REDIS_PREFIX: 'outage:' };
-    const [allow, deny] = await Promise.all([serve({ ...env, RATE_LIMIT_ON_REDIS_ERROR: 'allow' }, 'allow'), serve({ ...env, RATE_LIMIT_ON_REDIS_ERROR: 'deny' }, 'deny')]);
-    try {
-      // With Redis: three lookups (one plus the burst of two), then RATE_LIMITED.
-      expect(await admitted([allow.url], 'u-allow', 6, 1)).toBe(3);
-      expect(await admitted([deny.url], 'u-deny', 6, 1)).toBe(3);
+  needs(HAVE_REDIS_SERVER, 'no redis-server binary')(
+    'allow serves without the limit, deny refuses with RATE_LIMITED; one log line per outage; the limit is back with Redis',
+    async () => {
+      const env = {
+        RATE_LIMIT: '0.001',
+        RATE_LIMIT_BURST: '2',
+        REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+        REDIS_PREFIX: 'outage:',
+      };
+      const [allow, deny] = await Promise.all([
+        serve({ ...env, RATE_LIMIT_ON_REDIS_ERROR: 'allow' }, 'allow'),
+        serve({ ...env, RATE_LIMIT_ON_REDIS_ERROR: 'deny' }, 'deny'),
+      ]);
+      try {
+        // With Redis: three lookups (one plus the burst of two), then RATE_LIMITED.
+        expect(await admitted([allow.url], 'u-allow', 6, 1)).toBe(3);
+        expect(await admitted([deny.url], 'u-deny', 6, 1)).toBe(3);
 
-      await stopRedis();
-      for (let i = 0; i < 10; i++) {
-        expect((await lookup(allow.url, 'u-allow')).status).toBe(200);
-        const refused = await lookup(deny.url, 'u-deny');
-        expect(refused.status).toBe(429);
-        expect(refused.code).toBe('RATE_LIMITED');
-        expect(refused.retryAfter).toBe('1');
-        expect(refused.body).toMatch(/cannot be checked/);
-      }
-      for (const srv of [allow, deny]) expect(count(srv.log(), /"message":"Redis cannot be reached/g)).toBe(1);
+        await stopRedis();
+        for (let i = 0; i < 10; i++) {
+          expect((await lookup(allow.url, 'u-allow')).status).toBe(200);
+          const refused = await lookup(deny.url, 'u-deny');
+          expect(refused.status).toBe(429);
+          expect(refused.code).toBe('RATE_LIMITED');
+          expect(refused.retryAfter).toBe('1');
+          expect(refused.body).toMatch(/cannot be checked/);
+        }
+        for (const srv of [allow, deny]) expect(count(srv.log(), /"message":"Redis cannot be reached/g)).toBe(1);
 
-      await startRedis();
-      // Wait for each server to reconnect (deny admits again), then the limit counts anew in the new Redis.
-      const deadline = Date.now() + 30_000;
-      let back = false;
-      while (!back && Date.now() < deadline) {
-        back = (await lookup(deny.url, 'u-deny')).status === 200;
-        if (!back) await new Promise((r) => setTimeout(r, 200));
+        await startRedis();
+        // Wait for each server to reconnect (deny admits again), then the limit counts anew in the new Redis.
+        const deadline = Date.now() + 30_000;
+        let back = false;
+        while (!back && Date.now() < deadline) {
+          back = (await lookup(deny.url, 'u-deny')).status === 200;
+          if (!back) await new Promise((r) => setTimeout(r, 200));
+        }
+        expect(back).toBe(true);
+        expect(await admitted([deny.url], 'u-deny', 4, 1)).toBe(2);
+        while (Date.now() < deadline && !/"message":"Redis is reachable again/.test(allow.log()))
+          await new Promise((r) => setTimeout(r, 200));
+        expect(await admitted([allow.url], 'u-allow', 6, 1)).toBe(3);
+        for (const srv of [allow, deny]) {
+          expect(count(srv.log(), /"message":"Redis cannot be reached/g)).toBe(1);
+          expect(count(srv.log(), /"message":"Redis is reachable again/g)).toBe(1);
+        }
+      } finally {
+        await Promise.all([allow.stop(), deny.stop()]);
       }
-      expect(back).toBe(true);
-      expect(await admitted([deny.url], 'u-deny', 4, 1)).toBe(2);
-      while (Date.now() < deadline && !/"message":"Redis is reachable again/.test(allow.log())) await new Promise((r) => setTimeout(r, 200));
-      expect(await admitted([allow.url], 'u-allow', 6, 1)).toBe(3);
-      for (const srv of [allow, deny]) {
-        expect(count(srv.log(), /"message":"Redis cannot be reached/g)).toBe(1);
-        expect(count(srv.log(), /"message":"Redis is reachable again/g)).toBe(1);
-      }
-    } finally {
-      await Promise.all([allow.stop(), deny.stop()]);
-    }
-  });
+    },
+  );
 });

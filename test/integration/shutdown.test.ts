@@ -52,7 +52,10 @@ interface Held {
   readonly answer: Promise<string>;
 }
 
-/** Sends the head and the first half of the body, and resolves once the server has invited the rest (so it holds the request). */
+/**
+ * Sends the head and the first half of the body, and resolves once the server has invited the rest (so it holds the
+ * request).
+ */
 function hold(port: number, kind: Kind, i: number): Promise<Held> {
   const { head, body, expect } = request(kind, i);
   return new Promise((resolve, reject) => {
@@ -85,7 +88,8 @@ function idleKeepAlive(port: number): Promise<{ closed: Promise<void> }> {
     const closed = new Promise<void>((done) => sock.on('close', () => done()));
     sock.on('error', () => undefined);
     sock.once('data', (d: Buffer) => {
-      if (!/^HTTP\/1\.1 200/.test(d.toString()) || !/connection: keep-alive/i.test(d.toString())) reject(new Error(`unexpected answer ${d.toString()}`));
+      if (!/^HTTP\/1\.1 200/.test(d.toString()) || !/connection: keep-alive/i.test(d.toString()))
+        reject(new Error(`unexpected answer ${d.toString()}`));
       else resolve({ closed });
     });
     sock.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
@@ -103,7 +107,10 @@ function refused(port: number): Promise<boolean> {
   });
 }
 
-async function drainUnderLoad(env: Record<string, string>, workers: number): Promise<{ run: Running; refusedNew: boolean }> {
+async function drainUnderLoad(
+  env: Record<string, string>,
+  workers: number,
+): Promise<{ run: Running; refusedNew: boolean }> {
   const { run, port } = await serveCli({ SAMPLE_DATA: 'true', ...env });
   if (workers > 1) await run.waitFor(LISTENING, workers);
   const idle = await idleKeepAlive(port);

@@ -15,7 +15,9 @@ type AnyClient = soap.Client & Record<string, any>;
 /** Calls an operation on one port of the generated client: [result, raw response XML]. */
 function invoke(client: AnyClient, port: string, op: string, args: Record<string, string>): Promise<[any, string]> {
   return new Promise((resolve, reject) => {
-    client.Reg[port][op](args, (err: unknown, result: unknown, raw: string) => (err ? reject(err) : resolve([result, raw])));
+    client.Reg[port][op](args, (err: unknown, result: unknown, raw: string) =>
+      err ? reject(err) : resolve([result, raw]),
+    );
   });
 }
 
@@ -25,7 +27,9 @@ describe.each([
 ] as const)('node-soap client over %s', (_label, port, soap12) => {
   let client: AnyClient;
   beforeAll(async () => {
-    client = (await soap.createClientAsync(`${srv.url}/api/reg.asmx?WSDL`, { forceSoap12Headers: soap12 })) as AnyClient;
+    client = (await soap.createClientAsync(`${srv.url}/api/reg.asmx?WSDL`, {
+      forceSoap12Headers: soap12,
+    })) as AnyClient;
   });
 
   test('the WSDL gives each SOAP port the address the client used, with all 31 operations', () => {
@@ -42,11 +46,17 @@ describe.each([
     expect(JSON.parse(vehicle.vehicleJson).Description).toBe('FORD FOCUS 1596cc (sample)');
     expect(vehicle.vehicleData.Description).toBe('FORD FOCUS 1596cc (sample)');
     expect(vehicle.vehicleData.CarMake.CurrentTextValue).toBe('FORD');
-    expect(raw).toContain(soap12 ? 'http://www.w3.org/2003/05/soap-envelope' : 'http://schemas.xmlsoap.org/soap/envelope/');
+    expect(raw).toContain(
+      soap12 ? 'http://www.w3.org/2003/05/soap-envelope' : 'http://schemas.xmlsoap.org/soap/envelope/',
+    );
   });
 
   test('CheckUSA takes the State parameter', async () => {
-    const [result] = await invoke(client, port, 'CheckUSA', { RegistrationNumber: '7ABC123', State: 'CA', username: 'demo' });
+    const [result] = await invoke(client, port, 'CheckUSA', {
+      RegistrationNumber: '7ABC123',
+      State: 'CA',
+      username: 'demo',
+    });
     expect(JSON.parse(result.CheckUSAResult.vehicleJson).CarMake.CurrentTextValue).toBe('FORD');
   });
 
@@ -54,7 +64,10 @@ describe.each([
     const [result] = await invoke(client, port, 'UKMOT', { RegistrationNumber: 'RG11ABC', username: 'demo' });
     const data = result.UKMOTResult;
     expect(data.Tests.UKTest).toHaveLength(3);
-    expect(data.Tests.UKTest[1].FailureReasons.string).toEqual(['Offside headlamp aim too high', 'Brake pipe corroded']);
+    expect(data.Tests.UKTest[1].FailureReasons.string).toEqual([
+      'Offside headlamp aim too high',
+      'Brake pipe corroded',
+    ]);
     expect(data.ExtendedInformation.ArrayOfString[0].string).toEqual(['Colour', 'Blue']);
   });
 

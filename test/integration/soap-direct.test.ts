@@ -14,7 +14,13 @@ afterAll(() => srv.close());
 
 async function post(version: '1.1' | '1.2', body: string) {
   const res = await fetch(`${srv.url}/api/reg.asmx`, { method: 'POST', headers: soapHeaders(version, 'Check'), body });
-  return { status: res.status, type: res.headers.get('content-type'), length: res.headers.get('content-length'), retry: res.headers.get('retry-after'), body: await res.text() };
+  return {
+    status: res.status,
+    type: res.headers.get('content-type'),
+    length: res.headers.get('content-length'),
+    retry: res.headers.get('retry-after'),
+    body: await res.text(),
+  };
 }
 
 const cases: [string, Record<string, string>][] = [
@@ -42,7 +48,12 @@ describe('simpleParams: which envelopes go the direct way', () => {
     `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><${op} xmlns="${NS}">${inner}</${op}></soap:Body></soap:Envelope>`;
 
   test('plain children, whitespace and line breaks between them; values trimmed as node-soap trims them', () => {
-    expect(simpleParams(env('\n  <RegistrationNumber> AB12 CDE </RegistrationNumber>\n  <username>bench</username>\n'), 'Check')).toEqual({ RegistrationNumber: 'AB12 CDE', username: 'bench' });
+    expect(
+      simpleParams(
+        env('\n  <RegistrationNumber> AB12 CDE </RegistrationNumber>\n  <username>bench</username>\n'),
+        'Check',
+      ),
+    ).toEqual({ RegistrationNumber: 'AB12 CDE', username: 'bench' });
     expect(simpleParams(env(''), 'Check')).toEqual({});
     const prefixed =
       '<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope">\n <s:Body>\n  <r:Check xmlns:r="http://regcheck.org.uk"><RegistrationNumber>X1</RegistrationNumber></r:Check>\n </s:Body>\n</s:Envelope>\n';
@@ -66,7 +77,10 @@ describe('simpleParams: which envelopes go the direct way', () => {
   });
 
   test('a Header, or an operation other than the one screened, goes to node-soap', () => {
-    const withHeader = env('<username>a</username>').replace('<soap:Body>', '<soap:Header><x xmlns="urn:x">1</x></soap:Header><soap:Body>');
+    const withHeader = env('<username>a</username>').replace(
+      '<soap:Body>',
+      '<soap:Header><x xmlns="urn:x">1</x></soap:Header><soap:Body>',
+    );
     expect(simpleParams(withHeader, 'Check')).toBeNull();
     expect(simpleParams(env('<username>a</username>', 'CheckUSA'), 'Check')).toBeNull();
   });

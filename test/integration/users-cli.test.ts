@@ -84,14 +84,37 @@ async function refused(pattern: RegExp, ...args: string[]): Promise<void> {
 
 test('add and list: the table and --json show every setting', async () => {
   expect(await ok('add', 'alice')).toMatch(/added alice/);
-  await ok('add', 'bob', '--credits', '1000', '--daily-limit', '200', '--rate', '2', '--allow', '10.0.0.0/8,2001:db8::/32');
+  await ok(
+    'add',
+    'bob',
+    '--credits',
+    '1000',
+    '--daily-limit',
+    '200',
+    '--rate',
+    '2',
+    '--allow',
+    '10.0.0.0/8,2001:db8::/32',
+  );
   const table = await ok('list');
   const lines = table.trimEnd().split('\n');
   expect(lines[0]).toMatch(/^USERNAME\s+ENABLED\s+CREDITS\s+USED TODAY\s+DAILY LIMIT\s+RATE\s+ALLOW$/);
-  expect(lines.find((l) => l.startsWith('alice'))).toMatch(/^alice\s+yes\s+unlimited\s+0\s+none\s+default \(10\/s\)\s+any$/);
-  expect(lines.find((l) => l.startsWith('bob'))).toMatch(/^bob\s+yes\s+1000\s+0\s+200\s+2\/s\s+10\.0\.0\.0\/8,2001:db8::\/32$/);
+  expect(lines.find((l) => l.startsWith('alice'))).toMatch(
+    /^alice\s+yes\s+unlimited\s+0\s+none\s+default \(10\/s\)\s+any$/,
+  );
+  expect(lines.find((l) => l.startsWith('bob'))).toMatch(
+    /^bob\s+yes\s+1000\s+0\s+200\s+2\/s\s+10\.0\.0\.0\/8,2001:db8::\/32$/,
+  );
   const json = JSON.parse(await ok('list', '--json'));
-  expect(json).toContainEqual({ username: 'bob', enabled: true, credits: 1000, usedToday: 0, dailyLimit: 200, rate: 2, allow: ['10.0.0.0/8', '2001:db8::/32'] });
+  expect(json).toContainEqual({
+    username: 'bob',
+    enabled: true,
+    credits: 1000,
+    usedToday: 0,
+    dailyLimit: 200,
+    rate: 2,
+    allow: ['10.0.0.0/8', '2001:db8::/32'],
+  });
 });
 
 test('add --generate prints a new 128-bit username, different every time', async () => {
@@ -106,8 +129,12 @@ test('add --generate prints a new 128-bit username, different every time', async
 
 test('set changes only what it is given, and takes unlimited, none, default and any', async () => {
   await ok('add', 'sam', '--credits', '10', '--daily-limit', '5', '--rate', '3', '--allow', '10.0.0.1');
-  expect(await ok('set', 'sam', '--credits', '20')).toMatch(/credits: 20, daily limit: 5, rate: 3\/s, allow: 10\.0\.0\.1/);
-  expect(await ok('set', 'sam', '--credits', 'unlimited', '--daily-limit', 'none', '--rate', 'none', '--allow', 'any')).toMatch(/credits: unlimited, daily limit: none, rate: none, allow: any/);
+  expect(await ok('set', 'sam', '--credits', '20')).toMatch(
+    /credits: 20, daily limit: 5, rate: 3\/s, allow: 10\.0\.0\.1/,
+  );
+  expect(
+    await ok('set', 'sam', '--credits', 'unlimited', '--daily-limit', 'none', '--rate', 'none', '--allow', 'any'),
+  ).toMatch(/credits: unlimited, daily limit: none, rate: none, allow: any/);
   expect(await ok('set', 'sam', '--rate', 'default')).toMatch(/rate: default/);
   expect(await ok('set', 'sam', '--rate', '0.5')).toMatch(/rate: 0\.5\/s/);
 });
@@ -125,9 +152,13 @@ test('credit adds, and a negative number takes away but never below 0', async ()
 test('disable, enable and remove', async () => {
   await ok('add', 'dave');
   expect(await ok('disable', 'dave')).toMatch(/disabled dave/);
-  expect(JSON.parse(await ok('list', '--json'))).toContainEqual(expect.objectContaining({ username: 'dave', enabled: false }));
+  expect(JSON.parse(await ok('list', '--json'))).toContainEqual(
+    expect.objectContaining({ username: 'dave', enabled: false }),
+  );
   expect(await ok('enable', 'dave')).toMatch(/enabled dave/);
-  expect(JSON.parse(await ok('list', '--json'))).toContainEqual(expect.objectContaining({ username: 'dave', enabled: true }));
+  expect(JSON.parse(await ok('list', '--json'))).toContainEqual(
+    expect.objectContaining({ username: 'dave', enabled: true }),
+  );
   expect(await ok('remove', 'dave')).toMatch(/removed dave/);
   expect(JSON.parse(await ok('list', '--json')).map((a: { username: string }) => a.username)).not.toContain('dave');
 });
@@ -178,7 +209,8 @@ test('usage shows lookups per day and operation from a running server; a change 
   const store = new SqliteStore(db);
   const srv = await startServer({ DATABASE_URL: `sqlite:${db}` }, { store });
   try {
-    for (const reg of ['RG11ABC', 'RG11ABC', 'ZZ99ZZZ']) await call(srv.url, 'get', 'Check', { RegistrationNumber: reg, username: 'worker' });
+    for (const reg of ['RG11ABC', 'RG11ABC', 'ZZ99ZZZ'])
+      await call(srv.url, 'get', 'Check', { RegistrationNumber: reg, username: 'worker' });
     await call(srv.url, 'soap11', 'UKMOT', { RegistrationNumber: 'RG11ABC', username: 'worker' });
     await srv.flushUsage();
     const text = await ok('usage', 'worker');
@@ -189,14 +221,24 @@ test('usage shows lookups per day and operation from a running server; a change 
       { day, operation: 'Check', found: 2, notFound: 1 },
       { day, operation: 'UKMOT', found: 1, notFound: 0 },
     ]);
-    expect(JSON.parse(await ok('list', '--json'))).toContainEqual(expect.objectContaining({ username: 'worker', credits: 0, usedToday: 3 }));
-    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'worker' })).headers.get('x-error-code')).toBe('OUT_OF_CREDIT');
+    expect(JSON.parse(await ok('list', '--json'))).toContainEqual(
+      expect.objectContaining({ username: 'worker', credits: 0, usedToday: 3 }),
+    );
+    expect(
+      (await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'worker' })).headers.get(
+        'x-error-code',
+      ),
+    ).toBe('OUT_OF_CREDIT');
     await ok('credit', 'worker', '2');
     await new Promise((r) => setTimeout(r, 1100));
-    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'worker' })).status).toBe(200);
+    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'worker' })).status).toBe(
+      200,
+    );
     await ok('disable', 'worker');
     await new Promise((r) => setTimeout(r, 1100));
-    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'worker' })).status).toBe(403);
+    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'worker' })).status).toBe(
+      403,
+    );
   } finally {
     await srv.close();
   }
@@ -205,10 +247,18 @@ test('usage shows lookups per day and operation from a running server; a change 
 test('as its own process: output on stdout, errors on stderr, exit status 1 for a bad input', () => {
   const cli = path.resolve(__dirname, '../../src/cli.ts');
   const env = { ...process.env, DATABASE_URL: `sqlite:${db}` };
-  const bad = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', cli, 'users', 'add', 'x'.repeat(300)], { env, encoding: 'utf8' });
+  const bad = spawnSync(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', cli, 'users', 'add', 'x'.repeat(300)],
+    { env, encoding: 'utf8' },
+  );
   expect(bad.status).toBe(1);
   expect(bad.stderr).toMatch(/at most 256 characters/);
-  const good = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', cli, 'users', 'add', 'spawned', '--credits', '7'], { env, encoding: 'utf8' });
+  const good = spawnSync(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', cli, 'users', 'add', 'spawned', '--credits', '7'],
+    { env, encoding: 'utf8' },
+  );
   expect(good.status).toBe(0);
   expect(good.stdout).toMatch(/added spawned/);
 });

@@ -25,11 +25,20 @@ export const CALLS = {
   quoted: record('Check', 'QU07 TED'),
 } as const;
 
-if (SAMPLE.some((s) => s.registration === CALLS.missing)) throw new Error(`${CALLS.missing} must not be in the sample data`);
+if (SAMPLE.some((s) => s.registration === CALLS.missing))
+  throw new Error(`${CALLS.missing} must not be in the sample data`);
 
 /** CHECK_REG USA_REG USA_STATE MOT_REG MISSING_REG EMPTY_REG QUOTED_REG, as every client takes them. */
 export function callArgs(): string[] {
-  return [CALLS.check.registration, CALLS.usa.registration, CALLS.usa.state as string, CALLS.mot.registration, CALLS.missing, CALLS.empty.registration, CALLS.quoted.registration];
+  return [
+    CALLS.check.registration,
+    CALLS.usa.registration,
+    CALLS.usa.state as string,
+    CALLS.mot.registration,
+    CALLS.missing,
+    CALLS.empty.registration,
+    CALLS.quoted.registration,
+  ];
 }
 
 /** A vehicle as a client surfaced it: vehicleJson and a few vehicleData fields, as text. */
@@ -91,7 +100,11 @@ function succeeded(seen: FailureSeen, what: string): void {
   }
 }
 
-type Vehicle = Record<string, unknown> & { CarMake?: { CurrentTextValue?: string }; Description?: string; RegistrationYear?: string | number };
+type Vehicle = Record<string, unknown> & {
+  CarMake?: { CurrentTextValue?: string };
+  Description?: string;
+  RegistrationYear?: string | number;
+};
 
 function expectVehicle(seen: VehicleSeen & FailureSeen, rec: SampleRecord, what: string): void {
   succeeded(seen, what);
@@ -113,7 +126,9 @@ export function describeCalls(transport: Transport, report: () => Report, works:
 
   test(`Check ${CALLS.check.registration}: make, year, and vehicleJson that parses`, () => {
     expectVehicle(report().check, CALLS.check, 'Check');
-    expect(report().check.engineSize).toBe(String((CALLS.check.vehicle as { EngineSize: { CurrentValue: number } }).EngineSize.CurrentValue));
+    expect(report().check.engineSize).toBe(
+      String((CALLS.check.vehicle as { EngineSize: { CurrentValue: number } }).EngineSize.CurrentValue),
+    );
     pass('Check');
   });
 
@@ -125,9 +140,15 @@ export function describeCalls(transport: Transport, report: () => Report, works:
   test(`UKMOT ${CALLS.mot.registration}: tests, failure reasons and ExtendedInformation`, () => {
     const mot = report().mot;
     succeeded(mot, 'UKMOT');
-    const want = CALLS.mot.mot as { taxDate: string; tests: Array<Record<string, unknown>>; extendedInformation: string[][] };
+    const want = CALLS.mot.mot as {
+      taxDate: string;
+      tests: Array<Record<string, unknown>>;
+      extendedInformation: string[][];
+    };
     expect(mot.taxDate).toBe(want.taxDate);
-    expect(mot.tests.map((t) => [t.testDate, t.result, t.odometer])).toEqual(want.tests.map((t) => [t.TestDate, t.Result, t.Odometer]));
+    expect(mot.tests.map((t) => [t.testDate, t.result, t.odometer])).toEqual(
+      want.tests.map((t) => [t.TestDate, t.Result, t.Odometer]),
+    );
     expect(mot.tests.map((t) => t.failureReasons)).toEqual(want.tests.map((t) => t.FailureReasons));
     expect(mot.tests.map((t) => t.advisories)).toEqual(want.tests.map((t) => t.Advisories));
     expect(mot.tests.some((t) => t.failureReasons.length >= 2)).toBe(true);

@@ -9,7 +9,12 @@ import { CLIENTS, complaints, debianVersion, freshBuildDir, run, runClient, type
 import { describeStack } from './stack';
 import { WorksWith } from './works-with';
 
-const TOOLKIT: Toolkit = { id: 'dotnet', title: '.NET (Mono wsdl + mcs)', packages: ['mono-complete'], commands: ['wsdl', 'mcs', 'mono'] };
+const TOOLKIT: Toolkit = {
+  id: 'dotnet',
+  title: '.NET (Mono wsdl + mcs)',
+  packages: ['mono-complete'],
+  commands: ['wsdl', 'mcs', 'mono'],
+};
 
 /** The transport each of wsdl's -protocol values produces a proxy for. */
 const PROTOCOLS = (
@@ -40,10 +45,24 @@ describeStack({
   report: async ({ transport, protocol }, { endpoint, wsdl }, dir) => {
     const out = path.join(dir, protocol);
     fs.mkdirSync(out);
-    const gen = await run('wsdl', ['-nologo', `-protocol:${protocol}`, '-namespace:RegProxy', `-out:${path.join(out, 'Reg.cs')}`, wsdl]);
+    const gen = await run('wsdl', [
+      '-nologo',
+      `-protocol:${protocol}`,
+      '-namespace:RegProxy',
+      `-out:${path.join(out, 'Reg.cs')}`,
+      wsdl,
+    ]);
     generated.set(transport, gen.stdout + gen.stderr);
     const exe = path.join(out, 'client.exe');
-    await run('mcs', ['-nologo', `-out:${exe}`, '-r:System.Web.Services', '-r:System.Xml', '-r:System.EnterpriseServices', path.join(CLIENTS, 'dotnet', 'Client.cs'), path.join(out, 'Reg.cs')]);
+    await run('mcs', [
+      '-nologo',
+      `-out:${exe}`,
+      '-r:System.Web.Services',
+      '-r:System.Xml',
+      '-r:System.EnterpriseServices',
+      path.join(CLIENTS, 'dotnet', 'Client.cs'),
+      path.join(out, 'Reg.cs'),
+    ]);
     return runClient('mono', [exe, endpoint, ...callArgs()]);
   },
   transportTests: ({ transport }, report) => {

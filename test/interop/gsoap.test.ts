@@ -6,7 +6,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { callArgs, type Report } from './calls';
-import { BUILD_TIMEOUT_MS, CLIENTS, complaints, debianVersion, freshBuildDir, Reports, run, runClient, type Toolkit } from './harness';
+import {
+  BUILD_TIMEOUT_MS,
+  CLIENTS,
+  complaints,
+  debianVersion,
+  freshBuildDir,
+  Reports,
+  run,
+  runClient,
+  type Toolkit,
+} from './harness';
 import { describeStack, type LiveService } from './stack';
 import { WorksWith } from './works-with';
 
@@ -37,7 +47,8 @@ const works = new WorksWith({
   stack: 'C/C++',
   toolkit: 'gSOAP `wsdl2h -R` + `soapcpp2` + g++',
   version: () => `gsoap ${debianVersion('gsoap')}, libgsoap-dev ${debianVersion('libgsoap-dev')}`,
-  notes: 'SOAP 1.1 needs `soapcpp2 -1`. HTTP GET: the caller appends the query string (`soap_url_query`). HTTP POST: clear `soap->http_content` before each call.',
+  notes:
+    'SOAP 1.1 needs `soapcpp2 -1`. HTTP GET: the caller appends the query string (`soap_url_query`). HTTP POST: clear `soap->http_content` before each call.',
 });
 
 /** What wsdl2h printed. */
@@ -67,10 +78,30 @@ async function prepare({ wsdl }: LiveService): Promise<(name: Build) => Promise<
           await wsdl2h();
           const gen = path.join(dir, name);
           fs.mkdirSync(gen);
-          await run('soapcpp2', [...(name === 'soap11' ? ['-1'] : []), '-j', '-C', '-x', '-L', '-d', gen, `-I${IMPORT}`, header]);
+          await run('soapcpp2', [
+            ...(name === 'soap11' ? ['-1'] : []),
+            '-j',
+            '-C',
+            '-x',
+            '-L',
+            '-d',
+            gen,
+            `-I${IMPORT}`,
+            header,
+          ]);
           const exe = path.join(gen, 'client');
-          const sources = ['soapC.cpp', 'soapRegSoapProxy.cpp', 'soapRegSoap12Proxy.cpp', 'soapRegHttpGetProxy.cpp', 'soapRegHttpPostProxy.cpp'].map((f) => path.join(gen, f));
-          await run('g++', ['-O0', '-w', `-I${gen}`, '-o', exe, path.join(CLIENTS, 'gsoap', 'client.cpp'), ...sources, ...flags], { timeoutMs: BUILD_TIMEOUT_MS });
+          const sources = [
+            'soapC.cpp',
+            'soapRegSoapProxy.cpp',
+            'soapRegSoap12Proxy.cpp',
+            'soapRegHttpGetProxy.cpp',
+            'soapRegHttpPostProxy.cpp',
+          ].map((f) => path.join(gen, f));
+          await run(
+            'g++',
+            ['-O0', '-w', `-I${gen}`, '-o', exe, path.join(CLIENTS, 'gsoap', 'client.cpp'), ...sources, ...flags],
+            { timeoutMs: BUILD_TIMEOUT_MS },
+          );
           return exe;
         })(),
       );
@@ -87,11 +118,16 @@ describeStack({
   works,
   transports: MODES,
   prepare,
-  report: async ({ mode, build: name }, { endpoint }, build) => runClient(await build(name), [mode, endpoint, ...callArgs()]),
+  report: async ({ mode, build: name }, { endpoint }, build) =>
+    runClient(await build(name), [mode, endpoint, ...callArgs()]),
   alsoRun: async ({ endpoint }, build) => {
     await Promise.all([
-      limits.collect('soap on the SOAP 1.2 build', async () => runClient(await build('soap12'), ['soap', endpoint, ...callArgs()])),
-      limits.collect('post without the workaround', async () => runClient(await build('soap11'), ['post-unfixed', endpoint, ...callArgs()])),
+      limits.collect('soap on the SOAP 1.2 build', async () =>
+        runClient(await build('soap12'), ['soap', endpoint, ...callArgs()]),
+      ),
+      limits.collect('post without the workaround', async () =>
+        runClient(await build('soap11'), ['post-unfixed', endpoint, ...callArgs()]),
+      ),
     ]);
   },
   tests: (report) => {

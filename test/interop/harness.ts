@@ -44,7 +44,8 @@ export function missingPart(tk: Toolkit): string | null {
   for (const f of tk.files ?? []) if (!fs.existsSync(f)) return `${f} does not exist`;
   if (tk.check) {
     const r = spawnSync(tk.check[0], tk.check.slice(1), { encoding: 'utf8', timeout: 30_000 });
-    if (r.status !== 0) return `'${tk.check.join(' ')}' failed: ${(r.stderr || r.error?.message || '').trim().split('\n').pop()}`;
+    if (r.status !== 0)
+      return `'${tk.check.join(' ')}' failed: ${(r.stderr || r.error?.message || '').trim().split('\n').pop()}`;
   }
   return null;
 }
@@ -69,7 +70,9 @@ export function describeToolkit(tk: Toolkit, body: () => void): void {
     return;
   }
   const bar = '!'.repeat(78);
-  console.warn(`\n${bar}\n!! SKIPPING the ${tk.title} interop tests: ${missing}.\n!! Install the Debian package(s) to run them: ${install}\n${bar}\n`);
+  console.warn(
+    `\n${bar}\n!! SKIPPING the ${tk.title} interop tests: ${missing}.\n!! Install the Debian package(s) to run them: ${install}\n${bar}\n`,
+  );
   describe.skip(tk.title, body);
 }
 
@@ -92,7 +95,11 @@ export class CommandFailed extends Error {}
  * Runs a command without blocking the event loop (the server under test lives in this process)
  * and resolves with its output; rejects with the command line, exit status and output otherwise.
  */
-export function run(cmd: string, args: readonly string[], opts: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
+export function run(
+  cmd: string,
+  args: readonly string[],
+  opts: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -111,7 +118,11 @@ export function run(cmd: string, args: readonly string[], opts: { cwd?: string; 
       if (code === 0) resolve({ stdout, stderr });
       else {
         const tail = (s: string) => s.trim().split('\n').slice(-25).join('\n');
-        reject(new CommandFailed(`${[cmd, ...args].join(' ')}\nexited with ${signal ?? code}\n--- stderr\n${tail(stderr)}\n--- stdout\n${tail(stdout)}`));
+        reject(
+          new CommandFailed(
+            `${[cmd, ...args].join(' ')}\nexited with ${signal ?? code}\n--- stderr\n${tail(stderr)}\n--- stdout\n${tail(stdout)}`,
+          ),
+        );
       }
     });
   });
@@ -121,7 +132,11 @@ export function run(cmd: string, args: readonly string[], opts: { cwd?: string; 
  * Runs a stack's client program and reads back its one-line JSON report. With `failOnStderr`, any
  * output on stderr (the toolkit warned while calling the service) fails it, under that heading.
  */
-export async function runClient(cmd: string, args: readonly string[], opts: { failOnStderr?: string } = {}): Promise<Report> {
+export async function runClient(
+  cmd: string,
+  args: readonly string[],
+  opts: { failOnStderr?: string } = {},
+): Promise<Report> {
   const { stdout, stderr } = await run(cmd, args);
   if (opts.failOnStderr !== undefined && stderr.trim()) throw new Error(`${opts.failOnStderr}:\n${stderr}`);
   return parseReport(stdout);

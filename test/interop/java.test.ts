@@ -9,18 +9,29 @@ import { CLIENTS, complaints, debianVersion, freshBuildDir, run, runClient, type
 import { describeStack } from './stack';
 import { WorksWith } from './works-with';
 
-const JARS = ['axis', 'axis-jaxrpc', 'axis-saaj', 'wsdl4j', 'commons-discovery', 'commons-logging'].map((j) => `/usr/share/java/${j}.jar`);
+const JARS = ['axis', 'axis-jaxrpc', 'axis-saaj', 'wsdl4j', 'commons-discovery', 'commons-logging'].map(
+  (j) => `/usr/share/java/${j}.jar`,
+);
 // Attachment support; Axis logs a warning on every run without them, so use them when present.
-const OPTIONAL_JARS = ['javax.activation', 'javax.mail'].map((j) => `/usr/share/java/${j}.jar`).filter((f) => fs.existsSync(f));
+const OPTIONAL_JARS = ['javax.activation', 'javax.mail']
+  .map((j) => `/usr/share/java/${j}.jar`)
+  .filter((f) => fs.existsSync(f));
 const CLASSPATH = [...JARS, ...OPTIONAL_JARS].join(':');
 
-const TOOLKIT: Toolkit = { id: 'java', title: 'Java (Apache Axis 1.4 WSDL2Java)', packages: ['libaxis-java', 'openjdk-17-jdk-headless'], commands: ['java', 'javac'], files: JARS };
+const TOOLKIT: Toolkit = {
+  id: 'java',
+  title: 'Java (Apache Axis 1.4 WSDL2Java)',
+  packages: ['libaxis-java', 'openjdk-17-jdk-headless'],
+  commands: ['java', 'javac'],
+  files: JARS,
+};
 
 const works = new WorksWith({
   id: '2-java',
   stack: 'Java',
   toolkit: 'Apache Axis 1.4 `WSDL2Java` + `javac`',
-  version: () => `libaxis-java ${debianVersion('libaxis-java')}, openjdk-17-jdk-headless ${debianVersion('openjdk-17-jdk-headless')}`,
+  version: () =>
+    `libaxis-java ${debianVersion('libaxis-java')}, openjdk-17-jdk-headless ${debianVersion('openjdk-17-jdk-headless')}`,
   notes: 'Axis 1.x generates stubs for the SOAP 1.1 port only.',
 });
 
@@ -35,11 +46,23 @@ describeStack({
   prepare: () => freshBuildDir(TOOLKIT.id),
   report: async (_, { endpoint, wsdl }, dir) => {
     const src = path.join(dir, 'src');
-    const gen = await run('java', ['-cp', CLASSPATH, 'org.apache.axis.wsdl.WSDL2Java', '-o', src, '-p', 'regproxy', wsdl]);
+    const gen = await run('java', [
+      '-cp',
+      CLASSPATH,
+      'org.apache.axis.wsdl.WSDL2Java',
+      '-o',
+      src,
+      '-p',
+      'regproxy',
+      wsdl,
+    ]);
     generatorOutput = gen.stdout + gen.stderr;
     generatedFiles = fs.readdirSync(path.join(src, 'regproxy')).sort();
     const classes = path.join(dir, 'classes');
-    const sources = [...generatedFiles.map((f) => path.join(src, 'regproxy', f)), path.join(CLIENTS, 'java', 'Client.java')];
+    const sources = [
+      ...generatedFiles.map((f) => path.join(src, 'regproxy', f)),
+      path.join(CLIENTS, 'java', 'Client.java'),
+    ];
     await run('javac', ['-nowarn', '-encoding', 'UTF-8', '-cp', CLASSPATH, '-d', classes, ...sources]);
     return runClient('java', ['-cp', `${classes}:${CLASSPATH}`, 'Client', endpoint, ...callArgs()]);
   },

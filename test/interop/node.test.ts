@@ -20,8 +20,10 @@ const works = new WorksWith({
   id: '8-node',
   stack: 'Node.js',
   toolkit: 'npm `soap` client',
-  version: () => `soap ${(JSON.parse(fs.readFileSync(require.resolve('soap/package.json'), 'utf8')) as { version: string }).version} (npm)`,
-  notes: 'SOAP 1.2: port RegSoap12 with `forceSoap12Headers: true`. A composite whose values are all nil comes back as `null`.',
+  version: () =>
+    `soap ${(JSON.parse(fs.readFileSync(require.resolve('soap/package.json'), 'utf8')) as { version: string }).version} (npm)`,
+  notes:
+    'SOAP 1.2: port RegSoap12 with `forceSoap12Headers: true`. A composite whose values are all nil comes back as `null`.',
 });
 
 // node-soap results are untyped objects shaped by the schema.
@@ -45,13 +47,20 @@ function vehicle(v: Obj): VehicleSeen {
   };
 }
 
-const strings = (a: Obj | null | undefined): string[] => (a?.string === undefined ? [] : ([] as unknown[]).concat(a.string).map((s) => String(s)));
+const strings = (a: Obj | null | undefined): string[] =>
+  a?.string === undefined ? [] : ([] as unknown[]).concat(a.string).map((s) => String(s));
 const list = (x: unknown): Obj[] => (x === undefined || x === null ? [] : ([] as Obj[]).concat(x as Obj));
 
 function mot(m: Obj): MotSeen {
   return {
     taxDate: m.taxDate ?? null,
-    tests: list(m.Tests?.UKTest).map((t) => ({ testDate: t.TestDate, result: t.Result, odometer: t.Odometer, failureReasons: strings(t.FailureReasons), advisories: strings(t.Advisories) })),
+    tests: list(m.Tests?.UKTest).map((t) => ({
+      testDate: t.TestDate,
+      result: t.Result,
+      odometer: t.Odometer,
+      failureReasons: strings(t.FailureReasons),
+      advisories: strings(t.Advisories),
+    })),
     extended: list(m.ExtendedInformation?.ArrayOfString).map(strings),
   };
 }
@@ -70,16 +79,38 @@ function failure(e: unknown): FailureSeen {
 /** The six calls through the client, in the report shape of the other stacks' client programs. */
 async function callService(client: Obj, port: string): Promise<Report> {
   const call = (op: string, args: Record<string, string>): Promise<Obj> =>
-    new Promise((resolve, reject) => client.Reg[port][op](args, (err: unknown, result: Obj) => (err ? reject(err) : resolve(result))));
+    new Promise((resolve, reject) =>
+      client.Reg[port][op](args, (err: unknown, result: Obj) => (err ? reject(err) : resolve(result))),
+    );
   const attempt = async <T>(fn: () => Promise<T>): Promise<T | FailureSeen> => fn().catch(failure);
   const user = { username: 'demo' };
   return {
-    check: (await attempt(async () => vehicle((await call('Check', { RegistrationNumber: CALLS.check.registration, ...user })).CheckResult))) as Report['check'],
-    usa: (await attempt(async () => vehicle((await call('CheckUSA', { RegistrationNumber: CALLS.usa.registration, State: CALLS.usa.state as string, ...user })).CheckUSAResult))) as Report['usa'],
-    mot: (await attempt(async () => mot((await call('UKMOT', { RegistrationNumber: CALLS.mot.registration, ...user })).UKMOTResult))) as Report['mot'],
-    missing: (await attempt(async () => ({ unexpected: vehicle((await call('Check', { RegistrationNumber: CALLS.missing, ...user })).CheckResult) }))) as FailureSeen,
-    empty: (await attempt(async () => vehicle((await call('Check', { RegistrationNumber: CALLS.empty.registration, ...user })).CheckResult))) as Report['empty'],
-    quoted: (await attempt(async () => vehicle((await call('Check', { RegistrationNumber: CALLS.quoted.registration, ...user })).CheckResult))) as Report['quoted'],
+    check: (await attempt(async () =>
+      vehicle((await call('Check', { RegistrationNumber: CALLS.check.registration, ...user })).CheckResult),
+    )) as Report['check'],
+    usa: (await attempt(async () =>
+      vehicle(
+        (
+          await call('CheckUSA', {
+            RegistrationNumber: CALLS.usa.registration,
+            State: CALLS.usa.state as string,
+            ...user,
+          })
+        ).CheckUSAResult,
+      ),
+    )) as Report['usa'],
+    mot: (await attempt(async () =>
+      mot((await call('UKMOT', { RegistrationNumber: CALLS.mot.registration, ...user })).UKMOTResult),
+    )) as Report['mot'],
+    missing: (await attempt(async () => ({
+      unexpected: vehicle((await call('Check', { RegistrationNumber: CALLS.missing, ...user })).CheckResult),
+    }))) as FailureSeen,
+    empty: (await attempt(async () =>
+      vehicle((await call('Check', { RegistrationNumber: CALLS.empty.registration, ...user })).CheckResult),
+    )) as Report['empty'],
+    quoted: (await attempt(async () =>
+      vehicle((await call('Check', { RegistrationNumber: CALLS.quoted.registration, ...user })).CheckResult),
+    )) as Report['quoted'],
   };
 }
 

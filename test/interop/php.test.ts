@@ -23,7 +23,9 @@ const VERSIONS = [
 
 /** php-soap is a metapackage; the version worth showing is that of php<major.minor>-soap. */
 function phpSoapVersion(): string {
-  const branch = spawnSync('php', ['-r', 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;'], { encoding: 'utf8' }).stdout.trim();
+  const branch = spawnSync('php', ['-r', 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;'], {
+    encoding: 'utf8',
+  }).stdout.trim();
   const pkg = `php${branch}-soap`;
   return `${pkg} ${debianVersion(pkg) ?? `(not found; php-soap ${debianVersion('php-soap')})`}`;
 }
@@ -33,7 +35,8 @@ const works = new WorksWith({
   stack: 'PHP',
   toolkit: 'SoapClient (ext-soap)',
   version: phpSoapVersion,
-  notes: '`soap_version` SOAP_1_1 or SOAP_1_2; use `features => SOAP_SINGLE_ELEMENT_ARRAYS` so lists of one stay arrays.',
+  notes:
+    '`soap_version` SOAP_1_1 or SOAP_1_2; use `features => SOAP_SINGLE_ELEMENT_ARRAYS` so lists of one stay arrays.',
 });
 
 describeStack({
@@ -41,7 +44,20 @@ describeStack({
   works,
   transports: VERSIONS,
   report: ({ version }, { wsdl }) =>
-    runClient('php', ['-d', 'error_reporting=-1', '-d', 'display_errors=stderr', path.join(CLIENTS, 'php', 'client.php'), version, wsdl, ...callArgs()], {
-      failOnStderr: 'PHP reported while calling the service',
-    }),
+    runClient(
+      'php',
+      [
+        '-d',
+        'error_reporting=-1',
+        '-d',
+        'display_errors=stderr',
+        path.join(CLIENTS, 'php', 'client.php'),
+        version,
+        wsdl,
+        ...callArgs(),
+      ],
+      {
+        failOnStderr: 'PHP reported while calling the service',
+      },
+    ),
 });

@@ -41,7 +41,9 @@ export interface Stack<E extends StackTransport, P> {
   readonly tests?: (report: (transport: Transport) => Report) => void;
 }
 
-/** A stack's whole test file: describeToolkit, one server, the reports, describeCalls per transport, testTableAgrees. */
+/**
+ * A stack's whole test file: describeToolkit, one server, the reports, describeCalls per transport, testTableAgrees.
+ */
 export function describeStack<E extends StackTransport, P = undefined>(stack: Stack<E, P>): void {
   describeToolkit(stack.toolkit, () => {
     let server: TestServer | undefined;
@@ -53,7 +55,12 @@ export function describeStack<E extends StackTransport, P = undefined>(stack: St
       const endpoint = `${server.url}/api/reg.asmx`;
       const service: LiveService = { endpoint, wsdl: `${endpoint}?WSDL` };
       const prepared = (await stack.prepare?.(service)) as P;
-      await Promise.all([...stack.transports.map((entry) => reports.collect(entry.transport, () => stack.report(entry, service, prepared))), stack.alsoRun?.(service, prepared)]);
+      await Promise.all([
+        ...stack.transports.map((entry) =>
+          reports.collect(entry.transport, () => stack.report(entry, service, prepared)),
+        ),
+        stack.alsoRun?.(service, prepared),
+      ]);
     }, BUILD_TIMEOUT_MS);
 
     afterAll(async () => {

@@ -7,7 +7,13 @@ import { CLIENTS, debianVersion, PYTHON, Reports, runClient, type Toolkit } from
 import { describeStack } from './stack';
 import { WorksWith } from './works-with';
 
-const TOOLKIT: Toolkit = { id: 'suds', title: 'Python (suds)', packages: ['python3-suds'], files: [PYTHON], check: [PYTHON, '-c', 'import suds.client'] };
+const TOOLKIT: Toolkit = {
+  id: 'suds',
+  title: 'Python (suds)',
+  packages: ['python3-suds'],
+  files: [PYTHON],
+  check: [PYTHON, '-c', 'import suds.client'],
+};
 
 const works = new WorksWith({
   id: '4-suds',
@@ -17,7 +23,8 @@ const works = new WorksWith({
   notes: 'SOAP 1.1 only: on the RegSoap12 port suds still sends SOAP 1.1, which the service answers.',
 });
 
-const sudsClient = (port: 'RegSoap' | 'RegSoap12', wsdl: string) => runClient(PYTHON, [path.join(CLIENTS, 'python', 'suds_client.py'), port, wsdl, ...callArgs()]);
+const sudsClient = (port: 'RegSoap' | 'RegSoap12', wsdl: string) =>
+  runClient(PYTHON, [path.join(CLIENTS, 'python', 'suds_client.py'), port, wsdl, ...callArgs()]);
 
 /** The run on the SOAP 1.2 port, which is not a transport suds has (no describeCalls for it). */
 const soap12Port = new Reports<'RegSoap12'>();
@@ -32,7 +39,9 @@ describeStack({
     describe('port RegSoap12 (suds has no SOAP 1.2: README)', () => {
       test('suds sends SOAP 1.1 there too, and the service answers it', () => {
         const r = soap12Port.get<Report>('RegSoap12');
-        expect(r.check.make).toBe((CALLS.check.vehicle as { CarMake: { CurrentTextValue: string } }).CarMake.CurrentTextValue);
+        expect(r.check.make).toBe(
+          (CALLS.check.vehicle as { CarMake: { CurrentTextValue: string } }).CarMake.CurrentTextValue,
+        );
         // A SOAP 1.1 fault code: the envelope that went out was SOAP 1.1.
         expect(r.missing.code).toMatch(/(^|:)Client$/);
       });

@@ -54,7 +54,14 @@ export class WorksWith {
 
   /** Writes this stack's row and rewrites .build/WORKS_WITH.md from every row on disk. */
   save(): void {
-    const row: Row = { id: this.info.id, stack: this.info.stack, toolkit: this.info.toolkit, version: this.info.version(), transports: this.transports(), notes: this.info.notes ?? '' };
+    const row: Row = {
+      id: this.info.id,
+      stack: this.info.stack,
+      toolkit: this.info.toolkit,
+      version: this.info.version(),
+      transports: this.transports(),
+      notes: this.info.notes ?? '',
+    };
     fs.mkdirSync(ROWS, { recursive: true });
     fs.writeFileSync(path.join(ROWS, `${row.id}.json`), JSON.stringify(row, null, 2) + '\n');
     fs.writeFileSync(TABLE, renderTable(readRows()));
@@ -77,7 +84,10 @@ export function renderTable(rows: readonly Row[]): string {
     '',
     '| Stack | Toolkit | Version | Transports | Notes |',
     '|---|---|---|---|---|',
-    ...rows.map((r) => `| ${cell(r.stack)} | ${cell(r.toolkit)} | ${cell(r.version)} | ${r.transports.length ? r.transports.join(', ') : 'none'} | ${cell(r.notes)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${cell(r.stack)} | ${cell(r.toolkit)} | ${cell(r.version)} | ${r.transports.length ? r.transports.join(', ') : 'none'} | ${cell(r.notes)} |`,
+    ),
     '',
     'Transports: a transport is listed when every call of the interop suite passed over it through the',
     "toolkit's generated client: Check, CheckUSA with a state, UKMOT (tests, failure reasons,",
@@ -101,13 +111,20 @@ export function committedTransports(toolkit: string): Transport[] | null {
   return null;
 }
 
-/** The last test of a stack: the committed table, and the README's Works-with table, must list what this run exercised. */
+/**
+ * The last test of a stack: the committed table, and the README's Works-with table, must list what this run exercised.
+ */
 export function testTableAgrees(works: WorksWith): void {
   test(`WORKS_WITH.md and the README list the transports this run exercised for ${works.info.toolkit}`, () => {
     const committed = committedTransports(works.info.toolkit);
-    if (committed === null) throw new Error(`${COMMITTED_TABLE} has no row for ${works.info.toolkit}; copy test/interop/.build/WORKS_WITH.md after a full run`);
+    if (committed === null)
+      throw new Error(
+        `${COMMITTED_TABLE} has no row for ${works.info.toolkit}; copy test/interop/.build/WORKS_WITH.md after a full run`,
+      );
     expect(committed).toEqual(works.transports());
-    const row = readmeTable('Stack', 'Toolkit', 'Version', 'Transports').rows.find((r) => r.Toolkit === works.info.toolkit);
+    const row = readmeTable('Stack', 'Toolkit', 'Version', 'Transports').rows.find(
+      (r) => r.Toolkit === works.info.toolkit,
+    );
     expect(row?.Transports.split(', ')).toEqual(works.transports().length ? works.transports() : ['none']);
   });
 }

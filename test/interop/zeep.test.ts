@@ -7,7 +7,13 @@ import { CLIENTS, debianVersion, PYTHON, runClient, type Toolkit } from './harne
 import { describeStack } from './stack';
 import { WorksWith } from './works-with';
 
-const TOOLKIT: Toolkit = { id: 'zeep', title: 'Python (zeep)', packages: ['python3-zeep'], files: [PYTHON], check: [PYTHON, '-c', 'import zeep'] };
+const TOOLKIT: Toolkit = {
+  id: 'zeep',
+  title: 'Python (zeep)',
+  packages: ['python3-zeep'],
+  files: [PYTHON],
+  check: [PYTHON, '-c', 'import zeep'],
+};
 
 const PORTS = (
   [
@@ -23,12 +29,14 @@ const works = new WorksWith({
   stack: 'Python',
   toolkit: 'zeep',
   version: () => `python3-zeep ${debianVersion('python3-zeep')}`,
-  notes: "Choose the port with `client.bind('Reg', port)`. Over HTTP POST pass optional parameters explicitly (an omitted one is sent as the text `None`).",
+  notes:
+    "Choose the port with `client.bind('Reg', port)`. Over HTTP POST pass optional parameters explicitly (an omitted one is sent as the text `None`).",
 });
 
 describeStack({
   toolkit: TOOLKIT,
   works,
   transports: PORTS,
-  report: ({ port }, { wsdl }) => runClient(PYTHON, [path.join(CLIENTS, 'python', 'zeep_client.py'), port, wsdl, ...callArgs()]),
+  report: ({ port }, { wsdl }) =>
+    runClient(PYTHON, [path.join(CLIENTS, 'python', 'zeep_client.py'), port, wsdl, ...callArgs()]),
 });

@@ -27,7 +27,10 @@ const LEAKS: ReadonlyArray<[string, RegExp]> = [
   ['stack frame', /\bat (?:[\w$.<>[\] ]+ )?\(?(?:\/|node:|file:)[^\s)]*:\d+:\d+\)?/],
   ['source path', /(?:\/work\/|\/home\/|\/usr\/|\/tmp\/|node_modules|\b[A-Za-z]:\\[\w.-]+\\)/],
   ['source file', /\b[\w-]+\.(?:ts|js):\d+/],
-  ['engine error', /\b(?:TypeError|ReferenceError|RangeError|SyntaxError)\b|Cannot read propert|is not a function|is not iterable|Maximum call stack/],
+  [
+    'engine error',
+    /\b(?:TypeError|ReferenceError|RangeError|SyntaxError)\b|Cannot read propert|is not a function|is not iterable|Maximum call stack/,
+  ],
   ['node-soap fault', /Invalid XML|Line: \d+\s*(?:&#xA;|\n)?\s*Column:|wssecurity|u:Timestamp/],
   ['database text', /SQLITE_|no such (?:table|column)|better-sqlite3|\bSELECT\b[^<'\n]{0,80}\bFROM\b/i],
 ];
@@ -58,7 +61,11 @@ export async function soapFaultProblem(seen: Seen, version: '1.1' | '1.2'): Prom
   if (type !== wantType) return `content type ${type}, not ${wantType}`;
   let doc: Record<string, unknown>;
   try {
-    doc = (await parseStringPromise(seen.text, { explicitArray: false, tagNameProcessors: [(n: string) => n.replace(/^.*:/, '')], xmlns: true })) as Record<string, unknown>;
+    doc = (await parseStringPromise(seen.text, {
+      explicitArray: false,
+      tagNameProcessors: [(n: string) => n.replace(/^.*:/, '')],
+      xmlns: true,
+    })) as Record<string, unknown>;
   } catch (e) {
     return `the fault is not well-formed XML: ${(e as Error).message.split('\n')[0]}`;
   }
@@ -66,13 +73,18 @@ export async function soapFaultProblem(seen: Seen, version: '1.1' | '1.2'): Prom
   const wantNs = version === '1.1' ? SOAP11 : SOAP12;
   if (!env || env.$ns?.uri !== wantNs) return `the envelope is not in ${wantNs}`;
   const role = version === '1.1' ? spec.faultcode11 : spec.code12;
-  const given = version === '1.1' ? /<faultcode>([^<]*)<\/faultcode>/.exec(seen.text)?.[1] : /<soap:Code><soap:Value>([^<]*)<\/soap:Value>/.exec(seen.text)?.[1];
+  const given =
+    version === '1.1'
+      ? /<faultcode>([^<]*)<\/faultcode>/.exec(seen.text)?.[1]
+      : /<soap:Code><soap:Value>([^<]*)<\/soap:Value>/.exec(seen.text)?.[1];
   if (given !== role) return `${code} has fault code ${given}, not ${role}`;
   if (!seen.text.includes(`<ErrorCode xmlns="${NS}">`)) return 'ErrorCode is not in the service namespace';
   return null;
 }
 
-/** Why this is not a proper plain error of our table (one text/plain line, X-Error-Code, the table's status), or null. */
+/**
+ * Why this is not a proper plain error of our table (one text/plain line, X-Error-Code, the table's status), or null.
+ */
 export function plainErrorProblem(seen: Seen): string | null {
   const code = seen.headers['x-error-code'];
   const spec = code === undefined ? undefined : DOCUMENTED.get(code);

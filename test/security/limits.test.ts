@@ -14,7 +14,13 @@ let small: TestServer;
 let roomy: TestServer;
 beforeAll(async () => {
   dflt = await startServer();
-  small = await startServer({ MAX_BODY_BYTES: '2048', XML_MAX_DEPTH: '8', XML_MAX_TEXT: '100', XML_MAX_ELEMENTS: '20', XML_MAX_ATTRIBUTES: '2' });
+  small = await startServer({
+    MAX_BODY_BYTES: '2048',
+    XML_MAX_DEPTH: '8',
+    XML_MAX_TEXT: '100',
+    XML_MAX_ELEMENTS: '20',
+    XML_MAX_ATTRIBUTES: '2',
+  });
   roomy = await startServer({ MAX_BODY_BYTES: String(1024 * 1024) });
 });
 afterAll(async () => {
@@ -30,7 +36,12 @@ function withHeader(version: Version, header: string, reg = 'RG11 ABC'): string 
   );
 }
 
-function soap(s: TestServer, version: Version, body: string | Buffer, extra: Record<string, string> = {}): Promise<WireAnswer> {
+function soap(
+  s: TestServer,
+  version: Version,
+  body: string | Buffer,
+  extra: Record<string, string> = {},
+): Promise<WireAnswer> {
   return send(s.port, { headers: { ...soapHeaders(version, 'Check'), ...extra }, body });
 }
 
@@ -52,31 +63,66 @@ describe.each<Version>(['1.1', '1.2'])('defaults, SOAP %s', (version) => {
   // Envelope > Header > h...: the header's elements start at depth 3.
   test('element depth: 32 levels are read, 33 are refused', async () => {
     await expectServed(await soap(dflt, version, withHeader(version, nest(30))));
-    await expectFault(await soap(dflt, version, withHeader(version, nest(31))), version, 'MALFORMED_REQUEST', /elements nested deeper than 32/);
+    await expectFault(
+      await soap(dflt, version, withHeader(version, nest(31))),
+      version,
+      'MALFORMED_REQUEST',
+      /elements nested deeper than 32/,
+    );
   });
 
   // Envelope, Header, Body, Check, RegistrationNumber, username: 6, plus the header's.
   test('element count: 1000 elements are read, 1001 are refused', async () => {
     await expectServed(await soap(dflt, version, withHeader(version, '<h/>'.repeat(994))));
-    await expectFault(await soap(dflt, version, withHeader(version, '<h/>'.repeat(995))), version, 'MALFORMED_REQUEST', /more than 1000 elements/);
+    await expectFault(
+      await soap(dflt, version, withHeader(version, '<h/>'.repeat(995))),
+      version,
+      'MALFORMED_REQUEST',
+      /more than 1000 elements/,
+    );
   });
 
   test('text of one element: 8192 characters are read, 8193 are refused (CDATA counts too)', async () => {
     await expectServed(await soap(dflt, version, withHeader(version, `<h>${'é'.repeat(8192)}</h>`)));
-    await expectFault(await soap(dflt, version, withHeader(version, `<h>${'x'.repeat(8193)}</h>`)), version, 'MALFORMED_REQUEST', /text of &lt;h&gt; is longer than 8192 characters/);
-    await expectFault(await soap(dflt, version, withHeader(version, `<h>${'x'.repeat(4096)}<![CDATA[${'y'.repeat(4097)}]]></h>`)), version, 'MALFORMED_REQUEST', /longer than 8192 characters/);
+    await expectFault(
+      await soap(dflt, version, withHeader(version, `<h>${'x'.repeat(8193)}</h>`)),
+      version,
+      'MALFORMED_REQUEST',
+      /text of &lt;h&gt; is longer than 8192 characters/,
+    );
+    await expectFault(
+      await soap(dflt, version, withHeader(version, `<h>${'x'.repeat(4096)}<![CDATA[${'y'.repeat(4097)}]]></h>`)),
+      version,
+      'MALFORMED_REQUEST',
+      /longer than 8192 characters/,
+    );
   });
 
   test('attribute value: 8192 characters are read, 8193 are refused', async () => {
     await expectServed(await soap(dflt, version, withHeader(version, `<h a="${'x'.repeat(8192)}"/>`)));
-    await expectFault(await soap(dflt, version, withHeader(version, `<h a="${'x'.repeat(8193)}"/>`)), version, 'MALFORMED_REQUEST', /attribute a of &lt;h&gt; is longer than 8192/);
+    await expectFault(
+      await soap(dflt, version, withHeader(version, `<h a="${'x'.repeat(8193)}"/>`)),
+      version,
+      'MALFORMED_REQUEST',
+      /attribute a of &lt;h&gt; is longer than 8192/,
+    );
   });
 
   test('attributes on one element: 32 are read, 33 are refused (namespace declarations count)', async () => {
     const attrs = (n: number) => Array.from({ length: n }, (_, i) => `a${i}="${i}"`).join(' ');
     await expectServed(await soap(dflt, version, withHeader(version, `<h ${attrs(32)}/>`)));
-    await expectFault(await soap(dflt, version, withHeader(version, `<h ${attrs(33)}/>`)), version, 'MALFORMED_REQUEST', /more than 32 attributes/);
-    await expectFault(await soap(dflt, version, withHeader(version, `<h xmlns:p="urn:p" ${attrs(32)}/>`)), version, 'MALFORMED_REQUEST', /more than 32 attributes/);
+    await expectFault(
+      await soap(dflt, version, withHeader(version, `<h ${attrs(33)}/>`)),
+      version,
+      'MALFORMED_REQUEST',
+      /more than 32 attributes/,
+    );
+    await expectFault(
+      await soap(dflt, version, withHeader(version, `<h xmlns:p="urn:p" ${attrs(32)}/>`)),
+      version,
+      'MALFORMED_REQUEST',
+      /more than 32 attributes/,
+    );
   });
 
   test('body size: 65536 bytes are read, 65537 are refused with 413', async () => {
@@ -95,7 +141,9 @@ describe('the body limit before and while reading', () => {
   const soap11 = soapHeaders('1.1', 'Check');
 
   test('a declared Content-Length over the limit is answered 413 before any of the body is sent', async () => {
-    const a = await exchange(dflt.port, [head({ headers: { ...soap11, 'Content-Length': 50_000_000 } }, 0)], { timeoutMs: 5000 });
+    const a = await exchange(dflt.port, [head({ headers: { ...soap11, 'Content-Length': 50_000_000 } }, 0)], {
+      timeoutMs: 5000,
+    });
     expect(a.status).toBe(413);
     expect(a.ended).toBe('response');
     expect(a.headers.connection).toBe('close');
@@ -105,7 +153,10 @@ describe('the body limit before and while reading', () => {
   test('a chunked body with no declared length is cut at the limit, and the client still reads its 413', async () => {
     const body = Buffer.alloc(200_000, 0x20);
     const framed = Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]);
-    const a = await exchange(dflt.port, [head({ headers: { ...soap11, 'Transfer-Encoding': 'chunked' }, noLength: true }, 0), framed]);
+    const a = await exchange(dflt.port, [
+      head({ headers: { ...soap11, 'Transfer-Encoding': 'chunked' }, noLength: true }, 0),
+      framed,
+    ]);
     expect(a.status).toBe(413);
     expect(a.ended).toBe('response');
     await expectFault(a, '1.1', 'PAYLOAD_TOO_LARGE', /larger than 65536 bytes/);
@@ -144,12 +195,25 @@ describe('the body limit before and while reading', () => {
     ['PUT', '/api/reg.asmx/Check'],
     ['POST', '/no/such/path'],
   ])('%s %s with a body over the limit is 413 (the limit holds on every route)', async (method, path) => {
-    const declared = await send(dflt.port, { method, path, headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: Buffer.alloc(70_000, 0x61) });
+    const declared = await send(dflt.port, {
+      method,
+      path,
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: Buffer.alloc(70_000, 0x61),
+    });
     expect(declared.status).toBe(413);
     expect(plainErrorProblem({ status: declared.status, headers: declared.headers, text: declared.text })).toBeNull();
     const body = Buffer.alloc(70_000, 0x61);
     const chunked = await exchange(dflt.port, [
-      head({ method, path, headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Transfer-Encoding': 'chunked' }, noLength: true }, 0),
+      head(
+        {
+          method,
+          path,
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Transfer-Encoding': 'chunked' },
+          noLength: true,
+        },
+        0,
+      ),
       Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]),
     ]);
     expect(chunked.status).toBe(413);
@@ -157,7 +221,11 @@ describe('the body limit before and while reading', () => {
   });
 
   test('a body within the limit on a route that takes none is ignored, not an error', async () => {
-    const a = await send(dflt.port, { method: 'GET', path: '/api/reg.asmx/Check?RegistrationNumber=RG11+ABC&username=demo', body: 'ignored=1' });
+    const a = await send(dflt.port, {
+      method: 'GET',
+      path: '/api/reg.asmx/Check?RegistrationNumber=RG11+ABC&username=demo',
+      body: 'ignored=1',
+    });
     expect(a.status).toBe(200);
     expect(a.text).toContain('<Vehicle');
   });
@@ -166,24 +234,54 @@ describe('the body limit before and while reading', () => {
 describe('every limit follows its variable (MAX_BODY_BYTES=2048, XML_MAX_DEPTH=8, XML_MAX_TEXT=100, XML_MAX_ELEMENTS=20, XML_MAX_ATTRIBUTES=2)', () => {
   test('depth', async () => {
     await expectServed(await soap(small, '1.1', withHeader('1.1', nest(6))));
-    await expectFault(await soap(small, '1.1', withHeader('1.1', nest(7))), '1.1', 'MALFORMED_REQUEST', /nested deeper than 8/);
+    await expectFault(
+      await soap(small, '1.1', withHeader('1.1', nest(7))),
+      '1.1',
+      'MALFORMED_REQUEST',
+      /nested deeper than 8/,
+    );
   });
 
   test('text, attribute values and names', async () => {
     await expectServed(await soap(small, '1.1', withHeader('1.1', `<h>${'x'.repeat(100)}</h>`)));
-    await expectFault(await soap(small, '1.1', withHeader('1.1', `<h>${'x'.repeat(101)}</h>`)), '1.1', 'MALFORMED_REQUEST', /longer than 100 characters/);
-    await expectFault(await soap(small, '1.1', withHeader('1.1', `<h a="${'x'.repeat(101)}"/>`)), '1.1', 'MALFORMED_REQUEST', /longer than 100 characters/);
-    await expectFault(await soap(small, '1.1', withHeader('1.1', `<h${'x'.repeat(101)}/>`)), '1.1', 'MALFORMED_REQUEST', /name is longer than 100 characters/);
+    await expectFault(
+      await soap(small, '1.1', withHeader('1.1', `<h>${'x'.repeat(101)}</h>`)),
+      '1.1',
+      'MALFORMED_REQUEST',
+      /longer than 100 characters/,
+    );
+    await expectFault(
+      await soap(small, '1.1', withHeader('1.1', `<h a="${'x'.repeat(101)}"/>`)),
+      '1.1',
+      'MALFORMED_REQUEST',
+      /longer than 100 characters/,
+    );
+    await expectFault(
+      await soap(small, '1.1', withHeader('1.1', `<h${'x'.repeat(101)}/>`)),
+      '1.1',
+      'MALFORMED_REQUEST',
+      /name is longer than 100 characters/,
+    );
   });
 
   test('elements', async () => {
     await expectServed(await soap(small, '1.1', withHeader('1.1', '<h/>'.repeat(14))));
-    await expectFault(await soap(small, '1.1', withHeader('1.1', '<h/>'.repeat(15))), '1.1', 'MALFORMED_REQUEST', /more than 20 elements/);
+    await expectFault(
+      await soap(small, '1.1', withHeader('1.1', '<h/>'.repeat(15))),
+      '1.1',
+      'MALFORMED_REQUEST',
+      /more than 20 elements/,
+    );
   });
 
   test('attributes', async () => {
     await expectServed(await soap(small, '1.1', withHeader('1.1', '<h a="1" b="2"/>')));
-    await expectFault(await soap(small, '1.1', withHeader('1.1', '<h a="1" b="2" c="3"/>')), '1.1', 'MALFORMED_REQUEST', /more than 2 attributes/);
+    await expectFault(
+      await soap(small, '1.1', withHeader('1.1', '<h a="1" b="2" c="3"/>')),
+      '1.1',
+      'MALFORMED_REQUEST',
+      /more than 2 attributes/,
+    );
   });
 
   test('body size, on SOAP and on the HTTP forms', async () => {

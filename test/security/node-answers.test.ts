@@ -17,7 +17,8 @@ const CASES: Record<string, string> = {
   'a control character in a header value': 'GET /api/reg.asmx HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Note: a\x01b\r\n\r\n',
   'DEL in a header value': 'GET /api/reg.asmx HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Note: a\x7fb\r\n\r\n',
   'a control character in the request-target': 'GET /api/reg.asmx\x01 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n',
-  'a non-ASCII byte in the request-target': 'GET /api/reg.asmx/Check?RegistrationNumber=\xff HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n',
+  'a non-ASCII byte in the request-target':
+    'GET /api/reg.asmx/Check?RegistrationNumber=\xff HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n',
   'a non-ASCII byte in a header name': 'GET /api/reg.asmx HTTP/1.1\r\nHost: 127.0.0.1\r\nX-\xff: a\r\n\r\n',
 };
 

@@ -59,13 +59,21 @@ async function callRepeated(t: Transport, name: string, first: string, second: s
     const res =
       t === 'get'
         ? await fetch(`${server.url}/api/reg.asmx/Check?${qs}`)
-        : await fetch(`${server.url}/api/reg.asmx/Check`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: qs });
+        : await fetch(`${server.url}/api/reg.asmx/Check`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+            body: qs,
+          });
     return { status: res.status, headers: res.headers, body: await res.text() };
   }
   const version = t === 'soap11' ? '1.1' : '1.2';
   const children = pairs.map(([k, v]) => `<${k}>${v}</${k}>`).join('');
   const body = envelope(version, 'Check', {}).replace('</Check>', `${children}</Check>`);
-  const res = await fetch(`${server.url}/api/reg.asmx`, { method: 'POST', headers: soapHeaders(version, 'Check'), body });
+  const res = await fetch(`${server.url}/api/reg.asmx`, {
+    method: 'POST',
+    headers: soapHeaders(version, 'Check'),
+    body,
+  });
   return { status: res.status, headers: res.headers, body: await res.text() };
 }
 
@@ -74,12 +82,27 @@ describe.each(TRANSPORTS)('%s', (t) => {
 
   test('a registration of 32 characters is looked up; 33 is INVALID_PARAMETER naming the limit', async () => {
     await expectError(t, await check({ RegistrationNumber: 'A'.repeat(32), username: 'demo' }), 'VEHICLE_NOT_FOUND');
-    await expectError(t, await check({ RegistrationNumber: 'A'.repeat(33), username: 'demo' }), 'INVALID_PARAMETER', /RegistrationNumber '.*' is longer than 32 characters/);
+    await expectError(
+      t,
+      await check({ RegistrationNumber: 'A'.repeat(33), username: 'demo' }),
+      'INVALID_PARAMETER',
+      /RegistrationNumber '.*' is longer than 32 characters/,
+    );
   });
 
   test('any parameter over 256 characters is INVALID_PARAMETER naming it', async () => {
-    await expectError(t, await check({ RegistrationNumber: 'RG11 ABC', username: 'u'.repeat(257) }), 'INVALID_PARAMETER', /Parameter 'username' is longer than 256 characters/);
-    await expectError(t, await check({ RegistrationNumber: 'R'.repeat(5000), username: 'demo' }), 'INVALID_PARAMETER', /Parameter 'RegistrationNumber' is longer than 256/);
+    await expectError(
+      t,
+      await check({ RegistrationNumber: 'RG11 ABC', username: 'u'.repeat(257) }),
+      'INVALID_PARAMETER',
+      /Parameter 'username' is longer than 256 characters/,
+    );
+    await expectError(
+      t,
+      await check({ RegistrationNumber: 'R'.repeat(5000), username: 'demo' }),
+      'INVALID_PARAMETER',
+      /Parameter 'RegistrationNumber' is longer than 256/,
+    );
   });
 
   test.each([
@@ -89,8 +112,18 @@ describe.each(TRANSPORTS)('%s', (t) => {
     ['C1 NEL', '\u0085'],
     ['line separator', '\u2028'],
   ])('a %s inside a value is INVALID_PARAMETER naming the parameter', async (_what, c) => {
-    await expectError(t, await check({ RegistrationNumber: `RG11${c}ABC`, username: 'demo' }), 'INVALID_PARAMETER', /RegistrationNumber.*contains control characters/);
-    await expectError(t, await check({ RegistrationNumber: 'RG11 ABC', username: `de${c}mo` }), 'INVALID_PARAMETER', /Parameter 'username' contains control characters/);
+    await expectError(
+      t,
+      await check({ RegistrationNumber: `RG11${c}ABC`, username: 'demo' }),
+      'INVALID_PARAMETER',
+      /RegistrationNumber.*contains control characters/,
+    );
+    await expectError(
+      t,
+      await check({ RegistrationNumber: 'RG11 ABC', username: `de${c}mo` }),
+      'INVALID_PARAMETER',
+      /Parameter 'username' contains control characters/,
+    );
   });
 
   test('a C0 control other than tab and line breaks is refused (SOAP: XML does not allow it at all)', async () => {
@@ -101,13 +134,24 @@ describe.each(TRANSPORTS)('%s', (t) => {
     }
   });
 
-  test.each(["' OR 1=1 --", "' OR '1'='1", "RG11 ABC' OR '1'='1", '"; DROP TABLE records; --', 'RG11%', 'RG11_ABC', '*', "RG11 ABC'--"])(
-    'SQL metacharacters are looked up literally and simply not found: %s',
-    async (reg) => {
-      await expectError(t, await check({ RegistrationNumber: reg, username: 'demo' }), 'VEHICLE_NOT_FOUND', /No vehicle found for registration/);
-      expectVehicle(t, await check({ RegistrationNumber: 'RG11 ABC', username: 'demo' }));
-    },
-  );
+  test.each([
+    "' OR 1=1 --",
+    "' OR '1'='1",
+    "RG11 ABC' OR '1'='1",
+    '"; DROP TABLE records; --',
+    'RG11%',
+    'RG11_ABC',
+    '*',
+    "RG11 ABC'--",
+  ])('SQL metacharacters are looked up literally and simply not found: %s', async (reg) => {
+    await expectError(
+      t,
+      await check({ RegistrationNumber: reg, username: 'demo' }),
+      'VEHICLE_NOT_FOUND',
+      /No vehicle found for registration/,
+    );
+    expectVehicle(t, await check({ RegistrationNumber: 'RG11 ABC', username: 'demo' }));
+  });
 
   test('SQL metacharacters in the username are just a username', async () => {
     expectVehicle(t, await check({ RegistrationNumber: 'RG11 ABC', username: "' OR 1=1 --" }));
@@ -117,8 +161,18 @@ describe.each(TRANSPORTS)('%s', (t) => {
   });
 
   test('a repeated parameter is INVALID_PARAMETER saying how often it came, even with the same value twice', async () => {
-    await expectError(t, await callRepeated(t, 'RegistrationNumber', 'RG11 ABC', 'RG12 DEF'), 'INVALID_PARAMETER', /Parameter 'RegistrationNumber' was given 2 times; give it once/);
-    await expectError(t, await callRepeated(t, 'username', 'demo', 'demo'), 'INVALID_PARAMETER', /Parameter 'username' was given 2 times/);
+    await expectError(
+      t,
+      await callRepeated(t, 'RegistrationNumber', 'RG11 ABC', 'RG12 DEF'),
+      'INVALID_PARAMETER',
+      /Parameter 'RegistrationNumber' was given 2 times; give it once/,
+    );
+    await expectError(
+      t,
+      await callRepeated(t, 'username', 'demo', 'demo'),
+      'INVALID_PARAMETER',
+      /Parameter 'username' was given 2 times/,
+    );
   });
 
   // README, Parameters: SOAP names are case-sensitive (XML names are); HTTP GET and POST match
@@ -126,29 +180,68 @@ describe.each(TRANSPORTS)('%s', (t) => {
   if (isSoap(t)) {
     test('state for CheckUSA (which takes State) is MISSING_PARAMETER naming the expected name', async () => {
       const a = await call(server.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', state: 'CA', username: 'demo' });
-      await expectError(t, a, 'MISSING_PARAMETER', /Missing required parameter 'State' for CheckUSA \(got 'state'; parameter names are case-sensitive in SOAP\)/);
-      const ok = await call(server.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', State: 'CA', username: 'demo' });
+      await expectError(
+        t,
+        a,
+        'MISSING_PARAMETER',
+        /Missing required parameter 'State' for CheckUSA \(got 'state'; parameter names are case-sensitive in SOAP\)/,
+      );
+      const ok = await call(server.url, t, 'CheckUSA', {
+        RegistrationNumber: '7ABC123',
+        State: 'CA',
+        username: 'demo',
+      });
       expect(ok.status).toBe(200);
     });
 
     test('State for CheckCanada (which takes state), and other names in the wrong case, are named too', async () => {
-      const a = await call(server.url, t, 'CheckCanada', { RegistrationNumber: 'ABCD 123', State: 'ON', username: 'demo' });
+      const a = await call(server.url, t, 'CheckCanada', {
+        RegistrationNumber: 'ABCD 123',
+        State: 'ON',
+        username: 'demo',
+      });
       await expectError(t, a, 'MISSING_PARAMETER', /Missing required parameter 'state' for CheckCanada \(got 'State'/);
-      await expectError(t, await check({ registrationnumber: 'RG11 ABC', username: 'demo' }), 'MISSING_PARAMETER', /'RegistrationNumber' for Check \(got 'registrationnumber'/);
-      await expectError(t, await check({ RegistrationNumber: 'RG11 ABC', UserName: 'demo' }), 'MISSING_PARAMETER', /'username' for Check \(got 'UserName'/);
+      await expectError(
+        t,
+        await check({ registrationnumber: 'RG11 ABC', username: 'demo' }),
+        'MISSING_PARAMETER',
+        /'RegistrationNumber' for Check \(got 'registrationnumber'/,
+      );
+      await expectError(
+        t,
+        await check({ RegistrationNumber: 'RG11 ABC', UserName: 'demo' }),
+        'MISSING_PARAMETER',
+        /'username' for Check \(got 'UserName'/,
+      );
     });
   } else {
     test('names match ignoring case: state for CheckUSA, State for CheckCanada, registrationnumber, USERNAME', async () => {
       expectVehicle(t, await check({ registrationnumber: 'RG11 ABC', USERNAME: 'demo' }));
       expectVehicle(t, await check({ REGISTRATIONNUMBER: 'RG11 ABC', UserName: 'demo' }));
-      const usa = await call(server.url, t, 'CheckUSA', { RegistrationNumber: '7ABC123', state: 'CA', username: 'demo' });
+      const usa = await call(server.url, t, 'CheckUSA', {
+        RegistrationNumber: '7ABC123',
+        state: 'CA',
+        username: 'demo',
+      });
       expect(usa.status).toBe(200);
       expect(usa.body).toContain('<Vehicle');
-      const canada = await call(server.url, t, 'CheckCanada', { RegistrationNumber: 'ABCD 123', State: 'ON', username: 'demo' });
+      const canada = await call(server.url, t, 'CheckCanada', {
+        RegistrationNumber: 'ABCD 123',
+        State: 'ON',
+        username: 'demo',
+      });
       expect(canada.status).toBe(200);
-      const mot = await call(server.url, t, 'UKMOT', { RegistrationNumber: 'RG11 ABC', MODEL: 'FOCUS', username: 'demo' });
+      const mot = await call(server.url, t, 'UKMOT', {
+        RegistrationNumber: 'RG11 ABC',
+        MODEL: 'FOCUS',
+        username: 'demo',
+      });
       expect(mot.body).toContain('<UKMOTData');
-      await expectError(t, await call(server.url, t, 'UKMOT', { RegistrationNumber: 'RG11 ABC', model: 'NOT A MODEL', username: 'demo' }), 'VEHICLE_NOT_FOUND');
+      await expectError(
+        t,
+        await call(server.url, t, 'UKMOT', { RegistrationNumber: 'RG11 ABC', model: 'NOT A MODEL', username: 'demo' }),
+        'VEHICLE_NOT_FOUND',
+      );
     });
 
     test('two names that differ only in case are one parameter given twice: INVALID_PARAMETER', async () => {
@@ -156,9 +249,23 @@ describe.each(TRANSPORTS)('%s', (t) => {
       const a =
         t === 'get'
           ? await fetch(`${server.url}/api/reg.asmx/CheckUSA?${qs}`)
-          : await fetch(`${server.url}/api/reg.asmx/CheckUSA`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: qs });
-      await expectError(t, { status: a.status, headers: a.headers, body: await a.text() }, 'INVALID_PARAMETER', /Parameter 'State' was given 2 times/);
-      await expectError(t, await check({ RegistrationNumber: 'RG11 ABC', username: 'demo', USERNAME: 'demo' }), 'INVALID_PARAMETER', /Parameter 'username' was given 2 times/);
+          : await fetch(`${server.url}/api/reg.asmx/CheckUSA`, {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+              body: qs,
+            });
+      await expectError(
+        t,
+        { status: a.status, headers: a.headers, body: await a.text() },
+        'INVALID_PARAMETER',
+        /Parameter 'State' was given 2 times/,
+      );
+      await expectError(
+        t,
+        await check({ RegistrationNumber: 'RG11 ABC', username: 'demo', USERNAME: 'demo' }),
+        'INVALID_PARAMETER',
+        /Parameter 'username' was given 2 times/,
+      );
     });
 
     test('the repeated-parameter message says names differing only in case count as the same (README, the case rule)', async () => {
@@ -166,8 +273,17 @@ describe.each(TRANSPORTS)('%s', (t) => {
       const a =
         t === 'get'
           ? await fetch(`${server.url}/api/reg.asmx/CheckUSA?${qs}`)
-          : await fetch(`${server.url}/api/reg.asmx/CheckUSA`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: qs });
-      await expectError(t, { status: a.status, headers: a.headers, body: await a.text() }, 'INVALID_PARAMETER', /Parameter 'State' was given 2 times; give it once \([^)]*ignoring case[^)]*\)/);
+          : await fetch(`${server.url}/api/reg.asmx/CheckUSA`, {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+              body: qs,
+            });
+      await expectError(
+        t,
+        { status: a.status, headers: a.headers, body: await a.text() },
+        'INVALID_PARAMETER',
+        /Parameter 'State' was given 2 times; give it once \([^)]*ignoring case[^)]*\)/,
+      );
     });
   }
 
@@ -222,7 +338,9 @@ describe('percent-encoding that is not UTF-8', () => {
 
   test('well-formed UTF-8 percent-encoding is decoded, so a plate typed in Cyrillic finds its record', async () => {
     // 'АА1234ВС' in Cyrillic letters is the Ukrainian sample AA1234BC in Latin look-alikes.
-    const res = await fetch(`${server.url}/api/reg.asmx/CheckUkraine?${new URLSearchParams({ RegistrationNumber: 'АА1234ВС', username: 'demo' })}`);
+    const res = await fetch(
+      `${server.url}/api/reg.asmx/CheckUkraine?${new URLSearchParams({ RegistrationNumber: 'АА1234ВС', username: 'demo' })}`,
+    );
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('<Vehicle');
   });

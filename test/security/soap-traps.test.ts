@@ -39,7 +39,10 @@ async function expectHonestLookupWorks(version: Version): Promise<void> {
 describe.each<Version>(['1.1', '1.2'])('SOAP %s', (version) => {
   test('id="__proto__" is refused, and the next caller is still served', async () => {
     for (const id of ['__proto__', '__pro&#116;o__', 'constructor', 'hasOwnProperty']) {
-      const a = await post(version, env(version, `<RegistrationNumber id="${id}"><x>polluted</x></RegistrationNumber><username>demo</username>`));
+      const a = await post(
+        version,
+        env(version, `<RegistrationNumber id="${id}"><x>polluted</x></RegistrationNumber><username>demo</username>`),
+      );
       expect(a.problem).toBeNull();
       expect(a.text).toContain('MALFORMED_REQUEST');
       await expectHonestLookupWorks(version);
@@ -47,18 +50,21 @@ describe.each<Version>(['1.1', '1.2'])('SOAP %s', (version) => {
     expect(({} as Record<string, unknown>).obj).toBeUndefined();
   });
 
-  test.each(Object.getOwnPropertyNames(Object.prototype))('an element named %s is a MALFORMED_REQUEST fault, in the operation or a header', async (name) => {
-    for (const body of [
-      env(version, `<${name}>1</${name}>${PARAMS}`),
-      env(version, PARAMS, `<${name} xmlns="urn:x">1</${name}>`),
-      env(version, PARAMS.replace('<username>', `<username ${name}="1">`)),
-    ]) {
-      const a = await post(version, body);
-      expect(a.problem).toBeNull();
-      expect(a.text).toContain('MALFORMED_REQUEST');
-      expect(leakIn(a.text)).toBeNull();
-    }
-  });
+  test.each(Object.getOwnPropertyNames(Object.prototype))(
+    'an element named %s is a MALFORMED_REQUEST fault, in the operation or a header',
+    async (name) => {
+      for (const body of [
+        env(version, `<${name}>1</${name}>${PARAMS}`),
+        env(version, PARAMS, `<${name} xmlns="urn:x">1</${name}>`),
+        env(version, PARAMS.replace('<username>', `<username ${name}="1">`)),
+      ]) {
+        const a = await post(version, body);
+        expect(a.problem).toBeNull();
+        expect(a.text).toContain('MALFORMED_REQUEST');
+        expect(leakIn(a.text)).toBeNull();
+      }
+    },
+  );
 
   test('href references are refused rather than resolved', async () => {
     const a = await post(version, env(version, '<RegistrationNumber href="#toString"/><username>demo</username>'));
@@ -67,8 +73,15 @@ describe.each<Version>(['1.1', '1.2'])('SOAP %s', (version) => {
   });
 
   test('a CDATA section holding an XML document is refused, not parsed a second time', async () => {
-    for (const inner of ['<?xml version="1.0"?><a></b>', '<?xml version="1.0"?><!DOCTYPE a [<!ENTITY x "y">]><a>&x;</a>', '<?xml version="1.0"?><a>RG11 ABC</a>']) {
-      const a = await post(version, env(version, `<RegistrationNumber><![CDATA[${inner}]]></RegistrationNumber><username>demo</username>`));
+    for (const inner of [
+      '<?xml version="1.0"?><a></b>',
+      '<?xml version="1.0"?><!DOCTYPE a [<!ENTITY x "y">]><a>&x;</a>',
+      '<?xml version="1.0"?><a>RG11 ABC</a>',
+    ]) {
+      const a = await post(
+        version,
+        env(version, `<RegistrationNumber><![CDATA[${inner}]]></RegistrationNumber><username>demo</username>`),
+      );
       expect(a.problem).toBeNull();
       expect(a.text).toMatch(/holds an XML document/);
       expect(leakIn(a.text)).toBeNull();
@@ -76,7 +89,10 @@ describe.each<Version>(['1.1', '1.2'])('SOAP %s', (version) => {
   });
 
   test('CDATA with ordinary text is still read as the value', async () => {
-    const a = await post(version, env(version, '<RegistrationNumber><![CDATA[RG11 ABC]]></RegistrationNumber><username>demo</username>'));
+    const a = await post(
+      version,
+      env(version, '<RegistrationNumber><![CDATA[RG11 ABC]]></RegistrationNumber><username>demo</username>'),
+    );
     expect(a.status).toBe(200);
   });
 
@@ -92,7 +108,11 @@ describe.each<Version>(['1.1', '1.2'])('SOAP %s', (version) => {
   });
 
   test('an element named Body or Envelope out of its place is refused', async () => {
-    for (const body of [env(version, PARAMS, '<Body><x>1</x></Body>'), env(version, PARAMS, '<Envelope/>'), env(version, PARAMS).replace('<soap:Body>', '<soap:Body/><soap:Body>')]) {
+    for (const body of [
+      env(version, PARAMS, '<Body><x>1</x></Body>'),
+      env(version, PARAMS, '<Envelope/>'),
+      env(version, PARAMS).replace('<soap:Body>', '<soap:Body/><soap:Body>'),
+    ]) {
       const a = await post(version, body);
       expect(a.problem).toBeNull();
       expect(a.text).toMatch(/may appear only once, as the Envelope's own Body|inside the envelope/);
@@ -101,7 +121,13 @@ describe.each<Version>(['1.1', '1.2'])('SOAP %s', (version) => {
   });
 
   test("XML that sax rejects is our fault, not node-soap's", async () => {
-    for (const inner of [`<!-- a -- b -->${PARAMS}`, `<!-- a --->${PARAMS}`, `<a\u00d7b/>${PARAMS}`, `<a:b:c xmlns:a="urn:a"/>${PARAMS}`, PARAMS.replace('RG11 ABC', 'RG11 ]]> ABC')]) {
+    for (const inner of [
+      `<!-- a -- b -->${PARAMS}`,
+      `<!-- a --->${PARAMS}`,
+      `<a\u00d7b/>${PARAMS}`,
+      `<a:b:c xmlns:a="urn:a"/>${PARAMS}`,
+      PARAMS.replace('RG11 ABC', 'RG11 ]]> ABC'),
+    ]) {
       const a = await post(version, env(version, inner));
       expect(a.problem).toBeNull();
       expect(a.text).toContain('MALFORMED_REQUEST');

@@ -53,7 +53,11 @@ function dechunk(buf: Buffer): Buffer | null {
 }
 
 /** Sends the chunks as they are (with gaps if asked) and reads one response. */
-export function exchange(port: number, chunks: ReadonlyArray<Buffer | string>, opts: WireOptions = {}): Promise<WireAnswer> {
+export function exchange(
+  port: number,
+  chunks: ReadonlyArray<Buffer | string>,
+  opts: WireOptions = {},
+): Promise<WireAnswer> {
   const { gapMs = 0, timeoutMs = 10_000, endAfterWrite = false } = opts;
   return new Promise((resolve) => {
     const t0 = Date.now();
@@ -68,8 +72,16 @@ export function exchange(port: number, chunks: ReadonlyArray<Buffer | string>, o
       const head = parseHead(got);
       let body: Buffer = head ? got.subarray(head.bodyStart) : Buffer.alloc(0);
       if (head?.headers['transfer-encoding'] === 'chunked') body = dechunk(body) ?? body;
-      if (head?.headers['content-length'] !== undefined) body = body.subarray(0, Number(head.headers['content-length']));
-      resolve({ status: head?.status ?? 0, headers: head?.headers ?? {}, body, text: body.toString('utf8'), ended, ms: Date.now() - t0 });
+      if (head?.headers['content-length'] !== undefined)
+        body = body.subarray(0, Number(head.headers['content-length']));
+      resolve({
+        status: head?.status ?? 0,
+        headers: head?.headers ?? {},
+        body,
+        text: body.toString('utf8'),
+        ended,
+        ms: Date.now() - t0,
+      });
     };
     const timer = setTimeout(() => finish('timeout'), timeoutMs);
     socket.on('data', (d: Buffer) => {
@@ -84,11 +96,14 @@ export function exchange(port: number, chunks: ReadonlyArray<Buffer | string>, o
       const rest = got.length - head.bodyStart;
       const len = head.headers['content-length'];
       if (len !== undefined && rest >= Number(len)) finish('response');
-      else if (head.headers['transfer-encoding'] === 'chunked' && dechunk(got.subarray(head.bodyStart))) finish('response');
+      else if (head.headers['transfer-encoding'] === 'chunked' && dechunk(got.subarray(head.bodyStart)))
+        finish('response');
     });
     socket.on('end', () => finish('closed'));
     socket.on('close', () => finish('closed'));
-    socket.on('error', (e: NodeJS.ErrnoException) => finish(e.code === 'ECONNRESET' || e.code === 'EPIPE' ? 'reset' : 'closed'));
+    socket.on('error', (e: NodeJS.ErrnoException) =>
+      finish(e.code === 'ECONNRESET' || e.code === 'EPIPE' ? 'reset' : 'closed'),
+    );
     void (async () => {
       for (const c of chunks) {
         if (settled || socket.destroyed) return;
@@ -113,13 +128,15 @@ export function head(req: RawRequest, bodyLength: number): string {
   const headers = { ...(req.headers ?? {}) };
   const lines = [`${req.method ?? 'POST'} ${req.path ?? '/api/reg.asmx'} HTTP/1.1`, 'Connection: close'];
   if (!Object.keys(headers).some((h) => h.toLowerCase() === 'host')) lines.push('Host: 127.0.0.1');
-  if (!req.noLength && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length')) headers['Content-Length'] = bodyLength;
+  if (!req.noLength && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length'))
+    headers['Content-Length'] = bodyLength;
   for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
   return lines.join('\r\n') + '\r\n\r\n';
 }
 
 /** One request, written in one go. */
 export function send(port: number, req: RawRequest, opts: WireOptions = {}): Promise<WireAnswer> {
-  const body = req.body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
+  const body =
+    req.body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
   return exchange(port, [Buffer.concat([Buffer.from(head(req, body.length), 'latin1'), body])], opts);
 }

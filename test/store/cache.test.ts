@@ -31,7 +31,10 @@ describePostgres('PostgreSQL lookup cache', () => {
   test('a record added by another instance, after a lookup found nothing, is found once CACHE_TTL_MS has passed', async () => {
     const other = { operation: 'Check', registration: 'C2', state: '' };
     expect(await store.get(other)).toBeNull();
-    await sqlIn(s.schema, `INSERT INTO records (operation, registration, state, payload) VALUES ('Check', 'C2', '', '{"v":3}')`);
+    await sqlIn(
+      s.schema,
+      `INSERT INTO records (operation, registration, state, payload) VALUES ('Check', 'C2', '', '{"v":3}')`,
+    );
     await sleep(400);
     expect((await store.get(other))?.payload).toBe('{"v":3}');
   });
@@ -57,12 +60,17 @@ describePostgres('PostgreSQL lookup cache', () => {
     const big = new PostgresStore(s.url, { cacheTtlMs: 600_000 });
     try {
       const watched = { operation: 'Check', registration: 'W1', state: '' };
-      await sqlIn(s.schema, `INSERT INTO records (operation, registration, state, payload) VALUES ('Check', 'W1', '', '{"v":"old"}')`);
+      await sqlIn(
+        s.schema,
+        `INSERT INTO records (operation, registration, state, payload) VALUES ('Check', 'W1', '', '{"v":"old"}')`,
+      );
       expect((await big.get(watched))?.payload).toBe('{"v":"old"}');
       await sqlIn(s.schema, `UPDATE records SET payload = '{"v":"new"}' WHERE registration = 'W1'`);
       // 49,999 more lookups (of keys that are not there): 50,000 kept, the watched one among them.
       const missing = (i: number) => ({ operation: 'CheckUSA', registration: `NONE${i}`, state: 'CA' });
-      expect((await Promise.all(Array.from({ length: 49_999 }, (_, i) => big.get(missing(i))))).every((f) => f === null)).toBe(true);
+      expect(
+        (await Promise.all(Array.from({ length: 49_999 }, (_, i) => big.get(missing(i))))).every((f) => f === null),
+      ).toBe(true);
       expect((await big.get(watched))?.payload).toBe('{"v":"old"}');
       // The next new lookup starts the cache again: the watched record is read afresh.
       expect(await big.get(missing(49_999))).toBeNull();

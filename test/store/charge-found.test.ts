@@ -37,8 +37,14 @@ describePostgres('PostgresStore.chargeFound: a record and its charge in one stat
 
   test('found: the record comes with its charge, and the usage is counted with it', async () => {
     await a.addAccount({ username: 'payer', credits: 3 });
-    expect(await a.chargeFound!(key('RG11ABC'), 'payer', DAY, 'Check')).toEqual({ found: { payload: FOCUS }, charge: { ok: true, credits: 2, usedToday: 1 } });
-    expect(await a.chargeFound!(key('7ABC123', 'CheckUSA', 'CA'), 'payer', DAY, 'CheckUSA')).toEqual({ found: { payload: FOCUS }, charge: { ok: true, credits: 1, usedToday: 2 } });
+    expect(await a.chargeFound!(key('RG11ABC'), 'payer', DAY, 'Check')).toEqual({
+      found: { payload: FOCUS },
+      charge: { ok: true, credits: 2, usedToday: 1 },
+    });
+    expect(await a.chargeFound!(key('7ABC123', 'CheckUSA', 'CA'), 'payer', DAY, 'CheckUSA')).toEqual({
+      found: { payload: FOCUS },
+      charge: { ok: true, credits: 1, usedToday: 2 },
+    });
     expect((await b.getAccount('payer'))?.credits).toBe(1);
     expect(await b.usage('payer', DAY)).toEqual([
       { username: 'payer', day: DAY, operation: 'Check', found: 1, notFound: 0 },
@@ -78,24 +84,50 @@ describePostgres('PostgresStore.chargeFound: a record and its charge in one stat
   });
 
   test('the reasons as charge gives them: unknown, disabled, the daily limit (counted from 1 on a new day)', async () => {
-    expect(await a.chargeFound!(key('RG11ABC'), 'nobody', DAY, 'Check')).toEqual({ found: { payload: FOCUS }, charge: { ok: false, reason: 'unknown' } });
+    expect(await a.chargeFound!(key('RG11ABC'), 'nobody', DAY, 'Check')).toEqual({
+      found: { payload: FOCUS },
+      charge: { ok: false, reason: 'unknown' },
+    });
     await a.addAccount({ username: 'off', credits: 5, enabled: false });
-    expect(await a.chargeFound!(key('RG11ABC'), 'off', DAY, 'Check')).toEqual({ found: { payload: FOCUS }, charge: { ok: false, reason: 'disabled' } });
+    expect(await a.chargeFound!(key('RG11ABC'), 'off', DAY, 'Check')).toEqual({
+      found: { payload: FOCUS },
+      charge: { ok: false, reason: 'disabled' },
+    });
     await a.addAccount({ username: 'eve', dailyLimit: 1 });
-    expect(await a.chargeFound!(key('RG11ABC'), 'eve', DAY, 'Check')).toEqual({ found: { payload: FOCUS }, charge: { ok: true, credits: null, usedToday: 1 } });
-    expect(await b.chargeFound!(key('CO22RSA'), 'eve', DAY, 'Check')).toEqual({ found: { payload: CORSA }, charge: { ok: false, reason: 'daily' } });
-    expect(await b.chargeFound!(key('CO22RSA'), 'eve', '2026-03-02', 'Check')).toEqual({ found: { payload: CORSA }, charge: { ok: true, credits: null, usedToday: 1 } });
+    expect(await a.chargeFound!(key('RG11ABC'), 'eve', DAY, 'Check')).toEqual({
+      found: { payload: FOCUS },
+      charge: { ok: true, credits: null, usedToday: 1 },
+    });
+    expect(await b.chargeFound!(key('CO22RSA'), 'eve', DAY, 'Check')).toEqual({
+      found: { payload: CORSA },
+      charge: { ok: false, reason: 'daily' },
+    });
+    expect(await b.chargeFound!(key('CO22RSA'), 'eve', '2026-03-02', 'Check')).toEqual({
+      found: { payload: CORSA },
+      charge: { ok: true, credits: null, usedToday: 1 },
+    });
     expect((await a.getAccount('off'))?.credits).toBe(5);
   });
 
   test('400 lookups from two stores at once, a quarter not found, against 150 credits: exactly 150 charged, each found one counted', async () => {
     await a.addAccount({ username: 'dee', credits: 150 });
-    const results = await Promise.all(Array.from({ length: 400 }, (_, i) => (i % 2 ? a : b).chargeFound!(key(i % 4 === 3 ? `MISS${i}` : i % 4 === 1 ? 'CO22RSA' : 'RG11ABC'), 'dee', DAY, 'Check')));
+    const results = await Promise.all(
+      Array.from({ length: 400 }, (_, i) =>
+        (i % 2 ? a : b).chargeFound!(
+          key(i % 4 === 3 ? `MISS${i}` : i % 4 === 1 ? 'CO22RSA' : 'RG11ABC'),
+          'dee',
+          DAY,
+          'Check',
+        ),
+      ),
+    );
     expect(results.filter((r) => r.found === null && r.charge === null)).toHaveLength(100);
     expect(results.filter((r) => r.charge?.ok === true)).toHaveLength(150);
     expect(results.filter((r) => r.charge?.ok === false && r.charge.reason === 'credits')).toHaveLength(150);
     expect((await a.getAccount('dee'))?.credits).toBe(0);
-    expect(await a.usage('dee', DAY)).toEqual([{ username: 'dee', day: DAY, operation: 'Check', found: 150, notFound: 0 }]);
+    expect(await a.usage('dee', DAY)).toEqual([
+      { username: 'dee', day: DAY, operation: 'Check', found: 150, notFound: 0 },
+    ]);
   });
 
   test('with a read replica configured, a record is read there: the store offers no one-step charge', () => {

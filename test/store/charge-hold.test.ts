@@ -89,7 +89,9 @@ describePostgres('a batch of charges waits for as many as the last one held', ()
     const store = new PostgresStore(schema.url);
     try {
       expect((await store.getAccount('steady'))?.credits).toBe(0);
-      expect(await store.usage('steady', DAY)).toEqual([{ username: 'steady', day: DAY, operation: 'Check', found: 50, notFound: 0 }]);
+      expect(await store.usage('steady', DAY)).toEqual([
+        { username: 'steady', day: DAY, operation: 'Check', found: 50, notFound: 0 },
+      ]);
     } finally {
       await store.close();
     }

@@ -17,12 +17,20 @@ const FOCUS = '{"Description":"FORD FOCUS"}';
 const key = (registration: string): RecordKey => ({ operation: 'Check', registration, state: '' });
 
 /** `n` charges for `username`, dealt round the stores in turns of `perTurn` at once: how many were granted. */
-async function chargeMany(stores: readonly PostgresStore[], username: string, n: number, perTurn = 40, day = DAY): Promise<number> {
+async function chargeMany(
+  stores: readonly PostgresStore[],
+  username: string,
+  n: number,
+  perTurn = 40,
+  day = DAY,
+): Promise<number> {
   let granted = 0;
   for (let done = 0; done < n; done += perTurn) {
     const turn = Array.from({ length: Math.min(perTurn, n - done) }, (_, i) => {
       const s = stores[(done + i) % stores.length];
-      return i % 2 ? s.charge(username, day, 'Check').then((r) => r.ok) : s.chargeFound!(key('RG11ABC'), username, day, 'Check').then((r) => r.charge?.ok === true);
+      return i % 2
+        ? s.charge(username, day, 'Check').then((r) => r.ok)
+        : s.chargeFound!(key('RG11ABC'), username, day, 'Check').then((r) => r.charge?.ok === true);
     });
     granted += (await Promise.all(turn)).filter(Boolean).length;
   }
@@ -47,7 +55,15 @@ describePostgres('credit shards: a busy account charged by several instances wit
   });
 
   const shardCredits = async (username: string): Promise<number> =>
-    Number((await sqlIn<{ n: string }>(schema.schema, 'SELECT COALESCE(SUM(credits), 0) AS n FROM credit_shards WHERE username = $1', [username]))[0].n);
+    Number(
+      (
+        await sqlIn<{ n: string }>(
+          schema.schema,
+          'SELECT COALESCE(SUM(credits), 0) AS n FROM credit_shards WHERE username = $1',
+          [username],
+        )
+      )[0].n,
+    );
 
   test('a busy account is leased to the instances; the balance every reader sees is row plus shards, and usage counts each lookup once', async () => {
     await stores[0].addAccount({ username: 'busy', credits: 10_000 });
@@ -58,9 +74,15 @@ describePostgres('credit shards: a busy account charged by several instances wit
     expect((await stores[1].getAccount('busy'))?.credits).toBe(8800);
     const listed = (await stores[2].listAccounts(DAY)).find((a) => a.username === 'busy');
     expect(listed).toMatchObject({ credits: 8800, usedToday: 1200 });
-    expect(await stores[0].admin.listPage(DAY, { after: '', search: 'busy', limit: 10 })).toMatchObject({ accounts: [{ username: 'busy', credits: 8800, usedToday: 1200 }] });
-    expect(await stores[0].usage('busy', DAY)).toEqual([{ username: 'busy', day: DAY, operation: 'Check', found: 1200, notFound: 0 }]);
-    expect(await stores[0].admin.usageRange(DAY, DAY)).toEqual([{ username: 'busy', day: DAY, operation: 'Check', found: 1200, notFound: 0 }]);
+    expect(await stores[0].admin.listPage(DAY, { after: '', search: 'busy', limit: 10 })).toMatchObject({
+      accounts: [{ username: 'busy', credits: 8800, usedToday: 1200 }],
+    });
+    expect(await stores[0].usage('busy', DAY)).toEqual([
+      { username: 'busy', day: DAY, operation: 'Check', found: 1200, notFound: 0 },
+    ]);
+    expect(await stores[0].admin.usageRange(DAY, DAY)).toEqual([
+      { username: 'busy', day: DAY, operation: 'Check', found: 1200, notFound: 0 },
+    ]);
     expect(await stores[0].admin.countLowCredit(8801)).toBe(1);
     expect(await stores[0].admin.countLowCredit(8800)).toBe(0);
   });
@@ -70,7 +92,9 @@ describePostgres('credit shards: a busy account charged by several instances wit
     expect(await chargeMany(stores, 'dry', 6000, 120)).toBe(3000);
     expect((await stores[0].getAccount('dry'))?.credits).toBe(0);
     expect(await shardCredits('dry')).toBe(0);
-    expect(await stores[1].usage('dry', DAY)).toEqual([{ username: 'dry', day: DAY, operation: 'Check', found: 3000, notFound: 0 }]);
+    expect(await stores[1].usage('dry', DAY)).toEqual([
+      { username: 'dry', day: DAY, operation: 'Check', found: 3000, notFound: 0 },
+    ]);
   });
 
   test('an instance that dies holding a shard strands nothing: the others drain it, and exactly the balance is granted', async () => {
@@ -93,7 +117,9 @@ describePostgres('credit shards: a busy account charged by several instances wit
     expect(await shardCredits('back')).toBeGreaterThan(0);
     await leaving.close();
     expect(await shardCredits('back')).toBe(0);
-    expect(await sqlIn(schema.schema, "SELECT credits::int AS c FROM accounts WHERE username = 'back'")).toEqual([{ c: 800 }]);
+    expect(await sqlIn(schema.schema, "SELECT credits::int AS c FROM accounts WHERE username = 'back'")).toEqual([
+      { c: 800 },
+    ]);
   });
 
   test('writers of a balance act on the whole of it: a top-up, a debit below zero, a keyed top-up, a set balance, an import', async () => {
@@ -107,7 +133,14 @@ describePostgres('credit shards: a busy account charged by several instances wit
 
     await stores[0].addCredits('paid', 1000);
     expect(await chargeMany(stores, 'paid', 200)).toBe(200);
-    const once = await stores[2].admin.creditOnce({ key: 'k-1', fingerprint: 'f', username: 'paid', delta: 10, actor: 'test', at: '2026-04-01T00:00:00Z' });
+    const once = await stores[2].admin.creditOnce({
+      key: 'k-1',
+      fingerprint: 'f',
+      username: 'paid',
+      delta: 10,
+      actor: 'test',
+      at: '2026-04-01T00:00:00Z',
+    });
     expect(once).toEqual({ result: { balance: 810 }, replayed: false });
 
     expect(await chargeMany(stores, 'paid', 200)).toBe(200);
@@ -132,7 +165,10 @@ describePostgres('credit shards: a busy account charged by several instances wit
   test('a limit set on a sharded account folds its shards back and counts the day so far', async () => {
     await stores[0].addAccount({ username: 'later', credits: 5000 });
     expect(await chargeMany(stores, 'later', 400)).toBe(400);
-    expect(await stores[0].updateAccount('later', { dailyLimit: 500 }, DAY)).toMatchObject({ credits: 4600, dailyLimit: 500 });
+    expect(await stores[0].updateAccount('later', { dailyLimit: 500 }, DAY)).toMatchObject({
+      credits: 4600,
+      dailyLimit: 500,
+    });
     expect(await shardCredits('later')).toBe(0);
     expect(await chargeMany(stores, 'later', 300)).toBe(100);
     expect((await stores[0].getAccount('later'))?.credits).toBe(4500);
@@ -145,7 +181,9 @@ describePostgres('credit shards: a busy account charged by several instances wit
     expect(await chargeMany(stores, 'gone', 90)).toBe(0);
     expect(await stores[0].removeAccount('gone')).toBe(true);
     expect(await shardCredits('gone')).toBe(0);
-    expect(await sqlIn(schema.schema, "SELECT count(*)::int AS n FROM usage_shards WHERE username = 'gone'")).toEqual([{ n: 0 }]);
+    expect(await sqlIn(schema.schema, "SELECT count(*)::int AS n FROM usage_shards WHERE username = 'gone'")).toEqual([
+      { n: 0 },
+    ]);
   });
 
   test('a limit given by an import (putAccount) on a sharded account folds the shards back and counts the day so far', async () => {
@@ -194,7 +232,10 @@ describePostgres('credit shards: a busy account charged by several instances wit
     const flaky = new PostgresAccounts(runner);
     try {
       let granted = 0;
-      for (let i = 0; i < 5; i++) granted += (await Promise.all(Array.from({ length: 40 }, () => flaky.charge('split', DAY, 'Check')))).filter((r) => r.ok).length;
+      for (let i = 0; i < 5; i++)
+        granted += (await Promise.all(Array.from({ length: 40 }, () => flaky.charge('split', DAY, 'Check')))).filter(
+          (r) => r.ok,
+        ).length;
       expect(granted).toBe(200);
       const leased = await shardCredits('split');
       expect(leased).toBeGreaterThan(0);
@@ -209,7 +250,9 @@ describePostgres('credit shards: a busy account charged by several instances wit
       // Credits taken and usage counted: exactly the answers given, with the shard holding the rest of its lease.
       expect((await stores[0].getAccount('split'))?.credits).toBe(1000 - 200 - 5);
       expect(await shardCredits('split')).toBe(leased - 5);
-      expect(await stores[0].usage('split', DAY)).toEqual([{ username: 'split', day: DAY, operation: 'Check', found: 205, notFound: 0 }]);
+      expect(await stores[0].usage('split', DAY)).toEqual([
+        { username: 'split', day: DAY, operation: 'Check', found: 205, notFound: 0 },
+      ]);
     } finally {
       await pool.end();
     }

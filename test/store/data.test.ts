@@ -14,11 +14,19 @@ import { open, STORE_KINDS } from './stores';
 
 jest.setTimeout(60_000);
 
-const car = (description: string) => ({ Description: description, RegistrationYear: 2019, CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' }, ImageUrl: 'x' });
-const check = (reg: string, description: string) => JSON.stringify({ operation: 'Check', registration: reg, vehicle: car(description) });
-const usa = (reg: string, description: string) => JSON.stringify({ operation: 'CheckUSA', registration: reg, state: 'CA', vehicle: car(description) });
+const car = (description: string) => ({
+  Description: description,
+  RegistrationYear: 2019,
+  CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' },
+  ImageUrl: 'x',
+});
+const check = (reg: string, description: string) =>
+  JSON.stringify({ operation: 'Check', registration: reg, vehicle: car(description) });
+const usa = (reg: string, description: string) =>
+  JSON.stringify({ operation: 'CheckUSA', registration: reg, state: 'CA', vehicle: car(description) });
 const ndjson = (...lines: string[]) => Readable.from([lines.join('\n') + '\n']);
-const run = (store: VehicleStore, options: ImportOptions, ...lines: string[]) => importStream(store, ndjson(...lines), options);
+const run = (store: VehicleStore, options: ImportOptions, ...lines: string[]) =>
+  importStream(store, ndjson(...lines), options);
 const description = async (store: VehicleStore, operation: string, registration: string, state = '') => {
   const r = await store.get({ operation, registration, state });
   return r ? (JSON.parse(r.payload) as { Description: string }).Description : null;
@@ -89,7 +97,14 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
   });
 
   test('into an empty store: fresh records, then a deletion of one of them before any repeat', async () => {
-    const report = await run(store, {}, check('G1', 'one'), check('G2', 'two'), JSON.stringify({ operation: 'Check', registration: 'G1', delete: true }), check('G3', 'three'));
+    const report = await run(
+      store,
+      {},
+      check('G1', 'one'),
+      check('G2', 'two'),
+      JSON.stringify({ operation: 'Check', registration: 'G1', delete: true }),
+      check('G3', 'three'),
+    );
     expect(report).toMatchObject({ committed: true, imported: 3, deleted: 1 });
     expect(await description(store, 'Check', 'G1')).toBeNull();
     expect(await description(store, 'Check', 'G2')).toBe('two');
@@ -121,7 +136,12 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
   test('--replace-all: the store holds exactly the file; an invalid file changes nothing', async () => {
     await run(store, {}, check('A1', 'OLD A'), check('B1', 'OLD B'), usa('X1', 'OLD X'));
     for (const replace of ['all', 'named'] as const) {
-      const bad = await run(store, { replace }, check('C1', 'NEW C'), '{"operation":"Check","registration":"D1","vehicle":{},"colour":"x"}');
+      const bad = await run(
+        store,
+        { replace },
+        check('C1', 'NEW C'),
+        '{"operation":"Check","registration":"D1","vehicle":{},"colour":"x"}',
+      );
       expect(bad.committed).toBe(false);
       expect(await store.count()).toBe(3);
       expect(await description(store, 'Check', 'C1')).toBeNull();
@@ -174,7 +194,8 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     const regs = ['b1', 'B1', 'A2', 'a1', 'Ü1', 'Z9', '1'];
     // Through the batch, as stored keys (an import would normalise them to upper case first).
     const batch = await store.beginImport();
-    for (const r of regs) await batch.put({ operation: 'Check', registration: r, state: '', payload: JSON.stringify(car(r)) });
+    for (const r of regs)
+      await batch.put({ operation: 'Check', registration: r, state: '', payload: JSON.stringify(car(r)) });
     await batch.put({ operation: 'CheckUSA', registration: 'X1', state: 'CA', payload: JSON.stringify(car('US')) });
     await batch.commit();
     const all: StoredRecord[] = [];
@@ -188,7 +209,16 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     await other.close();
     for (let r = await it.next(); !r.done; r = await it.next()) all.push(r.value);
     // Hand-sorted by code point: digits < upper case < lower case < U+00DC.
-    expect(all.map((r) => `${r.operation}/${r.registration}/${r.state}`)).toEqual(['Check/1/', 'Check/A2/', 'Check/B1/', 'Check/Z9/', 'Check/a1/', 'Check/b1/', 'Check/Ü1/', 'CheckUSA/X1/CA']);
+    expect(all.map((r) => `${r.operation}/${r.registration}/${r.state}`)).toEqual([
+      'Check/1/',
+      'Check/A2/',
+      'Check/B1/',
+      'Check/Z9/',
+      'Check/a1/',
+      'Check/b1/',
+      'Check/Ü1/',
+      'CheckUSA/X1/CA',
+    ]);
     expect(await store.count()).toBe(9);
   });
 
@@ -200,7 +230,12 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     // Another instance changes records the pass has not reached yet (pages 2 and 3) and adds one
     // after them: the pass goes on seeing the store as it was when it began.
     const other = open(url);
-    await run(other, {}, JSON.stringify({ operation: 'Check', registration: 'P02000', delete: true }), check('P99999', 'LATE'));
+    await run(
+      other,
+      {},
+      JSON.stringify({ operation: 'Check', registration: 'P02000', delete: true }),
+      check('P99999', 'LATE'),
+    );
     await other.close();
     for (let r = await it.next(); !r.done; r = await it.next()) seen.push(r.value.registration);
     expect(seen).toEqual(lines.map((_, i) => `P${String(i).padStart(5, '0')}`));

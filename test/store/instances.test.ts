@@ -28,7 +28,8 @@ describePostgres('two instances on one PostgreSQL', () => {
     await schema.drop();
   });
 
-  const lookup = (srv: ServeProcess, username: string) => fetch(`${srv.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=${username}`);
+  const lookup = (srv: ServeProcess, username: string) =>
+    fetch(`${srv.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=${username}`);
 
   test('they listen on different ports and both serve the sample data loaded once', async () => {
     expect(a.base).not.toBe(b.base);
@@ -37,14 +38,25 @@ describePostgres('two instances on one PostgreSQL', () => {
 
   test('an account with 100 credits, 400 lookups spread over both: exactly 100 are answered', async () => {
     await admin.putAccount({ username: 'hundred', credits: 100 });
-    const answers = await Promise.all(Array.from({ length: 400 }, (_, i) => lookup(i % 2 ? a : b, 'hundred').then(async (r) => ({ status: r.status, body: await r.text() }))));
+    const answers = await Promise.all(
+      Array.from({ length: 400 }, (_, i) =>
+        lookup(i % 2 ? a : b, 'hundred').then(async (r) => ({ status: r.status, body: await r.text() })),
+      ),
+    );
     expect(answers.filter((r) => r.status === 200)).toHaveLength(100);
     expect(answers.filter((r) => r.status === 402 || r.body.includes('OUT_OF_CREDIT'))).toHaveLength(300);
     expect((await admin.getAccount('hundred'))?.credits).toBe(0);
   });
 
-  /** `total` lookups for `username`, spread over both instances, `concurrency` at a time: their answers' statuses and error codes. */
-  async function spread(username: string, total: number, concurrency: number): Promise<{ status: number; code: string | null }[]> {
+  /**
+   * `total` lookups for `username`, spread over both instances, `concurrency` at a time: their answers' statuses and
+   * error codes.
+   */
+  async function spread(
+    username: string,
+    total: number,
+    concurrency: number,
+  ): Promise<{ status: number; code: string | null }[]> {
     const out: { status: number; code: string | null }[] = [];
     let next = 0;
     const loop = async () => {
@@ -75,7 +87,9 @@ describePostgres('two instances on one PostgreSQL', () => {
     const answers = await spread('daily300', 1000, 200);
     expect(answers.filter((r) => r.status === 200)).toHaveLength(300);
     expect(answers.filter((r) => r.code === 'DAILY_LIMIT_REACHED')).toHaveLength(700);
-    const listed = (await admin.listAccounts(new Date().toISOString().slice(0, 10))).find((x) => x.username === 'daily300');
+    const listed = (await admin.listAccounts(new Date().toISOString().slice(0, 10))).find(
+      (x) => x.username === 'daily300',
+    );
     expect(listed?.usedToday).toBe(300);
   });
 
@@ -107,7 +121,11 @@ describePostgres('WORKERS=auto on PostgreSQL', () => {
     const listening = () => (srv.output().match(/"message":"listening"/g) ?? []).length;
     for (let i = 0; i < 100 && listening() < cores; i++) await new Promise((r) => setTimeout(r, 100));
     expect(listening()).toBe(cores);
-    const answers = await Promise.all(Array.from({ length: 20 }, () => fetch(`${srv.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        fetch(`${srv.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo`),
+      ),
+    );
     expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
   });
 });
@@ -121,7 +139,13 @@ describePostgres('two instances on one PostgreSQL and one Redis', () => {
 
   beforeAll(async () => {
     // RATE_LIMIT=0.001: one lookup per window of 1,000 s, plus a burst of 4 (README, Managing callers).
-    const env = { DATABASE_URL: schema.url, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PREFIX: prefix, RATE_LIMIT: '0.001', RATE_LIMIT_BURST: '4' };
+    const env = {
+      DATABASE_URL: schema.url,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_PREFIX: prefix,
+      RATE_LIMIT: '0.001',
+      RATE_LIMIT_BURST: '4',
+    };
     [a, b] = await Promise.all([startServeProcess(env), startServeProcess(env)]);
     admin = openStore(schema.url);
   });
@@ -137,8 +161,17 @@ describePostgres('two instances on one PostgreSQL and one Redis', () => {
   });
 
   test('one rate limit between them: 40 lookups of one username over both, exactly 1 + 4 answered, the rest RATE_LIMITED', async () => {
-    const lookup = (srv: ServeProcess) => fetch(`${srv.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=limited`);
-    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => lookup(i % 2 ? a : b).then(async (r) => ({ status: r.status, code: r.headers.get('x-error-code'), body: await r.text() }))));
+    const lookup = (srv: ServeProcess) =>
+      fetch(`${srv.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=limited`);
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        lookup(i % 2 ? a : b).then(async (r) => ({
+          status: r.status,
+          code: r.headers.get('x-error-code'),
+          body: await r.text(),
+        })),
+      ),
+    );
     expect(answers.filter((r) => r.status === 200)).toHaveLength(5);
     expect(answers.filter((r) => r.status === 429 && r.code === 'RATE_LIMITED')).toHaveLength(35);
   });

@@ -25,16 +25,28 @@ describePostgres('PostgreSQL migrations', () => {
     expect((await old.migrate(1)).version).toBe(1);
     await old.close();
     // Written as a release at version 1 wrote it: no prepared answers column.
-    await sqlIn(s.schema, "INSERT INTO records (operation, registration, state, payload) VALUES ('Check', 'OLD1', '', '{\"Description\":\"kept\"}')");
+    await sqlIn(
+      s.schema,
+      "INSERT INTO records (operation, registration, state, payload) VALUES ('Check', 'OLD1', '', '{\"Description\":\"kept\"}')",
+    );
     await sqlIn(s.schema, "INSERT INTO accounts (username, credits) VALUES ('kept', 7)");
 
     const store = new PostgresStore(s.url);
     const report = await store.migrate();
     expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6, 7]);
     expect(report.version).toBe(7);
-    expect(await store.get({ operation: 'Check', registration: 'OLD1', state: '' })).toEqual({ payload: '{"Description":"kept"}' });
+    expect(await store.get({ operation: 'Check', registration: 'OLD1', state: '' })).toEqual({
+      payload: '{"Description":"kept"}',
+    });
     // An account written before the account settings existed takes their defaults, and is charged as any other.
-    expect(await store.getAccount('kept')).toEqual({ username: 'kept', credits: 7, dailyLimit: null, rate: null, allow: [], enabled: true });
+    expect(await store.getAccount('kept')).toEqual({
+      username: 'kept',
+      credits: 7,
+      dailyLimit: null,
+      rate: null,
+      allow: [],
+      enabled: true,
+    });
     expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
 
     const again = await store.migrate();
@@ -56,19 +68,29 @@ describePostgres('PostgreSQL migrations', () => {
     const old = new PostgresStore(s.url);
     expect((await old.migrate(3)).version).toBe(3);
     await old.close();
-    await sqlIn(s.schema, "INSERT INTO records (operation, registration, state, payload, prepared) VALUES ('Check', 'OLD3', '', '{\"Description\":\"kept\"}', 'an answer')");
+    await sqlIn(
+      s.schema,
+      "INSERT INTO records (operation, registration, state, payload, prepared) VALUES ('Check', 'OLD3', '', '{\"Description\":\"kept\"}', 'an answer')",
+    );
     await sqlIn(s.schema, "INSERT INTO meta (key, value) VALUES ('prepared_version', 'abc')");
     const store = new PostgresStore(s.url);
     expect((await store.migrate()).applied.map((m) => m.version)).toEqual([4, 5, 6, 7]);
-    expect(await sqlIn(s.schema, "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'records' ORDER BY ordinal_position")).toEqual(
-      ['id', 'operation', 'registration', 'state', 'payload'].map((column_name) => ({ column_name })),
-    );
+    expect(
+      await sqlIn(
+        s.schema,
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'records' ORDER BY ordinal_position",
+      ),
+    ).toEqual(['id', 'operation', 'registration', 'state', 'payload'].map((column_name) => ({ column_name })));
     expect(await sqlIn(s.schema, "SELECT key FROM meta WHERE key = 'prepared_version'")).toEqual([]);
-    expect(await store.get({ operation: 'Check', registration: 'OLD3', state: '' })).toEqual({ payload: '{"Description":"kept"}' });
+    expect(await store.get({ operation: 'Check', registration: 'OLD3', state: '' })).toEqual({
+      payload: '{"Description":"kept"}',
+    });
     const batch = await store.beginImport();
     await batch.put({ operation: 'Check', registration: 'OLD3', state: '', payload: '{"Description":"new"}' });
     await batch.commit();
-    expect(await store.get({ operation: 'Check', registration: 'OLD3', state: '' })).toEqual({ payload: '{"Description":"new"}' });
+    expect(await store.get({ operation: 'Check', registration: 'OLD3', state: '' })).toEqual({
+      payload: '{"Description":"new"}',
+    });
     await store.close();
   });
 
@@ -133,7 +155,9 @@ describePostgres('PostgreSQL migrations', () => {
     const first = run();
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
-    expect(first.stdout).toMatch(/^applied 1: .+\napplied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\napplied 7: .+\n.*schema version 7\n$/);
+    expect(first.stdout).toMatch(
+      /^applied 1: .+\napplied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\napplied 7: .+\n.*schema version 7\n$/,
+    );
     const second = run();
     expect(second.status).toBe(0);
     expect(second.stdout).toMatch(/schema version 7, nothing to apply\n$/);
@@ -148,12 +172,17 @@ describePostgres('PostgreSQL statement timeout', () => {
     const store = new PostgresStore(s.url, { statementTimeoutMs: 200 });
     await store.migrate();
     const pg = (await import('pg')).default;
-    const locker = new pg.Client({ connectionString: s.url.replace(/\?.*$/, ''), options: `-c search_path=${s.schema}` });
+    const locker = new pg.Client({
+      connectionString: s.url.replace(/\?.*$/, ''),
+      options: `-c search_path=${s.schema}`,
+    });
     await locker.connect();
     try {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE records IN ACCESS EXCLUSIVE MODE');
-      await expect(store.get({ operation: 'Check', registration: 'X', state: '' })).rejects.toThrow(/statement timeout/);
+      await expect(store.get({ operation: 'Check', registration: 'X', state: '' })).rejects.toThrow(
+        /statement timeout/,
+      );
     } finally {
       await locker.query('ROLLBACK');
       await locker.end();
@@ -169,7 +198,10 @@ describePostgres('PostgreSQL statement timeout over HTTP', () => {
   test('a lookup stuck behind a lock is answered INTERNAL_ERROR, with no SQL in the answer', async () => {
     const srv = await startServer({ DATABASE_URL: s.url, DATABASE_STATEMENT_TIMEOUT_MS: '200' });
     const pg = (await import('pg')).default;
-    const locker = new pg.Client({ connectionString: s.url.replace(/\?.*$/, ''), options: `-c search_path=${s.schema}` });
+    const locker = new pg.Client({
+      connectionString: s.url.replace(/\?.*$/, ''),
+      options: `-c search_path=${s.schema}`,
+    });
     await locker.connect();
     try {
       await locker.query('BEGIN');

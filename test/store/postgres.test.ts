@@ -58,8 +58,16 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
     const one: Migration = { version: 1, name: 'one', sql: 'CREATE TABLE one (x INTEGER)' };
     const two: Migration = { version: 2, name: 'two', sql: 'CREATE TABLE two (x INTEGER); SELECT 1 / 0' };
     await expect(store.migrate(Infinity, [one, two])).rejects.toThrow('migration 2 (two) failed: division by zero');
-    expect(await sqlIn(s.schema, 'SELECT version, name FROM schema_version ORDER BY version')).toEqual([{ version: 1, name: 'one' }]);
-    expect(await sqlIn(s.schema, "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ('one', 'two')", [s.schema])).toEqual([{ table_name: 'one' }]);
+    expect(await sqlIn(s.schema, 'SELECT version, name FROM schema_version ORDER BY version')).toEqual([
+      { version: 1, name: 'one' },
+    ]);
+    expect(
+      await sqlIn(
+        s.schema,
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ('one', 'two')",
+        [s.schema],
+      ),
+    ).toEqual([{ table_name: 'one' }]);
     const fixed: Migration = { version: 2, name: 'two', sql: 'CREATE TABLE two (x INTEGER)' };
     expect(await store.migrate(Infinity, [one, fixed])).toEqual({ applied: [fixed], version: 2 });
   });
@@ -67,10 +75,20 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
   test('a step and its schema_version row are one transaction: when the row cannot be written, the step is undone', async () => {
     const { s, store } = fresh();
     // The step writes its own version's row, so that recording it afterwards fails (duplicate key).
-    const step: Migration = { version: 1, name: 'clash', sql: "CREATE TABLE clash (x INTEGER); INSERT INTO schema_version (version, name) VALUES (1, 'early')" };
+    const step: Migration = {
+      version: 1,
+      name: 'clash',
+      sql: "CREATE TABLE clash (x INTEGER); INSERT INTO schema_version (version, name) VALUES (1, 'early')",
+    };
     await expect(store.migrate(Infinity, [step])).rejects.toThrow(/^migration 1 \(clash\) failed: duplicate key value/);
     expect(await sqlIn(s.schema, 'SELECT version FROM schema_version')).toEqual([]);
-    expect(await sqlIn(s.schema, "SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'clash'", [s.schema])).toEqual([]);
+    expect(
+      await sqlIn(
+        s.schema,
+        "SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'clash'",
+        [s.schema],
+      ),
+    ).toEqual([]);
   });
 
   test('migrations are not held to DATABASE_STATEMENT_TIMEOUT_MS', async () => {
@@ -85,7 +103,9 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
     await store.putAccount({ username: 'held', credits: 5 });
     await store.addUsage([{ username: 'held', day: '2026-11-01', operation: 'Check', found: 2, notFound: 1 }]);
     // Another session holds the account's row: the removal's second statement waits for it.
-    const other = await connect(`${PG_BASE_URL}${PG_BASE_URL.includes('?') ? '&' : '?'}options=-c%20search_path%3D${s.schema}`);
+    const other = await connect(
+      `${PG_BASE_URL}${PG_BASE_URL.includes('?') ? '&' : '?'}options=-c%20search_path%3D${s.schema}`,
+    );
     try {
       await other.query('BEGIN');
       await other.query("SELECT 1 FROM accounts WHERE username = 'held' FOR UPDATE");
@@ -100,7 +120,9 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
     } finally {
       await other.end();
     }
-    expect(await store.usage('held', '2026-01-01')).toEqual([{ username: 'held', day: '2026-11-01', operation: 'Check', found: 2, notFound: 1 }]);
+    expect(await store.usage('held', '2026-01-01')).toEqual([
+      { username: 'held', day: '2026-11-01', operation: 'Check', found: 2, notFound: 1 },
+    ]);
     expect((await store.getAccount('held'))?.credits).toBe(5);
     expect(await store.removeAccount('held')).toBe(true);
     expect(await store.usage('held', '2026-01-01')).toEqual([]);
@@ -117,7 +139,9 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
     // A repeat after the bad record, which moves the batch to its staging table, reports the same reason.
     const repeat = await store.beginImport();
     await repeat.put({ operation: 'Check', registration: 'NUL1', state: '', payload: 'a\u0000b' }, true);
-    await expect(repeat.put({ operation: 'Check', registration: 'NUL1', state: '', payload: '{}' })).rejects.toThrow(/0x00/);
+    await expect(repeat.put({ operation: 'Check', registration: 'NUL1', state: '', payload: '{}' })).rejects.toThrow(
+      /0x00/,
+    );
     await repeat.rollback();
     expect(await store.isEmpty()).toBe(true);
     // ... and into one that holds records (copied into a staging table), with enough after the bad
@@ -128,7 +152,13 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
     const staged = await store.beginImport();
     const failed = (async () => {
       await staged.put({ operation: 'Check', registration: 'NUL2', state: '', payload: 'a\u0000b' });
-      for (let i = 0; i < 2000; i++) await staged.put({ operation: 'Check', registration: `S${i}`, state: '', payload: `{"pad":"${'x'.repeat(200)}"}` });
+      for (let i = 0; i < 2000; i++)
+        await staged.put({
+          operation: 'Check',
+          registration: `S${i}`,
+          state: '',
+          payload: `{"pad":"${'x'.repeat(200)}"}`,
+        });
       await staged.commit();
     })();
     await expect(failed).rejects.toThrow(/0x00/);
@@ -145,13 +175,18 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
     const batch = await store.beginImport();
     await batch.put({ operation: 'Check', registration: 'NUL3', state: '', payload: 'a\u0000b' }, true);
     // Enough text to be sent to the server at once (the store gathers 64 KiB before it writes).
-    await batch.put({ operation: 'Check', registration: 'BIG1', state: '', payload: `{"pad":"${'x'.repeat(70_000)}"}` }, true);
+    await batch.put(
+      { operation: 'Check', registration: 'BIG1', state: '', payload: `{"pad":"${'x'.repeat(70_000)}"}` },
+      true,
+    );
     let failure: unknown = null;
     for (let i = 0; failure === null && i < 250; i++) {
       await sleep(20);
-      await batch.put({ operation: 'Check', registration: `AFTER${i}`, state: '', payload: '{}' }, true).catch((e: unknown) => {
-        failure = e;
-      });
+      await batch
+        .put({ operation: 'Check', registration: `AFTER${i}`, state: '', payload: '{}' }, true)
+        .catch((e: unknown) => {
+          failure = e;
+        });
     }
     expect(String(failure)).toMatch(/0x00/);
     await batch.rollback();
@@ -200,9 +235,12 @@ describePostgres('PostgreSQL store in a database of its own (no ?schema=)', () =
   let admin: pg.Client;
   const stores: PostgresStore[] = [];
   const others = async (probe: pg.Client) =>
-    (await probe.query<{ application_name: string }>('SELECT application_name FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() ORDER BY application_name', [name])).rows.map(
-      (r) => r.application_name,
-    );
+    (
+      await probe.query<{ application_name: string }>(
+        'SELECT application_name FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() ORDER BY application_name',
+        [name],
+      )
+    ).rows.map((r) => r.application_name);
 
   beforeAll(async () => {
     admin = await connect(PG_BASE_URL);
@@ -224,9 +262,17 @@ describePostgres('PostgreSQL store in a database of its own (no ?schema=)', () =
     await batch.commit();
     const probe = await connect(dbUrl);
     try {
-      expect((await probe.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'records'")).rows).toEqual([{ table_schema: 'public' }]);
+      expect(
+        (await probe.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'records'")).rows,
+      ).toEqual([{ table_schema: 'public' }]);
       // No schema of its own is made.
-      expect((await probe.query("SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'")).rows).toEqual([{ nspname: 'public' }]);
+      expect(
+        (
+          await probe.query(
+            "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'",
+          )
+        ).rows,
+      ).toEqual([{ nspname: 'public' }]);
       expect(await Promise.all(Array.from({ length: 20 }, () => store.count()))).toEqual(Array(20).fill(1));
       expect(await others(probe)).toEqual(['reglookup', 'reglookup', 'reglookup']);
     } finally {
@@ -261,7 +307,9 @@ describePostgres('PostgreSQL store in a database of its own (no ?schema=)', () =
       await holder.query('LOCK TABLE records IN ACCESS EXCLUSIVE MODE');
       const release = setTimeout(() => void holder.query('COMMIT').catch(() => undefined), 2000);
       try {
-        await expect(limited.get({ operation: 'Check', registration: 'P1', state: '' })).rejects.toThrow(/statement timeout/);
+        await expect(limited.get({ operation: 'Check', registration: 'P1', state: '' })).rejects.toThrow(
+          /statement timeout/,
+        );
       } finally {
         clearTimeout(release);
       }
@@ -281,10 +329,13 @@ describePostgres('PostgreSQL store in a database of its own (no ?schema=)', () =
       const store = new PostgresStore(u.toString(), { pool: 1 });
       stores.push(store);
       expect(await store.isEmpty()).toBe(true);
-      expect((await probe.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'records' ORDER BY table_schema")).rows).toEqual([
-        { table_schema: 'elsewhere' },
-        { table_schema: 'public' },
-      ]);
+      expect(
+        (
+          await probe.query(
+            "SELECT table_schema FROM information_schema.tables WHERE table_name = 'records' ORDER BY table_schema",
+          )
+        ).rows,
+      ).toEqual([{ table_schema: 'elsewhere' }, { table_schema: 'public' }]);
       expect(await others(probe)).toContain('mine');
     } finally {
       await probe.end();

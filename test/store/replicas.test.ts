@@ -12,7 +12,10 @@ jest.setTimeout(180_000);
 
 const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? '');
 const HAVE_SERVER = postgresBin() !== null;
-if (!HAVE_SERVER && !IN_CI) process.stderr.write('read-replica tests skipped: no PostgreSQL server binaries under /usr/lib/postgresql (Debian package postgresql)\n');
+if (!HAVE_SERVER && !IN_CI)
+  process.stderr.write(
+    'read-replica tests skipped: no PostgreSQL server binaries under /usr/lib/postgresql (Debian package postgresql)\n',
+  );
 const describeReplica = HAVE_SERVER || IN_CI ? describe : describe.skip;
 
 async function sql(url: string, text: string): Promise<pg.QueryResultRow[]> {
@@ -39,7 +42,11 @@ async function importRecord(env: Record<string, string>, registration: string): 
   const os = await import('node:os');
   const path = await import('node:path');
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-replica-')), 'one.ndjson');
-  fs.writeFileSync(file, JSON.stringify({ operation: 'Check', registration, vehicle: { Description: `replica test ${registration}` } }) + '\n');
+  fs.writeFileSync(
+    file,
+    JSON.stringify({ operation: 'Check', registration, vehicle: { Description: `replica test ${registration}` } }) +
+      '\n',
+  );
   const run = runCli(['import', file], env);
   expect(await run.exited).toBe(0);
   fs.rmSync(path.dirname(file), { recursive: true, force: true });
@@ -60,7 +67,13 @@ describeReplica('read replicas on a private primary and streaming replica', () =
     expect(await runCli(['migrate'], env).exited).toBe(0);
     [srv, patient] = await Promise.all([
       startServeProcess({ ...env, DATABASE_READ_URL: replica.url, DATABASE_READ_MAX_LAG_MS: '500', RATE_LIMIT: '0' }),
-      startServeProcess({ ...env, DATABASE_READ_URL: replica.url, DATABASE_READ_MAX_LAG_MS: '600000', RATE_LIMIT: '0', SAMPLE_DATA: 'false' }),
+      startServeProcess({
+        ...env,
+        DATABASE_READ_URL: replica.url,
+        DATABASE_READ_MAX_LAG_MS: '600000',
+        RATE_LIMIT: '0',
+        SAMPLE_DATA: 'false',
+      }),
     ]);
   });
   afterAll(async () => {
@@ -69,8 +82,14 @@ describeReplica('read replicas on a private primary and streaming replica', () =
     primary?.destroy();
   });
 
-  const lookup = (reg: string, username = 'demo', on = srv) => fetch(`${on.base}/api/reg.asmx/Check?RegistrationNumber=${reg}&username=${username}`);
-  const readyz = async (on = srv) => (await (await fetch(`${on.base}/readyz`)).json()) as { status: string; checks: Record<string, string>; degraded?: string };
+  const lookup = (reg: string, username = 'demo', on = srv) =>
+    fetch(`${on.base}/api/reg.asmx/Check?RegistrationNumber=${reg}&username=${username}`);
+  const readyz = async (on = srv) =>
+    (await (await fetch(`${on.base}/readyz`)).json()) as {
+      status: string;
+      checks: Record<string, string>;
+      degraded?: string;
+    };
 
   test('the replica really is a streaming standby of the primary', async () => {
     expect((await sql(replica.url, 'SELECT pg_is_in_recovery() AS r'))[0].r).toBe(true);
@@ -78,7 +97,10 @@ describeReplica('read replicas on a private primary and streaming replica', () =
   });
 
   test('lookups are read from the replica (a record it has not replayed is not found), accounts and charges from the primary', async () => {
-    await until('the replica in use', async () => (await readyz()).checks.replicas === 'ok' && (await readyz(patient)).checks.replicas === 'ok');
+    await until(
+      'the replica in use',
+      async () => (await readyz()).checks.replicas === 'ok' && (await readyz(patient)).checks.replicas === 'ok',
+    );
     await sql(replica.url, 'SELECT pg_wal_replay_pause()');
     try {
       // Written to the primary while the replica's replay is paused.
@@ -92,7 +114,9 @@ describeReplica('read replicas on a private primary and streaming replica', () =
       await until('the replica skipped, lag past 500 ms', async () => (await readyz()).checks.replicas === 'degraded');
       const ready = await readyz();
       expect(ready.status).toBe('ready');
-      expect(ready.degraded).toMatch(/replica 1: skipped \(behind by more than 500 ms\).*record lookups go to the primary/);
+      expect(ready.degraded).toMatch(
+        /replica 1: skipped \(behind by more than 500 ms\).*record lookups go to the primary/,
+      );
       // Skipped: the lookup goes to the primary, which has the record; the charge is taken there.
       expect((await lookup('RPL1')).status).toBe(200);
       expect((await lookup('RPL1', 'payer')).status).toBe(200);

@@ -92,12 +92,17 @@ function sql<T>(file: string, text: string): T[] {
 }
 
 /** Every table's columns (name, type, not null, default, key) and every index and trigger, by name. */
-function schemaOf(file: string): { objects: { type: string; name: string; tbl_name: string }[]; tables: { table: string; columns: { name: string }[] }[] } {
+function schemaOf(file: string): {
+  objects: { type: string; name: string; tbl_name: string }[];
+  tables: { table: string; columns: { name: string }[] }[];
+} {
   const objects = sql<{ type: string; name: string; tbl_name: string }>(
     file,
     "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name <> 'schema_version' ORDER BY name",
   );
-  const tables = objects.filter((o) => o.type === 'table').map((o) => ({ table: o.name, columns: sql<{ name: string }>(file, `PRAGMA table_info(${o.name})`) }));
+  const tables = objects
+    .filter((o) => o.type === 'table')
+    .map((o) => ({ table: o.name, columns: sql<{ name: string }>(file, `PRAGMA table_info(${o.name})`) }));
   return { objects, tables };
 }
 
@@ -116,7 +121,14 @@ describe('SQLite migrations', () => {
     const again = new SqliteStore(file);
     expect(await again.migrate()).toEqual({ applied: [], version: 6 });
     await again.close();
-    expect(sql(file, 'SELECT version FROM schema_version ORDER BY version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }]);
+    expect(sql(file, 'SELECT version FROM schema_version ORDER BY version')).toEqual([
+      { version: 1 },
+      { version: 2 },
+      { version: 3 },
+      { version: 4 },
+      { version: 5 },
+      { version: 6 },
+    ]);
   });
 
   test('a file the unversioned release created, upgraded, has the same tables, columns, indexes and triggers as a new file', async () => {
@@ -144,7 +156,12 @@ describe('SQLite migrations', () => {
   test('a file written with the first schema upgrades in place: records, accounts and lookups intact', async () => {
     const file = newFile(V1_DDL);
     const db = new Database(file);
-    db.prepare('INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?)').run('Check', 'OLD1', '', '{"Description":"kept"}');
+    db.prepare('INSERT INTO records (operation, registration, state, payload) VALUES (?, ?, ?, ?)').run(
+      'Check',
+      'OLD1',
+      '',
+      '{"Description":"kept"}',
+    );
     db.prepare('INSERT INTO accounts (username, credits) VALUES (?, ?)').run('kept', 7);
     db.close();
 
@@ -153,10 +170,19 @@ describe('SQLite migrations', () => {
     expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6]);
     expect(report.version).toBe(6);
     expect(await store.get(KEY)).toEqual({ payload: '{"Description":"kept"}' });
-    expect(await store.getAccount('kept')).toEqual({ username: 'kept', credits: 7, dailyLimit: null, rate: null, allow: [], enabled: true });
+    expect(await store.getAccount('kept')).toEqual({
+      username: 'kept',
+      credits: 7,
+      dailyLimit: null,
+      rate: null,
+      allow: [],
+      enabled: true,
+    });
     expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
     await store.addUsage([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
-    expect(await store.usage('kept', '2026-01-01')).toEqual([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
+    expect(await store.usage('kept', '2026-01-01')).toEqual([
+      { username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 },
+    ]);
     const raw = new Database(file);
     raw.prepare('UPDATE records SET payload = \'{"Description":"changed"}\' WHERE registration = \'OLD1\'').run();
     raw.close();
@@ -164,20 +190,33 @@ describe('SQLite migrations', () => {
     expect(await store.get(KEY)).toEqual({ payload: '{"Description":"changed"}' });
     expect(await store.migrate()).toEqual({ applied: [], version: 6 });
     await store.close();
-    expect(sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(
+      sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version),
+    ).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   test('a file created by the unversioned release (prepared answers, no schema_version) is recognised as version 3 and upgraded', async () => {
     const file = newFile(UNVERSIONED_CURRENT_DDL);
     const db = new Database(file);
-    db.prepare("INSERT INTO records (operation, registration, state, payload, prepared) VALUES ('Check', 'OLD1', '', '{}', 'ready')").run();
+    db.prepare(
+      "INSERT INTO records (operation, registration, state, payload, prepared) VALUES ('Check', 'OLD1', '', '{}', 'ready')",
+    ).run();
     db.prepare("INSERT INTO meta (key, value) VALUES ('prepared_version', 'abc')").run();
     db.close();
     const store = new SqliteStore(file);
-    expect(await store.migrate()).toEqual({ applied: [expect.objectContaining({ version: 4 }), expect.objectContaining({ version: 5 }), expect.objectContaining({ version: 6 })], version: 6 });
+    expect(await store.migrate()).toEqual({
+      applied: [
+        expect.objectContaining({ version: 4 }),
+        expect.objectContaining({ version: 5 }),
+        expect.objectContaining({ version: 6 }),
+      ],
+      version: 6,
+    });
     expect(await store.get(KEY)).toEqual({ payload: '{}' });
     await store.close();
-    expect(sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(
+      sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version),
+    ).toEqual([1, 2, 3, 4, 5, 6]);
     expect(sql(file, "SELECT key FROM meta WHERE key = 'prepared_version'")).toEqual([]);
   });
 
@@ -219,7 +258,9 @@ describe('SQLite migrations', () => {
     const first = run();
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
-    expect(first.stdout).toMatch(/^applied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\n.*schema version 6\n$/);
+    expect(first.stdout).toMatch(
+      /^applied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\n.*schema version 6\n$/,
+    );
     const second = run();
     expect(second.status).toBe(0);
     expect(second.stdout).toMatch(/schema version 6, nothing to apply\n$/);
@@ -262,24 +303,31 @@ describe('SQLite migrations: files of releases between two steps', () => {
   const BETWEEN: Record<string, string> = {
     'account settings, no usage table yet': V1_DDL + V2_OBJECTS + ACCOUNT_SETTINGS,
     'account settings and the usage table, not its day index': V1_DDL + V2_OBJECTS + ACCOUNT_SETTINGS + USAGE_TABLE,
-    'the usage table and its day index, not the account settings': V1_DDL + V2_OBJECTS + USAGE_TABLE + 'CREATE INDEX usage_day ON usage (day);',
-    'some of the account settings only': V1_DDL + V2_OBJECTS + 'ALTER TABLE accounts ADD COLUMN enabled INTEGER NOT NULL DEFAULT 1;',
+    'the usage table and its day index, not the account settings':
+      V1_DDL + V2_OBJECTS + USAGE_TABLE + 'CREATE INDEX usage_day ON usage (day);',
+    'some of the account settings only':
+      V1_DDL + V2_OBJECTS + 'ALTER TABLE accounts ADD COLUMN enabled INTEGER NOT NULL DEFAULT 1;',
   };
-  test.each(Object.keys(BETWEEN))('%s: upgraded to the schema of a new file, accounts and usage served', async (name) => {
-    const fresh = newFile();
-    await new SqliteStore(fresh).close();
-    const file = newFile(BETWEEN[name]);
-    const store = new SqliteStore(file);
-    try {
-      await store.putAccount({ username: 'kept', credits: 3, dailyLimit: 2 });
-      expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 2, usedToday: 1 });
-      await store.addUsage([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
-      expect(await store.usage('kept', '2026-01-01')).toEqual([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
-    } finally {
-      await store.close();
-    }
-    expect(schemaOf(file)).toEqual(schemaOf(fresh));
-  });
+  test.each(Object.keys(BETWEEN))(
+    '%s: upgraded to the schema of a new file, accounts and usage served',
+    async (name) => {
+      const fresh = newFile();
+      await new SqliteStore(fresh).close();
+      const file = newFile(BETWEEN[name]);
+      const store = new SqliteStore(file);
+      try {
+        await store.putAccount({ username: 'kept', credits: 3, dailyLimit: 2 });
+        expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 2, usedToday: 1 });
+        await store.addUsage([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
+        expect(await store.usage('kept', '2026-01-01')).toEqual([
+          { username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 },
+        ]);
+      } finally {
+        await store.close();
+      }
+      expect(schemaOf(file)).toEqual(schemaOf(fresh));
+    },
+  );
 
   test('a records table from before every release this one can upgrade (keyed WITHOUT ROWID) is refused, saying to export it, and left as it was', () => {
     const file = newFile(`
@@ -327,7 +375,10 @@ describe('SQLite migrations: the steps, as a list given to the runner', () => {
     const file = newFile();
     const db = new Database(file);
     try {
-      const list = [step(1, 'a table', 'CREATE TABLE t1 (x INTEGER);'), step(2, 'a broken step', 'CREATE TABLE t2 (x INTEGER); INSERT INTO nowhere VALUES (1);')];
+      const list = [
+        step(1, 'a table', 'CREATE TABLE t1 (x INTEGER);'),
+        step(2, 'a broken step', 'CREATE TABLE t2 (x INTEGER); INSERT INTO nowhere VALUES (1);'),
+      ];
       let error: Error | undefined;
       try {
         migrateSqlite(db, Infinity, list);
@@ -337,7 +388,9 @@ describe('SQLite migrations: the steps, as a list given to the runner', () => {
       expect(error).toBeInstanceOf(MigrationError);
       expect(error?.message).toMatch(/\b2\b.*a broken step.*no such table: nowhere/);
       expect(db.inTransaction).toBe(false);
-      expect(db.prepare("SELECT name FROM sqlite_master WHERE name IN ('t1', 't2', 'schema_version')").all()).toEqual([]);
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name IN ('t1', 't2', 'schema_version')").all()).toEqual(
+        [],
+      );
       // The same list without the broken step then applies.
       expect(migrateSqlite(db, Infinity, list.slice(0, 1))).toEqual({ applied: [list[0]], version: 1 });
     } finally {
@@ -354,7 +407,11 @@ describe('SQLite migrations: the steps, as a list given to the runner', () => {
         [step(1, 'one', 'CREATE TABLE a (x)'), step(3, 'three', 'CREATE TABLE b (x)')],
       ]) {
         expect(() => migrateSqlite(db, Infinity, list)).toThrow(MigrationError);
-        expect(() => migrateSqlite(db, Infinity, list)).toThrow(new RegExp(`'${list[list.length - 1].name}' has version ${list[list.length - 1].version}, expected ${list.length}`));
+        expect(() => migrateSqlite(db, Infinity, list)).toThrow(
+          new RegExp(
+            `'${list[list.length - 1].name}' has version ${list[list.length - 1].version}, expected ${list.length}`,
+          ),
+        );
       }
       expect(db.prepare("SELECT name FROM sqlite_master WHERE name IN ('a', 'b')").all()).toEqual([]);
     } finally {

@@ -34,9 +34,14 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
 
   test('many lookups at once, found, missing and repeated, each get their own answer', async () => {
     const batch = await store.beginImport();
-    for (let i = 0; i < 50; i++) await batch.put({ operation: 'Check', registration: `M${i}`, state: '', payload: `{"i":${i}}` });
+    for (let i = 0; i < 50; i++)
+      await batch.put({ operation: 'Check', registration: `M${i}`, state: '', payload: `{"i":${i}}` });
     await batch.commit();
-    const keys = Array.from({ length: 120 }, (_, j) => ({ operation: 'Check', registration: `M${(j * 7) % 60}`, state: '' }));
+    const keys = Array.from({ length: 120 }, (_, j) => ({
+      operation: 'Check',
+      registration: `M${(j * 7) % 60}`,
+      state: '',
+    }));
     const found = await Promise.all(keys.map((k) => store.get(k)));
     found.forEach((f, j) => {
       const i = (j * 7) % 60;
@@ -93,7 +98,9 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     await rolledBack.rollback();
     for (const batch of [committed, rolledBack]) {
       await expect(batch.put({ ...key, payload: '{"v":3}' }, true)).rejects.toThrow('this import has ended');
-      await expect(batch.put({ operation: 'Check', registration: 'END2', state: '', payload: '{"v":3}' })).rejects.toThrow('this import has ended');
+      await expect(
+        batch.put({ operation: 'Check', registration: 'END2', state: '', payload: '{"v":3}' }),
+      ).rejects.toThrow('this import has ended');
       await expect(batch.delete(key)).rejects.toThrow('this import has ended');
       await expect(batch.replaceOperation('Check')).rejects.toThrow('this import has ended');
       await batch.commit();
@@ -125,7 +132,12 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     expect(report.committed).toBe(true);
     expect(report.imported).toBe(SAMPLE.length);
     expect(await store.count()).toBe(SAMPLE.length);
-    const bad = await importStream(store, Readable.from(['{"operation":"Check","registration":"NEW1","vehicle":{"Description":"x"}}\n{"operation":"Nope"}\n']));
+    const bad = await importStream(
+      store,
+      Readable.from([
+        '{"operation":"Check","registration":"NEW1","vehicle":{"Description":"x"}}\n{"operation":"Nope"}\n',
+      ]),
+    );
     expect(bad.committed).toBe(false);
     expect(await store.get({ operation: 'Check', registration: 'NEW1', state: '' })).toBeNull();
   });
@@ -177,18 +189,24 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     try {
       await store.putAccount({ username: 'busy', credits: 500, dailyLimit: 450 });
       const ops = ['Check', 'CheckUSA'];
-      const taken = await Promise.all(Array.from({ length: 2000 }, (_, i) => (i % 2 ? store : other).charge('busy', day, ops[i % 3 === 0 ? 1 : 0])));
+      const taken = await Promise.all(
+        Array.from({ length: 2000 }, (_, i) => (i % 2 ? store : other).charge('busy', day, ops[i % 3 === 0 ? 1 : 0])),
+      );
       const granted = taken.filter((t) => t.ok);
       expect(granted).toHaveLength(450);
       expect(taken.filter((t) => !t.ok && t.reason === 'daily')).toHaveLength(1550);
       // Each granted charge reports its own place in the day: 1..450, each once.
-      expect(granted.map((t) => (t.ok ? t.usedToday : 0)).sort((x, y) => x - y)).toEqual(Array.from({ length: 450 }, (_, i) => i + 1));
+      expect(granted.map((t) => (t.ok ? t.usedToday : 0)).sort((x, y) => x - y)).toEqual(
+        Array.from({ length: 450 }, (_, i) => i + 1),
+      );
       expect((await store.getAccount('busy'))?.credits).toBe(50);
       const usage = await store.usage('busy', day);
       expect(usage.reduce((n, u) => n + u.found, 0)).toBe(450);
       expect(usage.reduce((n, u) => n + u.notFound, 0)).toBe(0);
       // The next day the limit starts again; the 50 credits left are the cap now.
-      const next = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? store : other).charge('busy', '2026-01-03')));
+      const next = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => (i % 2 ? store : other).charge('busy', '2026-01-03')),
+      );
       expect(next.filter((t) => t.ok)).toHaveLength(50);
       expect(next.filter((t) => !t.ok && t.reason === 'credits')).toHaveLength(50);
       await store.setEnabled('busy', false);

@@ -31,7 +31,12 @@ function sqliteKind(): StoreKind {
     async rawSetPayload(url, key, payload) {
       const db = new Database(url.slice('sqlite:'.length));
       db.pragma('busy_timeout = 5000');
-      db.prepare('UPDATE records SET payload = ? WHERE operation = ? AND registration = ? AND state = ?').run(payload, key.operation, key.registration, key.state);
+      db.prepare('UPDATE records SET payload = ? WHERE operation = ? AND registration = ? AND state = ?').run(
+        payload,
+        key.operation,
+        key.registration,
+        key.state,
+      );
       db.close();
       // The store sees another connection's write from its next event-loop turn (sqlite.ts).
       await new Promise((resolve) => setImmediate(resolve));
@@ -53,7 +58,12 @@ function postgresKind(): StoreKind {
     },
     async rawSetPayload(url, key, payload) {
       const schema = new URL(url).searchParams.get('schema') as string;
-      await sqlIn(schema, 'UPDATE records SET payload = $1 WHERE operation = $2 AND registration = $3 AND state = $4', [payload, key.operation, key.registration, key.state]);
+      await sqlIn(schema, 'UPDATE records SET payload = $1 WHERE operation = $2 AND registration = $3 AND state = $4', [
+        payload,
+        key.operation,
+        key.registration,
+        key.state,
+      ]);
     },
     async cleanup() {
       for (const s of schemas.splice(0)) await s.drop();

@@ -14,10 +14,38 @@ import type { VehicleStore } from '../../src/store/store';
 const T0 = Date.UTC(2026, 0, 2, 3, 4, 5);
 
 async function fill(store: VehicleStore): Promise<void> {
-  await store.cachePut({ operation: 'Check', registration: 'AA19AAA', state: '', provider: 'dvla', fetchedAt: T0, payload: '{"Description":"FETCHED"}' });
-  await store.cachePut({ operation: 'Check', registration: 'ER19NFD', state: '', provider: 'dvla', fetchedAt: T0 + 1000, payload: null });
-  await store.cachePut({ operation: 'UKMOT', registration: 'AA19AAA', state: '', provider: 'dvsa', fetchedAt: T0 + 2000, payload: '{"tests":[]}' });
-  await store.cachePut({ operation: 'CheckUSA', registration: 'ABC123', state: 'CA', provider: 'regcheck', fetchedAt: T0 + 3000, payload: '{"Description":"US"}' });
+  await store.cachePut({
+    operation: 'Check',
+    registration: 'AA19AAA',
+    state: '',
+    provider: 'dvla',
+    fetchedAt: T0,
+    payload: '{"Description":"FETCHED"}',
+  });
+  await store.cachePut({
+    operation: 'Check',
+    registration: 'ER19NFD',
+    state: '',
+    provider: 'dvla',
+    fetchedAt: T0 + 1000,
+    payload: null,
+  });
+  await store.cachePut({
+    operation: 'UKMOT',
+    registration: 'AA19AAA',
+    state: '',
+    provider: 'dvsa',
+    fetchedAt: T0 + 2000,
+    payload: '{"tests":[]}',
+  });
+  await store.cachePut({
+    operation: 'CheckUSA',
+    registration: 'ABC123',
+    state: 'CA',
+    provider: 'regcheck',
+    fetchedAt: T0 + 3000,
+    payload: '{"Description":"US"}',
+  });
 }
 
 describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store: the upstream cache', (_name, kind) => {
@@ -34,16 +62,39 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store: the upstr
   afterAll(() => kind.cleanup());
 
   test('an answer, a not-found and a state key are read back with provider and fetch time; other keys are null', async () => {
-    expect(await store.cacheGet({ operation: 'Check', registration: 'AA19AAA', state: '' })).toEqual({ payload: '{"Description":"FETCHED"}', provider: 'dvla', fetchedAt: T0 });
-    expect(await store.cacheGet({ operation: 'Check', registration: 'ER19NFD', state: '' })).toEqual({ payload: null, provider: 'dvla', fetchedAt: T0 + 1000 });
-    expect(await store.cacheGet({ operation: 'CheckUSA', registration: 'ABC123', state: 'CA' })).toEqual({ payload: '{"Description":"US"}', provider: 'regcheck', fetchedAt: T0 + 3000 });
+    expect(await store.cacheGet({ operation: 'Check', registration: 'AA19AAA', state: '' })).toEqual({
+      payload: '{"Description":"FETCHED"}',
+      provider: 'dvla',
+      fetchedAt: T0,
+    });
+    expect(await store.cacheGet({ operation: 'Check', registration: 'ER19NFD', state: '' })).toEqual({
+      payload: null,
+      provider: 'dvla',
+      fetchedAt: T0 + 1000,
+    });
+    expect(await store.cacheGet({ operation: 'CheckUSA', registration: 'ABC123', state: 'CA' })).toEqual({
+      payload: '{"Description":"US"}',
+      provider: 'regcheck',
+      fetchedAt: T0 + 3000,
+    });
     expect(await store.cacheGet({ operation: 'CheckUSA', registration: 'ABC123', state: 'NY' })).toBeNull();
     expect(await store.cacheGet({ operation: 'CheckMotorBikeUK', registration: 'AA19AAA', state: '' })).toBeNull();
   });
 
   test('a second put for a key replaces the first', async () => {
-    await store.cachePut({ operation: 'Check', registration: 'AA19AAA', state: '', provider: 'regcheck', fetchedAt: T0 + 9000, payload: null });
-    expect(await store.cacheGet({ operation: 'Check', registration: 'AA19AAA', state: '' })).toEqual({ payload: null, provider: 'regcheck', fetchedAt: T0 + 9000 });
+    await store.cachePut({
+      operation: 'Check',
+      registration: 'AA19AAA',
+      state: '',
+      provider: 'regcheck',
+      fetchedAt: T0 + 9000,
+      payload: null,
+    });
+    expect(await store.cacheGet({ operation: 'Check', registration: 'AA19AAA', state: '' })).toEqual({
+      payload: null,
+      provider: 'regcheck',
+      fetchedAt: T0 + 9000,
+    });
   });
 
   test('cached answers are not records: get, count and export do not see them', async () => {
@@ -70,7 +121,9 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store: the upstr
     const env = { DATABASE_URL: url, SAMPLE_DATA: 'false' };
     const stats = runCli(['cache', 'stats'], env);
     expect(stats.stderr).toBe('');
-    expect(stats.stdout).toContain('Check dvla: 1 answer(s), 1 not-found, fetched 2026-01-02T03:04:05Z to 2026-01-02T03:04:06Z');
+    expect(stats.stdout).toContain(
+      'Check dvla: 1 answer(s), 1 not-found, fetched 2026-01-02T03:04:05Z to 2026-01-02T03:04:06Z',
+    );
     expect(stats.stdout).toMatch(/4 cached answer\(s\): 3 found, 1 not-found\n$/);
     const one = runCli(['cache', 'purge', '--registration', 'aa19 aaa', '--operation', 'Check'], env);
     expect(one.stdout).toBe('purged 1 cached answer(s); imported records are untouched\n');

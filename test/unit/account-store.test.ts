@@ -64,18 +64,36 @@ describe.each(Object.keys(STORES))('AccountStore: %s', (name) => {
 
   test('a new account takes the defaults; add refuses an existing name; put changes only the fields given', async () => {
     expect(await s.a.addAccount({ username: 'ann' })).toBe(true);
-    expect(await s.a.getAccount('ann')).toEqual({ username: 'ann', credits: null, dailyLimit: null, rate: null, allow: [], enabled: true });
+    expect(await s.a.getAccount('ann')).toEqual({
+      username: 'ann',
+      credits: null,
+      dailyLimit: null,
+      rate: null,
+      allow: [],
+      enabled: true,
+    });
     expect(await s.a.addAccount({ username: 'ann', credits: 5 })).toBe(false);
     expect((await s.a.getAccount('ann'))?.credits).toBeNull();
     await s.a.putAccount({ username: 'ann', credits: 5, allow: ['10.0.0.0/8', '::1'] });
     await s.a.putAccount({ username: 'ann', rate: 2.5 });
-    expect(await s.b.getAccount('ann')).toEqual({ username: 'ann', credits: 5, dailyLimit: null, rate: 2.5, allow: ['10.0.0.0/8', '::1'], enabled: true });
+    expect(await s.b.getAccount('ann')).toEqual({
+      username: 'ann',
+      credits: 5,
+      dailyLimit: null,
+      rate: 2.5,
+      allow: ['10.0.0.0/8', '::1'],
+      enabled: true,
+    });
     expect(await s.a.getAccount('nobody')).toBeNull();
   });
 
   test('update returns the account as stored, or null for an unknown name', async () => {
     await s.a.addAccount({ username: 'ben', credits: 3 });
-    expect(await s.a.updateAccount('ben', { rate: 0, allow: [] }, '2026-03-01')).toMatchObject({ credits: 3, rate: 0, allow: [] });
+    expect(await s.a.updateAccount('ben', { rate: 0, allow: [] }, '2026-03-01')).toMatchObject({
+      credits: 3,
+      rate: 0,
+      allow: [],
+    });
     expect(await s.a.updateAccount('nobody', { credits: 1 }, '2026-03-01')).toBeNull();
   });
 
@@ -90,7 +108,9 @@ describe.each(Object.keys(STORES))('AccountStore: %s', (name) => {
 
   test('charge: exactly the balance succeeds under concurrency from two handles, and never below 0', async () => {
     await s.a.addAccount({ username: 'dee', credits: 30 });
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? s.a : s.b).charge('dee', '2026-03-01')));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => (i % 2 ? s.a : s.b).charge('dee', '2026-03-01')),
+    );
     expect(results.filter((r) => r.ok)).toHaveLength(30);
     expect(results.filter((r) => !r.ok && r.reason === 'credits')).toHaveLength(70);
     expect((await s.a.getAccount('dee'))?.credits).toBe(0);
@@ -119,8 +139,12 @@ describe.each(Object.keys(STORES))('AccountStore: %s', (name) => {
       { ok: false, reason: 'unknown' },
       { ok: false, reason: 'credits' },
     ]);
-    expect(await s.b.usage('fay', '2026-03-01')).toEqual([{ username: 'fay', day: '2026-03-01', operation: 'Check', found: 2, notFound: 0 }]);
-    expect(await s.b.usage('gus', '2026-03-01')).toEqual([{ username: 'gus', day: '2026-03-01', operation: 'CheckUSA', found: 1, notFound: 0 }]);
+    expect(await s.b.usage('fay', '2026-03-01')).toEqual([
+      { username: 'fay', day: '2026-03-01', operation: 'Check', found: 2, notFound: 0 },
+    ]);
+    expect(await s.b.usage('gus', '2026-03-01')).toEqual([
+      { username: 'gus', day: '2026-03-01', operation: 'CheckUSA', found: 1, notFound: 0 },
+    ]);
     expect(await s.b.usage('hal', '2026-03-01')).toEqual([]);
   });
 
@@ -167,10 +191,20 @@ describe.each(Object.keys(STORES))('AccountStore: %s', (name) => {
 
   test('enabled and the allow-list read back as written: by add, put, update and enable/disable; an unknown name is false', async () => {
     expect(await s.a.addAccount({ username: 'ida', enabled: false, allow: ['10.0.0.0/8', '192.0.2.1'] })).toBe(true);
-    expect(await s.b.getAccount('ida')).toEqual({ username: 'ida', credits: null, dailyLimit: null, rate: null, allow: ['10.0.0.0/8', '192.0.2.1'], enabled: false });
+    expect(await s.b.getAccount('ida')).toEqual({
+      username: 'ida',
+      credits: null,
+      dailyLimit: null,
+      rate: null,
+      allow: ['10.0.0.0/8', '192.0.2.1'],
+      enabled: false,
+    });
     await s.a.putAccount({ username: 'ida', enabled: true });
     expect((await s.b.getAccount('ida'))?.enabled).toBe(true);
-    expect(await s.a.updateAccount('ida', { enabled: false }, '2026-03-01')).toMatchObject({ enabled: false, allow: ['10.0.0.0/8', '192.0.2.1'] });
+    expect(await s.a.updateAccount('ida', { enabled: false }, '2026-03-01')).toMatchObject({
+      enabled: false,
+      allow: ['10.0.0.0/8', '192.0.2.1'],
+    });
     expect((await s.b.getAccount('ida'))?.enabled).toBe(false);
     expect(await s.a.setEnabled('ida', true)).toBe(true);
     expect((await s.b.getAccount('ida'))?.enabled).toBe(true);
@@ -217,13 +251,25 @@ describe.each(Object.keys(STORES))('AccountStore: %s', (name) => {
   });
 
   test('put and update change only the fields given, on an account with every field set', async () => {
-    const all = { username: 'max', credits: 9, dailyLimit: 5, rate: 2, allow: ['203.0.113.0/24', '2001:db8::/32'], enabled: false };
+    const all = {
+      username: 'max',
+      credits: 9,
+      dailyLimit: 5,
+      rate: 2,
+      allow: ['203.0.113.0/24', '2001:db8::/32'],
+      enabled: false,
+    };
     await s.a.addAccount(all);
     expect(await s.b.getAccount('max')).toEqual(all);
     await s.a.putAccount({ username: 'max', rate: 3 });
     expect(await s.b.getAccount('max')).toEqual({ ...all, rate: 3 });
     expect(await s.a.updateAccount('max', { credits: 4 }, '2026-03-01')).toEqual({ ...all, rate: 3, credits: 4 });
-    expect(await s.a.updateAccount('max', { allow: ['192.0.2.1', '::1'] }, '2026-03-01')).toEqual({ ...all, rate: 3, credits: 4, allow: ['192.0.2.1', '::1'] });
+    expect(await s.a.updateAccount('max', { allow: ['192.0.2.1', '::1'] }, '2026-03-01')).toEqual({
+      ...all,
+      rate: 3,
+      credits: 4,
+      allow: ['192.0.2.1', '::1'],
+    });
     expect(await s.b.getAccount('max')).toEqual({ ...all, rate: 3, credits: 4, allow: ['192.0.2.1', '::1'] });
   });
 

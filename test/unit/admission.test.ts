@@ -57,7 +57,12 @@ let usage: FakeUsage;
 let now: number;
 
 function accounts(config: Partial<AccountsConfig> = {}, withLimiter = true): Accounts {
-  return new Accounts(store, { policy: 'any', rateLimit: 0, ...config }, withLimiter ? limiter : null, usage as unknown as UsageRecorder);
+  return new Accounts(
+    store,
+    { policy: 'any', rateLimit: 0, ...config },
+    withLimiter ? limiter : null,
+    usage as unknown as UsageRecorder,
+  );
 }
 
 /** Moves the clock past the account cache's second, so that changes to the users are seen. */
@@ -79,16 +84,19 @@ afterEach(async () => {
 });
 
 describe('disabled usernames', () => {
-  test.each(['any', 'registered'] as const)('USERNAME_POLICY=%s: UNKNOWN_USERNAME, "not allowed here ... is disabled"; enabled again, admitted', async (policy) => {
-    await store.putAccount({ username: 'dora', enabled: false });
-    const a = accounts({ policy });
-    const r = await refusal(a.admit('dora', HOME));
-    expect(r?.code).toBe('UNKNOWN_USERNAME');
-    expect(r?.message).toMatch(/^Your username is incorrect or not allowed here: .*dora.* is disabled$/);
-    await store.setEnabled('dora', true);
-    later();
-    expect(await refusal(a.admit('dora', HOME))).toBeNull();
-  });
+  test.each(['any', 'registered'] as const)(
+    'USERNAME_POLICY=%s: UNKNOWN_USERNAME, "not allowed here ... is disabled"; enabled again, admitted',
+    async (policy) => {
+      await store.putAccount({ username: 'dora', enabled: false });
+      const a = accounts({ policy });
+      const r = await refusal(a.admit('dora', HOME));
+      expect(r?.code).toBe('UNKNOWN_USERNAME');
+      expect(r?.message).toMatch(/^Your username is incorrect or not allowed here: .*dora.* is disabled$/);
+      await store.setEnabled('dora', true);
+      later();
+      expect(await refusal(a.admit('dora', HOME))).toBeNull();
+    },
+  );
 
   test('disabled between admission and charge: the charge refuses, UNKNOWN_USERNAME "is disabled", and takes nothing', async () => {
     await store.putAccount({ username: 'dora', credits: 5 });
@@ -110,7 +118,9 @@ describe('allow-lists', () => {
     expect(await refusal(a.admit('bob', { address: '2001:db8::1' }))).toBeNull();
     const r = await refusal(a.admit('bob', AWAY));
     expect(r?.code).toBe('UNKNOWN_USERNAME');
-    expect(r?.message).toMatch(/^Your username is incorrect or not allowed here: .*bob.* may not be used from .*198\.51\.100\.1/);
+    expect(r?.message).toMatch(
+      /^Your username is incorrect or not allowed here: .*bob.* may not be used from .*198\.51\.100\.1/,
+    );
   });
 
   test('no allow-list: anywhere', async () => {

@@ -69,8 +69,13 @@ describe('answers written at lookup', () => {
 
   test('a record changed by an import is answered in its new form at once', async () => {
     const own = new SqliteStore(':memory:');
-    const line = (d: string) => JSON.stringify({ operation: 'Check', registration: 'CHG1', vehicle: { Description: d } }) + '\n';
-    const ask = async () => resultInner(await service(own).lookup(findOperation('Check')!, { RegistrationNumber: 'CHG1', username: 'u' }, LOCAL), 'http');
+    const line = (d: string) =>
+      JSON.stringify({ operation: 'Check', registration: 'CHG1', vehicle: { Description: d } }) + '\n';
+    const ask = async () =>
+      resultInner(
+        await service(own).lookup(findOperation('Check')!, { RegistrationNumber: 'CHG1', username: 'u' }, LOCAL),
+        'http',
+      );
     expect((await importStream(own, Readable.from([line('FIRST')]))).committed).toBe(true);
     expect(await ask()).toContain('<Description>FIRST</Description>');
     expect((await importStream(own, Readable.from([line('SECOND')]))).committed).toBe(true);
@@ -85,7 +90,11 @@ describe('answers written at lookup', () => {
     for (let i = 0; i < 2; i++) {
       const soap = resultInner({ kind: 'Vehicle', payload }, 'soap');
       expect(soap).toContain('<Description>A &amp; B &lt;c&gt; "d"</Description>');
-      expect(soap.startsWith(`<vehicleJson>${payload.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</vehicleJson>`)).toBe(true);
+      expect(
+        soap.startsWith(
+          `<vehicleJson>${payload.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</vehicleJson>`,
+        ),
+      ).toBe(true);
     }
   });
 

@@ -1,11 +1,26 @@
 // The bench's command line and its side-by-side table (`npm run bench -- --against REF`, issue 29).
 // Expectations are written by hand here; the bench's speed itself is never asserted.
 
-import { comparisonTable, median, parseBenchArgs, parseEnvList, previousReleaseTag, roundRatio } from '../../bench/compare';
+import {
+  comparisonTable,
+  median,
+  parseBenchArgs,
+  parseEnvList,
+  previousReleaseTag,
+  roundRatio,
+} from '../../bench/compare';
 
 describe('parseBenchArgs', () => {
   test('no arguments: the full SQLite run, no comparison', () => {
-    expect(parseBenchArgs([])).toEqual({ short: false, profile: false, prepareOnly: false, quick: false, metered: false, store: 'sqlite', against: undefined });
+    expect(parseBenchArgs([])).toEqual({
+      short: false,
+      profile: false,
+      prepareOnly: false,
+      quick: false,
+      metered: false,
+      store: 'sqlite',
+      against: undefined,
+    });
     expect(parseBenchArgs(['--metered']).metered).toBe(true);
   });
 
@@ -19,7 +34,9 @@ describe('parseBenchArgs', () => {
   test('--against without a ref, or with something that is no ref, is refused in one line', () => {
     expect(() => parseBenchArgs(['--against'])).toThrow('--against needs a value');
     expect(() => parseBenchArgs(['--against', '--short'])).toThrow('--against needs a value');
-    expect(() => parseBenchArgs(['--against=a b'])).toThrow("--against takes a git ref (a commit, tag or branch), got 'a b'");
+    expect(() => parseBenchArgs(['--against=a b'])).toThrow(
+      "--against takes a git ref (a commit, tag or branch), got 'a b'",
+    );
     expect(() => parseBenchArgs(['--against='])).toThrow('--against takes a git ref');
   });
 
@@ -72,7 +89,8 @@ describe('comparisonTable', () => {
       '| scenario | req/s here | req/s 1ef37ce | req/s ratio | CPU us/req here | CPU us/req 1ef37ce | CPU ratio | p99 ms here | p99 ms 1ef37ce | peak RSS MB here | peak RSS MB 1ef37ce |',
     );
     expect(t[1]).toBe('|---|---|---|---|---|---|---|---|---|---|---|');
-    // req/s: medians 9000 and 8000, per-round ratios 1.125, 1, 1.25 -> 1.125 (toFixed(2) of 1.125 is 1.13 or 1.12 by binary rounding: 1.13).
+    // req/s: medians 9000 and 8000, per-round ratios 1.125, 1, 1.25 -> 1.125 (toFixed(2) of 1.125 is 1.13 or 1.12 by
+    // binary rounding: 1.13).
     // CPU: medians 100 and 110; ratios 0.833, 1, 0.9 -> 0.90. p99: 11 and 9. Peak RSS: the highest, 125 and 112.
     expect(t[2]).toBe('| GET Check | 9000 | 8000 | 1.13 | 100 | 110 | 0.90 | 11.0 | 9.0 | 125 | 112 |');
     expect(t).toHaveLength(3);
@@ -84,10 +102,16 @@ describe('comparisonTable', () => {
       { scenario: 'SOAP 1.1 Check', here, ref, express },
       { scenario: 'SOAP 1.2 Check', here, ref },
     ]).split('\n');
-    expect(t[0].endsWith('| peak RSS MB main | bare Express CPU us/req | CPU ratio to Express | req/s % of Express |')).toBe(true);
+    expect(
+      t[0].endsWith('| peak RSS MB main | bare Express CPU us/req | CPU ratio to Express | req/s % of Express |'),
+    ).toBe(true);
     // CPU ratios 1, 1.1, 0.9 -> 1.00; req/s shares 0.9, 1, 0.8 -> 90 %.
-    expect(t[2]).toBe('| SOAP 1.1 Check | 9000 | 8000 | 1.13 | 100 | 110 | 0.90 | 11.0 | 9.0 | 125 | 112 | 100 | 1.00 | 90 % |');
-    expect(t[3]).toBe('| SOAP 1.2 Check | 9000 | 8000 | 1.13 | 100 | 110 | 0.90 | 11.0 | 9.0 | 125 | 112 | - | - | - |');
+    expect(t[2]).toBe(
+      '| SOAP 1.1 Check | 9000 | 8000 | 1.13 | 100 | 110 | 0.90 | 11.0 | 9.0 | 125 | 112 | 100 | 1.00 | 90 % |',
+    );
+    expect(t[3]).toBe(
+      '| SOAP 1.2 Check | 9000 | 8000 | 1.13 | 100 | 110 | 0.90 | 11.0 | 9.0 | 125 | 112 | - | - | - |',
+    );
   });
 });
 

@@ -59,15 +59,24 @@ test('puts, deletes, blank and invalid lines, in the order of the file, with the
 
 test('a run ending without a line break has its last line; one ending with a blank line has it', () => {
   expect(unpack('{"operation":"Check","registration":"A1","vehicle":{}}')).toHaveLength(1);
-  expect(unpack('{"operation":"Check","registration":"A1","vehicle":{}}\n\n')).toEqual([expect.objectContaining({ kind: 'put' }), 'blank']);
+  expect(unpack('{"operation":"Check","registration":"A1","vehicle":{}}\n\n')).toEqual([
+    expect.objectContaining({ kind: 'put' }),
+    'blank',
+  ]);
   expect(unpack('')).toEqual([]);
 });
 
 test('text in other scripts comes through whole, malformed UTF-8 as U+FFFD', () => {
-  const [r] = unpack('{"operation":"CheckChina","registration":"\u4eacA12345","vehicle":{"Description":"caf\u00e9 \u{1F697}"}}\n') as { parts: string[] }[];
+  const [r] = unpack(
+    '{"operation":"CheckChina","registration":"\u4eacA12345","vehicle":{"Description":"caf\u00e9 \u{1F697}"}}\n',
+  ) as { parts: string[] }[];
   expect(r.parts.slice(0, 2)).toEqual(['CheckChina', '\u4eacA12345']);
   expect(JSON.parse(r.parts[3])).toEqual({ Description: 'caf\u00e9 \u{1F697}' });
-  const bad = Uint8Array.from([...bytes('{"operation":"Check","registration":"A1","vehicle":{"Description":"'), 0xff, ...bytes('"}}\n')]);
+  const bad = Uint8Array.from([
+    ...bytes('{"operation":"Check","registration":"A1","vehicle":{"Description":"'),
+    0xff,
+    ...bytes('"}}\n'),
+  ]);
   const p = packLines(bad);
   expect(p.kinds[0]).toBe(PUT);
   expect(p.text).toContain('\ufffd');

@@ -46,11 +46,18 @@ test('secrets from *_FILE, trimmed; not both; an unreadable file named without i
   fs.writeFileSync(path.join(dir, 'secret'), 'file-secret\n');
   fs.writeFileSync(path.join(dir, 'key'), 'file-key\n');
   fs.writeFileSync(path.join(dir, 'token'), ' app-token \n');
-  const env = { DVSA_CLIENT_ID: 'id-1', DVSA_CLIENT_SECRET_FILE: path.join(dir, 'secret'), DVSA_API_KEY_FILE: path.join(dir, 'key'), RDW_APP_TOKEN_FILE: path.join(dir, 'token') };
+  const env = {
+    DVSA_CLIENT_ID: 'id-1',
+    DVSA_CLIENT_SECRET_FILE: path.join(dir, 'secret'),
+    DVSA_API_KEY_FILE: path.join(dir, 'key'),
+    RDW_APP_TOKEN_FILE: path.join(dir, 'token'),
+  };
   const c = loadConfig(env);
   expect([c.dvsa?.clientSecret, c.dvsa?.apiKey, c.rdw.appToken]).toEqual(['file-secret', 'file-key', 'app-token']);
   expect(refusal({ ...env, DVSA_API_KEY: 'key-2' })).toMatch(/DVSA_API_KEY and DVSA_API_KEY_FILE are both set/);
-  expect(refusal({ ...env, DVSA_API_KEY_FILE: path.join(dir, 'nope') })).toMatch(/DVSA_API_KEY_FILE names .*nope, which cannot be read/);
+  expect(refusal({ ...env, DVSA_API_KEY_FILE: path.join(dir, 'nope') })).toMatch(
+    /DVSA_API_KEY_FILE names .*nope, which cannot be read/,
+  );
   fs.rmSync(dir, { recursive: true });
 });
 

@@ -42,7 +42,8 @@ function expectRefused(name: string, value: string): void {
 
 test('the README documents some variables, each once or the same way twice', () => {
   expect(byName.size).toBeGreaterThan(10);
-  for (const r of rows) expect([r.name, r.dflt, r.allowed]).toEqual([r.name, byName.get(r.name)!.dflt, byName.get(r.name)!.allowed]);
+  for (const r of rows)
+    expect([r.name, r.dflt, r.allowed]).toEqual([r.name, byName.get(r.name)!.dflt, byName.get(r.name)!.allowed]);
 });
 
 const RANGE = /^(\d+) [–-] (\d+)$/;
@@ -101,26 +102,32 @@ test('TRUST_PROXY takes IP addresses and CIDRs, and refuses anything else', () =
 });
 
 // README, Configuration: "Spaces around a value are ignored, and a variable set to nothing counts as unset."
-describe.each([...byName.values()].map((r) => [r.name, r] as const))('%s set to nothing, or with spaces around it', (name, row) => {
-  const unset = () => JSON.stringify(loadConfig({}));
+describe.each([...byName.values()].map((r) => [r.name, r] as const))(
+  '%s set to nothing, or with spaces around it',
+  (name, row) => {
+    const unset = () => JSON.stringify(loadConfig({}));
 
-  test('empty, or only spaces: as if unset', () => {
-    expect(JSON.stringify(loadConfig({ [name]: '' }))).toBe(unset());
-    expect(JSON.stringify(loadConfig({ [name]: '  ' }))).toBe(unset());
-  });
-
-  if (!/unset/.test(row.dflt)) {
-    test('its default with spaces around it: the default', () => {
-      expect(JSON.stringify(loadConfig({ [name]: ` ${unquote(row.dflt)}\t` }))).toBe(unset());
+    test('empty, or only spaces: as if unset', () => {
+      expect(JSON.stringify(loadConfig({ [name]: '' }))).toBe(unset());
+      expect(JSON.stringify(loadConfig({ [name]: '  ' }))).toBe(unset());
     });
-  }
-});
+
+    if (!/unset/.test(row.dflt)) {
+      test('its default with spaces around it: the default', () => {
+        expect(JSON.stringify(loadConfig({ [name]: ` ${unquote(row.dflt)}\t` }))).toBe(unset());
+      });
+    }
+  },
+);
 
 describe('values the generic checks above do not reach', () => {
   test('RATE_LIMIT: 0, or a decimal from 0.001 to 1000000 (0.5 is one lookup every 2 s)', () => {
     const rate = (v: string) => loadConfig({ RATE_LIMIT: v }).rateLimit;
-    expect([rate('0'), rate('0.001'), rate('0.5'), rate('0.125'), rate('2.75'), rate('1000000')]).toEqual([0, 0.001, 0.5, 0.125, 2.75, 1000000]);
-    for (const v of ['0.0009', '1000000.5', '1000001', '-1', '1e3', 'x1', '1x', '1.', '.5', '0,5', 'Infinity', 'NaN']) expectRefused('RATE_LIMIT', v);
+    expect([rate('0'), rate('0.001'), rate('0.5'), rate('0.125'), rate('2.75'), rate('1000000')]).toEqual([
+      0, 0.001, 0.5, 0.125, 2.75, 1000000,
+    ]);
+    for (const v of ['0.0009', '1000000.5', '1000001', '-1', '1e3', 'x1', '1x', '1.', '.5', '0,5', 'Infinity', 'NaN'])
+      expectRefused('RATE_LIMIT', v);
   });
 
   test('whole numbers: digits only, nothing before or after them', () => {
@@ -136,15 +143,40 @@ describe('values the generic checks above do not reach', () => {
   });
 
   test("SAMPLE_DATA and the other switches: each word only, whole (not 'yesterday', not 'o')", () => {
-    expect([loadConfig({ SAMPLE_DATA: 'YES' }).loadSampleData, loadConfig({ SAMPLE_DATA: 'Off' }).loadSampleData]).toEqual([true, false]);
+    expect([
+      loadConfig({ SAMPLE_DATA: 'YES' }).loadSampleData,
+      loadConfig({ SAMPLE_DATA: 'Off' }).loadSampleData,
+    ]).toEqual([true, false]);
     for (const v of ['yesterday', 'ayes', 'on1', 'nope', '10', 'o']) expectRefused('SAMPLE_DATA', v);
   });
 
   test('HOST: an IP address or a host name, and a dotted quad out of range is refused', () => {
     const longest = ['a'.repeat(63), 'b'.repeat(63), 'c'.repeat(63), 'd'.repeat(61)].join('.'); // 253 characters
-    for (const v of ['127.0.0.1', '::', '::1', 'localhost', 'reg-lookup.internal', 'a.b.c', '3com.example', '10.example', longest]) expect(loadConfig({ HOST: v }).host).toBe(v);
+    for (const v of [
+      '127.0.0.1',
+      '::',
+      '::1',
+      'localhost',
+      'reg-lookup.internal',
+      'a.b.c',
+      '3com.example',
+      '10.example',
+      longest,
+    ])
+      expect(loadConfig({ HOST: v }).host).toBe(v);
     expectRefused('HOST', longest + 'd');
-    for (const v of ['256.0.0.1', '1.2.3', '1.2.3.4.5', '-bad.example', 'bad-.example', 'a..b', 'x'.repeat(64), 'http://x', '[::1]']) expectRefused('HOST', v);
+    for (const v of [
+      '256.0.0.1',
+      '1.2.3',
+      '1.2.3.4.5',
+      '-bad.example',
+      'bad-.example',
+      'a..b',
+      'x'.repeat(64),
+      'http://x',
+      '[::1]',
+    ])
+      expectRefused('HOST', v);
   });
 
   test('URL variables: refused with what the README allows named (REDIS_URL, PUBLIC_URL)', () => {
@@ -162,7 +194,11 @@ describe('values the generic checks above do not reach', () => {
   });
 
   test('DATABASE_URL: the store named is the one used (its form is checked when the store opens)', () => {
-    for (const v of ['sqlite::memory:', 'sqlite:/var/lib/reglookup/records.db', 'postgres://reg@db.internal:5432/reglookup?schema=eu1']) {
+    for (const v of [
+      'sqlite::memory:',
+      'sqlite:/var/lib/reglookup/records.db',
+      'postgres://reg@db.internal:5432/reglookup?schema=eu1',
+    ]) {
       expect(loadConfig({ DATABASE_URL: v }).databaseUrl).toBe(v);
       expect(loadConfig({ DATABASE_URL: ` ${v} ` }).databaseUrl).toBe(v);
     }
@@ -170,7 +206,8 @@ describe('values the generic checks above do not reach', () => {
 
   test('SERVICE_NAMESPACE: a URI without quotes, spaces or markup', () => {
     expect(loadConfig({ SERVICE_NAMESPACE: 'urn:example:reg' }).namespace).toBe('urn:example:reg');
-    for (const v of ['http://a b', 'http://a"b', 'http://a<b', 'http://a>b', 'http://a&b']) expectRefused('SERVICE_NAMESPACE', v);
+    for (const v of ['http://a b', 'http://a"b', 'http://a<b', 'http://a>b', 'http://a&b'])
+      expectRefused('SERVICE_NAMESPACE', v);
   });
 
   test('METRICS_PORT: not PORT (also when PORT is left at its default)', () => {
@@ -181,9 +218,20 @@ describe('values the generic checks above do not reach', () => {
   });
 
   test('CORS_ORIGINS: the same origin written twice is one; * in a list is refused saying it goes alone', () => {
-    expect(loadConfig({ CORS_ORIGINS: 'https://a.example, https://A.example:443,,http://a.example' }).corsOrigins).toEqual(['https://a.example', 'http://a.example']);
+    expect(
+      loadConfig({ CORS_ORIGINS: 'https://a.example, https://A.example:443,,http://a.example' }).corsOrigins,
+    ).toEqual(['https://a.example', 'http://a.example']);
     expect(refused({ CORS_ORIGINS: 'https://a.example,*' })).toMatch(/alone/);
-    for (const v of ['https://a.example/', 'https://a.example/x', 'https://a.example?x', 'https://a.example#x', 'https://u@a.example', 'https://u:p@a.example', 'ftp://a.example', 'a.example']) {
+    for (const v of [
+      'https://a.example/',
+      'https://a.example/x',
+      'https://a.example?x',
+      'https://a.example#x',
+      'https://u@a.example',
+      'https://u:p@a.example',
+      'ftp://a.example',
+      'a.example',
+    ]) {
       expectRefused('CORS_ORIGINS', v);
     }
   });

@@ -8,7 +8,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { findOperation, namesIgnoringCase, suggestOperation } from '../../src/contract/operations';
 import { readContract } from '../../src/contract/schema';
-import { assertContract, contractDifferences, ContractError, loadWsdl, SOAP_PATH, WSDL_FILE, wsdlFor } from '../../src/contract/wsdl';
+import {
+  assertContract,
+  contractDifferences,
+  ContractError,
+  loadWsdl,
+  SOAP_PATH,
+  WSDL_FILE,
+  wsdlFor,
+} from '../../src/contract/wsdl';
 
 const NS = 'http://regcheck.org.uk';
 const wsdl = loadWsdl(NS);
@@ -33,7 +41,9 @@ describe('contractDifferences: one break at a time is named, and nothing else', 
   });
 
   test('a root other than wsdl:definitions', async () => {
-    expect(await diffs('<definitions xmlns="http://schemas.xmlsoap.org/wsdl/"/>')).toEqual(['the root element is not wsdl:definitions']);
+    expect(await diffs('<definitions xmlns="http://schemas.xmlsoap.org/wsdl/"/>')).toEqual([
+      'the root element is not wsdl:definitions',
+    ]);
   });
 
   test('another target namespace than the configured one', async () => {
@@ -42,12 +52,16 @@ describe('contractDifferences: one break at a time is named, and nothing else', 
   });
 
   test('a request element the catalogue does not have', async () => {
-    const extra = '<s:element name="CheckAtlantis"><s:complexType><s:sequence /></s:complexType></s:element>\n      <s:element name="CheckIceland">';
-    expect(await diffs(edit('<s:element name="CheckIceland">', extra))).toEqual(["request element 'CheckAtlantis' has no operation in the catalogue"]);
+    const extra =
+      '<s:element name="CheckAtlantis"><s:complexType><s:sequence /></s:complexType></s:element>\n      <s:element name="CheckIceland">';
+    expect(await diffs(edit('<s:element name="CheckIceland">', extra))).toEqual([
+      "request element 'CheckAtlantis' has no operation in the catalogue",
+    ]);
   });
 
   test('a response element the catalogue does not have is not taken for a request', async () => {
-    const extra = '<s:element name="CheckAtlantisResponse"><s:complexType><s:sequence /></s:complexType></s:element>\n      <s:element name="CheckIceland">';
+    const extra =
+      '<s:element name="CheckAtlantisResponse"><s:complexType><s:sequence /></s:complexType></s:element>\n      <s:element name="CheckIceland">';
     expect(await diffs(edit('<s:element name="CheckIceland">', extra))).toEqual([]);
   });
 
@@ -59,43 +73,73 @@ describe('contractDifferences: one break at a time is named, and nothing else', 
   });
 
   test('request parameters in another order', async () => {
-    const block = '<s:element minOccurs="0" maxOccurs="1" name="RegistrationNumber" type="s:string" />\n            <s:element minOccurs="0" maxOccurs="1" name="username" type="s:string" />';
+    const block =
+      '<s:element minOccurs="0" maxOccurs="1" name="RegistrationNumber" type="s:string" />\n            <s:element minOccurs="0" maxOccurs="1" name="username" type="s:string" />';
     const at = wsdl.indexOf(block, wsdl.indexOf('<s:element name="CheckIceland">'));
-    const swapped = wsdl.slice(0, at) + block.split('\n            ').reverse().join('\n            ') + wsdl.slice(at + block.length);
-    expect(await diffs(swapped)).toEqual(['CheckIceland: request parameters are (username, RegistrationNumber), catalogue has (RegistrationNumber, username)']);
+    const swapped =
+      wsdl.slice(0, at) +
+      block.split('\n            ').reverse().join('\n            ') +
+      wsdl.slice(at + block.length);
+    expect(await diffs(swapped)).toEqual([
+      'CheckIceland: request parameters are (username, RegistrationNumber), catalogue has (RegistrationNumber, username)',
+    ]);
   });
 
   test('a response of the wrong type, a wrongly named result, or two results', async () => {
-    const wrongType = await diffs(edit('name="CheckIcelandResult" type="tns:Vehicle"', 'name="CheckIcelandResult" type="tns:UKMOTData"'));
+    const wrongType = await diffs(
+      edit('name="CheckIcelandResult" type="tns:Vehicle"', 'name="CheckIcelandResult" type="tns:UKMOTData"'),
+    );
     expect(wrongType).toEqual(['CheckIceland: response element must hold one CheckIcelandResult of type Vehicle']);
-    const wrongName = await diffs(edit('name="CheckIcelandResult" type="tns:Vehicle"', 'name="CheckIcelandResults" type="tns:Vehicle"'));
+    const wrongName = await diffs(
+      edit('name="CheckIcelandResult" type="tns:Vehicle"', 'name="CheckIcelandResults" type="tns:Vehicle"'),
+    );
     expect(wrongName).toEqual(['CheckIceland: response element must hold one CheckIcelandResult of type Vehicle']);
     const line = '<s:element minOccurs="0" maxOccurs="1" name="CheckIcelandResult" type="tns:Vehicle" />';
     const two = await diffs(edit(line, `${line}\n            ${line}`));
     expect(two).toEqual(['CheckIceland: response element must hold one CheckIcelandResult of type Vehicle']);
-    const motWrong = await diffs(edit('name="UKMOTResult" type="tns:UKMOTData"', 'name="UKMOTResult" type="tns:Vehicle"'));
+    const motWrong = await diffs(
+      edit('name="UKMOTResult" type="tns:UKMOTData"', 'name="UKMOTResult" type="tns:Vehicle"'),
+    );
     expect(motWrong).toEqual(['UKMOT: response element must hold one UKMOTResult of type UKMOTData']);
   });
 
   test("an HTTP GET or POST input message's parts, and its output's element", async () => {
-    const getIn = '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="RegistrationNumber" type="s:string" />\n    <wsdl:part name="username" type="s:string" />';
-    expect(await diffs(edit(getIn, '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="RegistrationNumber" type="s:string" />'))).toEqual([
-      'CheckIceland: message CheckIcelandHttpGetIn parts are (RegistrationNumber)',
-    ]);
+    const getIn =
+      '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="RegistrationNumber" type="s:string" />\n    <wsdl:part name="username" type="s:string" />';
+    expect(
+      await diffs(
+        edit(
+          getIn,
+          '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="RegistrationNumber" type="s:string" />',
+        ),
+      ),
+    ).toEqual(['CheckIceland: message CheckIcelandHttpGetIn parts are (RegistrationNumber)']);
     const postIn = '<wsdl:message name="CheckIcelandHttpPostIn">';
-    expect(await diffs(edit(postIn, '<wsdl:message name="CheckIcelandHttpPostInX">'))).toEqual(['CheckIceland: message CheckIcelandHttpPostIn parts are ()']);
-    const getOut = '<wsdl:message name="CheckIcelandHttpGetOut">\n    <wsdl:part name="Body" element="tns:Vehicle" />';
-    expect(await diffs(edit(getOut, '<wsdl:message name="CheckIcelandHttpGetOut">\n    <wsdl:part name="Body" element="tns:UKMOTData" />'))).toEqual([
-      'CheckIceland: message CheckIcelandHttpGetOut must carry element Vehicle',
+    expect(await diffs(edit(postIn, '<wsdl:message name="CheckIcelandHttpPostInX">'))).toEqual([
+      'CheckIceland: message CheckIcelandHttpPostIn parts are ()',
     ]);
+    const getOut = '<wsdl:message name="CheckIcelandHttpGetOut">\n    <wsdl:part name="Body" element="tns:Vehicle" />';
+    expect(
+      await diffs(
+        edit(
+          getOut,
+          '<wsdl:message name="CheckIcelandHttpGetOut">\n    <wsdl:part name="Body" element="tns:UKMOTData" />',
+        ),
+      ),
+    ).toEqual(['CheckIceland: message CheckIcelandHttpGetOut must carry element Vehicle']);
     const postOut = '<wsdl:message name="CheckIcelandHttpPostOut">';
-    expect(await diffs(edit(postOut, '<wsdl:message name="CheckIcelandHttpPostOutX">'))).toEqual(['CheckIceland: message CheckIcelandHttpPostOut must carry element Vehicle']);
+    expect(await diffs(edit(postOut, '<wsdl:message name="CheckIcelandHttpPostOutX">'))).toEqual([
+      'CheckIceland: message CheckIcelandHttpPostOut must carry element Vehicle',
+    ]);
   });
 
   test('a portType missing an operation, or holding one the catalogue lacks', async () => {
     // The third <wsdl:operation name="CheckIceland"> is RegHttpPost's portType (after RegSoap and RegHttpGet).
     const d = await diffs(edit('<wsdl:operation name="CheckIceland">', '<wsdl:operation name="CheckAtlantis">', 2));
-    expect(d).toEqual(['portType RegHttpPost: missing CheckIceland', 'portType RegHttpPost: not in the catalogue: CheckAtlantis']);
+    expect(d).toEqual([
+      'portType RegHttpPost: missing CheckIceland',
+      'portType RegHttpPost: not in the catalogue: CheckAtlantis',
+    ]);
   });
 
   test('a binding missing an operation, or holding one the catalogue lacks', async () => {
@@ -104,7 +148,9 @@ describe('contractDifferences: one break at a time is named, and nothing else', 
     expect(d).toContain('binding RegSoap12: missing CheckIceland');
     expect(d).toContain('binding RegSoap12: operation CheckAtlantis is not in the catalogue');
     // Its soapAction (still .../CheckIceland) is not the one CheckAtlantis would have.
-    expect(d).toContain(`binding RegSoap12: CheckAtlantis has soapAction '${NS}/CheckIceland', expected '${NS}/CheckAtlantis'`);
+    expect(d).toContain(
+      `binding RegSoap12: CheckAtlantis has soapAction '${NS}/CheckIceland', expected '${NS}/CheckAtlantis'`,
+    );
     expect(d).toHaveLength(3);
   });
 
@@ -118,12 +164,16 @@ describe('contractDifferences: one break at a time is named, and nothing else', 
   });
 
   test('a wrong HTTP location in either HTTP binding names the binding', async () => {
-    expect(await diffs(edit('<http:operation location="/CheckIceland" />', '<http:operation location="/CheckIcelandX" />', 0))).toEqual([
-      "binding RegHttpGet: CheckIceland has location '/CheckIcelandX', expected '/CheckIceland'",
-    ]);
-    expect(await diffs(edit('<http:operation location="/CheckIceland" />', '<http:operation location="/CheckIcelandX" />', 1))).toEqual([
-      "binding RegHttpPost: CheckIceland has location '/CheckIcelandX', expected '/CheckIceland'",
-    ]);
+    expect(
+      await diffs(
+        edit('<http:operation location="/CheckIceland" />', '<http:operation location="/CheckIcelandX" />', 0),
+      ),
+    ).toEqual(["binding RegHttpGet: CheckIceland has location '/CheckIcelandX', expected '/CheckIceland'"]);
+    expect(
+      await diffs(
+        edit('<http:operation location="/CheckIceland" />', '<http:operation location="/CheckIcelandX" />', 1),
+      ),
+    ).toEqual(["binding RegHttpPost: CheckIceland has location '/CheckIcelandX', expected '/CheckIceland'"]);
   });
 
   test('bindings of the wrong kinds: one SOAP 1.1, one SOAP 1.2 and two HTTP are expected', async () => {
@@ -132,22 +182,41 @@ describe('contractDifferences: one break at a time is named, and nothing else', 
     const noPostKind = await diffs(edit('<http:binding verb="POST" />', ''));
     expect(noPostKind).toContain(kinds);
     // RegSoap12 declared as SOAP 1.1: two SOAP 1.1 bindings, no SOAP 1.2 one.
-    const twoSoap11 = await diffs(edit('<soap12:binding transport="http://schemas.xmlsoap.org/soap/http" />', '<soap:binding transport="http://schemas.xmlsoap.org/soap/http" />'));
+    const twoSoap11 = await diffs(
+      edit(
+        '<soap12:binding transport="http://schemas.xmlsoap.org/soap/http" />',
+        '<soap:binding transport="http://schemas.xmlsoap.org/soap/http" />',
+      ),
+    );
     expect(twoSoap11).toContain(kinds);
     // RegSoap declared as SOAP 1.2: two SOAP 1.2 bindings, no SOAP 1.1 one.
-    const twoSoap12 = await diffs(edit('<soap:binding transport="http://schemas.xmlsoap.org/soap/http" />', '<soap12:binding transport="http://schemas.xmlsoap.org/soap/http" />'));
+    const twoSoap12 = await diffs(
+      edit(
+        '<soap:binding transport="http://schemas.xmlsoap.org/soap/http" />',
+        '<soap12:binding transport="http://schemas.xmlsoap.org/soap/http" />',
+      ),
+    );
     expect(twoSoap12).toContain(kinds);
     // RegHttpPost declared as SOAP 1.2 as well.
-    const threeKinds = await diffs(edit('<http:binding verb="POST" />', '<soap12:binding transport="http://schemas.xmlsoap.org/soap/http" />'));
+    const threeKinds = await diffs(
+      edit('<http:binding verb="POST" />', '<soap12:binding transport="http://schemas.xmlsoap.org/soap/http" />'),
+    );
     expect(threeKinds).toContain(kinds);
   });
 
   test('lists of two or more are named in full, comma-separated', async () => {
-    const getIn = '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="RegistrationNumber" type="s:string" />\n    <wsdl:part name="username" type="s:string" />';
+    const getIn =
+      '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="RegistrationNumber" type="s:string" />\n    <wsdl:part name="username" type="s:string" />';
     expect(
-      await diffs(edit(getIn, '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="username" type="s:string" />\n    <wsdl:part name="RegistrationNumber" type="s:string" />')),
+      await diffs(
+        edit(
+          getIn,
+          '<wsdl:message name="CheckIcelandHttpGetIn">\n    <wsdl:part name="username" type="s:string" />\n    <wsdl:part name="RegistrationNumber" type="s:string" />',
+        ),
+      ),
     ).toEqual(['CheckIceland: message CheckIcelandHttpGetIn parts are (username, RegistrationNumber)']);
-    // The RegSoap portType (occurrence 0) without CheckIceland and CheckNigeria, holding CheckAtlantis and CheckMu instead.
+    // The RegSoap portType (occurrence 0) without CheckIceland and CheckNigeria, holding CheckAtlantis and CheckMu
+    // instead.
     let w = wsdl;
     for (const [from, to] of [
       ['CheckIceland', 'CheckAtlantis'],
@@ -170,26 +239,48 @@ describe('contractDifferences: one break at a time is named, and nothing else', 
   });
 
   test('elements and operations without a name are named as empty', async () => {
-    const unnamed = await diffs(edit('<s:element name="CheckIceland">', '<s:element><s:complexType><s:sequence /></s:complexType></s:element>\n      <s:element name="CheckIceland">'));
+    const unnamed = await diffs(
+      edit(
+        '<s:element name="CheckIceland">',
+        '<s:element><s:complexType><s:sequence /></s:complexType></s:element>\n      <s:element name="CheckIceland">',
+      ),
+    );
     expect(unnamed).toEqual(["request element '' has no operation in the catalogue"]);
-    const param = await diffs(edit('<s:element minOccurs="0" maxOccurs="1" name="username" type="s:string" />', '<s:element minOccurs="0" maxOccurs="1" type="s:string" />', 0));
-    expect(param).toEqual(['Check: request parameters are (RegistrationNumber, ), catalogue has (RegistrationNumber, username)']);
-    const pt = await diffs(edit('<wsdl:portType name="RegSoap">', '<wsdl:portType name="RegSoap">\n    <wsdl:operation />'));
+    const param = await diffs(
+      edit(
+        '<s:element minOccurs="0" maxOccurs="1" name="username" type="s:string" />',
+        '<s:element minOccurs="0" maxOccurs="1" type="s:string" />',
+        0,
+      ),
+    );
+    expect(param).toEqual([
+      'Check: request parameters are (RegistrationNumber, ), catalogue has (RegistrationNumber, username)',
+    ]);
+    const pt = await diffs(
+      edit('<wsdl:portType name="RegSoap">', '<wsdl:portType name="RegSoap">\n    <wsdl:operation />'),
+    );
     expect(pt).toEqual(['portType RegSoap: not in the catalogue: ']);
     const bd = await diffs(
-      edit('<wsdl:binding name="RegHttpGet" type="tns:RegHttpGet">', '<wsdl:binding name="RegHttpGet" type="tns:RegHttpGet">\n    <wsdl:operation><http:operation location="/" /></wsdl:operation>'),
+      edit(
+        '<wsdl:binding name="RegHttpGet" type="tns:RegHttpGet">',
+        '<wsdl:binding name="RegHttpGet" type="tns:RegHttpGet">\n    <wsdl:operation><http:operation location="/" /></wsdl:operation>',
+      ),
     );
     expect(bd).toEqual(['binding RegHttpGet: operation  is not in the catalogue']);
   });
 
   test('an HTTP binding operation without its http:operation is named, not a crash', async () => {
-    expect(await diffs(edit('<http:operation location="/CheckIceland" />', '', 0))).toEqual(["binding RegHttpGet: CheckIceland has location 'undefined', expected '/CheckIceland'"]);
+    expect(await diffs(edit('<http:operation location="/CheckIceland" />', '', 0))).toEqual([
+      "binding RegHttpGet: CheckIceland has location 'undefined', expected '/CheckIceland'",
+    ]);
   });
 
   test('one binding kind short is enough to be named: no SOAP 1.1 binding, or no SOAP 1.2 binding', async () => {
     const kinds = 'expected exactly one SOAP 1.1 binding, one SOAP 1.2 binding and two HTTP bindings';
     expect(await diffs(edit('<soap:binding transport="http://schemas.xmlsoap.org/soap/http" />', ''))).toContain(kinds);
-    expect(await diffs(edit('<soap12:binding transport="http://schemas.xmlsoap.org/soap/http" />', ''))).toContain(kinds);
+    expect(await diffs(edit('<soap12:binding transport="http://schemas.xmlsoap.org/soap/http" />', ''))).toContain(
+      kinds,
+    );
   });
 
   test("a namespace other than the WSDL's: the target namespace and every soapAction are named", async () => {
@@ -210,7 +301,9 @@ describe('assertContract', () => {
     const broken = edit('<s:element name="CheckIceland">', '<s:element name="CheckIcelandX">');
     const err = await assertContract(broken, NS).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ContractError);
-    expect((err as Error).message).toBe("The WSDL and the operation catalogue disagree:\n  - request element 'CheckIcelandX' has no operation in the catalogue\n  - CheckIceland: no request element");
+    expect((err as Error).message).toBe(
+      "The WSDL and the operation catalogue disagree:\n  - request element 'CheckIcelandX' has no operation in the catalogue\n  - CheckIceland: no request element",
+    );
   });
 });
 
@@ -232,7 +325,13 @@ describe('loadWsdl and wsdlFor', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsdl-'));
     const file = path.join(dir, 'reg.wsdl');
     try {
-      fs.writeFileSync(file, fs.readFileSync(WSDL_FILE, 'utf8').split('http://localhost/api/reg.asmx').join('http://example.com/api/reg.asmx'));
+      fs.writeFileSync(
+        file,
+        fs
+          .readFileSync(WSDL_FILE, 'utf8')
+          .split('http://localhost/api/reg.asmx')
+          .join('http://example.com/api/reg.asmx'),
+      );
       expect(() => loadWsdl(NS, file)).toThrow(ContractError);
       expect(() => loadWsdl(NS, file)).toThrow(`${file}: no port address 'http://localhost/api/reg.asmx' to fill in`);
       fs.writeFileSync(file, '<x location="http://localhost/api/reg.asmx"/>');
@@ -277,7 +376,9 @@ describe('readContract: what the help pages read from wsdl/reg.wsdl', () => {
     expect(model.elements.get('CheckUSA')).toEqual([p('RegistrationNumber'), p('State'), p('username')]);
     expect(model.elements.get('CheckCanada')).toEqual([p('RegistrationNumber'), p('state'), p('username')]);
     expect(model.elements.get('UKMOT')).toEqual([p('RegistrationNumber'), p('Model'), p('username')]);
-    expect(model.elements.get('CheckIcelandResponse')).toEqual([{ name: 'CheckIcelandResult', type: 'Vehicle', own: true, repeated: false }]);
+    expect(model.elements.get('CheckIcelandResponse')).toEqual([
+      { name: 'CheckIcelandResult', type: 'Vehicle', own: true, repeated: false },
+    ]);
     // Vehicle and UKMOTData are global elements by type (the HTTP answers' roots), without a sequence of their own.
     expect(model.elements.has('Vehicle')).toBe(false);
     expect(model.elements.has('UKMOTData')).toBe(false);
@@ -294,7 +395,10 @@ describe('readContract: what the help pages read from wsdl/reg.wsdl', () => {
         { name: 'ExtendedInformationJson', type: 'string', own: false, repeated: false },
       ],
     });
-    expect(model.types.get('ArrayOfString')).toEqual({ kind: 'sequence', elements: [{ name: 'string', type: 'string', own: false, repeated: true }] });
+    expect(model.types.get('ArrayOfString')).toEqual({
+      kind: 'sequence',
+      elements: [{ name: 'string', type: 'string', own: false, repeated: true }],
+    });
     expect(model.types.get('IntegerValue')).toEqual({ kind: 'simple', base: 'integer' });
     expect(model.types.get('TextValue')).toEqual({ kind: 'simple', base: 'string' });
   });

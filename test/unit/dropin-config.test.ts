@@ -13,16 +13,23 @@ test('SANDBOX is off by default and takes on/off', () => {
 test('CORS_ORIGINS is none by default, * or a list of origins', () => {
   expect(loadConfig({}).corsOrigins).toEqual([]);
   expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
-  expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:3000' }).corsOrigins).toEqual(['https://app.example.com', 'http://localhost:3000']);
+  expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:3000' }).corsOrigins).toEqual([
+    'https://app.example.com',
+    'http://localhost:3000',
+  ]);
 });
 
-test.each(['app.example.com', 'https://app.example.com/path', 'https://app.example.com/', 'ftp://x.example', '*,https://a.example', 'https://a.example,*'])(
-  'CORS_ORIGINS=%s is refused, naming the variable',
-  (value) => {
-    expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(ConfigError);
-    expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(/CORS_ORIGINS/);
-  },
-);
+test.each([
+  'app.example.com',
+  'https://app.example.com/path',
+  'https://app.example.com/',
+  'ftp://x.example',
+  '*,https://a.example',
+  'https://a.example,*',
+])('CORS_ORIGINS=%s is refused, naming the variable', (value) => {
+  expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(ConfigError);
+  expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(/CORS_ORIGINS/);
+});
 
 // README, Configuration: SANDBOX takes on/true/yes/1 and off/false/no/0 in any case, as SAMPLE_DATA.
 test.each([
@@ -43,17 +50,18 @@ test.each([
 // README, Configuration: origins are compared as browsers send Origin (lower-case host, no default
 // port); a wildcard within an origin stops start-up rather than matching nothing.
 test('CORS_ORIGINS normalises default ports and case as a browser writes Origin', () => {
-  expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com:443, http://Localhost:80, http://localhost:3000' }).corsOrigins).toEqual([
-    'https://app.example.com',
-    'http://localhost',
-    'http://localhost:3000',
-  ]);
+  expect(
+    loadConfig({ CORS_ORIGINS: 'https://app.example.com:443, http://Localhost:80, http://localhost:3000' }).corsOrigins,
+  ).toEqual(['https://app.example.com', 'http://localhost', 'http://localhost:3000']);
 });
 
-test.each(['https://*.example.com', '*.example.com', 'https://app.example.com?x=1', 'https://user@app.example.com'])('CORS_ORIGINS=%s is refused with a message', (value) => {
-  expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(ConfigError);
-  expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(/CORS_ORIGINS/);
-});
+test.each(['https://*.example.com', '*.example.com', 'https://app.example.com?x=1', 'https://user@app.example.com'])(
+  'CORS_ORIGINS=%s is refused with a message',
+  (value) => {
+    expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(/CORS_ORIGINS/);
+  },
+);
 
 test('a wildcard origin is refused with a message saying to list each origin', () => {
   expect(() => loadConfig({ CORS_ORIGINS: 'https://*.example.com' })).toThrow(/wildcard/);

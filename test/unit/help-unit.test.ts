@@ -46,7 +46,10 @@ function vehicleDataFields(): Array<[string, string]> {
   return [...seq.matchAll(/name="([^"]+)" type="tns:([^"]+)"/g)].map((m) => [m[1], m[2]]);
 }
 
-/** The placeholder lines of vehicleData's fields at an indentation, as ASMX shows them: integer for IntegerValue, string for TextValue, a Composite's two values. */
+/**
+ * The placeholder lines of vehicleData's fields at an indentation, as ASMX shows them: integer for IntegerValue, string
+ * for TextValue, a Composite's two values.
+ */
 function vehicleDataLines(pad: string): string[] {
   const fields = vehicleDataFields();
   // The WSDL's order, written out by hand as a check on the reading above.
@@ -74,7 +77,12 @@ function vehicleDataLines(pad: string): string[] {
     if (type === 'IntegerValue') return [`${pad}<${name}>integer</${name}>`];
     if (type === 'TextValue') return [`${pad}<${name}>string</${name}>`];
     expect(type).toBe('Composite');
-    return [`${pad}<${name}>`, `${pad}  <CurrentValue>integer</CurrentValue>`, `${pad}  <CurrentTextValue>string</CurrentTextValue>`, `${pad}</${name}>`];
+    return [
+      `${pad}<${name}>`,
+      `${pad}  <CurrentValue>integer</CurrentValue>`,
+      `${pad}  <CurrentTextValue>string</CurrentTextValue>`,
+      `${pad}</${name}>`,
+    ];
   });
 }
 
@@ -123,9 +131,17 @@ describe('operationSamples: the four sample messages of an operation page', () =
       'POST /base/api/reg.asmx HTTP/1.1\nHost: example.com:8080\nContent-Type: text/xml; charset=utf-8\nContent-Length: length\nSOAPAction: "http://regcheck.org.uk/CheckUSA"\n\n' +
         requestEnvelope(S11),
     );
-    expect(soap11.response).toBe('HTTP/1.1 200 OK\nContent-Type: text/xml; charset=utf-8\nContent-Length: length\n\n' + answerEnvelope(S11));
-    expect(soap12.request).toBe('POST /base/api/reg.asmx HTTP/1.1\nHost: example.com:8080\nContent-Type: application/soap+xml; charset=utf-8\nContent-Length: length\n\n' + requestEnvelope(S12));
-    expect(soap12.response).toBe('HTTP/1.1 200 OK\nContent-Type: application/soap+xml; charset=utf-8\nContent-Length: length\n\n' + answerEnvelope(S12));
+    expect(soap11.response).toBe(
+      'HTTP/1.1 200 OK\nContent-Type: text/xml; charset=utf-8\nContent-Length: length\n\n' + answerEnvelope(S11),
+    );
+    expect(soap12.request).toBe(
+      'POST /base/api/reg.asmx HTTP/1.1\nHost: example.com:8080\nContent-Type: application/soap+xml; charset=utf-8\nContent-Length: length\n\n' +
+        requestEnvelope(S12),
+    );
+    expect(soap12.response).toBe(
+      'HTTP/1.1 200 OK\nContent-Type: application/soap+xml; charset=utf-8\nContent-Length: length\n\n' +
+        answerEnvelope(S12),
+    );
     const httpAnswer = [
       'HTTP/1.1 200 OK',
       'Content-Type: text/xml; charset=utf-8',
@@ -139,7 +155,9 @@ describe('operationSamples: the four sample messages of an operation page', () =
       '  </vehicleData>',
       '</Vehicle>',
     ].join('\n');
-    expect(get.request).toBe('GET /base/api/reg.asmx/CheckUSA?RegistrationNumber=string&State=string&username=string HTTP/1.1\nHost: example.com:8080');
+    expect(get.request).toBe(
+      'GET /base/api/reg.asmx/CheckUSA?RegistrationNumber=string&State=string&username=string HTTP/1.1\nHost: example.com:8080',
+    );
     expect(get.response).toBe(httpAnswer);
     expect(post.request).toBe(
       'POST /base/api/reg.asmx/CheckUSA HTTP/1.1\nHost: example.com:8080\nContent-Type: application/x-www-form-urlencoded\nContent-Length: length\n\nRegistrationNumber=string&State=string&username=string',
@@ -148,8 +166,15 @@ describe('operationSamples: the four sample messages of an operation page', () =
   });
 
   test('UKMOT: the lists shown with two items, the optional Model in the WSDL order', () => {
-    const [, , get, post] = operationSamples(model, findOperation('UKMOT')!, NS, 'https://reg.example.com/api/reg.asmx');
-    expect(get.request).toBe('GET /api/reg.asmx/UKMOT?RegistrationNumber=string&Model=string&username=string HTTP/1.1\nHost: reg.example.com');
+    const [, , get, post] = operationSamples(
+      model,
+      findOperation('UKMOT')!,
+      NS,
+      'https://reg.example.com/api/reg.asmx',
+    );
+    expect(get.request).toBe(
+      'GET /api/reg.asmx/UKMOT?RegistrationNumber=string&Model=string&username=string HTTP/1.1\nHost: reg.example.com',
+    );
     const test = [
       '    <UKTest>',
       '      <TestDate>string</TestDate>',
@@ -167,7 +192,12 @@ describe('operationSamples: the four sample messages of an operation page', () =
       '      </Advisories>',
       '    </UKTest>',
     ];
-    const row = ['    <ArrayOfString>', '      <string>string</string>', '      <string>string</string>', '    </ArrayOfString>'];
+    const row = [
+      '    <ArrayOfString>',
+      '      <string>string</string>',
+      '      <string>string</string>',
+      '    </ArrayOfString>',
+    ];
     expect(post.response).toBe(
       [
         'HTTP/1.1 200 OK',
@@ -195,8 +225,14 @@ describe('operationSamples: the four sample messages of an operation page', () =
   test('a type that contains itself is written 13 levels deep and no deeper (the bound on a future WSDL)', () => {
     const loop: ContractModel = {
       ...model,
-      types: new Map([...model.types, ['Loop', { kind: 'sequence', elements: [{ name: 'Again', type: 'Loop', own: true, repeated: false }] }]]),
-      elements: new Map([...model.elements, ['CheckResponse', [{ name: 'CheckResult', type: 'Loop', own: true, repeated: false }]]]),
+      types: new Map([
+        ...model.types,
+        ['Loop', { kind: 'sequence', elements: [{ name: 'Again', type: 'Loop', own: true, repeated: false }] }],
+      ]),
+      elements: new Map([
+        ...model.elements,
+        ['CheckResponse', [{ name: 'CheckResult', type: 'Loop', own: true, repeated: false }]],
+      ]),
     };
     const [, , get] = operationSamples(loop, findOperation('Check')!, NS, ADDRESS);
     // 13 levels of Again: twelve holding the next, the thirteenth written empty.
@@ -208,9 +244,17 @@ describe('operationSamples: the four sample messages of an operation page', () =
   test('a request element or result the WSDL lacks: parameters shown as string, the catalogue result named', () => {
     const bare: ContractModel = { ...model, elements: new Map() };
     const [, , get] = operationSamples(bare, findOperation('CheckUSA')!, NS, ADDRESS);
-    expect(get.request.split('\n')[0]).toBe('GET /base/api/reg.asmx/CheckUSA?RegistrationNumber=string&State=string&username=string HTTP/1.1');
+    expect(get.request.split('\n')[0]).toBe(
+      'GET /base/api/reg.asmx/CheckUSA?RegistrationNumber=string&State=string&username=string HTTP/1.1',
+    );
     expect(get.response).toContain('<?xml version="1.0" encoding="utf-8"?>\n<Vehicle xmlns:xsi=');
-    const typed: ContractModel = { ...model, elements: new Map([...model.elements, ['CheckUSA', [{ name: 'State', type: 'int', own: false, repeated: false }]]]) };
+    const typed: ContractModel = {
+      ...model,
+      elements: new Map([
+        ...model.elements,
+        ['CheckUSA', [{ name: 'State', type: 'int', own: false, repeated: false }]],
+      ]),
+    };
     expect(operationSamples(typed, findOperation('CheckUSA')!, NS, ADDRESS)[2].request.split('\n')[0]).toBe(
       'GET /base/api/reg.asmx/CheckUSA?RegistrationNumber=string&State=int&username=string HTTP/1.1',
     );
@@ -233,7 +277,17 @@ describe('operationSamples: the four sample messages of an operation page', () =
 describe('indentXml', () => {
   test('one element a line, two spaces a level; an element holding only text, or nothing, stays on its line', () => {
     expect(indentXml('<?xml version="1.0"?><a><b>t</b><c/><d></d><e><f>x</f></e></a>')).toBe(
-      ['<?xml version="1.0"?>', '<a>', '  <b>t</b>', '  <c/>', '  <d></d>', '  <e>', '    <f>x</f>', '  </e>', '</a>'].join('\n'),
+      [
+        '<?xml version="1.0"?>',
+        '<a>',
+        '  <b>t</b>',
+        '  <c/>',
+        '  <d></d>',
+        '  <e>',
+        '    <f>x</f>',
+        '  </e>',
+        '</a>',
+      ].join('\n'),
     );
   });
 
@@ -270,11 +324,20 @@ describe('helpAsk: what GET /api/reg.asmx asks for (README, Help pages)', () => 
   test('two of them, in either order, or op twice, are INVALID_PARAMETER naming them', () => {
     for (const q of ['op=CheckUSA&disco', 'disco&op=CheckUSA']) {
       const e = refused(() => helpAsk(q));
-      expect([e.code, e.message]).toEqual(['INVALID_PARAMETER', 'The query names ?disco and ?op=; ask for one of ?WSDL, ?disco or ?op=NAME']);
+      expect([e.code, e.message]).toEqual([
+        'INVALID_PARAMETER',
+        'The query names ?disco and ?op=; ask for one of ?WSDL, ?disco or ?op=NAME',
+      ]);
     }
-    expect(refused(() => helpAsk('wsdl&disco')).message).toBe('The query names ?wsdl and ?disco; ask for one of ?WSDL, ?disco or ?op=NAME');
-    expect(refused(() => helpAsk('op=A&WSDL')).message).toBe('The query names ?wsdl and ?op=; ask for one of ?WSDL, ?disco or ?op=NAME');
-    expect(refused(() => helpAsk('wsdl&disco&op=A')).message).toBe('The query names ?wsdl and ?disco and ?op=; ask for one of ?WSDL, ?disco or ?op=NAME');
+    expect(refused(() => helpAsk('wsdl&disco')).message).toBe(
+      'The query names ?wsdl and ?disco; ask for one of ?WSDL, ?disco or ?op=NAME',
+    );
+    expect(refused(() => helpAsk('op=A&WSDL')).message).toBe(
+      'The query names ?wsdl and ?op=; ask for one of ?WSDL, ?disco or ?op=NAME',
+    );
+    expect(refused(() => helpAsk('wsdl&disco&op=A')).message).toBe(
+      'The query names ?wsdl and ?disco and ?op=; ask for one of ?WSDL, ?disco or ?op=NAME',
+    );
     expect(refused(() => helpAsk('op=CheckUSA&op=UKMOT')).code).toBe('INVALID_PARAMETER');
   });
 
@@ -322,7 +385,9 @@ describe('basicUsername (README, JSON API)', () => {
     ]) {
       const e = refused(() => basicUsername(h));
       expect(e.code).toBe('MALFORMED_REQUEST');
-      expect(e.message).toBe('The Basic credentials are not valid base64 of UTF-8 text; send one credential, Authorization: Basic base64(username:password)');
+      expect(e.message).toBe(
+        'The Basic credentials are not valid base64 of UTF-8 text; send one credential, Authorization: Basic base64(username:password)',
+      );
     }
   });
 });
@@ -338,10 +403,21 @@ describe('resultJson: the JSON API 200 body', () => {
       make: 'FORD',
       model: 'FOCUS',
       taxDate: '2027-03-01',
-      tests: [{ TestDate: '2024-03-01', ExpiryDate: '2025-03-01', Result: 'Pass', Odometer: '41000', TestNumber: '123456789012', FailureReasons: [], Advisories: ['Tyre worn', null] }],
+      tests: [
+        {
+          TestDate: '2024-03-01',
+          ExpiryDate: '2025-03-01',
+          Result: 'Pass',
+          Odometer: '41000',
+          TestNumber: '123456789012',
+          FailureReasons: [],
+          Advisories: ['Tyre worn', null],
+        },
+      ],
       extendedInformation: [['Colour', 'Blue'], []],
     });
-    const tests = '[{"TestDate":"2024-03-01","ExpiryDate":"2025-03-01","Result":"Pass","Odometer":"41000","TestNumber":"123456789012","FailureReasons":[],"Advisories":["Tyre worn",null]}]';
+    const tests =
+      '[{"TestDate":"2024-03-01","ExpiryDate":"2025-03-01","Result":"Pass","Odometer":"41000","TestNumber":"123456789012","FailureReasons":[],"Advisories":["Tyre worn",null]}]';
     expect(resultJson({ kind: 'UKMOTData', payload })).toBe(
       '{"Tests":' +
         tests +
@@ -354,7 +430,9 @@ describe('resultJson: the JSON API 200 body', () => {
   });
 
   test('UKMOT without tests or a tax date: empty arrays, no taxDate', () => {
-    expect(resultJson({ kind: 'UKMOTData', payload: '{}' })).toBe('{"Tests":[],"Json":"[]","ExtendedInformation":[],"ExtendedInformationJson":"[]"}');
+    expect(resultJson({ kind: 'UKMOTData', payload: '{}' })).toBe(
+      '{"Tests":[],"Json":"[]","ExtendedInformation":[],"ExtendedInformationJson":"[]"}',
+    );
   });
 });
 
@@ -475,15 +553,29 @@ describe('the help pages as written (README, Help pages), against hand-written H
       '<p>Parameters: <code>RegistrationNumber</code>, <code>Model</code> (optional), <code>username</code>. Returns <code>UKMOTData</code>.</p>\n' +
       '<h3>Test</h3>\n<p>To test the operation using the HTTP POST protocol, fill in the values and click <strong>Invoke</strong>. The answer is shown as it is sent: XML, or one line naming the error.</p>\n' +
       '<form method="post" action="/base/api/reg.asmx/UKMOT" accept-charset="utf-8">\n' +
-      field('RegistrationNumber', 'RegistrationNumber', 'As on the plate; case, spaces, hyphens and dots are ignored.') +
+      field(
+        'RegistrationNumber',
+        'RegistrationNumber',
+        'As on the plate; case, spaces, hyphens and dots are ignored.',
+      ) +
       '\n' +
-      field('Model', 'Model (optional)', 'Optional: the vehicle&#39;s make or model; a record that matches neither is not found.') +
+      field(
+        'Model',
+        'Model (optional)',
+        'Optional: the vehicle&#39;s make or model; a record that matches neither is not found.',
+      ) +
       '\n' +
       field('username', 'username', 'Your username.') +
       '\n<button type="submit">Invoke</button>\n</form>\n';
     expect(page.startsWith(top)).toBe(true);
     const rest = page.slice(top.length);
-    const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+    const esc = (t: string) =>
+      t
+        .replace(/&/g, '&amp;')
+        .replace(/</g, '&lt;')
+        .replace(/>/g, '&gt;')
+        .replace(/"/g, '&quot;')
+        .replace(/'/g, '&#39;');
     const sections = operationSamples(model, op, NS, ADDRESS)
       .map(
         (s) =>
@@ -493,7 +585,12 @@ describe('the help pages as written (README, Help pages), against hand-written H
       )
       .join('');
     expect(rest).toBe(sections + '</main></body></html>\n');
-    expect(rest.match(/<h3 id="(\w+)">([^<]+)<\/h3>/g)).toEqual(['<h3 id="soap11">SOAP 1.1</h3>', '<h3 id="soap12">SOAP 1.2</h3>', '<h3 id="get">HTTP GET</h3>', '<h3 id="post">HTTP POST</h3>']);
+    expect(rest.match(/<h3 id="(\w+)">([^<]+)<\/h3>/g)).toEqual([
+      '<h3 id="soap11">SOAP 1.1</h3>',
+      '<h3 id="soap12">SOAP 1.2</h3>',
+      '<h3 id="get">HTTP GET</h3>',
+      '<h3 id="post">HTTP POST</h3>',
+    ]);
   });
 
   test('a vehicle operation: its WSDL documentation and its state parameter named; without documentation, its country', () => {
@@ -509,9 +606,16 @@ describe('the help pages as written (README, Help pages), against hand-written H
   });
 
   test('a parameter with no hint gets a field without a description; every value is escaped, quotes too', () => {
-    const op = { ...findOperation('Check')!, name: 'Odd', params: ['Colour', 'username'], required: ['username'] } as unknown as Operation;
+    const op = {
+      ...findOperation('Check')!,
+      name: 'Odd',
+      params: ['Colour', 'username'],
+      required: ['username'],
+    } as unknown as Operation;
     const page = operationPage(model, op, [], LINKS);
-    expect(page).toContain('<div class="field"><label for="param-Colour">Colour (optional)</label><input id="param-Colour" name="Colour" type="text" autocomplete="off" spellcheck="false"></div>');
+    expect(page).toContain(
+      '<div class="field"><label for="param-Colour">Colour (optional)</label><input id="param-Colour" name="Colour" type="text" autocomplete="off" spellcheck="false"></div>',
+    );
     const hostile: ContractModel = { ...model, serviceName: `A&B <"x'>`, serviceDocumentation: '' };
     const svc = noStyle(servicePage(hostile, [], NS, LINKS));
     expect(svc).toContain('<title>A&amp;B &lt;&quot;x&#39;&gt; Web Service</title>');
@@ -533,14 +637,28 @@ describe('the help pages as written (README, Help pages), against hand-written H
 });
 
 describe('failures on our side (README, Errors: INTERNAL_ERROR, "the log has the detail")', () => {
-  /** The JSON API and the credits endpoint alone in an express app, with a service that fails and a logger that records. */
-  async function failing(error: unknown): Promise<{ url: string; logged: Array<[string, Record<string, unknown>]>; close: () => Promise<void> }> {
+  /**
+   * The JSON API and the credits endpoint alone in an express app, with a service that fails and a logger that records.
+   */
+  async function failing(
+    error: unknown,
+  ): Promise<{ url: string; logged: Array<[string, Record<string, unknown>]>; close: () => Promise<void> }> {
     const logged: Array<[string, Record<string, unknown>]> = [];
-    const logger = { error: (msg: string, meta: Record<string, unknown>) => logged.push([msg, meta]) } as unknown as Logger;
+    const logger = {
+      error: (msg: string, meta: Record<string, unknown>) => logged.push([msg, meta]),
+    } as unknown as Logger;
     const service = { lookup: async () => Promise.reject(error) } as unknown as LookupService;
     const credits = { creditsLeft: async () => Promise.reject(error) } as unknown as CreditsService;
     const app = express();
-    app.use(jsonHandler({ service, logger, corsOrigins: [], publicUrl: null, trustProxy: { list: [], has: () => false } as never }));
+    app.use(
+      jsonHandler({
+        service,
+        logger,
+        corsOrigins: [],
+        publicUrl: null,
+        trustProxy: { list: [], has: () => false } as never,
+      }),
+    );
     app.use(creditsRouter(credits, logger));
     const server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
@@ -565,7 +683,9 @@ describe('failures on our side (README, Errors: INTERNAL_ERROR, "the log has the
   });
 
   test('a lookup refused with an error of the table is answered, not logged', async () => {
-    const f = await failing(new LookupError('VEHICLE_NOT_FOUND', "No vehicle found for registration 'X' (United Kingdom)"));
+    const f = await failing(
+      new LookupError('VEHICLE_NOT_FOUND', "No vehicle found for registration 'X' (United Kingdom)"),
+    );
     try {
       const res = await fetch(`${f.url}/api/json.aspx/Check/X?username=demo`);
       expect(res.status).toBe(404);
@@ -591,7 +711,11 @@ describe('failures on our side (README, Errors: INTERNAL_ERROR, "the log has the
     const f = await failing(new Error('pool exhausted'));
     try {
       const res = await fetch(`${f.url}/ajax/getcredits.aspx?username=demo`);
-      expect([res.status, res.headers.get('x-error-code'), res.headers.get('content-type')]).toEqual([500, 'INTERNAL_ERROR', 'text/plain; charset=utf-8']);
+      expect([res.status, res.headers.get('x-error-code'), res.headers.get('content-type')]).toEqual([
+        500,
+        'INTERNAL_ERROR',
+        'text/plain; charset=utf-8',
+      ]);
       expect(await res.text()).not.toContain('pool exhausted');
       expect(f.logged.map(([m]) => m)).toEqual(['credits failed']);
       expect(String(f.logged[0][1].error)).toContain('Error: pool exhausted');
@@ -620,7 +744,12 @@ describe('what each transport tells the access log (README, The access log: tran
     const logged: string[] = [];
     const logger = { error: (msg: string) => logged.push(msg) } as unknown as Logger;
     const service = {
-      lookup: async (op: { name: string }, raw: Record<string, unknown>, _caller: unknown, notes?: { username?: string; sandbox?: boolean }) => {
+      lookup: async (
+        op: { name: string },
+        raw: Record<string, unknown>,
+        _caller: unknown,
+        notes?: { username?: string; sandbox?: boolean },
+      ) => {
         if (notes) notes.username = String(raw.username);
         const reg = String(raw.RegistrationNumber);
         if (reg === 'SLOW') throw new LookupError('RATE_LIMITED', 'Too many lookups', 30);
@@ -628,11 +757,14 @@ describe('what each transport tells the access log (README, The access log: tran
           if (notes) notes.sandbox = true;
           throw new LookupError('INTERNAL_ERROR', 'sandbox failure');
         }
-        if (reg !== 'RG11ABC') throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration '${reg}' (${op.name})`);
+        if (reg !== 'RG11ABC')
+          throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration '${reg}' (${op.name})`);
         return { kind: 'Vehicle', payload: '{"Description":"FORD FOCUS"}' };
       },
     } as unknown as LookupService;
-    const credits = { creditsLeft: async (raw: Record<string, unknown>) => ({ username: String(raw.username), credits: 5 }) } as unknown as CreditsService;
+    const credits = {
+      creditsLeft: async (raw: Record<string, unknown>) => ({ username: String(raw.username), credits: 5 }),
+    } as unknown as CreditsService;
     const app = express();
     app.use((req, res, next) => {
       const ctx: RequestContext = { id: String(contexts.length), start: 0 };
@@ -640,7 +772,15 @@ describe('what each transport tells the access log (README, The access log: tran
       res.on('finish', () => contexts.push(ctx));
       next();
     });
-    app.use(jsonHandler({ service, logger, corsOrigins: [], publicUrl: null, trustProxy: { list: [], has: () => false } as never }));
+    app.use(
+      jsonHandler({
+        service,
+        logger,
+        corsOrigins: [],
+        publicUrl: null,
+        trustProxy: { list: [], has: () => false } as never,
+      }),
+    );
     app.use(creditsRouter(credits, logger));
     app.use(imageHandler());
     app.use(helpRouter({ wsdl: WSDL, namespace: NS, publicUrl: null }));
@@ -650,7 +790,11 @@ describe('what each transport tells the access log (README, The access log: tran
     return { url, contexts, logged, close: () => new Promise<void>((r) => server.close(() => r())) };
   }
 
-  async function fields(h: Harness, path: string, init: RequestInit = {}): Promise<Omit<RequestContext, 'id' | 'start'> & { status: number; retryAfter: string | null }> {
+  async function fields(
+    h: Harness,
+    path: string,
+    init: RequestInit = {},
+  ): Promise<Omit<RequestContext, 'id' | 'start'> & { status: number; retryAfter: string | null }> {
     const before = h.contexts.length;
     const res = await fetch(h.url + path, init);
     await res.text();
@@ -662,7 +806,13 @@ describe('what each transport tells the access log (README, The access log: tran
   test('the JSON API: json, the operation, the username, the error code', async () => {
     const h = await harness();
     try {
-      expect(await fields(h, '/api/json.aspx/Check/RG11ABC?username=demo')).toEqual({ status: 200, retryAfter: null, transport: 'json', operation: 'Check', username: 'demo' });
+      expect(await fields(h, '/api/json.aspx/Check/RG11ABC?username=demo')).toEqual({
+        status: 200,
+        retryAfter: null,
+        transport: 'json',
+        operation: 'Check',
+        username: 'demo',
+      });
       expect(await fields(h, '/api/json.aspx/Check/ZZ99ZZZ?username=demo')).toEqual({
         status: 404,
         retryAfter: null,
@@ -671,8 +821,19 @@ describe('what each transport tells the access log (README, The access log: tran
         username: 'demo',
         errorCode: 'VEHICLE_NOT_FOUND',
       });
-      expect(await fields(h, '/api/json.aspx/Check/RG11ABC')).toEqual({ status: 401, retryAfter: null, transport: 'json', operation: 'Check', errorCode: 'MISSING_PARAMETER' });
-      expect(await fields(h, '/api/json.aspx/Nope/RG11ABC')).toEqual({ status: 404, retryAfter: null, transport: 'json', errorCode: 'UNKNOWN_OPERATION' });
+      expect(await fields(h, '/api/json.aspx/Check/RG11ABC')).toEqual({
+        status: 401,
+        retryAfter: null,
+        transport: 'json',
+        operation: 'Check',
+        errorCode: 'MISSING_PARAMETER',
+      });
+      expect(await fields(h, '/api/json.aspx/Nope/RG11ABC')).toEqual({
+        status: 404,
+        retryAfter: null,
+        transport: 'json',
+        errorCode: 'UNKNOWN_OPERATION',
+      });
       // README, Errors: Retry-After where it applies.
       expect(await fields(h, '/api/json.aspx/Check/SLOW?username=demo')).toEqual({
         status: 429,
@@ -701,18 +862,48 @@ describe('what each transport tells the access log (README, The access log: tran
   test('credits, images, the service address', async () => {
     const h = await harness();
     try {
-      expect(await fields(h, '/ajax/getcredits.aspx?username=garage')).toEqual({ status: 200, retryAfter: null, transport: 'credits', username: 'garage' });
-      expect(await fields(h, '/ajax/getcredits.aspx?username=garage', { method: 'POST' })).toEqual({ status: 405, retryAfter: null, transport: 'credits', errorCode: 'METHOD_NOT_ALLOWED' });
+      expect(await fields(h, '/ajax/getcredits.aspx?username=garage')).toEqual({
+        status: 200,
+        retryAfter: null,
+        transport: 'credits',
+        username: 'garage',
+      });
+      expect(await fields(h, '/ajax/getcredits.aspx?username=garage', { method: 'POST' })).toEqual({
+        status: 405,
+        retryAfter: null,
+        transport: 'credits',
+        errorCode: 'METHOD_NOT_ALLOWED',
+      });
       const name = Buffer.from('FORD FOCUS').toString('base64');
       expect(await fields(h, `/image.aspx/@${name}`)).toEqual({ status: 200, retryAfter: null, transport: 'other' });
-      expect(await fields(h, '/image.aspx/@!!!!')).toEqual({ status: 400, retryAfter: null, transport: 'other', errorCode: 'INVALID_PARAMETER' });
-      expect(await fields(h, `/image.aspx/@${name}`, { method: 'POST' })).toEqual({ status: 405, retryAfter: null, transport: 'other', errorCode: 'METHOD_NOT_ALLOWED' });
+      expect(await fields(h, '/image.aspx/@!!!!')).toEqual({
+        status: 400,
+        retryAfter: null,
+        transport: 'other',
+        errorCode: 'INVALID_PARAMETER',
+      });
+      expect(await fields(h, `/image.aspx/@${name}`, { method: 'POST' })).toEqual({
+        status: 405,
+        retryAfter: null,
+        transport: 'other',
+        errorCode: 'METHOD_NOT_ALLOWED',
+      });
       expect(await fields(h, '/api/reg.asmx')).toEqual({ status: 200, retryAfter: null, transport: 'help' });
       expect(await fields(h, '/api/reg.asmx?op=UKMOT')).toEqual({ status: 200, retryAfter: null, transport: 'help' });
       expect(await fields(h, '/api/reg.asmx?disco')).toEqual({ status: 200, retryAfter: null, transport: 'help' });
       expect(await fields(h, '/api/reg.asmx?WSDL')).toEqual({ status: 200, retryAfter: null, transport: 'wsdl' });
-      expect(await fields(h, '/api/reg.asmx', { method: 'PUT' })).toEqual({ status: 405, retryAfter: null, transport: 'other', errorCode: 'METHOD_NOT_ALLOWED' });
-      expect(await fields(h, '/api/reg.asmx?op=A&op=B')).toEqual({ status: 400, retryAfter: null, transport: 'help', errorCode: 'INVALID_PARAMETER' });
+      expect(await fields(h, '/api/reg.asmx', { method: 'PUT' })).toEqual({
+        status: 405,
+        retryAfter: null,
+        transport: 'other',
+        errorCode: 'METHOD_NOT_ALLOWED',
+      });
+      expect(await fields(h, '/api/reg.asmx?op=A&op=B')).toEqual({
+        status: 400,
+        retryAfter: null,
+        transport: 'help',
+        errorCode: 'INVALID_PARAMETER',
+      });
     } finally {
       await h.close();
     }
@@ -730,7 +921,9 @@ test("a help page that cannot be written (an unreadable WSDL) goes to the app's 
   const server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   try {
-    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/reg.asmx?op=Check`, { signal: AbortSignal.timeout(5000) });
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/reg.asmx?op=Check`, {
+      signal: AbortSignal.timeout(5000),
+    });
     expect([res.status, await res.text()]).toEqual([500, 'INTERNAL_ERROR']);
     expect(seen).toHaveLength(1);
     expect(seen[0]).not.toBeInstanceOf(LookupError);
@@ -754,7 +947,15 @@ describe('resultInner: a vehicle record as SOAP and the HTTP forms write it (REA
   // composite written, one the record lacks with both values nil (SOAP) or type="null" (HTTP).
   const json = payload.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   const desc = 'FORD FOCUS &lt;ZETEC&gt; &amp; "CO"';
-  const missing = ['BodyStyle', 'NumberOfDoors', 'Transmission', 'FuelType', 'Immobiliser', 'NumberOfSeats', 'DriverSide'];
+  const missing = [
+    'BodyStyle',
+    'NumberOfDoors',
+    'Transmission',
+    'FuelType',
+    'Immobiliser',
+    'NumberOfSeats',
+    'DriverSide',
+  ];
 
   test('SOAP: compact, absent values xsi:nil', () => {
     const nil = (n: string) => `<${n}><CurrentValue xsi:nil="true" /><CurrentTextValue xsi:nil="true" /></${n}>`;
@@ -777,7 +978,12 @@ describe('resultInner: a vehicle record as SOAP and the HTTP forms write it (REA
   });
 
   test('HTTP: a CRLF and two spaces a level before each element, absent values type="null"', () => {
-    const nil = (n: string) => [`    <${n}>`, '      <CurrentValue type="null" />', '      <CurrentTextValue type="null" />', `    </${n}>`];
+    const nil = (n: string) => [
+      `    <${n}>`,
+      '      <CurrentValue type="null" />',
+      '      <CurrentTextValue type="null" />',
+      `    </${n}>`,
+    ];
     const lines = [
       '',
       `  <vehicleJson>${json}</vehicleJson>`,
@@ -869,12 +1075,12 @@ describe('the image handler (README, Vehicle images)', () => {
         const res = await fetch(url + path);
         const body = await res.text();
         expect(res.status).toBe(200);
-        expect([res.headers.get('content-type'), res.headers.get('x-content-type-options'), res.headers.get('content-security-policy'), res.headers.get('cache-control')]).toEqual([
-          'image/svg+xml; charset=utf-8',
-          'nosniff',
-          "default-src 'none'",
-          'public, max-age=86400',
-        ]);
+        expect([
+          res.headers.get('content-type'),
+          res.headers.get('x-content-type-options'),
+          res.headers.get('content-security-policy'),
+          res.headers.get('cache-control'),
+        ]).toEqual(['image/svg+xml; charset=utf-8', 'nosniff', "default-src 'none'", 'public, max-age=86400']);
         expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
         expect(body).toBe(imageSvg('FORD FOCUS'));
       }
@@ -884,18 +1090,28 @@ describe('the image handler (README, Vehicle images)', () => {
   test('HEAD: the headers alone; another method 405 with Allow; no @ or a bad name is one plain line; other paths pass by', async () => {
     await withImages(async (url) => {
       const head = await fetch(`${url}/image.aspx/@${name}`, { method: 'HEAD' });
-      expect([head.status, head.headers.get('content-type'), head.headers.get('content-length'), await head.text()]).toEqual([
-        200,
-        'image/svg+xml; charset=utf-8',
-        String(Buffer.byteLength(imageSvg('FORD FOCUS'))),
-        '',
-      ]);
+      expect([
+        head.status,
+        head.headers.get('content-type'),
+        head.headers.get('content-length'),
+        await head.text(),
+      ]).toEqual([200, 'image/svg+xml; charset=utf-8', String(Buffer.byteLength(imageSvg('FORD FOCUS'))), '']);
       const post = await fetch(`${url}/image.aspx/@${name}`, { method: 'POST' });
-      expect([post.status, post.headers.get('allow'), await post.text()]).toEqual([405, 'GET, HEAD', 'METHOD_NOT_ALLOWED: POST is not allowed here; use GET\n']);
+      expect([post.status, post.headers.get('allow'), await post.text()]).toEqual([
+        405,
+        'GET, HEAD',
+        'METHOD_NOT_ALLOWED: POST is not allowed here; use GET\n',
+      ]);
       const noAt = await fetch(`${url}/image.aspx/${name}`);
-      expect([noAt.status, await noAt.text()]).toEqual([400, 'INVALID_PARAMETER: The image name must be @ and the base64 of "Make Model"\n']);
+      expect([noAt.status, await noAt.text()]).toEqual([
+        400,
+        'INVALID_PARAMETER: The image name must be @ and the base64 of "Make Model"\n',
+      ]);
       const bad = await fetch(`${url}/image.aspx/@Rk9SRCBGT0NVUx==`);
-      expect([bad.status, await bad.text()]).toEqual([400, 'INVALID_PARAMETER: The image name is not canonical base64\n']);
+      expect([bad.status, await bad.text()]).toEqual([
+        400,
+        'INVALID_PARAMETER: The image name is not canonical base64\n',
+      ]);
       for (const other of ['/image.aspxx/@' + name, '/image.aspx', '/images/@' + name]) {
         const res = await fetch(url + other);
         expect([res.status, await res.text()]).toEqual([404, 'next']);

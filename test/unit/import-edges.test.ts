@@ -31,7 +31,8 @@ describe('reading the bytes', () => {
     store = new SqliteStore(':memory:');
   });
   afterEach(() => store.close());
-  const stored = async (reg: string) => (await store.get({ operation: 'Check', registration: reg, state: '' }))?.payload ?? null;
+  const stored = async (reg: string) =>
+    (await store.get({ operation: 'Check', registration: reg, state: '' }))?.payload ?? null;
 
   test('a BOM that is a read of its own, or that follows an empty read, is dropped', async () => {
     for (const chunks of [
@@ -71,7 +72,11 @@ describe('reading the bytes', () => {
 
   test('a line too long to read whose line break starts the next read: the lines after it are read whole', async () => {
     const huge = 'z'.repeat(5 * 1024 * 1024);
-    const report = await importInto(store, [rec('L1') + '\n' + huge.slice(0, 1 << 20), huge.slice(1 << 20), '\n' + rec('L2') + '\n{"operation":"Nope"}\n']);
+    const report = await importInto(store, [
+      rec('L1') + '\n' + huge.slice(0, 1 << 20),
+      huge.slice(1 << 20),
+      '\n' + rec('L2') + '\n{"operation":"Nope"}\n',
+    ]);
     expect(report.lines).toBe(4);
     expect(report.errors).toEqual([
       { line: 2, reason: expect.stringMatching(/line is longer than/) },
@@ -80,7 +85,9 @@ describe('reading the bytes', () => {
   });
 
   test('CRLF line ends: a line laid out as export writes it still keeps its body byte for byte (README)', async () => {
-    const report = await importInto(store, ['{"operation":"Check","registration":"CR1","vehicle":{"Price":1.50}}\r\n{"operation":"Check","registration":"CR2","vehicle":{"Price":2.50}}\r\n']);
+    const report = await importInto(store, [
+      '{"operation":"Check","registration":"CR1","vehicle":{"Price":1.50}}\r\n{"operation":"Check","registration":"CR2","vehicle":{"Price":2.50}}\r\n',
+    ]);
     expect(report).toMatchObject({ committed: true, lines: 2, imported: 2 });
     expect(await stored('CR1')).toBe('{"Price":1.50}');
     expect(await stored('CR2')).toBe('{"Price":2.50}');
@@ -88,16 +95,28 @@ describe('reading the bytes', () => {
 
   test('a line of exactly 4 MiB read in pieces is not "longer than 4194304 bytes" (it is refused only as text too long)', async () => {
     const line = 'w'.repeat(4 * 1024 * 1024);
-    const report = await importInto(store, [rec('X1') + '\n' + line.slice(0, 100), line.slice(100), '\n' + rec('X2') + '\n']);
+    const report = await importInto(store, [
+      rec('X1') + '\n' + line.slice(0, 100),
+      line.slice(100),
+      '\n' + rec('X2') + '\n',
+    ]);
     expect(report.lines).toBe(3);
     expect(report.errors).toEqual([{ line: 2, reason: expect.stringMatching(/characters/) }]);
-    const over = await importInto(store, [rec('X1') + '\n' + line.slice(0, 100), line.slice(100) + 'w', '\n' + rec('X2') + '\n']);
+    const over = await importInto(store, [
+      rec('X1') + '\n' + line.slice(0, 100),
+      line.slice(100) + 'w',
+      '\n' + rec('X2') + '\n',
+    ]);
     expect(over.errors).toEqual([{ line: 2, reason: 'line is longer than 4194304 bytes' }]);
   });
 
   test('a line of 3 MiB read in pieces is read as one line (and refused as JSON text too long, not as unreadable)', async () => {
     const long = `{"operation":"Check","registration":"A1","vehicle":{"Description":"${'y'.repeat(3 << 20)}"}}`;
-    const pieces = [rec('P1') + '\n' + long.slice(0, 1000), long.slice(1000, 2 << 20), long.slice(2 << 20) + '\n' + rec('P2') + '\n'];
+    const pieces = [
+      rec('P1') + '\n' + long.slice(0, 1000),
+      long.slice(1000, 2 << 20),
+      long.slice(2 << 20) + '\n' + rec('P2') + '\n',
+    ];
     const report = await importInto(store, pieces);
     expect(report.lines).toBe(3);
     expect(report.errors).toHaveLength(1);
@@ -151,13 +170,39 @@ describe('the report', () => {
 
   test('a committed import, counted in full', async () => {
     const report = await importInto(store, [
-      [rec('R1'), '', '{"operation":"UKMOT","registration":"M1","mot":{"make":"FORD"}}', rec('r-1', 'AGAIN'), '{"operation":"Check","registration":"GONE","delete":true}', rec('R2')].join('\n') + '\n',
+      [
+        rec('R1'),
+        '',
+        '{"operation":"UKMOT","registration":"M1","mot":{"make":"FORD"}}',
+        rec('r-1', 'AGAIN'),
+        '{"operation":"Check","registration":"GONE","delete":true}',
+        rec('R2'),
+      ].join('\n') + '\n',
     ]);
-    expect(report).toEqual({ lines: 6, imported: 4, deleted: 1, repeated: 1, byOperation: { Check: 3, UKMOT: 1 }, errors: [], invalid: 0, committed: true, replaced: null, sampleRemoved: 0 });
+    expect(report).toEqual({
+      lines: 6,
+      imported: 4,
+      deleted: 1,
+      repeated: 1,
+      byOperation: { Check: 3, UKMOT: 1 },
+      errors: [],
+      invalid: 0,
+      committed: true,
+      replaced: null,
+      sampleRemoved: 0,
+    });
   });
 
   test('a refused import counts nothing as imported, however many good lines it had', async () => {
-    const report = await importInto(store, [[rec('R1'), rec('R1'), '{"operation":"Check","registration":"R9","delete":true}', 'nope', rec('R2')].join('\n') + '\n'], { replace: 'named' });
+    const report = await importInto(
+      store,
+      [
+        [rec('R1'), rec('R1'), '{"operation":"Check","registration":"R9","delete":true}', 'nope', rec('R2')].join(
+          '\n',
+        ) + '\n',
+      ],
+      { replace: 'named' },
+    );
     expect(report).toEqual({
       lines: 5,
       imported: 0,
@@ -173,7 +218,9 @@ describe('the report', () => {
   });
 
   test('two bad lines in one run: each is listed with its own reason', async () => {
-    const report = await importInto(store, [[rec('W1'), '{"operation":"Nope"}', rec('W2'), 'nope', '[1]'].join('\n') + '\n']);
+    const report = await importInto(store, [
+      [rec('W1'), '{"operation":"Nope"}', rec('W2'), 'nope', '[1]'].join('\n') + '\n',
+    ]);
     expect(report.errors).toEqual([
       // Every problem of the line, the first as a line with one problem reads.
       { line: 2, reason: 'unknown operation "Nope"; "registration" must be a string' },
@@ -196,12 +243,26 @@ describe('the report', () => {
     const text = async () => metrics().registry.metrics();
     const value = (t: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(t)?.[1] ?? 0);
     const before = await text();
-    expect((await importInto(store, [rec('K1') + '\n' + rec('K2') + '\n' + '{"operation":"Check","registration":"K3","delete":true}\n'])).committed).toBe(true);
+    expect(
+      (
+        await importInto(store, [
+          rec('K1') + '\n' + rec('K2') + '\n' + '{"operation":"Check","registration":"K3","delete":true}\n',
+        ])
+      ).committed,
+    ).toBe(true);
     expect((await importInto(store, [rec('K4') + '\nnope\n'])).committed).toBe(false);
     const after = await text();
-    expect(value(after, 'reglookup_imported_records_total') - value(before, 'reglookup_imported_records_total')).toBe(2);
-    expect(value(after, 'reglookup_imports_total\\{result="committed"\\}') - value(before, 'reglookup_imports_total\\{result="committed"\\}')).toBe(1);
-    expect(value(after, 'reglookup_imports_total\\{result="rolled_back"\\}') - value(before, 'reglookup_imports_total\\{result="rolled_back"\\}')).toBe(1);
+    expect(value(after, 'reglookup_imported_records_total') - value(before, 'reglookup_imported_records_total')).toBe(
+      2,
+    );
+    expect(
+      value(after, 'reglookup_imports_total\\{result="committed"\\}') -
+        value(before, 'reglookup_imports_total\\{result="committed"\\}'),
+    ).toBe(1);
+    expect(
+      value(after, 'reglookup_imports_total\\{result="rolled_back"\\}') -
+        value(before, 'reglookup_imports_total\\{result="rolled_back"\\}'),
+    ).toBe(1);
   });
 });
 
@@ -239,7 +300,11 @@ const asStore = (s: RecordingStore) => s as unknown as VehicleStore;
 describe('what the store is told', () => {
   test("a put is vouched fresh only when no earlier line had its key (README: COPY straight in while every line is its key's first)", async () => {
     const s = new RecordingStore();
-    await importInto(asStore(s), [[rec('A1'), rec('B1'), rec('a 1'), '{"operation":"Check","registration":"C1","delete":true}', rec('C1')].join('\n') + '\n']);
+    await importInto(asStore(s), [
+      [rec('A1'), rec('B1'), rec('a 1'), '{"operation":"Check","registration":"C1","delete":true}', rec('C1')].join(
+        '\n',
+      ) + '\n',
+    ]);
     expect(s.calls.filter((c) => Array.isArray(c) && (c[0] === 'put' || c[0] === 'delete'))).toEqual([
       ['put', 'A1', true],
       ['put', 'B1', true],
@@ -253,7 +318,11 @@ describe('what the store is told', () => {
   test('--replace: each operation the file names is replaced once, before its first line', async () => {
     const s = new RecordingStore();
     const mot = '{"operation":"UKMOT","registration":"M1","mot":{}}';
-    const report = await importInto(asStore(s), [[rec('A1'), mot, rec('B1'), '{"operation":"UKMOT","registration":"M2","delete":true}'].join('\n') + '\n'], { replace: 'named' });
+    const report = await importInto(
+      asStore(s),
+      [[rec('A1'), mot, rec('B1'), '{"operation":"UKMOT","registration":"M2","delete":true}'].join('\n') + '\n'],
+      { replace: 'named' },
+    );
     expect(report.replaced).toEqual(['Check', 'UKMOT']);
     expect(s.calls.slice(1)).toEqual([
       ['begin', { replace: undefined, sample: undefined }],
@@ -271,21 +340,40 @@ describe('what the store is told', () => {
     const s = new RecordingStore(true);
     const report = await importInto(asStore(s), [rec('A1') + '\n'], { replace: 'named' });
     expect(report).toMatchObject({ committed: true, sampleRemoved: 7, replaced: ['Check'] });
-    expect(s.calls).toEqual(['holdsOnlySample', ['begin', { replace: 'all', sample: undefined }], ['put', 'A1', true], 'commit']);
+    expect(s.calls).toEqual([
+      'holdsOnlySample',
+      ['begin', { replace: 'all', sample: undefined }],
+      ['put', 'A1', true],
+      'commit',
+    ]);
   });
 
   test('loading the sample itself does not remove the sample; --replace-all says so to the store', async () => {
     const sample = new RecordingStore(true);
-    expect(await importInto(asStore(sample), [rec('S1') + '\n'], { sample: true })).toMatchObject({ committed: true, sampleRemoved: 0, replaced: null });
+    expect(await importInto(asStore(sample), [rec('S1') + '\n'], { sample: true })).toMatchObject({
+      committed: true,
+      sampleRemoved: 0,
+      replaced: null,
+    });
     expect(sample.calls[0]).toEqual(['begin', { replace: undefined, sample: true }]);
     const all = new RecordingStore();
-    expect(await importInto(asStore(all), [rec('S1') + '\n'], { replace: 'all' })).toMatchObject({ committed: true, replaced: 'all' });
-    expect(all.calls).toEqual(['holdsOnlySample', ['begin', { replace: 'all', sample: undefined }], ['put', 'S1', true], 'commit']);
+    expect(await importInto(asStore(all), [rec('S1') + '\n'], { replace: 'all' })).toMatchObject({
+      committed: true,
+      replaced: 'all',
+    });
+    expect(all.calls).toEqual([
+      'holdsOnlySample',
+      ['begin', { replace: 'all', sample: undefined }],
+      ['put', 'S1', true],
+      'commit',
+    ]);
   });
 
   test('a store that fails mid-import: the import fails with its error and the batch is rolled back', async () => {
     const s = new RecordingStore(false, 1);
-    await expect(importInto(asStore(s), [[rec('A1'), rec('B1'), rec('C1')].join('\n') + '\n'])).rejects.toThrow('disk full');
+    await expect(importInto(asStore(s), [[rec('A1'), rec('B1'), rec('C1')].join('\n') + '\n'])).rejects.toThrow(
+      'disk full',
+    );
     expect(s.calls.slice(-1)).toEqual(['rollback']);
     expect(s.calls).not.toContain('commit');
   });
@@ -297,15 +385,51 @@ describe('one line: refusals and their reasons', () => {
     ['a string', '"Check"', /must be a JSON object/],
     ['null', 'null', /must be a JSON object/],
     ['"delete":false', '{"operation":"Check","registration":"A1","delete":false}', /"delete" must be true/],
-    ['a deletion with a body', '{"operation":"Check","registration":"A1","delete":true,"vehicle":{}}', /^a deletion holds only operation, registration, state and "delete":true$/],
-    ['a deletion with an unknown key', '{"operation":"Check","registration":"A1","delete":true,"colour":"x"}', /^unknown key "colour" in the record/],
-    ['a record with an unknown key', '{"operation":"Check","registration":"A1","vehicle":{},"colour":"x"}', /^unknown key "colour" in the record/],
-    ['a vehicle on UKMOT', '{"operation":"UKMOT","registration":"A1","vehicle":{}}', /^a UKMOT record holds "mot", not "vehicle"$/],
-    ['mot on CheckUSA', '{"operation":"CheckUSA","registration":"A1","state":"CA","mot":{}}', /^a CheckUSA record holds "vehicle", not "mot"$/],
-    ['a state that is not a string', '{"operation":"CheckUSA","registration":"A1","state":5,"vehicle":{}}', /^"state" is required for CheckUSA$/],
-    ['an operation that is not a string', '{"operation":5,"registration":"A1","vehicle":{}}', /^"operation" is missing/],
-    ['a registration that is not a string', '{"operation":"Check","registration":5,"vehicle":{}}', /^"registration" must be a string$/],
-    ['a line of over a million characters', `{"operation":"Check","registration":"A1","vehicle":{"Description":"${'x'.repeat(1 << 20)}"}}`, /^line is longer than \d+ characters$/],
+    [
+      'a deletion with a body',
+      '{"operation":"Check","registration":"A1","delete":true,"vehicle":{}}',
+      /^a deletion holds only operation, registration, state and "delete":true$/,
+    ],
+    [
+      'a deletion with an unknown key',
+      '{"operation":"Check","registration":"A1","delete":true,"colour":"x"}',
+      /^unknown key "colour" in the record/,
+    ],
+    [
+      'a record with an unknown key',
+      '{"operation":"Check","registration":"A1","vehicle":{},"colour":"x"}',
+      /^unknown key "colour" in the record/,
+    ],
+    [
+      'a vehicle on UKMOT',
+      '{"operation":"UKMOT","registration":"A1","vehicle":{}}',
+      /^a UKMOT record holds "mot", not "vehicle"$/,
+    ],
+    [
+      'mot on CheckUSA',
+      '{"operation":"CheckUSA","registration":"A1","state":"CA","mot":{}}',
+      /^a CheckUSA record holds "vehicle", not "mot"$/,
+    ],
+    [
+      'a state that is not a string',
+      '{"operation":"CheckUSA","registration":"A1","state":5,"vehicle":{}}',
+      /^"state" is required for CheckUSA$/,
+    ],
+    [
+      'an operation that is not a string',
+      '{"operation":5,"registration":"A1","vehicle":{}}',
+      /^"operation" is missing/,
+    ],
+    [
+      'a registration that is not a string',
+      '{"operation":"Check","registration":5,"vehicle":{}}',
+      /^"registration" must be a string$/,
+    ],
+    [
+      'a line of over a million characters',
+      `{"operation":"Check","registration":"A1","vehicle":{"Description":"${'x'.repeat(1 << 20)}"}}`,
+      /^line is longer than \d+ characters$/,
+    ],
   ])('refuses %s, saying why', (_name, text, reason) => {
     const r = parseLine(text);
     expect(r.ok).toBe(false);
@@ -336,7 +460,9 @@ describe('one line: refusals and their reasons', () => {
   });
 
   test('a deletion is the key alone, normalised', () => {
-    expect(parseLine('{"operation":"CheckAustralia","registration":"abc-123","state":"Victoria","delete":true}')).toEqual({
+    expect(
+      parseLine('{"operation":"CheckAustralia","registration":"abc-123","state":"Victoria","delete":true}'),
+    ).toEqual({
       ok: true,
       delete: true,
       record: { operation: 'CheckAustralia', registration: 'ABC123', state: 'VIC' },
@@ -352,8 +478,12 @@ describe("one line: which layouts keep the body's text", () => {
   };
 
   test("export's layout, with a state and with a number form JSON.stringify would change: kept byte for byte", () => {
-    expect(payloadOf('{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":{"Price":1.50}}')).toBe('{"Price":1.50}');
-    expect(payloadOf('{"operation":"UKMOT","registration":"M1","mot":{"make":"FORD",  "taxDate":"2026-09-01"}}')).toBe('{"make":"FORD",  "taxDate":"2026-09-01"}');
+    expect(payloadOf('{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":{"Price":1.50}}')).toBe(
+      '{"Price":1.50}',
+    );
+    expect(payloadOf('{"operation":"UKMOT","registration":"M1","mot":{"make":"FORD",  "taxDate":"2026-09-01"}}')).toBe(
+      '{"make":"FORD",  "taxDate":"2026-09-01"}',
+    );
   });
 
   test('a space before the body, after it, or after the line: another layout, so written as JSON.stringify writes it', () => {
@@ -364,14 +494,22 @@ describe("one line: which layouts keep the body's text", () => {
   });
 
   test('the state where export writes none, or the body before the key: another layout', () => {
-    expect(payloadOf('{"operation":"CheckUSA","registration":"A1","vehicle":{"Price":1.50},"state":"CA"}')).toBe('{"Price":1.5}');
+    expect(payloadOf('{"operation":"CheckUSA","registration":"A1","vehicle":{"Price":1.50},"state":"CA"}')).toBe(
+      '{"Price":1.5}',
+    );
     expect(payloadOf('{"vehicle":{"Price":1.50},"operation":"Check","registration":"A1"}')).toBe('{"Price":1.5}');
   });
 
   test('a body followed by a repeated key of any name: the last value, as JSON.stringify writes it', () => {
-    expect(payloadOf('{"operation":"Check","registration":"A1","vehicle":{"Price":1.50},"operation":"Check"}')).toBe('{"Price":1.5}');
-    expect(payloadOf('{"operation":"Check","registration":"A1","vehicle":{"Price":1.50},"registration":"A1"}')).toBe('{"Price":1.5}');
-    expect(payloadOf('{"operation":"Check","registration":"A1","vehicle":"x","vehicle":{"Price":1.50}}')).toBe('{"Price":1.5}');
+    expect(payloadOf('{"operation":"Check","registration":"A1","vehicle":{"Price":1.50},"operation":"Check"}')).toBe(
+      '{"Price":1.5}',
+    );
+    expect(payloadOf('{"operation":"Check","registration":"A1","vehicle":{"Price":1.50},"registration":"A1"}')).toBe(
+      '{"Price":1.5}',
+    );
+    expect(payloadOf('{"operation":"Check","registration":"A1","vehicle":"x","vehicle":{"Price":1.50}}')).toBe(
+      '{"Price":1.5}',
+    );
   });
 });
 
@@ -380,7 +518,13 @@ describe('export', () => {
   const storeOf = (n: number) =>
     ({
       async *records() {
-        for (let i = 0; i < n; i++) yield { operation: 'Check', registration: `E${String(i).padStart(5, '0')}`, state: '', payload: `{"n":${i}}` };
+        for (let i = 0; i < n; i++)
+          yield {
+            operation: 'Check',
+            registration: `E${String(i).padStart(5, '0')}`,
+            state: '',
+            payload: `{"n":${i}}`,
+          };
       },
     }) as unknown as VehicleStore;
 
@@ -401,19 +545,32 @@ describe('export', () => {
     expect(lines).toHaveLength(2500);
     expect(lines[0]).toBe('{"operation":"Check","registration":"E00000","vehicle":{"n":0}}');
     expect(lines[2499]).toBe('{"operation":"Check","registration":"E02499","vehicle":{"n":2499}}');
-    lines.forEach((l, i) => expect(l).toBe(`{"operation":"Check","registration":"E${String(i).padStart(5, '0')}","vehicle":{"n":${i}}}`));
+    lines.forEach((l, i) =>
+      expect(l).toBe(`{"operation":"Check","registration":"E${String(i).padStart(5, '0')}","vehicle":{"n":${i}}}`),
+    );
   });
 
   test("each operation's line as the README shows the import format: state only where the operation has one, mot for UKMOT", () => {
-    expect(exportLine({ operation: 'CheckUSA', registration: '7ABC123', state: 'CA', payload: '{"Description":"FORD F-150"}' })).toBe(
-      '{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":{"Description":"FORD F-150"}}',
+    expect(
+      exportLine({
+        operation: 'CheckUSA',
+        registration: '7ABC123',
+        state: 'CA',
+        payload: '{"Description":"FORD F-150"}',
+      }),
+    ).toBe('{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":{"Description":"FORD F-150"}}');
+    expect(exportLine({ operation: 'CheckAustralia', registration: 'ABC123', state: 'VIC', payload: '{}' })).toBe(
+      '{"operation":"CheckAustralia","registration":"ABC123","state":"VIC","vehicle":{}}',
     );
-    expect(exportLine({ operation: 'CheckAustralia', registration: 'ABC123', state: 'VIC', payload: '{}' })).toBe('{"operation":"CheckAustralia","registration":"ABC123","state":"VIC","vehicle":{}}');
-    expect(exportLine({ operation: 'Check', registration: 'RG11ABC', state: '', payload: '{"Price":1.50}' })).toBe('{"operation":"Check","registration":"RG11ABC","vehicle":{"Price":1.50}}');
-    expect(exportLine({ operation: 'UKMOT', registration: 'AB12CDE', state: '', payload: '{"make":"FORD","tests":[]}' })).toBe(
-      '{"operation":"UKMOT","registration":"AB12CDE","mot":{"make":"FORD","tests":[]}}',
+    expect(exportLine({ operation: 'Check', registration: 'RG11ABC', state: '', payload: '{"Price":1.50}' })).toBe(
+      '{"operation":"Check","registration":"RG11ABC","vehicle":{"Price":1.50}}',
     );
-    expect(exportLine({ operation: 'Check', registration: 'Q"\\', state: '', payload: '{}' })).toBe('{"operation":"Check","registration":"Q\\"\\\\","vehicle":{}}');
+    expect(
+      exportLine({ operation: 'UKMOT', registration: 'AB12CDE', state: '', payload: '{"make":"FORD","tests":[]}' }),
+    ).toBe('{"operation":"UKMOT","registration":"AB12CDE","mot":{"make":"FORD","tests":[]}}');
+    expect(exportLine({ operation: 'Check', registration: 'Q"\\', state: '', payload: '{}' })).toBe(
+      '{"operation":"Check","registration":"Q\\"\\\\","vehicle":{}}',
+    );
   });
 
   test('an empty store: nothing written, progress says 0', async () => {
@@ -428,7 +585,10 @@ describe('export', () => {
 
   test('an output that takes everything at once: the export does not wait for a drain that never comes', async () => {
     let text = '';
-    const out = new Writable({ highWaterMark: 1 << 20, write: (c: Buffer, _e, done) => ((text += c.toString()), done()) });
+    const out = new Writable({
+      highWaterMark: 1 << 20,
+      write: (c: Buffer, _e, done) => ((text += c.toString()), done()),
+    });
     expect(await exportRecords(storeOf(3), out)).toBe(3);
     expect(await exportRecords(storeOf(1001), out)).toBe(1001);
     expect(text.split('\n')).toHaveLength(3 + 1001 + 1);

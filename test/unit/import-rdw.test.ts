@@ -13,8 +13,10 @@ import { importStream, readFuelFile } from '../../src/data/import';
 import { SqliteStore } from '../../src/store/sqlite';
 import { runCli } from '../helpers/cli';
 
-const API_HEADER = 'kenteken,voertuigsoort,merk,handelsbenaming,eerste_kleur,datum_eerste_toelating,cilinderinhoud,aantal_deuren,aantal_zitplaatsen,inrichting';
-const PORTAL_HEADER = 'Kenteken,Voertuigsoort,Merk,Handelsbenaming,Eerste kleur,Datum eerste toelating,Cilinderinhoud,Aantal deuren,Aantal zitplaatsen,Inrichting';
+const API_HEADER =
+  'kenteken,voertuigsoort,merk,handelsbenaming,eerste_kleur,datum_eerste_toelating,cilinderinhoud,aantal_deuren,aantal_zitplaatsen,inrichting';
+const PORTAL_HEADER =
+  'Kenteken,Voertuigsoort,Merk,Handelsbenaming,Eerste kleur,Datum eerste toelating,Cilinderinhoud,Aantal deuren,Aantal zitplaatsen,Inrichting';
 const ROWS = [
   'XX999X,Personenauto,VOLKSWAGEN,GOLF,GRIJS,20190315,1498,4,5,hatchback',
   // Quoted: a comma and doubled quotes in the trade name; a line break (CRLF) inside the body style.
@@ -89,11 +91,21 @@ test.each([
   expect([report.committed, report.imported, report.byOperation]).toEqual([true, 3, { CheckNetherlands: 3 }]);
   expect(await get(store, 'XX999X')).toEqual(GOLF);
   const merc = await get(store, 'AB123C');
-  expect([merc?.CarModel, merc?.BodyStyle]).toEqual([{ CurrentTextValue: 'E 200 "AVANTGARDE", LANG' }, { CurrentValue: null, CurrentTextValue: 'sedan\r\nlang' }]);
+  expect([merc?.CarModel, merc?.BodyStyle]).toEqual([
+    { CurrentTextValue: 'E 200 "AVANTGARDE", LANG' },
+    { CurrentValue: null, CurrentTextValue: 'sedan\r\nlang' },
+  ]);
   const trailer = await get(store, 'WX12AB');
   expect(trailer).not.toHaveProperty('Colour');
   expect(trailer).not.toHaveProperty('EngineSize');
-  expect(trailer?.rdw).toEqual({ kenteken: 'WX12AB', voertuigsoort: 'Aanhangwagen', merk: 'HUMBAUR', handelsbenaming: 'HA 132513', datum_eerste_toelating: '20150102', inrichting: 'open wagen' });
+  expect(trailer?.rdw).toEqual({
+    kenteken: 'WX12AB',
+    voertuigsoort: 'Aanhangwagen',
+    merk: 'HUMBAUR',
+    handelsbenaming: 'HA 132513',
+    datum_eerste_toelating: '20150102',
+    inrichting: 'open wagen',
+  });
 });
 
 test('--fuel: each plate gets its fuel rows (in fuel-number order, wherever they stand in the file); a plate with none an empty list', async () => {
@@ -103,10 +115,21 @@ test('--fuel: each plate gets its fuel rows (in fuel-number order, wherever they
     ...GOLF,
     FuelType: { CurrentValue: null, CurrentTextValue: 'Benzine' },
     Co2Emissions: 112,
-    rdwFuel: [{ kenteken: 'XX999X', brandstof_volgnummer: '1', brandstof_omschrijving: 'Benzine', co2_uitstoot_gecombineerd: '112' }],
+    rdwFuel: [
+      {
+        kenteken: 'XX999X',
+        brandstof_volgnummer: '1',
+        brandstof_omschrijving: 'Benzine',
+        co2_uitstoot_gecombineerd: '112',
+      },
+    ],
   });
   const merc = await get(store, 'AB123C');
-  expect([merc?.FuelType, merc?.Co2Emissions, (merc?.rdwFuel as unknown[]).length]).toEqual([{ CurrentValue: null, CurrentTextValue: 'Benzine/Elektriciteit' }, 150, 2]);
+  expect([merc?.FuelType, merc?.Co2Emissions, (merc?.rdwFuel as unknown[]).length]).toEqual([
+    { CurrentValue: null, CurrentTextValue: 'Benzine/Elektriciteit' },
+    150,
+    2,
+  ]);
   const trailer = await get(store, 'WX12AB');
   expect([trailer?.FuelType, trailer?.rdwFuel]).toEqual([undefined, []]);
 });
@@ -144,22 +167,36 @@ test('a bad row: its line and reason reported, nothing imported', async () => {
 });
 
 test('gzip-compressed CSV, and --replace: CheckNetherlands then holds exactly the file', async () => {
-  await importStream(store, Readable.from([JSON.stringify({ operation: 'CheckNetherlands', registration: 'OLD1', vehicle: { Description: 'OLD' } }) + '\n']));
-  const report = await importStream(store, Readable.from([zlib.gzipSync(csv(PORTAL_HEADER))]), { format: 'rdw', replace: 'named' });
+  await importStream(
+    store,
+    Readable.from([
+      JSON.stringify({ operation: 'CheckNetherlands', registration: 'OLD1', vehicle: { Description: 'OLD' } }) + '\n',
+    ]),
+  );
+  const report = await importStream(store, Readable.from([zlib.gzipSync(csv(PORTAL_HEADER))]), {
+    format: 'rdw',
+    replace: 'named',
+  });
   expect([report.committed, report.imported, report.replaced]).toEqual([true, 3, ['CheckNetherlands']]);
   expect(await get(store, 'OLD1')).toBeNull();
   expect(await store.count()).toBe(3);
 });
 
 test('a header that is not the vehicles file: the fuel file given in its place, or no kenteken', async () => {
-  await expect(importStream(store, Readable.from([FUEL]), { format: 'rdw' })).rejects.toThrow(/fuel data set \(8ys7-d773\): give it with --fuel/);
-  await expect(importStream(store, Readable.from(['a,b\n1,2\n']), { format: 'rdw' })).rejects.toThrow(/no Kenteken \(kenteken\) column/);
+  await expect(importStream(store, Readable.from([FUEL]), { format: 'rdw' })).rejects.toThrow(
+    /fuel data set \(8ys7-d773\): give it with --fuel/,
+  );
+  await expect(importStream(store, Readable.from(['a,b\n1,2\n']), { format: 'rdw' })).rejects.toThrow(
+    /no Kenteken \(kenteken\) column/,
+  );
   await expect(fuelOf(csv(API_HEADER))).rejects.toThrow(/is it RDW's fuel CSV/);
 });
 
 test('a quote never closed: refused, not read to the end of memory', async () => {
   const open = `${API_HEADER}\nXX999X,"Personenauto${'x'.repeat(5 << 20)}\n`;
-  await expect(importStream(store, Readable.from([open]), { format: 'rdw' })).rejects.toThrow(/a row is longer than .* bytes \(is a quoted field never closed\?\)/);
+  await expect(importStream(store, Readable.from([open]), { format: 'rdw' })).rejects.toThrow(
+    /a row is longer than .* bytes \(is a quoted field never closed\?\)/,
+  );
 });
 
 describe('the command line', () => {
@@ -175,7 +212,12 @@ describe('the command line', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { registration: string; vehicle: Record<string, unknown> });
-    expect(lines.map((l) => [l.registration, (l.vehicle.FuelType as { CurrentTextValue?: string } | undefined)?.CurrentTextValue])).toEqual([
+    expect(
+      lines.map((l) => [
+        l.registration,
+        (l.vehicle.FuelType as { CurrentTextValue?: string } | undefined)?.CurrentTextValue,
+      ]),
+    ).toEqual([
       ['AB123C', 'Benzine/Elektriciteit'],
       ['WX12AB', undefined],
       ['XX999X', 'Benzine'],
@@ -185,14 +227,20 @@ describe('the command line', () => {
   test('--fuel without --format rdw, and an unknown format, are refused in one line', () => {
     const env = { DATABASE_URL: `sqlite:${path.join(dir, 'r.db')}` };
     const a = runCli(['import', '--fuel', 'f.csv', 'v.csv'], env);
-    expect([a.status, a.stderr.trim()]).toEqual([1, 'reglookup: --fuel joins RDW fuel data to --format rdw; give --format rdw too']);
+    expect([a.status, a.stderr.trim()]).toEqual([
+      1,
+      'reglookup: --fuel joins RDW fuel data to --format rdw; give --format rdw too',
+    ]);
     const b = runCli(['import', '--format', 'xml', 'v.csv'], env);
     expect([b.status, b.stderr.trim()]).toEqual([1, "reglookup: --format must be ndjson or rdw, not 'xml'"]);
   });
 });
 
 test('LF line ends and no line break after the last row (a quoted field last): the same records', async () => {
-  const text = `${API_HEADER}\n${ROWS.join('\n').replace('"sedan\r\nlang"', '"sedan\nlang"')}`.replace(/open wagen$/, '"open wagen"');
+  const text = `${API_HEADER}\n${ROWS.join('\n').replace('"sedan\r\nlang"', '"sedan\nlang"')}`.replace(
+    /open wagen$/,
+    '"open wagen"',
+  );
   const report = await importStream(store, Readable.from([text]), { format: 'rdw' });
   expect([report.imported, report.invalid]).toEqual([3, 0]);
   expect((await get(store, 'WX12AB'))?.BodyStyle).toEqual({ CurrentValue: null, CurrentTextValue: 'open wagen' });

@@ -15,7 +15,8 @@ import { SqliteStore } from '../../src/store/sqlite';
 
 jest.setTimeout(60_000);
 
-const rec = (reg: string, d: string) => `{"operation":"Check","registration":"${reg}","vehicle":{"Description":"${d}"}}`;
+const rec = (reg: string, d: string) =>
+  `{"operation":"Check","registration":"${reg}","vehicle":{"Description":"${d}"}}`;
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
 let store: SqliteStore;
@@ -28,20 +29,31 @@ afterEach(async () => {
   await store.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
-const stored = async (reg: string) => (await store.get({ operation: 'Check', registration: reg, state: '' }))?.payload ?? null;
+const stored = async (reg: string) =>
+  (await store.get({ operation: 'Check', registration: reg, state: '' }))?.payload ?? null;
 
 describe('U+FEFF and its look-alikes', () => {
   test('a U+FEFF inside a value is kept, also where a read starts with it', async () => {
     const line = rec('FE1', 'A\ufeffB');
     const cut = line.indexOf('\ufeff');
     // The second read starts with the bytes EF BB BF: they are the value's, not a BOM.
-    const report = await importStream(store, Readable.from([utf8(line.slice(0, cut)), utf8(line.slice(cut) + '\n' + rec('FE2', 'C') + '\n')]));
+    const report = await importStream(
+      store,
+      Readable.from([utf8(line.slice(0, cut)), utf8(line.slice(cut) + '\n' + rec('FE2', 'C') + '\n')]),
+    );
     expect(report).toMatchObject({ committed: true, lines: 2, imported: 2, errors: [] });
     expect(await stored('FE1')).toBe('{"Description":"A\ufeffB"}');
     // A file with a BOM of its own first: that one is dropped, the later one still kept.
     await store.close();
     store = new SqliteStore(':memory:');
-    const withBom = await importStream(store, Readable.from([Buffer.from([0xef, 0xbb, 0xbf]), utf8(rec('FE0', 'Z') + '\n' + line.slice(0, cut)), utf8(line.slice(cut) + '\n')]));
+    const withBom = await importStream(
+      store,
+      Readable.from([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        utf8(rec('FE0', 'Z') + '\n' + line.slice(0, cut)),
+        utf8(line.slice(cut) + '\n'),
+      ]),
+    );
     expect(withBom).toMatchObject({ committed: true, lines: 2, imported: 2, errors: [] });
     expect(await stored('FE0')).toBe('{"Description":"Z"}');
     expect(await stored('FE1')).toBe('{"Description":"A\ufeffB"}');
@@ -55,7 +67,10 @@ describe('U+FEFF and its look-alikes', () => {
     ['U+FF3F (EF BC BF)', '\uff3f'],
     ['U+3EFF (E3 BB BF)', '\u3eff'],
   ])('a file starting with %s is read as written: its first line is refused as not JSON', async (_name, c) => {
-    const report = await importStream(store, Readable.from([utf8(c + rec('LA1', 'X') + '\n' + rec('LA2', 'Y') + '\n')]));
+    const report = await importStream(
+      store,
+      Readable.from([utf8(c + rec('LA1', 'X') + '\n' + rec('LA2', 'Y') + '\n')]),
+    );
     expect(report).toMatchObject({ committed: false, lines: 2, invalid: 1 });
     expect(report.errors).toEqual([{ line: 1, reason: expect.stringMatching(/not valid JSON/) }]);
     expect(await stored('LA2')).toBeNull();
@@ -78,29 +93,34 @@ describe('importFile', () => {
   const fds = () => fs.readdirSync('/proc/self/fd').length;
   const linux = fs.existsSync('/proc/self/fd') ? test : test.skip;
 
-  linux('the file is closed when the import ends: committed, refused, or failed in the store (Linux: /proc/self/fd)', async () => {
-    const good = path.join(dir, 'good.ndjson');
-    const bad = path.join(dir, 'bad.ndjson');
-    fs.writeFileSync(good, rec('FD1', 'X') + '\n');
-    fs.writeFileSync(bad, '{"operation":"Nope"}\n');
-    await importFile(store, good); // anything opened once per process (not per import) is open from here on
-    const before = fds();
-    expect(await importFile(store, good)).toMatchObject({ committed: true });
-    expect(fds()).toBe(before);
-    expect(await importFile(store, bad)).toMatchObject({ committed: false });
-    expect(fds()).toBe(before);
-    // A store that fails before the batch begins.
-    const closed = new SqliteStore(':memory:');
-    await closed.close();
-    const fdsClosedStore = fds();
-    await expect(importFile(closed, good)).rejects.toThrow();
-    expect(fds()).toBe(fdsClosedStore);
-  });
+  linux(
+    'the file is closed when the import ends: committed, refused, or failed in the store (Linux: /proc/self/fd)',
+    async () => {
+      const good = path.join(dir, 'good.ndjson');
+      const bad = path.join(dir, 'bad.ndjson');
+      fs.writeFileSync(good, rec('FD1', 'X') + '\n');
+      fs.writeFileSync(bad, '{"operation":"Nope"}\n');
+      await importFile(store, good); // anything opened once per process (not per import) is open from here on
+      const before = fds();
+      expect(await importFile(store, good)).toMatchObject({ committed: true });
+      expect(fds()).toBe(before);
+      expect(await importFile(store, bad)).toMatchObject({ committed: false });
+      expect(fds()).toBe(before);
+      // A store that fails before the batch begins.
+      const closed = new SqliteStore(':memory:');
+      await closed.close();
+      const fdsClosedStore = fds();
+      await expect(importFile(closed, good)).rejects.toThrow();
+      expect(fds()).toBe(fdsClosedStore);
+    },
+  );
 });
 
 describe('--workers', () => {
   const threads = () => fs.readdirSync('/proc/self/task').length;
-  /** The thread count once exited threads are gone (a terminated worker's OS thread ends a moment after it resolves). */
+  /**
+   * The thread count once exited threads are gone (a terminated worker's OS thread ends a moment after it resolves).
+   */
   const settled = async (want: number) => {
     for (let i = 0; i < 40 && threads() > want; i++) await new Promise((r) => setTimeout(r, 50));
     return threads();
@@ -113,10 +133,15 @@ describe('--workers', () => {
     await importStream(store, Readable.from([utf8(rec('WARM', 'warm') + '\n')]), { workers: 2 });
     const before = await settled(0);
     const lines = Array.from({ length: 50 }, (_, i) => rec(`W${i}`, `w${i}`)).join('\n') + '\n';
-    expect(await importStream(store, Readable.from([utf8(lines)]), { workers: 2 })).toMatchObject({ committed: true, imported: 50 });
+    expect(await importStream(store, Readable.from([utf8(lines)]), { workers: 2 })).toMatchObject({
+      committed: true,
+      imported: 50,
+    });
     expect(await stored('W49')).toBe('{"Description":"w49"}');
     expect(await settled(before)).toBe(before);
-    expect(await importStream(store, Readable.from([utf8('{"operation":"Nope"}\n')]), { workers: 2 })).toMatchObject({ committed: false });
+    expect(await importStream(store, Readable.from([utf8('{"operation":"Nope"}\n')]), { workers: 2 })).toMatchObject({
+      committed: false,
+    });
     expect(await settled(before)).toBe(before);
   });
 });

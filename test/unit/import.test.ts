@@ -6,26 +6,60 @@ import { Readable } from 'node:stream';
 import { importStream, parseLine } from '../../src/data/import';
 import { SqliteStore } from '../../src/store/sqlite';
 
-const car = { Description: 'TEST CAR', RegistrationYear: 2019, CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' }, FuelType: 'Petrol', ImageUrl: 'x' };
+const car = {
+  Description: 'TEST CAR',
+  RegistrationYear: 2019,
+  CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' },
+  FuelType: 'Petrol',
+  ImageUrl: 'x',
+};
 const line = (o: unknown) => JSON.stringify(o);
 const ndjson = (...lines: string[]) => Readable.from([lines.join('\n') + '\n']);
 
 describe('import: one line', () => {
   test('a vehicle record is keyed by operation, normalised registration and state', () => {
     const r = parseLine(line({ operation: 'CheckUSA', registration: '7abc 123', state: 'california', vehicle: car }));
-    expect(r).toMatchObject({ ok: true, delete: false, record: { operation: 'CheckUSA', registration: '7ABC123', state: 'CA', payload: JSON.stringify(car) } });
+    expect(r).toMatchObject({
+      ok: true,
+      delete: false,
+      record: { operation: 'CheckUSA', registration: '7ABC123', state: 'CA', payload: JSON.stringify(car) },
+    });
   });
 
   test.each([
     ['not json', '{oops', /not valid JSON/],
     ['no operation', line({ registration: 'A1', vehicle: car }), /"operation" is missing/],
-    ['unknown operation', line({ operation: 'CheckMars', registration: 'A1', vehicle: car }), /unknown operation "CheckMars"/],
+    [
+      'unknown operation',
+      line({ operation: 'CheckMars', registration: 'A1', vehicle: car }),
+      /unknown operation "CheckMars"/,
+    ],
     ['no registration', line({ operation: 'Check', vehicle: car }), /"registration" must be a string/],
-    ['overlong registration', line({ operation: 'Check', registration: 'A'.repeat(40), vehicle: car }), /longer than 32/],
-    ['state missing', line({ operation: 'CheckUSA', registration: 'A1', vehicle: car }), /"state" is required for CheckUSA/],
-    ['bad state', line({ operation: 'CheckCanada', registration: 'A1', state: 'Texas', vehicle: car }), /"state" is not a known subdivision/],
-    ['state where none belongs', line({ operation: 'Check', registration: 'A1', state: 'CA', vehicle: car }), /only for CheckUSA/],
-    ['vehicle not an object', line({ operation: 'Check', registration: 'A1', vehicle: 'car' }), /"vehicle" must be a JSON object/],
+    [
+      'overlong registration',
+      line({ operation: 'Check', registration: 'A'.repeat(40), vehicle: car }),
+      /longer than 32/,
+    ],
+    [
+      'state missing',
+      line({ operation: 'CheckUSA', registration: 'A1', vehicle: car }),
+      /"state" is required for CheckUSA/,
+    ],
+    [
+      'bad state',
+      line({ operation: 'CheckCanada', registration: 'A1', state: 'Texas', vehicle: car }),
+      /"state" is not a known subdivision/,
+    ],
+    [
+      'state where none belongs',
+      line({ operation: 'Check', registration: 'A1', state: 'CA', vehicle: car }),
+      /only for CheckUSA/,
+    ],
+    [
+      'vehicle not an object',
+      line({ operation: 'Check', registration: 'A1', vehicle: 'car' }),
+      /"vehicle" must be a JSON object/,
+    ],
     ['no vehicle at all', line({ operation: 'Check', registration: 'A1' }), /^"vehicle" is missing/],
     ['no mot at all', line({ operation: 'UKMOT', registration: 'A1' }), /^"mot" is missing/],
     // The operation names are the WSDL's, spelt exactly; a name right but for case says which it meant.
@@ -34,15 +68,51 @@ describe('import: one line', () => {
       line({ operation: 'CheckUsa', registration: 'A1', state: 'TX', vehicle: car }),
       /^unknown operation "CheckUsa" \(names are case-sensitive here: did you mean "CheckUSA"\?\)$/,
     ],
-    ['an operation with no near name', line({ operation: 'CheckMars', registration: 'A1', vehicle: car }), /^unknown operation "CheckMars"$/],
-    ['integer field not an integer', line({ operation: 'Check', registration: 'A1', vehicle: { RegistrationYear: 'nineteen' } }), /RegistrationYear must be an integer/],
-    ['composite with a stray key', line({ operation: 'Check', registration: 'A1', vehicle: { CarMake: { Text: 'FORD' } } }), /unknown key "Text"/],
-    ['CurrentValue not an integer', line({ operation: 'Check', registration: 'A1', vehicle: { FuelType: { CurrentValue: 'x' } } }), /CurrentValue must be an integer or null/],
-    ['a character XML cannot carry', line({ operation: 'Check', registration: 'A1', vehicle: { Description: 'bad\u0001' } }), /XML cannot carry/],
-    ['mot on a vehicle operation', line({ operation: 'Check', registration: 'A1', mot: {} }), /holds "vehicle", not "mot"/],
-    ['tests not an array', line({ operation: 'UKMOT', registration: 'A1', mot: { tests: {} } }), /mot.tests must be an array/],
-    ['failure reasons not strings', line({ operation: 'UKMOT', registration: 'A1', mot: { tests: [{ FailureReasons: [1, {}] }] } }), /FailureReasons\[1\]/],
-    ['extended information not rows', line({ operation: 'UKMOT', registration: 'A1', mot: { extendedInformation: ['Colour'] } }), /extendedInformation\[0\] must be an array/],
+    [
+      'an operation with no near name',
+      line({ operation: 'CheckMars', registration: 'A1', vehicle: car }),
+      /^unknown operation "CheckMars"$/,
+    ],
+    [
+      'integer field not an integer',
+      line({ operation: 'Check', registration: 'A1', vehicle: { RegistrationYear: 'nineteen' } }),
+      /RegistrationYear must be an integer/,
+    ],
+    [
+      'composite with a stray key',
+      line({ operation: 'Check', registration: 'A1', vehicle: { CarMake: { Text: 'FORD' } } }),
+      /unknown key "Text"/,
+    ],
+    [
+      'CurrentValue not an integer',
+      line({ operation: 'Check', registration: 'A1', vehicle: { FuelType: { CurrentValue: 'x' } } }),
+      /CurrentValue must be an integer or null/,
+    ],
+    [
+      'a character XML cannot carry',
+      line({ operation: 'Check', registration: 'A1', vehicle: { Description: 'bad\u0001' } }),
+      /XML cannot carry/,
+    ],
+    [
+      'mot on a vehicle operation',
+      line({ operation: 'Check', registration: 'A1', mot: {} }),
+      /holds "vehicle", not "mot"/,
+    ],
+    [
+      'tests not an array',
+      line({ operation: 'UKMOT', registration: 'A1', mot: { tests: {} } }),
+      /mot.tests must be an array/,
+    ],
+    [
+      'failure reasons not strings',
+      line({ operation: 'UKMOT', registration: 'A1', mot: { tests: [{ FailureReasons: [1, {}] }] } }),
+      /FailureReasons\[1\]/,
+    ],
+    [
+      'extended information not rows',
+      line({ operation: 'UKMOT', registration: 'A1', mot: { extendedInformation: ['Colour'] } }),
+      /extendedInformation\[0\] must be an array/,
+    ],
   ])('refuses %s, saying why', (_name, text, reason) => {
     const r = parseLine(text);
     expect(r.ok).toBe(false);
@@ -58,7 +128,8 @@ describe('import: the stored body', () => {
   };
 
   test('a line laid out as export writes it keeps its body byte for byte (number forms, escapes)', () => {
-    const body = '{"Description":"A \\"quoted\\" \\/ name\\n","EngineSize":{"CurrentValue":1598,"CurrentTextValue":"1.60"},"Price":1.50}';
+    const body =
+      '{"Description":"A \\"quoted\\" \\/ name\\n","EngineSize":{"CurrentValue":1598,"CurrentTextValue":"1.60"},"Price":1.50}';
     expect(payloadOf(`{"operation":"Check","registration":"AB12CDE","vehicle":${body}}`)).toBe(body);
     const state = '{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":{"Description":"X"}}';
     expect(payloadOf(state)).toBe('{"Description":"X"}');
@@ -67,17 +138,26 @@ describe('import: the stored body', () => {
   });
 
   test('any other layout stores the body as JSON.stringify writes it', () => {
-    expect(payloadOf('{"registration":"AB12CDE","operation":"Check","vehicle":{"Description":"X"}}')).toBe('{"Description":"X"}');
-    expect(payloadOf('{"operation":"Check", "registration":"AB12CDE", "vehicle": { "Description" : "X" } }')).toBe('{"Description":"X"}');
-    expect(payloadOf('{"operation":"Check","registration":"ab12cde","vehicle":{"Description":"\\u0058"}}')).toBe('{"Description":"X"}');
+    expect(payloadOf('{"registration":"AB12CDE","operation":"Check","vehicle":{"Description":"X"}}')).toBe(
+      '{"Description":"X"}',
+    );
+    expect(payloadOf('{"operation":"Check", "registration":"AB12CDE", "vehicle": { "Description" : "X" } }')).toBe(
+      '{"Description":"X"}',
+    );
+    expect(payloadOf('{"operation":"Check","registration":"ab12cde","vehicle":{"Description":"\\u0058"}}')).toBe(
+      '{"Description":"X"}',
+    );
   });
 
   test('a repeated top-level key stores what JSON.parse keeps (the last), as valid JSON', () => {
-    const twice = '{"operation":"Check","registration":"AB12CDE","vehicle":{"Description":"FIRST"},"vehicle":{"Description":"LAST"}}';
+    const twice =
+      '{"operation":"Check","registration":"AB12CDE","vehicle":{"Description":"FIRST"},"vehicle":{"Description":"LAST"}}';
     expect(JSON.parse(payloadOf(twice))).toEqual({ Description: 'LAST' });
-    const escaped = '{"operation":"Check","registration":"AB12CDE","vehicle":{"Description":"FIRST"},"veh\\u0069cle":{"Description":"LAST"}}';
+    const escaped =
+      '{"operation":"Check","registration":"AB12CDE","vehicle":{"Description":"FIRST"},"veh\\u0069cle":{"Description":"LAST"}}';
     expect(JSON.parse(payloadOf(escaped))).toEqual({ Description: 'LAST' });
-    const stateAfter = '{"operation":"CheckUSA","registration":"A1","state":"CA","vehicle":{"Description":"X"},"state":"NY"}';
+    const stateAfter =
+      '{"operation":"CheckUSA","registration":"A1","state":"CA","vehicle":{"Description":"X"},"state":"NY"}';
     const r = parseLine(stateAfter);
     expect(r).toMatchObject({ ok: true, record: { state: 'NY' } });
     if (r.ok && !r.delete) expect(JSON.parse(r.record.payload)).toEqual({ Description: 'X' });
@@ -104,7 +184,9 @@ describe('import: the stored body', () => {
       expect(r.ok).toBe(false);
       if (!r.ok) expect(r.reason).toMatch(/longer than 8192 characters/);
     }
-    expect(parseLine(line({ operation: 'Check', registration: 'A1', vehicle: { Description: 'x'.repeat(8192) } })).ok).toBe(true);
+    expect(
+      parseLine(line({ operation: 'Check', registration: 'A1', vehicle: { Description: 'x'.repeat(8192) } })).ok,
+    ).toBe(true);
   });
 });
 
@@ -120,8 +202,12 @@ describe('import: reading the bytes', () => {
     const text = '\ufeff' + rec('B1') + '\r\n\r\n' + rec('B2') + '\n   \n' + rec('B3');
     const report = await importStream(store, Readable.from([Buffer.from(text, 'utf8')]));
     expect(report).toMatchObject({ committed: true, lines: 5, imported: 3 });
-    expect((await store.get({ operation: 'Check', registration: 'B1', state: '' }))?.payload).toBe('{"Description":"X"}');
-    expect((await store.get({ operation: 'Check', registration: 'B3', state: '' }))?.payload).toBe('{"Description":"X"}');
+    expect((await store.get({ operation: 'Check', registration: 'B1', state: '' }))?.payload).toBe(
+      '{"Description":"X"}',
+    );
+    expect((await store.get({ operation: 'Check', registration: 'B3', state: '' }))?.payload).toBe(
+      '{"Description":"X"}',
+    );
   });
 
   test('a multi-byte character cut between two reads, and reads of one byte each', async () => {
@@ -131,7 +217,9 @@ describe('import: reading the bytes', () => {
     for (const chunks of [[bytes.subarray(0, 60), bytes.subarray(60)], ones]) {
       const report = await importStream(store, Readable.from(chunks));
       expect(report).toMatchObject({ committed: true, imported: 2, errors: [] });
-      expect(JSON.parse((await store.get({ operation: 'Check', registration: 'M1', state: '' }))!.payload)).toEqual({ Description: 'caf\u00e9 \u4eac \u{1F697}' });
+      expect(JSON.parse((await store.get({ operation: 'Check', registration: 'M1', state: '' }))!.payload)).toEqual({
+        Description: 'caf\u00e9 \u4eac \u{1F697}',
+      });
     }
   });
 
@@ -145,7 +233,9 @@ describe('import: reading the bytes', () => {
     const huge = 'z'.repeat(5 * 1024 * 1024);
     const withHuge = Buffer.from([rec('H1'), huge, rec('H2'), '{"operation":"Nope"}'].join('\n') + '\n');
     // Read whole, and in reads of 64 KiB (as a file or a pipe gives them): the long line is never held whole.
-    const pieces = Array.from({ length: Math.ceil(withHuge.length / 65536) }, (_, i) => withHuge.subarray(i * 65536, (i + 1) * 65536));
+    const pieces = Array.from({ length: Math.ceil(withHuge.length / 65536) }, (_, i) =>
+      withHuge.subarray(i * 65536, (i + 1) * 65536),
+    );
     for (const chunks of [[withHuge], pieces]) {
       const report = await importStream(store, Readable.from(chunks));
       expect(report.committed).toBe(false);
@@ -157,7 +247,11 @@ describe('import: reading the bytes', () => {
   });
 
   test('with and without worker threads, a file gives the same store and report', async () => {
-    const lines = Array.from({ length: 2000 }, (_, i) => (i % 7 === 3 ? line({ operation: 'Check', registration: `W${i - 1}`, delete: true }) : rec(`W${i % 1500}`, `v${i}`)));
+    const lines = Array.from({ length: 2000 }, (_, i) =>
+      i % 7 === 3
+        ? line({ operation: 'Check', registration: `W${i - 1}`, delete: true })
+        : rec(`W${i % 1500}`, `v${i}`),
+    );
     const text = lines.join('\n') + '\n';
     const other = new SqliteStore(':memory:');
     const a = await importStream(store, Readable.from([text]), { workers: 0 });
@@ -213,7 +307,9 @@ describe('import: a file', () => {
     expect(report.errors.map((e) => e.line)).toEqual([3, 4]);
     expect(await store.count()).toBe(1);
     expect(await store.get({ operation: 'Check', registration: 'NEW1', state: '' })).toBeNull();
-    expect(JSON.parse((await store.get({ operation: 'Check', registration: 'KEEP1', state: '' }))!.payload).Description).toBe('TEST CAR');
+    expect(
+      JSON.parse((await store.get({ operation: 'Check', registration: 'KEEP1', state: '' }))!.payload).Description,
+    ).toBe('TEST CAR');
   });
 });
 
@@ -230,20 +326,39 @@ describe('reglookup import (the command)', () => {
 
   test('prints counts on success and exits 0; prints line numbers and exits non-zero on a bad file, changing nothing', () => {
     const good = path.join(dir, 'good.ndjson');
-    fs.writeFileSync(good, [line({ operation: 'Check', registration: 'CLI1', vehicle: car }), line({ operation: 'CheckUSA', registration: 'CLI2', state: 'TX', vehicle: car })].join('\n'));
+    fs.writeFileSync(
+      good,
+      [
+        line({ operation: 'Check', registration: 'CLI1', vehicle: car }),
+        line({ operation: 'CheckUSA', registration: 'CLI2', state: 'TX', vehicle: car }),
+      ].join('\n'),
+    );
     const ok = run(good);
     expect(ok.status).toBe(0);
     expect(ok.stdout).toMatch(/imported 2 record\(s\) from 2 line\(s\): Check 1, CheckUSA 1/);
 
     const bad = path.join(dir, 'bad.ndjson');
-    fs.writeFileSync(bad, [line({ operation: 'Check', registration: 'CLI3', vehicle: car }), line({ operation: 'Nope', registration: 'X', vehicle: car })].join('\n'));
+    fs.writeFileSync(
+      bad,
+      [
+        line({ operation: 'Check', registration: 'CLI3', vehicle: car }),
+        line({ operation: 'Nope', registration: 'X', vehicle: car }),
+      ].join('\n'),
+    );
     const failed = run(bad);
     expect(failed.status).not.toBe(0);
     expect(failed.stderr).toContain('bad.ndjson:2: unknown operation "Nope"');
     expect(failed.stderr).toMatch(/nothing was imported/);
-    const count = execFileSync(process.execPath, ['-e', `const D=require('better-sqlite3');console.log(new D(${JSON.stringify(db)}).prepare('select count(*) n from records').get().n)`], {
-      encoding: 'utf8',
-    });
+    const count = execFileSync(
+      process.execPath,
+      [
+        '-e',
+        `const D=require('better-sqlite3');console.log(new D(${JSON.stringify(db)}).prepare('select count(*) n from records').get().n)`,
+      ],
+      {
+        encoding: 'utf8',
+      },
+    );
     expect(count.trim()).toBe('2');
   });
 });
@@ -263,7 +378,10 @@ describe('reglookup import - and the refusals of the data commands', () => {
     const file = path.join(dir, 'in.ndjson');
     fs.writeFileSync(
       file,
-      [line({ operation: 'CheckUSA', registration: '7abc 123', state: 'Texas', vehicle: car }), line({ operation: 'UKMOT', registration: 'M1', mot: { make: 'FORD', tests: [] } })].join('\n') + '\n',
+      [
+        line({ operation: 'CheckUSA', registration: '7abc 123', state: 'Texas', vehicle: car }),
+        line({ operation: 'UKMOT', registration: 'M1', mot: { make: 'FORD', tests: [] } }),
+      ].join('\n') + '\n',
     );
     expect(run('a.db', ['import', '--quiet', file]).status).toBe(0);
     const first = run('a.db', ['export', '--quiet']);
@@ -281,10 +399,18 @@ describe('reglookup import - and the refusals of the data commands', () => {
     const missing = run('c.db', ['import', path.join(dir, 'nope.ndjson')]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toBe(`reglookup: cannot read ${path.join(dir, 'nope.ndjson')}: no such file\n`);
-    expect(run('c.db', ['import', '--quiet', '-'], line({ operation: 'UKMOT', registration: 'M1', mot: { make: 'FORD', tests: [] } }) + '\n').status).toBe(0);
+    expect(
+      run(
+        'c.db',
+        ['import', '--quiet', '-'],
+        line({ operation: 'UKMOT', registration: 'M1', mot: { make: 'FORD', tests: [] } }) + '\n',
+      ).status,
+    ).toBe(0);
     const backup = run('c.db', ['backup', path.join(dir, 'no-such-folder', 'x.db')]);
     expect(backup.status).toBe(1);
-    expect(backup.stderr).toBe(`reglookup: the folder ${path.join(dir, 'no-such-folder')} does not exist; create it first (mkdir -p ${path.join(dir, 'no-such-folder')})\n`);
+    expect(backup.stderr).toBe(
+      `reglookup: the folder ${path.join(dir, 'no-such-folder')} does not exist; create it first (mkdir -p ${path.join(dir, 'no-such-folder')})\n`,
+    );
   });
 
   // README, Export: export and backup refuse a SQLite path with no store (exit 2, one line naming
@@ -294,7 +420,9 @@ describe('reglookup import - and the refusals of the data commands', () => {
     for (const args of [['export'], ['export', path.join(dir, 'out.ndjson')], ['backup', path.join(dir, 'copy.db')]]) {
       const r = run('typo.db', args);
       expect(r.status).toBe(2);
-      expect(r.stderr).toBe(`reglookup: DATABASE_URL 'sqlite:${where}': no store at ${where} (nothing to read; check the path, or import into it first)\n`);
+      expect(r.stderr).toBe(
+        `reglookup: DATABASE_URL 'sqlite:${where}': no store at ${where} (nothing to read; check the path, or import into it first)\n`,
+      );
       expect(r.stdout).toBe('');
     }
     expect(fs.existsSync(where)).toBe(false);
@@ -310,7 +438,9 @@ describe('reglookup import - and the refusals of the data commands', () => {
         input: '',
       });
       expect(r.status).toBe(2);
-      expect(r.stderr).toBe("reglookup: DATABASE_URL 'postgres://reg:***@127.0.0.1:1/test' cannot be opened: connect ECONNREFUSED 127.0.0.1:1\n");
+      expect(r.stderr).toBe(
+        "reglookup: DATABASE_URL 'postgres://reg:***@127.0.0.1:1/test' cannot be opened: connect ECONNREFUSED 127.0.0.1:1\n",
+      );
     }
   });
 });
@@ -329,7 +459,14 @@ describe('reglookup import --replace-all, export, backup (the commands)', () => 
   test('a full refresh reports repeats and what it replaced, with a plain progress line when not on a terminal; export and backup give back the same records', () => {
     const file = path.join(dir, 'refresh.ndjson');
     const usa = { operation: 'CheckUSA', registration: '7ABC123', state: 'CA', vehicle: car };
-    fs.writeFileSync(file, [line({ operation: 'Check', registration: 'R1', vehicle: car }), line(usa), line({ operation: 'Check', registration: 'r 1', vehicle: car })].join('\n') + '\n');
+    fs.writeFileSync(
+      file,
+      [
+        line({ operation: 'Check', registration: 'R1', vehicle: car }),
+        line(usa),
+        line({ operation: 'Check', registration: 'r 1', vehicle: car }),
+      ].join('\n') + '\n',
+    );
     const imported = run('import', '--replace-all', file);
     expect(imported.status).toBe(0);
     expect(imported.stdout).toMatch(/imported 3 record\(s\) from 3 line\(s\)/);
@@ -340,7 +477,12 @@ describe('reglookup import --replace-all, export, backup (the commands)', () => 
     const exported = run('export');
     expect(exported.status).toBe(0);
     expect(exported.stdout).toBe(
-      '{"operation":"Check","registration":"R1","vehicle":' + JSON.stringify(car) + '}\n' + '{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":' + JSON.stringify(car) + '}\n',
+      '{"operation":"Check","registration":"R1","vehicle":' +
+        JSON.stringify(car) +
+        '}\n' +
+        '{"operation":"CheckUSA","registration":"7ABC123","state":"CA","vehicle":' +
+        JSON.stringify(car) +
+        '}\n',
     );
     expect(exported.stderr).toMatch(/exported 2 record\(s\)/);
 
@@ -348,9 +490,16 @@ describe('reglookup import --replace-all, export, backup (the commands)', () => 
     const quiet = run('backup', '--quiet', backup);
     expect(quiet.status).toBe(0);
     expect(quiet.stdout + quiet.stderr).toBe('');
-    const count = execFileSync(process.execPath, ['-e', `const D=require('better-sqlite3');console.log(new D(${JSON.stringify(backup)}).prepare('select count(*) n from records').get().n)`], {
-      encoding: 'utf8',
-    });
+    const count = execFileSync(
+      process.execPath,
+      [
+        '-e',
+        `const D=require('better-sqlite3');console.log(new D(${JSON.stringify(backup)}).prepare('select count(*) n from records').get().n)`,
+      ],
+      {
+        encoding: 'utf8',
+      },
+    );
     expect(count.trim()).toBe('2');
     expect(run('backup', backup).status).not.toBe(0);
   }, 120_000); // five command-line runs, each compiling the sources on a shared machine
@@ -359,9 +508,16 @@ describe('reglookup import --replace-all, export, backup (the commands)', () => 
 describe('import: a byte-order mark', () => {
   test('only at the very start of the file is it dropped; anywhere else the line is refused, wherever the reads fall', async () => {
     const line1 = Buffer.from('{"operation":"Check","registration":"F1","vehicle":{}}\n');
-    const line2 = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"operation":"Check","registration":"F2","vehicle":{}}\n')]);
+    const line2 = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from('{"operation":"Check","registration":"F2","vehicle":{}}\n'),
+    ]);
     const whole = Buffer.concat([line1, line2]);
-    for (const chunks of [[whole], [line1, line2], [whole.subarray(0, line1.length + 1), whole.subarray(line1.length + 1)]]) {
+    for (const chunks of [
+      [whole],
+      [line1, line2],
+      [whole.subarray(0, line1.length + 1), whole.subarray(line1.length + 1)],
+    ]) {
       const store = new SqliteStore(':memory:');
       const report = await importStream(store, Readable.from(chunks));
       expect(report.committed).toBe(false);
@@ -369,7 +525,9 @@ describe('import: a byte-order mark', () => {
       await store.close();
     }
     const store = new SqliteStore(':memory:');
-    expect(await importStream(store, Readable.from([Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), line1])]))).toMatchObject({ committed: true, imported: 1 });
+    expect(
+      await importStream(store, Readable.from([Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), line1])])),
+    ).toMatchObject({ committed: true, imported: 1 });
     await store.close();
   });
 });

@@ -74,13 +74,15 @@ test('no test, source or script reads a path outside the repository', () => {
   const files: string[] = [];
   const walk = (dir: string) => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (['node_modules', 'dist', '.git', '.build', '.work', '.tmp', 'reports', '.stryker-tmp'].includes(e.name)) continue;
+      if (['node_modules', 'dist', '.git', '.build', '.work', '.tmp', 'reports', '.stryker-tmp'].includes(e.name))
+        continue;
       const p = path.join(dir, e.name);
       if (e.isDirectory()) walk(p);
       else if (/\.(ts|js|json|md|sh|yml|py|pl|php|cs|cpp|java)$|^Dockerfile$|^run$/.test(e.name)) files.push(p);
     }
   };
-  for (const d of ['src', 'test', 'bench', 'wsdl', '.ci']) if (fs.existsSync(path.join(ROOT, d))) walk(path.join(ROOT, d));
+  for (const d of ['src', 'test', 'bench', 'wsdl', '.ci'])
+    if (fs.existsSync(path.join(ROOT, d))) walk(path.join(ROOT, d));
   const offenders: string[] = [];
   for (const f of files) {
     const text = fs.readFileSync(f, 'utf8');
@@ -98,7 +100,9 @@ test('no test, source or script reads a path outside the repository', () => {
 test("the README's Works-with table is the one the interop tests produced (test/interop/WORKS_WITH.md)", () => {
   // Each interop run checks WORKS_WITH.md against what it exercised (works-with.ts); this closes the
   // chain to what a reader of the README sees: same rows, same cells.
-  const produced = tablesOf(fs.readFileSync(path.join(ROOT, 'test/interop/WORKS_WITH.md'), 'utf8')).find((t) => t.headers.includes('Transports'))!;
+  const produced = tablesOf(fs.readFileSync(path.join(ROOT, 'test/interop/WORKS_WITH.md'), 'utf8')).find((t) =>
+    t.headers.includes('Transports'),
+  )!;
   const shown = readmeTable('Stack', 'Toolkit', 'Version', 'Transports');
   expect(shown.headers).toEqual(produced.headers);
   expect(shown.rows).toEqual(produced.rows);

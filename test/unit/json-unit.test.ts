@@ -35,7 +35,10 @@ interface Harness {
   close(): Promise<void>;
 }
 
-/** The three routers as the app mounts them, with USERNAME_POLICY=registered accounts: garage (7 credits) and fleet; mallory is refused. */
+/**
+ * The three routers as the app mounts them, with USERNAME_POLICY=registered accounts: garage (7 credits) and fleet;
+ * mallory is refused.
+ */
 async function harness(corsOrigins: readonly string[]): Promise<Harness> {
   const store = {
     async get(key: RecordKey) {
@@ -50,7 +53,8 @@ async function harness(corsOrigins: readonly string[]): Promise<Harness> {
   } as unknown as VehicleStore;
   const accounts = {
     async admit(username: string): Promise<Admitted> {
-      if (username === 'mallory') throw new LookupError('UNKNOWN_USERNAME', 'Your username is incorrect or not allowed here');
+      if (username === 'mallory')
+        throw new LookupError('UNKNOWN_USERNAME', 'Your username is incorrect or not allowed here');
       return { username, account: null };
     },
     // Unmetered callers: the store is read, then (nothing) charged.
@@ -62,7 +66,15 @@ async function harness(corsOrigins: readonly string[]): Promise<Harness> {
   } as unknown as Accounts;
   const logger = { error: () => undefined } as unknown as Logger;
   const app = express();
-  app.use(jsonHandler({ service: new LookupService(store, accounts), logger, corsOrigins, publicUrl: null, trustProxy: { list: [], has: () => false } as never }));
+  app.use(
+    jsonHandler({
+      service: new LookupService(store, accounts),
+      logger,
+      corsOrigins,
+      publicUrl: null,
+      trustProxy: { list: [], has: () => false } as never,
+    }),
+  );
   app.use(creditsRouter(new CreditsService(store, 'registered'), logger));
   app.use(helpRouter({ wsdl: WSDL, namespace: 'http://regcheck.org.uk', publicUrl: null }));
   const s = app.listen(0, '127.0.0.1');
@@ -121,7 +133,12 @@ function getAs(host: string, path: string): Promise<string> {
 }
 
 function jsonError(a: Got, status: number, code: string): string {
-  expect([a.status, a.headers.get('content-type'), a.headers.get('x-error-code'), a.headers.get('x-content-type-options')]).toEqual([status, 'application/json; charset=utf-8', code, 'nosniff']);
+  expect([
+    a.status,
+    a.headers.get('content-type'),
+    a.headers.get('x-error-code'),
+    a.headers.get('x-content-type-options'),
+  ]).toEqual([status, 'application/json; charset=utf-8', code, 'nosniff']);
   const body = JSON.parse(a.body) as { code: string; message: string };
   expect(Object.keys(body)).toEqual(['code', 'message']);
   expect(body.code).toBe(code);
@@ -133,12 +150,18 @@ describe('JSON API paths', () => {
   test("the README's not-found example, byte for byte", async () => {
     const a = await get(server.url, '/api/json.aspx/Check/ZZ99ZZZ?username=demo');
     expect(jsonError(a, 404, 'VEHICLE_NOT_FOUND')).toBe("No vehicle found for registration 'ZZ99ZZZ' (United Kingdom)");
-    expect(a.body).toBe('{"code":"VEHICLE_NOT_FOUND","message":"No vehicle found for registration \'ZZ99ZZZ\' (United Kingdom)"}');
+    expect(a.body).toBe(
+      '{"code":"VEHICLE_NOT_FOUND","message":"No vehicle found for registration \'ZZ99ZZZ\' (United Kingdom)"}',
+    );
   });
 
   test('a 200 is the vehicle object with nosniff and its length', async () => {
     const a = await get(server.url, '/api/json.aspx/Check/RG11ABC?username=demo');
-    expect([a.status, a.headers.get('content-type'), a.headers.get('x-content-type-options')]).toEqual([200, 'application/json; charset=utf-8', 'nosniff']);
+    expect([a.status, a.headers.get('content-type'), a.headers.get('x-content-type-options')]).toEqual([
+      200,
+      'application/json; charset=utf-8',
+      'nosniff',
+    ]);
     expect(Number(a.headers.get('content-length'))).toBe(Buffer.byteLength(a.body));
     expect(JSON.parse(a.body)).toHaveProperty('Description');
     expect(a.headers.get('access-control-allow-origin')).toBeNull();
@@ -147,8 +170,14 @@ describe('JSON API paths', () => {
 
   test('a trailing slash is the same path; the path prefix matches in any case', async () => {
     const plain = await get(server.url, '/api/json.aspx/Check/RG11ABC?username=demo');
-    expect(await get(server.url, '/api/json.aspx/Check/RG11ABC/?username=demo')).toMatchObject({ status: 200, body: plain.body });
-    expect(await get(server.url, '/API/Json.ASPX/Check/RG11ABC?username=demo')).toMatchObject({ status: 200, body: plain.body });
+    expect(await get(server.url, '/api/json.aspx/Check/RG11ABC/?username=demo')).toMatchObject({
+      status: 200,
+      body: plain.body,
+    });
+    expect(await get(server.url, '/API/Json.ASPX/Check/RG11ABC?username=demo')).toMatchObject({
+      status: 200,
+      body: plain.body,
+    });
     expect((await get(server.url, '/api/json.aspx/CheckUSA/7ABC123/CA/?username=demo')).status).toBe(200);
   });
 
@@ -159,36 +188,54 @@ describe('JSON API paths', () => {
       );
     }
     // A path that only starts like it is not the JSON API.
-    expect((await get(server.url, '/api/json.aspxx/Check/RG11ABC?username=demo')).headers.get('content-type')).not.toBe('application/json; charset=utf-8');
+    expect((await get(server.url, '/api/json.aspxx/Check/RG11ABC?username=demo')).headers.get('content-type')).not.toBe(
+      'application/json; charset=utf-8',
+    );
   });
 
   test('a segment too many names where the operation is served; the state operations take one more', async () => {
-    expect(jsonError(await get(server.url, '/api/json.aspx/Check/RG11ABC/CA?username=demo'), 404, 'UNKNOWN_OPERATION')).toBe(
-      'Nothing is served at that path; Check is at /api/json.aspx/Check/{RegistrationNumber}',
-    );
-    expect(jsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123/CA/X?username=demo'), 404, 'UNKNOWN_OPERATION')).toBe(
-      'Nothing is served at that path; CheckUSA is at /api/json.aspx/CheckUSA/{RegistrationNumber}/{State}',
-    );
+    expect(
+      jsonError(await get(server.url, '/api/json.aspx/Check/RG11ABC/CA?username=demo'), 404, 'UNKNOWN_OPERATION'),
+    ).toBe('Nothing is served at that path; Check is at /api/json.aspx/Check/{RegistrationNumber}');
+    expect(
+      jsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123/CA/X?username=demo'), 404, 'UNKNOWN_OPERATION'),
+    ).toBe('Nothing is served at that path; CheckUSA is at /api/json.aspx/CheckUSA/{RegistrationNumber}/{State}');
   });
 
   test('an unknown operation is named; one in the wrong case gets the right name; bad percent-encoding says where', async () => {
-    expect(jsonError(await get(server.url, '/api/json.aspx/CheckMars/X?username=demo'), 404, 'UNKNOWN_OPERATION')).toBe("Unknown operation 'CheckMars'");
-    expect(jsonError(await get(server.url, '/api/json.aspx/checkusa/7ABC123/CA?username=demo'), 404, 'UNKNOWN_OPERATION')).toBe(
-      "Unknown operation 'checkusa' (did you mean 'CheckUSA'? operation names are case-sensitive)",
+    expect(jsonError(await get(server.url, '/api/json.aspx/CheckMars/X?username=demo'), 404, 'UNKNOWN_OPERATION')).toBe(
+      "Unknown operation 'CheckMars'",
     );
-    expect(jsonError(await get(server.url, '/api/json.aspx/Check%FF/X?username=demo'), 400, 'MALFORMED_REQUEST')).toBe('The operation name in the path is not valid percent-encoded UTF-8');
-    expect(jsonError(await get(server.url, '/api/json.aspx/Check/RG11%C3%28?username=demo'), 400, 'MALFORMED_REQUEST')).toBe('The registration in the path is not valid percent-encoded UTF-8');
-    expect(jsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123/%FF?username=demo'), 400, 'MALFORMED_REQUEST')).toBe('The State in the path is not valid percent-encoded UTF-8');
+    expect(
+      jsonError(await get(server.url, '/api/json.aspx/checkusa/7ABC123/CA?username=demo'), 404, 'UNKNOWN_OPERATION'),
+    ).toBe("Unknown operation 'checkusa' (did you mean 'CheckUSA'? operation names are case-sensitive)");
+    expect(jsonError(await get(server.url, '/api/json.aspx/Check%FF/X?username=demo'), 400, 'MALFORMED_REQUEST')).toBe(
+      'The operation name in the path is not valid percent-encoded UTF-8',
+    );
+    expect(
+      jsonError(await get(server.url, '/api/json.aspx/Check/RG11%C3%28?username=demo'), 400, 'MALFORMED_REQUEST'),
+    ).toBe('The registration in the path is not valid percent-encoded UTF-8');
+    expect(
+      jsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123/%FF?username=demo'), 400, 'MALFORMED_REQUEST'),
+    ).toBe('The State in the path is not valid percent-encoded UTF-8');
   });
 
   test('a registration or state left out of the path is MISSING_PARAMETER', async () => {
-    expect(jsonError(await get(server.url, '/api/json.aspx/Check?username=demo'), 400, 'MISSING_PARAMETER')).toBe("Missing required parameter 'RegistrationNumber' for Check");
-    expect(jsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123?username=demo'), 400, 'MISSING_PARAMETER')).toBe("Missing required parameter 'State' for CheckUSA");
+    expect(jsonError(await get(server.url, '/api/json.aspx/Check?username=demo'), 400, 'MISSING_PARAMETER')).toBe(
+      "Missing required parameter 'RegistrationNumber' for Check",
+    );
+    expect(
+      jsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123?username=demo'), 400, 'MISSING_PARAMETER'),
+    ).toBe("Missing required parameter 'State' for CheckUSA");
   });
 
   test('the state is taken from the path for the state operations', async () => {
     expect((await get(server.url, '/api/json.aspx/CheckCanada/ABCD%20123/Ontario?username=demo')).status).toBe(200);
-    const m = jsonError(await get(server.url, '/api/json.aspx/CheckUSA/7ABC123/Narnia?username=demo'), 400, 'INVALID_PARAMETER');
+    const m = jsonError(
+      await get(server.url, '/api/json.aspx/CheckUSA/7ABC123/Narnia?username=demo'),
+      400,
+      'INVALID_PARAMETER',
+    );
     expect(m.startsWith("State 'Narnia' ")).toBe(true);
   });
 });
@@ -198,44 +245,81 @@ describe('JSON API username (README: Basic or ?username=, both different is INVA
   const PATH = '/api/json.aspx/Check/RG11ABC';
 
   test('both given and the same is one username; both different is INVALID_PARAMETER with the README reason', async () => {
-    expect((await get(server.url, `${PATH}?username=demo`, { headers: { Authorization: basic('demo') } })).status).toBe(200);
-    expect(jsonError(await get(server.url, `${PATH}?username=other`, { headers: { Authorization: basic('demo') } }), 400, 'INVALID_PARAMETER')).toBe(
-      'The username was given both by Basic authentication and in the query string, differently; give it once',
+    expect((await get(server.url, `${PATH}?username=demo`, { headers: { Authorization: basic('demo') } })).status).toBe(
+      200,
     );
+    expect(
+      jsonError(
+        await get(server.url, `${PATH}?username=other`, { headers: { Authorization: basic('demo') } }),
+        400,
+        'INVALID_PARAMETER',
+      ),
+    ).toBe('The username was given both by Basic authentication and in the query string, differently; give it once');
   });
 
   test('Basic credentials with an empty username leave the query username to be used', async () => {
-    expect((await get(server.url, `${PATH}?username=demo`, { headers: { Authorization: `Basic ${b64(':pw')}` } })).status).toBe(200);
+    expect(
+      (await get(server.url, `${PATH}?username=demo`, { headers: { Authorization: `Basic ${b64(':pw')}` } })).status,
+    ).toBe(200);
     const a = await get(server.url, PATH, { headers: { Authorization: `Basic ${b64(':pw')}` } });
-    expect(jsonError(a, 401, 'MISSING_PARAMETER')).toBe('No username: give it by HTTP Basic authentication (Authorization: Basic base64(username:password)) or as ?username=');
+    expect(jsonError(a, 401, 'MISSING_PARAMETER')).toBe(
+      'No username: give it by HTTP Basic authentication (Authorization: Basic base64(username:password)) or as ?username=',
+    );
     expect(a.headers.get('www-authenticate')).toBe('Basic realm="reglookup", charset="UTF-8"');
   });
 
   test('a username of spaces, by Basic or query, is no username: 401', async () => {
-    expect(jsonError(await get(server.url, PATH, { headers: { Authorization: `Basic ${b64('   :pw')}` } }), 401, 'MISSING_PARAMETER')).toMatch(/^No username/);
-    expect(jsonError(await get(server.url, `${PATH}?username=%20%20`), 401, 'MISSING_PARAMETER')).toMatch(/^No username/);
+    expect(
+      jsonError(
+        await get(server.url, PATH, { headers: { Authorization: `Basic ${b64('   :pw')}` } }),
+        401,
+        'MISSING_PARAMETER',
+      ),
+    ).toMatch(/^No username/);
+    expect(jsonError(await get(server.url, `${PATH}?username=%20%20`), 401, 'MISSING_PARAMETER')).toMatch(
+      /^No username/,
+    );
     // Spaces by Basic and a name in the query: the Basic one is taken, and it is empty.
-    expect((await get(server.url, `${PATH}?username=demo`, { headers: { Authorization: `Basic ${b64('   :pw')}` } })).status).toBe(400);
+    expect(
+      (await get(server.url, `${PATH}?username=demo`, { headers: { Authorization: `Basic ${b64('   :pw')}` } })).status,
+    ).toBe(400);
   });
 
   test('a registered username (USERNAME_POLICY=registered) by Basic authentication is served; another is 403', async () => {
     const registered = server;
     expect((await get(registered.url, PATH, { headers: { Authorization: basic('fleet') } })).status).toBe(200);
-    expect(jsonError(await get(registered.url, PATH, { headers: { Authorization: basic('mallory') } }), 403, 'UNKNOWN_USERNAME')).toContain('Your username is incorrect');
+    expect(
+      jsonError(
+        await get(registered.url, PATH, { headers: { Authorization: basic('mallory') } }),
+        403,
+        'UNKNOWN_USERNAME',
+      ),
+    ).toContain('Your username is incorrect');
   });
 });
 
 describe('JSON API methods and CORS', () => {
   test('HEAD of an error answers its headers without a body', async () => {
     const res = await fetch(`${server.url}/api/json.aspx/Check/ZZ99ZZZ?username=demo`, { method: 'HEAD' });
-    expect([res.status, res.headers.get('x-error-code'), res.headers.get('content-type')]).toEqual([404, 'VEHICLE_NOT_FOUND', 'application/json; charset=utf-8']);
+    expect([res.status, res.headers.get('x-error-code'), res.headers.get('content-type')]).toEqual([
+      404,
+      'VEHICLE_NOT_FOUND',
+      'application/json; charset=utf-8',
+    ]);
     expect(Number(res.headers.get('content-length'))).toBeGreaterThan(0);
     expect(await res.text()).toBe('');
   });
 
   test('OPTIONS without CORS: 204, Allow, nothing for a browser', async () => {
-    const res = await fetch(`${server.url}/api/json.aspx/Check/RG11ABC`, { method: 'OPTIONS', headers: { Origin: 'https://app.example.com' } });
-    expect([res.status, res.headers.get('allow'), res.headers.get('content-length')]).toEqual([204, 'GET, HEAD, OPTIONS', '0']);
+    const res = await fetch(`${server.url}/api/json.aspx/Check/RG11ABC`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example.com' },
+    });
+    expect([res.status, res.headers.get('allow'), res.headers.get('content-length')]).toEqual([
+      204,
+      'GET, HEAD, OPTIONS',
+      '0',
+    ]);
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
     expect(res.headers.get('access-control-allow-methods')).toBeNull();
     expect(res.headers.get('access-control-allow-headers')).toBeNull();
@@ -244,14 +328,20 @@ describe('JSON API methods and CORS', () => {
 
   test('a preflight from a listed origin is answered for GET with Authorization; from another, not', async () => {
     const cors = await corsHarness();
-    const ok = await fetch(`${cors.url}/api/json.aspx/Check/RG11ABC`, { method: 'OPTIONS', headers: { Origin: 'https://app.example.com' } });
+    const ok = await fetch(`${cors.url}/api/json.aspx/Check/RG11ABC`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://app.example.com' },
+    });
     expect(ok.status).toBe(204);
     expect(ok.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     expect(ok.headers.get('access-control-allow-methods')).toBe('GET, HEAD, OPTIONS');
     expect(ok.headers.get('access-control-allow-headers')).toBe('Authorization');
     expect(Number(ok.headers.get('access-control-max-age'))).toBeGreaterThan(0);
     expect(ok.headers.get('vary')).toBe('Origin');
-    const other = await fetch(`${cors.url}/api/json.aspx/Check/RG11ABC`, { method: 'OPTIONS', headers: { Origin: 'https://evil.example.net' } });
+    const other = await fetch(`${cors.url}/api/json.aspx/Check/RG11ABC`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://evil.example.net' },
+    });
     expect(other.status).toBe(204);
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
     expect(other.headers.get('access-control-allow-methods')).toBeNull();
@@ -264,7 +354,9 @@ describe('JSON API methods and CORS', () => {
     expect(a.status).toBe(401);
     expect(a.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     expect(a.headers.get('www-authenticate')).toBe('Basic realm="reglookup", charset="UTF-8"');
-    const exposed = (a.headers.get('access-control-expose-headers') ?? '').split(',').map((s) => s.trim().toLowerCase());
+    const exposed = (a.headers.get('access-control-expose-headers') ?? '')
+      .split(',')
+      .map((s) => s.trim().toLowerCase());
     expect(exposed.sort()).toEqual(['retry-after', 'www-authenticate', 'x-error-code', 'x-request-id']);
     // Without an Origin header nothing is allowed, but the answer still varies by origin.
     const none = await get(cors.url, '/api/json.aspx/Check/RG11ABC?username=demo');
@@ -275,10 +367,15 @@ describe('JSON API methods and CORS', () => {
 
   test('CORS_ORIGINS=*: any origin, as *, with no Vary; a method not allowed carries it too', async () => {
     const anyOrigin = await anyOriginHarness();
-    const a = await get(anyOrigin.url, '/api/json.aspx/Check/RG11ABC?username=demo', { headers: { Origin: 'https://x.example' } });
+    const a = await get(anyOrigin.url, '/api/json.aspx/Check/RG11ABC?username=demo', {
+      headers: { Origin: 'https://x.example' },
+    });
     expect(a.headers.get('access-control-allow-origin')).toBe('*');
     expect(a.headers.get('vary')).toBeNull();
-    const p = await get(anyOrigin.url, '/api/json.aspx/Check/RG11ABC?username=demo', { method: 'DELETE', headers: { Origin: 'https://x.example' } });
+    const p = await get(anyOrigin.url, '/api/json.aspx/Check/RG11ABC?username=demo', {
+      method: 'DELETE',
+      headers: { Origin: 'https://x.example' },
+    });
     expect(jsonError(p, 405, 'METHOD_NOT_ALLOWED')).toBe('DELETE is not allowed here; use GET');
     expect(p.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
     expect(p.headers.get('access-control-allow-origin')).toBe('*');
@@ -291,12 +388,17 @@ describe('JSON API methods and CORS', () => {
   test("the OpenAPI document is served at /api/json.aspx/openapi.json, naming the caller's host and the error codes", async () => {
     const a = await get(server.url, '/api/json.aspx/openapi.json');
     expect([a.status, a.headers.get('content-type')]).toEqual([200, 'application/json; charset=utf-8']);
-    const doc = JSON.parse(a.body) as { openapi: string; servers: Array<{ url: string }>; paths: Record<string, unknown> };
+    const doc = JSON.parse(a.body) as {
+      openapi: string;
+      servers: Array<{ url: string }>;
+      paths: Record<string, unknown>;
+    };
     expect(doc.openapi).toMatch(/^3\.1/);
     expect(doc.servers[0].url).toBe(server.url);
     expect(Object.keys(doc.paths)).toContain('/api/json.aspx/CheckUSA/{RegistrationNumber}/{State}');
     // The README's error table, each code named in the document.
-    for (const code of ['MISSING_PARAMETER', 'VEHICLE_NOT_FOUND', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE']) expect(a.body).toContain(code);
+    for (const code of ['MISSING_PARAMETER', 'VEHICLE_NOT_FOUND', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE'])
+      expect(a.body).toContain(code);
     const head = await fetch(`${server.url}/API/JSON.ASPX/OPENAPI.JSON`, { method: 'HEAD' });
     expect([head.status, head.headers.get('content-length')]).toEqual([200, String(Buffer.byteLength(a.body))]);
   });
@@ -306,14 +408,14 @@ describe('credits (README, Credits; USERNAME_POLICY=registered)', () => {
   test('a bare integer, text/plain, not cached, nosniff; HEAD the headers alone', async () => {
     const registered = server;
     const a = await get(registered.url, '/ajax/getcredits.aspx?username=garage');
-    expect([a.status, a.body, a.headers.get('content-type'), a.headers.get('cache-control'), a.headers.get('x-content-type-options'), a.headers.get('content-length')]).toEqual([
-      200,
-      '7',
-      'text/plain; charset=utf-8',
-      'no-store',
-      'nosniff',
-      '1',
-    ]);
+    expect([
+      a.status,
+      a.body,
+      a.headers.get('content-type'),
+      a.headers.get('cache-control'),
+      a.headers.get('x-content-type-options'),
+      a.headers.get('content-length'),
+    ]).toEqual([200, '7', 'text/plain; charset=utf-8', 'no-store', 'nosniff', '1']);
     const head = await fetch(`${registered.url}/ajax/getcredits.aspx?username=garage`, { method: 'HEAD' });
     expect([head.status, head.headers.get('content-length'), await head.text()]).toEqual([200, '1', '']);
   });
@@ -321,7 +423,11 @@ describe('credits (README, Credits; USERNAME_POLICY=registered)', () => {
   test('another method is 405 naming GET and the path; no username is MISSING_PARAMETER', async () => {
     const registered = server;
     const p = await get(registered.url, '/ajax/getcredits.aspx?username=garage', { method: 'PUT' });
-    expect([p.status, p.headers.get('allow'), p.headers.get('x-error-code')]).toEqual([405, 'GET, HEAD', 'METHOD_NOT_ALLOWED']);
+    expect([p.status, p.headers.get('allow'), p.headers.get('x-error-code')]).toEqual([
+      405,
+      'GET, HEAD',
+      'METHOD_NOT_ALLOWED',
+    ]);
     expect(p.body).toBe('METHOD_NOT_ALLOWED: PUT is not allowed here; use GET /ajax/getcredits.aspx?username=NAME\n');
     const none = await get(registered.url, '/ajax/getcredits.aspx');
     expect([none.status, none.headers.get('x-error-code')]).toEqual([400, 'MISSING_PARAMETER']);
@@ -335,7 +441,11 @@ describe('the service address (README, Help pages)', () => {
     for (const q of ['?WSDL', '', '?op=CheckUSA', '?disco']) {
       const g = await get(server.url, `/api/reg.asmx${q}`);
       const h = await fetch(`${server.url}/api/reg.asmx${q}`, { method: 'HEAD' });
-      expect([h.status, h.headers.get('content-type'), h.headers.get('content-length')]).toEqual([200, g.headers.get('content-type'), String(Buffer.byteLength(g.body))]);
+      expect([h.status, h.headers.get('content-type'), h.headers.get('content-length')]).toEqual([
+        200,
+        g.headers.get('content-type'),
+        String(Buffer.byteLength(g.body)),
+      ]);
       expect(await h.text()).toBe('');
     }
   });
@@ -352,21 +462,31 @@ describe('the service address (README, Help pages)', () => {
 
   test('the WSDL for many hosts in turn: each still names its own', async () => {
     for (let i = 0; i < 40; i++) {
-      expect(await getAs(`h${i}.example.com`, '/api/reg.asmx?WSDL')).toContain(`location="http://h${i}.example.com/api/reg.asmx"`);
+      expect(await getAs(`h${i}.example.com`, '/api/reg.asmx?WSDL')).toContain(
+        `location="http://h${i}.example.com/api/reg.asmx"`,
+      );
     }
-    expect(await getAs('h0.example.com', '/api/reg.asmx?WSDL')).toContain('location="http://h0.example.com/api/reg.asmx"');
+    expect(await getAs('h0.example.com', '/api/reg.asmx?WSDL')).toContain(
+      'location="http://h0.example.com/api/reg.asmx"',
+    );
   });
 
   test('a method other than GET, HEAD and POST is METHOD_NOT_ALLOWED naming the SOAP POST', async () => {
     const a = await get(server.url, '/api/reg.asmx', { method: 'PUT', body: 'x' });
-    expect([a.status, a.headers.get('allow'), a.headers.get('x-error-code')]).toEqual([405, 'GET, HEAD, POST', 'METHOD_NOT_ALLOWED']);
+    expect([a.status, a.headers.get('allow'), a.headers.get('x-error-code')]).toEqual([
+      405,
+      'GET, HEAD, POST',
+      'METHOD_NOT_ALLOWED',
+    ]);
     expect(a.body).toBe('METHOD_NOT_ALLOWED: PUT is not allowed on /api/reg.asmx; SOAP requests are POSTs\n');
   });
 
   test('two asks at once are one plain INVALID_PARAMETER line; ?op= empty is the service page', async () => {
     const a = await get(server.url, '/api/reg.asmx?op=CheckUSA&disco');
     expect([a.status, a.headers.get('content-type')]).toEqual([400, 'text/plain; charset=utf-8']);
-    expect(a.body).toBe('INVALID_PARAMETER: The query names ?disco and ?op=; ask for one of ?WSDL, ?disco or ?op=NAME\n');
+    expect(a.body).toBe(
+      'INVALID_PARAMETER: The query names ?disco and ?op=; ask for one of ?WSDL, ?disco or ?op=NAME\n',
+    );
     const empty = await get(server.url, '/api/reg.asmx?op=');
     expect(empty.status).toBe(200);
     expect(empty.body).toContain('<h2>Operations</h2>');
@@ -377,7 +497,9 @@ describe('the service address (README, Help pages)', () => {
     const page = (await get(server.url, '/api/reg.asmx')).body;
     expect(page).toContain(`<a href="${server.url}/api/reg.asmx?WSDL">${server.url}/api/reg.asmx?WSDL</a>`);
     expect(page).toContain(`<a href="${server.url}/api/reg.asmx?disco">${server.url}/api/reg.asmx?disco</a>`);
-    expect(page).toContain(`<a href="${server.url}/api/json.aspx/openapi.json">${server.url}/api/json.aspx/openapi.json</a>`);
+    expect(page).toContain(
+      `<a href="${server.url}/api/json.aspx/openapi.json">${server.url}/api/json.aspx/openapi.json</a>`,
+    );
     expect(page).toContain(`HTTP GET and HTTP POST at <code>${server.url}/api/reg.asmx</code>`);
     const op = (await get(server.url, '/api/reg.asmx?op=CheckUSA')).body;
     expect(op).toContain('<form method="post" action="/api/reg.asmx/CheckUSA" accept-charset="utf-8">');
@@ -390,7 +512,11 @@ describe('the service address (README, Help pages)', () => {
 
   test('the DISCO document is text/xml with nosniff but no page policy', async () => {
     const a = await get(server.url, '/api/reg.asmx?disco');
-    expect([a.headers.get('content-type'), a.headers.get('x-content-type-options'), a.headers.get('content-security-policy')]).toEqual(['text/xml; charset=utf-8', 'nosniff', null]);
+    expect([
+      a.headers.get('content-type'),
+      a.headers.get('x-content-type-options'),
+      a.headers.get('content-security-policy'),
+    ]).toEqual(['text/xml; charset=utf-8', 'nosniff', null]);
   });
 });
 
@@ -398,7 +524,11 @@ describe('the service address (README, Help pages)', () => {
 // forms beside the SOAP endpoint. Expected answers written by hand from the README's examples.
 describe('paths as ASP.NET serves them, and a query name given twice', () => {
   test('the credits page answers in any case and with a trailing slash (ASP.NET serves page.aspx/ as page.aspx)', async () => {
-    for (const p of ['/Ajax/GetCredits.aspx?username=garage', '/AJAX/GETCREDITS.ASPX?username=garage', '/ajax/getcredits.aspx/?username=garage']) {
+    for (const p of [
+      '/Ajax/GetCredits.aspx?username=garage',
+      '/AJAX/GETCREDITS.ASPX?username=garage',
+      '/ajax/getcredits.aspx/?username=garage',
+    ]) {
       const a = await get(server.url, p);
       expect([p, a.status, a.body]).toEqual([p, 200, '7']);
     }
@@ -414,9 +544,14 @@ describe('paths as ASP.NET serves them, and a query name given twice', () => {
   });
 
   test('a query name given twice in different case is INVALID_PARAMETER saying names are matched ignoring case', async () => {
-    const expected = (name: string) => `Parameter '${name}' was given 2 times; give it once (query names are matched ignoring case)`;
+    const expected = (name: string) =>
+      `Parameter '${name}' was given 2 times; give it once (query names are matched ignoring case)`;
     const credits = await get(server.url, '/ajax/getcredits.aspx?username=garage&USERNAME=garage');
-    expect([credits.status, credits.headers.get('x-error-code'), credits.body]).toEqual([400, 'INVALID_PARAMETER', `INVALID_PARAMETER: ${expected('username')}\n`]);
+    expect([credits.status, credits.headers.get('x-error-code'), credits.body]).toEqual([
+      400,
+      'INVALID_PARAMETER',
+      `INVALID_PARAMETER: ${expected('username')}\n`,
+    ]);
     const json = await get(server.url, '/api/json.aspx/Check/RG11ABC?username=garage&Username=garage');
     expect(jsonError(json, 400, 'INVALID_PARAMETER')).toBe(expected('username'));
     const help = await get(server.url, '/api/reg.asmx?op=Check&OP=Check');
@@ -428,7 +563,12 @@ describe('the service address without TRUST_PROXY (README, Security: X-Forwarded
   test("a caller's X-Forwarded-Host and -Proto do not change the addresses the WSDL names", async () => {
     const body = await new Promise<string>((resolve, reject) => {
       const req = http.get(
-        { host: '127.0.0.1', port: server.port, path: '/api/reg.asmx?WSDL', headers: { Host: 'svc.example:8080', 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Proto': 'https' } },
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          path: '/api/reg.asmx?WSDL',
+          headers: { Host: 'svc.example:8080', 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Proto': 'https' },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));

@@ -9,7 +9,12 @@
 
 import { EventEmitter } from 'node:events';
 
-const mockCluster = Object.assign(new EventEmitter(), { isWorker: true, isPrimary: false, isMaster: false, workers: {} as Record<string, unknown> });
+const mockCluster = Object.assign(new EventEmitter(), {
+  isWorker: true,
+  isPrimary: false,
+  isMaster: false,
+  workers: {} as Record<string, unknown>,
+});
 jest.mock('node:cluster', () => mockCluster);
 jest.mock('cluster', () => mockCluster);
 
@@ -22,7 +27,10 @@ jest.setTimeout(15_000);
 let primaryAnswers = true;
 /** Every message a worker sent the primary. */
 const sent: unknown[] = [];
-const worker = { send: (msg: unknown) => setImmediate(() => process.emit('message', msg, undefined)), isConnected: () => true };
+const worker = {
+  send: (msg: unknown) => setImmediate(() => process.emit('message', msg, undefined)),
+  isConnected: () => true,
+};
 const realSend = process.send;
 
 beforeAll(() => {
@@ -41,12 +49,18 @@ function fakeLogger() {
   const at = (level: string) => (message: string) => {
     lines.push({ level, message });
   };
-  return { logger: { warn: at('warn'), info: at('info'), error: at('error'), debug: at('debug') } as unknown as Logger, lines };
+  return {
+    logger: { warn: at('warn'), info: at('info'), error: at('error'), debug: at('debug') } as unknown as Logger,
+    lines,
+  };
 }
 
 function limiter(config: Partial<LimiterConfig> = {}) {
   const { logger, lines } = fakeLogger();
-  const l = new FlexibleRateLimiter({ burst: 0, redisUrl: null, redisPrefix: 'cluster:', onError: 'deny', ...config }, logger);
+  const l = new FlexibleRateLimiter(
+    { burst: 0, redisUrl: null, redisPrefix: 'cluster:', onError: 'deny', ...config },
+    logger,
+  );
   return { l, lines };
 }
 
@@ -69,7 +83,13 @@ describe('WORKERS > 1 without Redis', () => {
     const { l, lines } = limiter();
     sent.length = 0;
     const answers = await Promise.all(Array.from({ length: 5 }, () => l.consume('turn', 3)));
-    expect(answers).toEqual([null, null, null, { retryAfter: 1, unavailable: false }, { retryAfter: 1, unavailable: false }]);
+    expect(answers).toEqual([
+      null,
+      null,
+      null,
+      { retryAfter: 1, unavailable: false },
+      { retryAfter: 1, unavailable: false },
+    ]);
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({
       asks: [
@@ -92,7 +112,10 @@ describe('WORKERS > 1 without Redis', () => {
     const b = limiter({ redisPrefix: 'two:' });
     sent.length = 0;
     // One lookup a second for 'pair': a asks first (its message goes first), so b's is the one refused.
-    expect(await Promise.all([a.l.consume('pair', 1), b.l.consume('pair', 1)])).toEqual([null, { retryAfter: 1, unavailable: false }]);
+    expect(await Promise.all([a.l.consume('pair', 1), b.l.consume('pair', 1)])).toEqual([
+      null,
+      { retryAfter: 1, unavailable: false },
+    ]);
     expect(sent).toHaveLength(2);
   });
 
@@ -105,7 +128,9 @@ describe('WORKERS > 1 without Redis', () => {
       expect(Date.now() - t).toBeGreaterThanOrEqual(1900);
       expect(lines).toHaveLength(1);
       expect(lines[0].level).toBe('warn');
-      expect(lines[0].message).toMatch(/^the primary process cannot be reached; rate limits are refusing every lookup \(RATE_LIMIT_ON_REDIS_ERROR=deny\)/);
+      expect(lines[0].message).toMatch(
+        /^the primary process cannot be reached; rate limits are refusing every lookup \(RATE_LIMIT_ON_REDIS_ERROR=deny\)/,
+      );
     } finally {
       primaryAnswers = true;
     }
@@ -176,7 +201,8 @@ describe('WORKERS > 1 without Redis', () => {
       }
       // One window: the rate is per second.
       expect(Date.now() - t).toBeLessThan(1000);
-      // Each worker was refused last with its lease spent (a worker asks only then), so every leased lookup was admitted.
+      // Each worker was refused last with its lease spent (a worker asks only then), so every leased lookup was
+      // admitted.
       expect(admitted).toBe(100);
       // Without leases every turn is a message.
       expect(sent.length).toBeLessThan(turns);

@@ -33,7 +33,10 @@ function fakeLogger() {
   const at = (level: string) => (message: string) => {
     lines.push({ level, message });
   };
-  return { logger: { warn: at('warn'), info: at('info'), error: at('error'), debug: at('debug') } as unknown as Logger, lines };
+  return {
+    logger: { warn: at('warn'), info: at('info'), error: at('error'), debug: at('debug') } as unknown as Logger,
+    lines,
+  };
 }
 
 maybe('in Redis', () => {
@@ -55,7 +58,10 @@ maybe('in Redis', () => {
 
   function limiter(config: Partial<LimiterConfig> = {}) {
     const { logger, lines } = fakeLogger();
-    const l = new FlexibleRateLimiter({ burst: 0, redisUrl: `redis://127.0.0.1:${port}`, redisPrefix: 'unit:', onError: 'allow', ...config }, logger);
+    const l = new FlexibleRateLimiter(
+      { burst: 0, redisUrl: `redis://127.0.0.1:${port}`, redisPrefix: 'unit:', onError: 'allow', ...config },
+      logger,
+    );
     open.push(l);
     return { l, lines };
   }
@@ -174,7 +180,9 @@ maybe('in Redis', () => {
     expect(lines.filter((x) => x.level === 'warn')).toHaveLength(1);
     await startRedis();
     await waitFor('info');
-    expect(lines.filter((x) => x.level === 'info').map((x) => x.message)).toEqual(['Redis is reachable again; rate limits apply']);
+    expect(lines.filter((x) => x.level === 'info').map((x) => x.message)).toEqual([
+      'Redis is reachable again; rate limits apply',
+    ]);
   });
 
   test('Redis stopped and started again: one warning, refusals under deny meanwhile, one line when it is back, and the limit applies again', async () => {
@@ -225,7 +233,9 @@ maybe('in Redis', () => {
     }
     const until = Date.now() + 10_000;
     while (!lines.some((x) => x.level === 'info') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-    expect(lines.filter((x) => x.level === 'info').map((x) => x.message)).toEqual(['Redis is reachable again; rate limits apply']);
+    expect(lines.filter((x) => x.level === 'info').map((x) => x.message)).toEqual([
+      'Redis is reachable again; rate limits apply',
+    ]);
     // The limit applies again: 'h' used its one lookup per 100 s before the outage.
     expect(await l.consume('h', 0.01)).toEqual({ retryAfter: expect.any(Number), unavailable: false });
     expect(lines.filter((x) => x.level === 'warn')).toHaveLength(1);
@@ -244,6 +254,11 @@ maybe('in Redis', () => {
 
   test('without Redis there is no Redis probe', () => {
     const { logger } = fakeLogger();
-    expect(new FlexibleRateLimiter({ burst: 0, redisUrl: null, redisPrefix: 'x:', onError: 'allow' }, logger).readinessProbe()).toBeNull();
+    expect(
+      new FlexibleRateLimiter(
+        { burst: 0, redisUrl: null, redisPrefix: 'x:', onError: 'allow' },
+        logger,
+      ).readinessProbe(),
+    ).toBeNull();
   });
 });

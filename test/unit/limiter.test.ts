@@ -19,7 +19,10 @@ function fakeLogger() {
 
 function limiter(config: Partial<LimiterConfig> = {}) {
   const { logger, lines } = fakeLogger();
-  const l = new FlexibleRateLimiter({ burst: 0, redisUrl: null, redisPrefix: 'test:', onError: 'allow', ...config }, logger);
+  const l = new FlexibleRateLimiter(
+    { burst: 0, redisUrl: null, redisPrefix: 'test:', onError: 'allow', ...config },
+    logger,
+  );
   return { l, lines };
 }
 
@@ -143,7 +146,9 @@ describe('shared counters that cannot be reached (RATE_LIMIT_ON_REDIS_ERROR)', (
     await l.close();
     const warnings = lines.filter((x) => x.level === 'warn');
     expect(warnings).toHaveLength(1);
-    expect(warnings[0].message).toMatch(/^Redis cannot be reached; rate limits are not applied \(RATE_LIMIT_ON_REDIS_ERROR=allow\)/);
+    expect(warnings[0].message).toMatch(
+      /^Redis cannot be reached; rate limits are not applied \(RATE_LIMIT_ON_REDIS_ERROR=allow\)/,
+    );
     // The error's own message (not "Error: ..."), for the operator to read.
     const error = (warnings[0].meta as { error?: unknown } | undefined)?.error;
     expect(typeof error).toBe('string');

@@ -54,7 +54,16 @@ test('an access line is one JSON object per request, batched with the other line
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l));
-  expect(lines[0]).toMatchObject({ level: 'info', message: 'request', id: 'req-1', client: '192.0.2.1', status: 404, outcome: 'VEHICLE_NOT_FOUND', path: '/api/reg.asmx/Check', username: 'demo' });
+  expect(lines[0]).toMatchObject({
+    level: 'info',
+    message: 'request',
+    id: 'req-1',
+    client: '192.0.2.1',
+    status: 404,
+    outcome: 'VEHICLE_NOT_FOUND',
+    path: '/api/reg.asmx/Check',
+    username: 'demo',
+  });
   expect(lines[1]).toMatchObject({ id: 'req-2', status: 200, outcome: 'ok' });
   expect(lines[1]).not.toHaveProperty('username');
   expect(lines[2]).toMatchObject({ level: 'warn', message: 'something to say', detail: 1 });
@@ -142,14 +151,24 @@ test('LOG_LEVEL=silent: not even an error is written', async () => {
 });
 
 test('JSON lines: DEL, C1 controls and the Unicode line separators are written as \\uXXXX (four hex digits), as C0 ones are', async () => {
-  const writes = await stdoutOf(() => logAccess(createLogger('info', 'json'), { ...record, username: 'a\u0001b\u007fc\u0085d\u2028e' }));
+  const writes = await stdoutOf(() =>
+    logAccess(createLogger('info', 'json'), { ...record, username: 'a\u0001b\u007fc\u0085d\u2028e' }),
+  );
   const line = writes.join('');
   expect(line).toContain('"username":"a\\u0001b\\u007fc\\u0085d\\u2028e"');
   expect(JSON.parse(line).username).toBe('a\u0001b\u007fc\u0085d\u2028e');
 });
 
 test('JSON lines: quotes, backslashes, non-ASCII text and odd numbers read back exactly as given; ms to the microsecond; absent fields left out', async () => {
-  const tricky = { ...record, username: 'he said "hi" \\ o\'brien é 漢字 😀', path: '/api/reg.asmx/Check"}', client: '::ffff:192.0.2.1', ms: 2.3456789, sandbox: true, source: undefined };
+  const tricky = {
+    ...record,
+    username: 'he said "hi" \\ o\'brien é 漢字 😀',
+    path: '/api/reg.asmx/Check"}',
+    client: '::ffff:192.0.2.1',
+    ms: 2.3456789,
+    sandbox: true,
+    source: undefined,
+  };
   const writes = await stdoutOf(() => {
     const logger = createLogger('info', 'json');
     logAccess(logger, tricky);
@@ -158,8 +177,30 @@ test('JSON lines: quotes, backslashes, non-ASCII text and odd numbers read back 
   const lines = writes.join('').split('\n');
   expect(lines).toHaveLength(3);
   const first = JSON.parse(lines[0]) as Record<string, unknown>;
-  expect(first).toEqual({ level: 'info', message: 'request', timestamp: first.timestamp, ...tricky, ms: 2.346, source: undefined });
-  expect(Object.keys(first)).toEqual(['level', 'message', 'timestamp', 'id', 'client', 'method', 'path', 'transport', 'operation', 'outcome', 'status', 'ms', 'username', 'sandbox']);
+  expect(first).toEqual({
+    level: 'info',
+    message: 'request',
+    timestamp: first.timestamp,
+    ...tricky,
+    ms: 2.346,
+    source: undefined,
+  });
+  expect(Object.keys(first)).toEqual([
+    'level',
+    'message',
+    'timestamp',
+    'id',
+    'client',
+    'method',
+    'path',
+    'transport',
+    'operation',
+    'outcome',
+    'status',
+    'ms',
+    'username',
+    'sandbox',
+  ]);
   // As JSON.stringify writes a number it cannot represent.
   expect(JSON.parse(lines[1])).toMatchObject({ ms: null, status: 500 });
   expect(lines[2]).toBe('');
@@ -170,7 +211,9 @@ test('an access line from a logger made elsewhere (winston directly) still carri
   const logger = winston.createLogger({
     level: 'info',
     format: winston.format.json(),
-    transports: [new winston.transports.Stream({ stream: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }) })],
+    transports: [
+      new winston.transports.Stream({ stream: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }) }),
+    ],
   });
   logAccess(logger, record);
   expect(lines).toHaveLength(1);
@@ -181,7 +224,9 @@ describe('LOG_FORMAT=text values (README: "values with spaces or quotes in doubl
   const line = (fields: Record<string, unknown>) => textLine('2026-11-23T12:00:00.000Z', 'info', 'm', fields);
 
   test('plain printable ASCII bare; a space anywhere, a quote, an equals sign, a backslash or anything else quoted', () => {
-    expect(line({ a: 'demo', b: '/api/reg.asmx/Check', c: '203.0.113.7' })).toBe('2026-11-23T12:00:00.000Z info m a=demo b=/api/reg.asmx/Check c=203.0.113.7');
+    expect(line({ a: 'demo', b: '/api/reg.asmx/Check', c: '203.0.113.7' })).toBe(
+      '2026-11-23T12:00:00.000Z info m a=demo b=/api/reg.asmx/Check c=203.0.113.7',
+    );
     expect(line({ a: 'New York' })).toBe('2026-11-23T12:00:00.000Z info m a="New York"');
     expect(line({ a: ' lead' })).toBe('2026-11-23T12:00:00.000Z info m a=" lead"');
     expect(line({ a: 'trail ' })).toBe('2026-11-23T12:00:00.000Z info m a="trail "');
@@ -195,11 +240,15 @@ describe('LOG_FORMAT=text values (README: "values with spaces or quotes in doubl
 
   test('a message made only of control characters is escaped too', () => {
     expect(textLine('2026-11-23T12:00:00.000Z', 'warn', '\u0085', {})).toBe('2026-11-23T12:00:00.000Z warn \\u0085');
-    expect(textLine('2026-11-23T12:00:00.000Z', 'warn', '\u2028\u007f', {})).toBe('2026-11-23T12:00:00.000Z warn \\u2028\\u007f');
+    expect(textLine('2026-11-23T12:00:00.000Z', 'warn', '\u2028\u007f', {})).toBe(
+      '2026-11-23T12:00:00.000Z warn \\u2028\\u007f',
+    );
   });
 
   test('numbers and booleans as JavaScript writes them (NaN and Infinity too); objects as quoted JSON; absent fields left out', () => {
-    expect(line({ ms: 0.84, status: 200, n: NaN, big: Infinity, ok: true, no: false })).toBe('2026-11-23T12:00:00.000Z info m ms=0.84 status=200 n=NaN big=Infinity ok=true no=false');
+    expect(line({ ms: 0.84, status: 200, n: NaN, big: Infinity, ok: true, no: false })).toBe(
+      '2026-11-23T12:00:00.000Z info m ms=0.84 status=200 n=NaN big=Infinity ok=true no=false',
+    );
     expect(line({ o: { x: 1 }, l: [1, 2] })).toBe('2026-11-23T12:00:00.000Z info m o="{\\"x\\":1}" l=[1,2]');
     expect(line({ a: undefined, b: 1, c: undefined })).toBe('2026-11-23T12:00:00.000Z info m b=1');
     expect(line({ f: Symbol('s') })).toBe('2026-11-23T12:00:00.000Z info m f=Symbol(s)');

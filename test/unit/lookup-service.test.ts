@@ -19,7 +19,11 @@ const MOT = findOperation('UKMOT')!;
 const LOCAL = { address: '127.0.0.1' };
 
 /** A hand-written vehicle and MOT history (the shapes of the README's sample data). */
-const FOCUS = JSON.stringify({ Description: 'FORD FOCUS', CarMake: { CurrentTextValue: 'FORD' }, CarModel: { CurrentTextValue: 'FOCUS' } });
+const FOCUS = JSON.stringify({
+  Description: 'FORD FOCUS',
+  CarMake: { CurrentTextValue: 'FORD' },
+  CarModel: { CurrentTextValue: 'FOCUS' },
+});
 const MOT_FOCUS = JSON.stringify({ make: 'FORD', model: 'FOCUS', tests: [], taxDate: '2027-01-01' });
 
 async function rejected(p: Promise<unknown>): Promise<LookupError> {
@@ -44,7 +48,9 @@ describe('paramValue: one parameter as a transport decoded it', () => {
   test('given twice, even the same value, is INVALID_PARAMETER naming the count', () => {
     const e = thrown(() => paramValue(CHECK, { username: ['demo', 'demo'] }, 'username'));
     expect([e.code, e.message]).toEqual(['INVALID_PARAMETER', "Parameter 'username' was given 2 times; give it once"]);
-    expect(thrown(() => paramValue(CHECK, { username: ['a', 'b', 'c'] }, 'username')).message).toBe("Parameter 'username' was given 3 times; give it once");
+    expect(thrown(() => paramValue(CHECK, { username: ['a', 'b', 'c'] }, 'username')).message).toBe(
+      "Parameter 'username' was given 3 times; give it once",
+    );
   });
 
   test('an element with attributes gives its text ($value); nested elements are refused', () => {
@@ -52,25 +58,40 @@ describe('paramValue: one parameter as a transport decoded it', () => {
     expect(paramValue(CHECK, { RegistrationNumber: { $value: 12345 } }, 'RegistrationNumber')).toBe('12345');
     for (const nested of [{ inner: 'x' }, { $value: { a: 1 } }, { $value: null }]) {
       const e = thrown(() => paramValue(CHECK, { RegistrationNumber: nested }, 'RegistrationNumber'));
-      expect([e.code, e.message]).toEqual(['INVALID_PARAMETER', "Parameter 'RegistrationNumber' must be text, not nested elements"]);
+      expect([e.code, e.message]).toEqual([
+        'INVALID_PARAMETER',
+        "Parameter 'RegistrationNumber' must be text, not nested elements",
+      ]);
     }
     expect(paramValue(CHECK, { RegistrationNumber: 42 }, 'RegistrationNumber')).toBe('42');
   });
 
   test('a required parameter missing or empty is MISSING_PARAMETER, saying which and for what', () => {
     const missing = thrown(() => paramValue(CHECK, { username: 'demo' }, 'RegistrationNumber'));
-    expect([missing.code, missing.message]).toEqual(['MISSING_PARAMETER', "Missing required parameter 'RegistrationNumber' for Check"]);
-    expect(thrown(() => paramValue(CHECK, { RegistrationNumber: null }, 'RegistrationNumber')).message).toBe("Missing required parameter 'RegistrationNumber' for Check");
+    expect([missing.code, missing.message]).toEqual([
+      'MISSING_PARAMETER',
+      "Missing required parameter 'RegistrationNumber' for Check",
+    ]);
+    expect(thrown(() => paramValue(CHECK, { RegistrationNumber: null }, 'RegistrationNumber')).message).toBe(
+      "Missing required parameter 'RegistrationNumber' for Check",
+    );
     const empty = thrown(() => paramValue(CHECK, { RegistrationNumber: ' ' }, 'RegistrationNumber'));
-    expect([empty.code, empty.message]).toEqual(['MISSING_PARAMETER', "Empty required parameter 'RegistrationNumber' for Check"]);
+    expect([empty.code, empty.message]).toEqual([
+      'MISSING_PARAMETER',
+      "Empty required parameter 'RegistrationNumber' for Check",
+    ]);
   });
 
   test('over SOAP, a name in the wrong case is named, with the rule (README: <state> for CheckUSA)', () => {
     const e = thrown(() => paramValue(USA, { RegistrationNumber: '7ABC123', state: 'CA', username: 'demo' }, 'State'));
     expect(e.code).toBe('MISSING_PARAMETER');
-    expect(e.message).toBe("Missing required parameter 'State' for CheckUSA (got 'state'; parameter names are case-sensitive in SOAP)");
+    expect(e.message).toBe(
+      "Missing required parameter 'State' for CheckUSA (got 'state'; parameter names are case-sensitive in SOAP)",
+    );
     // The parameter itself is not its own near miss.
-    expect(thrown(() => paramValue(USA, { State: '' }, 'State')).message).toBe("Empty required parameter 'State' for CheckUSA");
+    expect(thrown(() => paramValue(USA, { State: '' }, 'State')).message).toBe(
+      "Empty required parameter 'State' for CheckUSA",
+    );
   });
 
   test('at most 256 characters, counted as characters (README, Limits)', () => {
@@ -87,7 +108,8 @@ describe('paramValue: one parameter as a transport decoded it', () => {
       const e = thrown(() => paramValue(MOT, { Model: `A${c}B` }, 'Model'));
       expect([e.code, e.message]).toEqual(['INVALID_PARAMETER', "Parameter 'Model' contains control characters"]);
     }
-    for (const c of [' ', '~', '\u00a0', '\u00a1', '\u2027', '\u202a']) expect(paramValue(MOT, { Model: `A${c}B` }, 'Model')).toBe(`A${c}B`);
+    for (const c of [' ', '~', '\u00a0', '\u00a1', '\u2027', '\u202a'])
+      expect(paramValue(MOT, { Model: `A${c}B` }, 'Model')).toBe(`A${c}B`);
   });
 });
 
@@ -110,7 +132,10 @@ interface HarnessOptions {
   upstream?: Record<string, string>;
 }
 
-function harness(records: Record<string, string>, options: HarnessOptions = {}): { service: LookupService; calls: Calls } {
+function harness(
+  records: Record<string, string>,
+  options: HarnessOptions = {},
+): { service: LookupService; calls: Calls } {
   const calls: Calls = { gets: [], admits: [], charges: [], records: [] };
   const payloadAt = (key: RecordKey) => records[`${key.operation}/${key.registration}/${key.state}`];
   const store = {
@@ -180,7 +205,11 @@ describe('LookupService.lookup', () => {
 
   test('a state given by its full name is looked up by its abbreviation (README: State=CA or California)', async () => {
     const { service, calls } = harness(records);
-    const r = await service.lookup(USA, { RegistrationNumber: '7ABC 123', State: 'California', username: 'demo' }, LOCAL);
+    const r = await service.lookup(
+      USA,
+      { RegistrationNumber: '7ABC 123', State: 'California', username: 'demo' },
+      LOCAL,
+    );
     expect(r.payload).toBe(FOCUS);
     expect(calls.gets).toEqual([{ operation: 'CheckUSA', registration: '7ABC123', state: 'CA' }]);
   });
@@ -188,22 +217,35 @@ describe('LookupService.lookup', () => {
   test('not found: VEHICLE_NOT_FOUND as the README shows it; counted as not found, no credit taken', async () => {
     const { service, calls } = harness(records);
     const e = await rejected(service.lookup(CHECK, { RegistrationNumber: 'ZZ99ZZZ', username: 'demo' }, LOCAL));
-    expect([e.code, e.message]).toEqual(['VEHICLE_NOT_FOUND', "No vehicle found for registration 'ZZ99ZZZ' (United Kingdom)"]);
+    expect([e.code, e.message]).toEqual([
+      'VEHICLE_NOT_FOUND',
+      "No vehicle found for registration 'ZZ99ZZZ' (United Kingdom)",
+    ]);
     expect(calls.charges).toEqual([]);
     expect(calls.records).toEqual([['demo', 'Check', false]]);
     // With a state, the message names it too (the WSDL documents CheckUSA as "USA").
-    const s = await rejected(service.lookup(USA, { RegistrationNumber: '7ABC123', State: 'NY', username: 'demo' }, LOCAL));
+    const s = await rejected(
+      service.lookup(USA, { RegistrationNumber: '7ABC123', State: 'NY', username: 'demo' }, LOCAL),
+    );
     expect([s.code, s.message]).toEqual(['VEHICLE_NOT_FOUND', "No vehicle found for registration '7ABC123' (USA, NY)"]);
   });
 
   test('UKMOT with a Model that matches neither make nor model: VEHICLE_NOT_FOUND, no credit taken', async () => {
     const { service, calls } = harness(records);
-    expect((await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'focus' }, LOCAL)).payload).toBe(MOT_FOCUS);
-    expect((await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'Ford' }, LOCAL)).payload).toBe(MOT_FOCUS);
+    expect(
+      (await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'focus' }, LOCAL)).payload,
+    ).toBe(MOT_FOCUS);
+    expect(
+      (await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'Ford' }, LOCAL)).payload,
+    ).toBe(MOT_FOCUS);
     expect(calls.charges).toEqual(['demo', 'demo']);
-    const e = await rejected(service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'CORSA' }, LOCAL));
+    const e = await rejected(
+      service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'CORSA' }, LOCAL),
+    );
     expect(e.code).toBe('VEHICLE_NOT_FOUND');
-    expect(e.message.startsWith("No vehicle found for registration 'RG11ABC' with model 'CORSA' (United Kingdom")).toBe(true);
+    expect(e.message.startsWith("No vehicle found for registration 'RG11ABC' with model 'CORSA' (United Kingdom")).toBe(
+      true,
+    );
     expect(calls.charges).toEqual(['demo', 'demo']);
     expect(calls.records).toEqual([
       ['demo', 'UKMOT', true],
@@ -216,8 +258,12 @@ describe('LookupService.lookup', () => {
     // A vehicle of one's own data may carry fields named like the MOT history's make and model.
     const own = JSON.stringify({ Description: 'FORD FOCUS', make: 'FORD', model: 'FOCUS' });
     const { service, calls } = harness({ ...records, 'Check/OWN1/': own });
-    expect((await service.lookup(CHECK, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'CORSA' }, LOCAL)).payload).toBe(FOCUS);
-    expect((await service.lookup(CHECK, { RegistrationNumber: 'OWN1', username: 'demo', Model: 'CORSA' }, LOCAL)).payload).toBe(own);
+    expect(
+      (await service.lookup(CHECK, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'CORSA' }, LOCAL)).payload,
+    ).toBe(FOCUS);
+    expect(
+      (await service.lookup(CHECK, { RegistrationNumber: 'OWN1', username: 'demo', Model: 'CORSA' }, LOCAL)).payload,
+    ).toBe(own);
     expect(calls.records).toEqual([
       ['demo', 'Check', true],
       ['demo', 'Check', true],
@@ -226,7 +272,10 @@ describe('LookupService.lookup', () => {
 
   test('UKMOT without a Model is found as it is', async () => {
     const { service, calls } = harness(records);
-    expect(await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo' }, LOCAL)).toEqual({ kind: 'UKMOTData', payload: MOT_FOCUS });
+    expect(await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo' }, LOCAL)).toEqual({
+      kind: 'UKMOTData',
+      payload: MOT_FOCUS,
+    });
     expect(calls.charges).toEqual(['demo']);
   });
 
@@ -235,7 +284,9 @@ describe('LookupService.lookup', () => {
     const reg = await rejected(service.lookup(CHECK, { RegistrationNumber: 'A'.repeat(33), username: 'demo' }, LOCAL));
     expect(reg.code).toBe('INVALID_PARAMETER');
     expect(reg.message.startsWith(`RegistrationNumber '${'A'.repeat(33)}' `)).toBe(true);
-    const st = await rejected(service.lookup(USA, { RegistrationNumber: '7ABC123', State: 'Narnia', username: 'demo' }, LOCAL));
+    const st = await rejected(
+      service.lookup(USA, { RegistrationNumber: '7ABC123', State: 'Narnia', username: 'demo' }, LOCAL),
+    );
     expect(st.code).toBe('INVALID_PARAMETER');
     expect(st.message.startsWith("State 'Narnia' ")).toBe(true);
     const user = await rejected(service.lookup(CHECK, { RegistrationNumber: 'RG11ABC' }, LOCAL));
@@ -256,7 +307,10 @@ describe('LookupService.lookup', () => {
     expect(e.code).toBe('VEHICLE_NOT_FOUND');
     expect(off.calls.gets).toEqual([{ operation: 'Check', registration: 'AA19AAA', state: '' }]);
     const explicitOff = harness(records, { sandbox: false });
-    expect((await rejected(explicitOff.service.lookup(CHECK, { RegistrationNumber: 'AA19AAA', username: 'demo' }, LOCAL))).code).toBe('VEHICLE_NOT_FOUND');
+    expect(
+      (await rejected(explicitOff.service.lookup(CHECK, { RegistrationNumber: 'AA19AAA', username: 'demo' }, LOCAL)))
+        .code,
+    ).toBe('VEHICLE_NOT_FOUND');
   });
 
   test('with SANDBOX=on, AA19AAA answers without the store or the accounts, and the log marks it', async () => {
@@ -278,9 +332,15 @@ describe('LookupService.lookup', () => {
 
   test('with SANDBOX=on, UKMOT AA19AAA takes its Model as a real history does (README: SANDBOX TESTCAR)', async () => {
     const { service, calls } = harness(records, { sandbox: true });
-    expect((await service.lookup(MOT, { RegistrationNumber: 'AA19AAA', username: 'demo', Model: 'testcar' }, LOCAL)).kind).toBe('UKMOTData');
-    expect((await service.lookup(MOT, { RegistrationNumber: 'AA19AAA', username: 'demo', Model: 'Sandbox' }, LOCAL)).kind).toBe('UKMOTData');
-    const e = await rejected(service.lookup(MOT, { RegistrationNumber: 'AA19AAA', username: 'demo', Model: 'CORSA' }, LOCAL));
+    expect(
+      (await service.lookup(MOT, { RegistrationNumber: 'AA19AAA', username: 'demo', Model: 'testcar' }, LOCAL)).kind,
+    ).toBe('UKMOTData');
+    expect(
+      (await service.lookup(MOT, { RegistrationNumber: 'AA19AAA', username: 'demo', Model: 'Sandbox' }, LOCAL)).kind,
+    ).toBe('UKMOTData');
+    const e = await rejected(
+      service.lookup(MOT, { RegistrationNumber: 'AA19AAA', username: 'demo', Model: 'CORSA' }, LOCAL),
+    );
     expect(e.code).toBe('VEHICLE_NOT_FOUND');
     expect(e.message).toContain("with model 'CORSA'");
     expect(calls).toEqual({ gets: [], admits: [], charges: [], records: [] });
@@ -288,8 +348,12 @@ describe('LookupService.lookup', () => {
 
   test('no notes object: the lookup still answers', async () => {
     const { service } = harness(records, { sandbox: true });
-    expect((await service.lookup(CHECK, { RegistrationNumber: 'AA19AAA', username: 'demo' }, LOCAL)).kind).toBe('Vehicle');
-    expect((await service.lookup(CHECK, { RegistrationNumber: 'RG11ABC', username: 'demo' }, LOCAL)).kind).toBe('Vehicle');
+    expect((await service.lookup(CHECK, { RegistrationNumber: 'AA19AAA', username: 'demo' }, LOCAL)).kind).toBe(
+      'Vehicle',
+    );
+    expect((await service.lookup(CHECK, { RegistrationNumber: 'RG11ABC', username: 'demo' }, LOCAL)).kind).toBe(
+      'Vehicle',
+    );
   });
 });
 
@@ -299,33 +363,66 @@ describe('LookupService.lookup where the accounts read and charge in one step (a
 
   test('found: one step reads and charges; the store is not asked again and no second charge is taken', async () => {
     const { service, calls } = harness(records, { oneStep: true });
-    expect(await service.lookup(CHECK, { RegistrationNumber: 'rg11 abc', username: 'demo' }, LOCAL)).toEqual({ kind: 'Vehicle', payload: FOCUS });
-    expect(calls).toEqual({ gets: [], finds: [KEY], admits: ['demo'], charges: ['demo'], records: [['demo', 'Check', true]] });
+    expect(await service.lookup(CHECK, { RegistrationNumber: 'rg11 abc', username: 'demo' }, LOCAL)).toEqual({
+      kind: 'Vehicle',
+      payload: FOCUS,
+    });
+    expect(calls).toEqual({
+      gets: [],
+      finds: [KEY],
+      admits: ['demo'],
+      charges: ['demo'],
+      records: [['demo', 'Check', true]],
+    });
   });
 
   test('not in the store: VEHICLE_NOT_FOUND without a charge, the store not asked a second time', async () => {
     const { service, calls } = harness(records, { oneStep: true });
-    expect((await rejected(service.lookup(CHECK, { RegistrationNumber: 'ZZ99ZZZ', username: 'demo' }, LOCAL))).code).toBe('VEHICLE_NOT_FOUND');
-    expect(calls).toEqual({ gets: [], finds: [{ operation: 'Check', registration: 'ZZ99ZZZ', state: '' }], admits: ['demo'], charges: [], records: [['demo', 'Check', false]] });
+    expect(
+      (await rejected(service.lookup(CHECK, { RegistrationNumber: 'ZZ99ZZZ', username: 'demo' }, LOCAL))).code,
+    ).toBe('VEHICLE_NOT_FOUND');
+    expect(calls).toEqual({
+      gets: [],
+      finds: [{ operation: 'Check', registration: 'ZZ99ZZZ', state: '' }],
+      admits: ['demo'],
+      charges: [],
+      records: [['demo', 'Check', false]],
+    });
   });
 
   test('not in the store but found upstream: the upstream answers and its charge is taken once, after it', async () => {
     const upstreamFocus = JSON.stringify({ Description: 'FORD FOCUS (upstream)' });
     const { service, calls } = harness(records, { oneStep: true, upstream: { UP1: upstreamFocus } });
     const notes: CallNotes = {};
-    expect((await service.lookup(CHECK, { RegistrationNumber: 'UP1', username: 'demo' }, LOCAL, notes)).payload).toBe(upstreamFocus);
+    expect((await service.lookup(CHECK, { RegistrationNumber: 'UP1', username: 'demo' }, LOCAL, notes)).payload).toBe(
+      upstreamFocus,
+    );
     expect(notes.source).toBe('dvla');
     const key = { operation: 'Check', registration: 'UP1', state: '' };
-    expect(calls).toEqual({ gets: [], finds: [key], upstream: [key], admits: ['demo'], charges: ['demo'], records: [['demo', 'Check', true]] });
+    expect(calls).toEqual({
+      gets: [],
+      finds: [key],
+      upstream: [key],
+      admits: ['demo'],
+      charges: ['demo'],
+      records: [['demo', 'Check', true]],
+    });
     // Found by neither: nothing charged.
-    expect((await rejected(service.lookup(CHECK, { RegistrationNumber: 'UP2', username: 'demo' }, LOCAL))).code).toBe('VEHICLE_NOT_FOUND');
+    expect((await rejected(service.lookup(CHECK, { RegistrationNumber: 'UP2', username: 'demo' }, LOCAL))).code).toBe(
+      'VEHICLE_NOT_FOUND',
+    );
     expect(calls.charges).toEqual(['demo']);
   });
 
   test('UKMOT with a Model: the record is read first and charged only when the model matches (no one step)', async () => {
     const { service, calls } = harness(records, { oneStep: true });
-    expect((await rejected(service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'CORSA' }, LOCAL))).code).toBe('VEHICLE_NOT_FOUND');
-    expect((await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'focus' }, LOCAL)).payload).toBe(MOT_FOCUS);
+    expect(
+      (await rejected(service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'CORSA' }, LOCAL)))
+        .code,
+    ).toBe('VEHICLE_NOT_FOUND');
+    expect(
+      (await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'focus' }, LOCAL)).payload,
+    ).toBe(MOT_FOCUS);
     const mot = { operation: 'UKMOT', registration: 'RG11ABC', state: '' };
     expect(calls).toEqual({
       gets: [mot, mot],
@@ -338,7 +435,9 @@ describe('LookupService.lookup where the accounts read and charge in one step (a
       ],
     });
     // Without a Model it is one step like any other.
-    expect((await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo' }, LOCAL)).payload).toBe(MOT_FOCUS);
+    expect((await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo' }, LOCAL)).payload).toBe(
+      MOT_FOCUS,
+    );
     expect(calls.finds).toEqual([mot]);
     expect(calls.charges).toEqual(['demo', 'demo']);
   });

@@ -12,6 +12,8 @@ test.each(HEAP_FLAGS)('this Node accepts %s', (flag) => {
 });
 
 test('a flag V8 does not know is noticed by the same check', () => {
-  const run = spawnSync(process.execPath, ['--heap-growing-percentage-that-does-not-exist=1', '-e', '0'], { encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--heap-growing-percentage-that-does-not-exist=1', '-e', '0'], {
+    encoding: 'utf8',
+  });
   expect(run.status !== 0 || run.stderr !== '').toBe(true);
 });

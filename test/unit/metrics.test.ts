@@ -48,7 +48,8 @@ function samples(text: string): Sample[] {
 }
 
 const typeOf = (text: string, name: string) => new RegExp(`^# TYPE ${name} (\\w+)$`, 'm').exec(text)?.[1];
-const find = (all: Sample[], name: string, labels: Record<string, string> = {}) => all.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+const find = (all: Sample[], name: string, labels: Record<string, string> = {}) =>
+  all.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
 const value = (all: Sample[], name: string, labels: Record<string, string> = {}) => {
   const found = find(all, name, labels);
   if (found.length !== 1) throw new Error(`${found.length} samples of ${name} ${JSON.stringify(labels)}`);
@@ -62,7 +63,9 @@ function expectBuckets(all: Sample[], name: string, labels: Record<string, strin
   const les = buckets.map((b) => (b.labels.le === '+Inf' ? Infinity : Number(b.labels.le)));
   expect(les[les.length - 1]).toBe(Infinity);
   for (let i = 1; i < les.length; i++) expect(les[i]).toBeGreaterThan(les[i - 1]);
-  buckets.forEach((b, i) => expect([b.labels.le, b.value]).toEqual([b.labels.le, observed.filter((o) => o <= les[i]).length]));
+  buckets.forEach((b, i) =>
+    expect([b.labels.le, b.value]).toEqual([b.labels.le, observed.filter((o) => o <= les[i]).length]),
+  );
   expect(value(all, `${name}_count`, labels)).toBe(observed.length);
   expect(value(all, `${name}_sum`, labels)).toBeCloseTo(
     observed.reduce((a, b) => a + b, 0),
@@ -126,13 +129,15 @@ describe('the README Metrics table, as scraped', () => {
     expect(typeOf(text, 'reglookup_store_query_duration_seconds')).toBe('histogram');
     const all = samples(text);
     expectBuckets(all, 'reglookup_store_query_duration_seconds', {}, reads);
-    for (const s of find(all, 'reglookup_store_query_duration_seconds_bucket')) expect(Object.keys(s.labels)).toEqual(['le']);
+    for (const s of find(all, 'reglookup_store_query_duration_seconds_bucket'))
+      expect(Object.keys(s.labels)).toEqual(['le']);
   });
 
   test('refusals: by code, each of the README three present at 0 before the first, counted with the request', async () => {
     const m = fresh().metrics();
     let all = samples(await m.registry.metrics());
-    for (const code of ['OUT_OF_CREDIT', 'DAILY_LIMIT_REACHED', 'RATE_LIMITED']) expect(value(all, 'reglookup_refusals_total', { code })).toBe(0);
+    for (const code of ['OUT_OF_CREDIT', 'DAILY_LIMIT_REACHED', 'RATE_LIMITED'])
+      expect(value(all, 'reglookup_refusals_total', { code })).toBe(0);
     expect(find(all, 'reglookup_refusals_total')).toHaveLength(3);
     m.request('get', 'Check', 'RATE_LIMITED', 0.001);
     m.request('get', 'Check', 'RATE_LIMITED', 0.001);
@@ -176,10 +181,14 @@ describe('the README Metrics table, as scraped', () => {
   });
 
   test('build info: a gauge of 1 labelled with the version package.json names', async () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
     const text = await fresh().metrics().registry.metrics();
     expect(typeOf(text, 'reglookup_build_info')).toBe('gauge');
-    expect(find(samples(text), 'reglookup_build_info').map((s) => [s.labels, s.value])).toEqual([[{ version: pkg.version }, 1]]);
+    expect(find(samples(text), 'reglookup_build_info').map((s) => [s.labels, s.value])).toEqual([
+      [{ version: pkg.version }, 1],
+    ]);
   });
 
   test("prom-client's process metrics come with them (process_*, nodejs_*, the event-loop lag)", async () => {
@@ -326,12 +335,18 @@ describe('WORKERS above 1: a worker asks the primary for the whole cluster', () 
     // The shape of a real answer, learned from the primary, then sent without its text.
     let answer: Record<string, unknown> = {};
     const worker = { send: (msg: Record<string, unknown>) => (answer = msg) };
-    process.send = ((msg: unknown) => (setImmediate(() => cluster.emit('message', worker, msg)), true)) as typeof process.send;
+    process.send = ((msg: unknown) => (
+      setImmediate(() => cluster.emit('message', worker, msg)),
+      true
+    )) as typeof process.send;
     const first = mod.askPrimaryForMetrics(2000);
     await new Promise((r) => setTimeout(r, 20));
     process.emit('message' as never, answer as never);
     await expect(first).resolves.toBe('x 1\n');
-    process.send = ((msg: { id: number }) => (setImmediate(() => process.emit('message' as never, { type: answer.type, id: msg.id } as never)), true)) as typeof process.send;
+    process.send = ((msg: { id: number }) => (
+      setImmediate(() => process.emit('message' as never, { type: answer.type, id: msg.id } as never)),
+      true
+    )) as typeof process.send;
     await expect(mod.askPrimaryForMetrics(2000)).rejects.toThrow(/\S/);
   });
 
@@ -351,7 +366,9 @@ describe('METRICS_PORT: a server that answers only GET /metrics', () => {
   type MetricsPort = typeof import('../../src/ops/metricsport');
   const { createMetricsServer } = require('../../src/ops/metricsport') as MetricsPort;
   const logged: Array<[string, unknown]> = [];
-  const logger = { error: (msg: string, meta: unknown) => logged.push([msg, meta]) } as unknown as import('../../src/ops/logger').Logger;
+  const logger = {
+    error: (msg: string, meta: unknown) => logged.push([msg, meta]),
+  } as unknown as import('../../src/ops/logger').Logger;
   let server: http.Server;
   afterEach(() => {
     logged.length = 0;
@@ -379,7 +396,12 @@ describe('METRICS_PORT: a server that answers only GET /metrics', () => {
     }
     for (const method of ['post', 'put', 'delete'] as const) {
       const got = await request(server)[method]('/metrics');
-      expect([method, got.status, got.headers.allow, got.headers['content-type']]).toEqual([method, 405, 'GET, HEAD', 'text/plain; charset=utf-8']);
+      expect([method, got.status, got.headers.allow, got.headers['content-type']]).toEqual([
+        method,
+        405,
+        'GET, HEAD',
+        'text/plain; charset=utf-8',
+      ]);
       expect(got.text).toMatch(/^[^\n]+\n$/);
     }
   });

@@ -74,9 +74,12 @@ describe('state normalisation', () => {
     // Cyrillic С and А (U+0421, U+0410) typed for CA; Cyrillic Т and Х for TX.
     ['US', '\u0421\u0410', 'CA'],
     ['US', '\u0422\u0425', 'TX'],
-  ] as const)('spaces, hyphens and middle dots ignored, Cyrillic look-alikes folded: %s %j -> %s', (country, input, expected) => {
-    expect(normalizeState(country, input)).toEqual({ ok: true, value: expected });
-  });
+  ] as const)(
+    'spaces, hyphens and middle dots ignored, Cyrillic look-alikes folded: %s %j -> %s',
+    (country, input, expected) => {
+      expect(normalizeState(country, input)).toEqual({ ok: true, value: expected });
+    },
+  );
 
   test('anything else is refused, naming the accepted forms', () => {
     const r = normalizeState('US', 'Narnia');
@@ -108,7 +111,10 @@ describe('the README limit: a registration over 32 characters is refused', () =>
     expect(normalizeRegistration('AB\u0085').ok).toBe(false);
     expect(normalizeRegistration('AB\u007f').ok).toBe(false);
     // README, Errors: INVALID_PARAMETER for control characters; the reason says which rule it broke
-    expect(normalizeRegistration('AB\u0000')).toEqual({ ok: false, reason: expect.stringContaining('control characters') });
+    expect(normalizeRegistration('AB\u0000')).toEqual({
+      ok: false,
+      reason: expect.stringContaining('control characters'),
+    });
     expect(normalizeRegistration('AB🚗12').ok).toBe(true);
   });
 
@@ -134,7 +140,9 @@ const SUBDIVISIONS = {
   CA:
     'AB Alberta|BC British Columbia|MB Manitoba|NB New Brunswick|NL Newfoundland and Labrador|NS Nova Scotia|' +
     'NT Northwest Territories|NU Nunavut|ON Ontario|PE Prince Edward Island|QC Quebec|SK Saskatchewan|YT Yukon',
-  AU: 'NSW New South Wales|VIC Victoria|QLD Queensland|WA Western Australia|SA South Australia|TAS Tasmania|' + 'ACT Australian Capital Territory|NT Northern Territory',
+  AU:
+    'NSW New South Wales|VIC Victoria|QLD Queensland|WA Western Australia|SA South Australia|TAS Tasmania|' +
+    'ACT Australian Capital Territory|NT Northern Territory',
 } as const;
 
 describe('every subdivision, by abbreviation and by full name', () => {

@@ -36,7 +36,9 @@ describe('the OpenAPI document', () => {
     expect(paths).toContain('/api/json.aspx/CheckAustralia/{RegistrationNumber}/{State}');
     expect(paths).toContain('/api/json.aspx/CheckCanada/{RegistrationNumber}/{state}');
     expect(paths).toContain('/api/json.aspx/UKMOT/{RegistrationNumber}');
-    expect(jsonPathTemplate(OPERATIONS.find((o) => o.name === 'CheckNewZealand')!)).toBe('/api/json.aspx/CheckNewZealand/{RegistrationNumber}');
+    expect(jsonPathTemplate(OPERATIONS.find((o) => o.name === 'CheckNewZealand')!)).toBe(
+      '/api/json.aspx/CheckNewZealand/{RegistrationNumber}',
+    );
   });
 
   test('each path is a GET named after its operation, with the path parameters required', () => {
@@ -44,9 +46,19 @@ describe('the OpenAPI document', () => {
     expect(usa.operationId).toBe('CheckUSA');
     expect(usa.summary).toBe('CheckUSA: USA');
     const [reg, state, user, ...rest] = usa.parameters;
-    expect(reg).toMatchObject({ name: 'RegistrationNumber', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 32 } });
+    expect(reg).toMatchObject({
+      name: 'RegistrationNumber',
+      in: 'path',
+      required: true,
+      schema: { type: 'string', minLength: 1, maxLength: 32 },
+    });
     // The state: an abbreviation or a full name, a parameter of at most 256 characters as every other.
-    expect(state).toMatchObject({ name: 'State', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } });
+    expect(state).toMatchObject({
+      name: 'State',
+      in: 'path',
+      required: true,
+      schema: { type: 'string', minLength: 1, maxLength: 256 },
+    });
     expect(state.description).toMatch(/abbreviation/);
     expect(reg.description).toMatch(/percent-encoded/);
     expect(user).toEqual({ $ref: '#/components/parameters/username' });
@@ -60,7 +72,11 @@ describe('the OpenAPI document', () => {
 
   test('UKMOT takes Model as an optional query parameter; no other operation does', () => {
     const mot = doc.paths['/api/json.aspx/UKMOT/{RegistrationNumber}'].get;
-    expect(mot.parameters.map((p: any) => p.$ref ?? p.name)).toEqual(['RegistrationNumber', '#/components/parameters/username', '#/components/parameters/Model']);
+    expect(mot.parameters.map((p: any) => p.$ref ?? p.name)).toEqual([
+      'RegistrationNumber',
+      '#/components/parameters/username',
+      '#/components/parameters/Model',
+    ]);
     expect(doc.components.parameters.Model).toMatchObject({ name: 'Model', in: 'query', required: false });
     for (const [p, item] of Object.entries<any>(doc.paths)) {
       if (p.includes('/UKMOT/')) continue;
@@ -105,11 +121,25 @@ describe('the OpenAPI document', () => {
 
   test("the UKMOTData and UKTest schemas name the README's fields, lists as arrays of strings", () => {
     const mot = doc.components.schemas.UKMOTData;
-    expect(Object.keys(mot.properties)).toEqual(['Tests', 'taxDate', 'Json', 'ExtendedInformation', 'ExtendedInformationJson']);
+    expect(Object.keys(mot.properties)).toEqual([
+      'Tests',
+      'taxDate',
+      'Json',
+      'ExtendedInformation',
+      'ExtendedInformationJson',
+    ]);
     expect(mot.properties.Tests).toEqual({ type: 'array', items: { $ref: '#/components/schemas/UKTest' } });
     expect(mot.properties.ExtendedInformation.items).toMatchObject({ type: 'array' });
     const test = doc.components.schemas.UKTest;
-    expect(Object.keys(test.properties)).toEqual(['TestDate', 'ExpiryDate', 'Result', 'Odometer', 'TestNumber', 'FailureReasons', 'Advisories']);
+    expect(Object.keys(test.properties)).toEqual([
+      'TestDate',
+      'ExpiryDate',
+      'Result',
+      'Odometer',
+      'TestNumber',
+      'FailureReasons',
+      'Advisories',
+    ]);
     expect(test.properties.Advisories.type).toBe('array');
     expect(test.required).toEqual(['FailureReasons', 'Advisories']);
   });
@@ -129,7 +159,8 @@ describe('the OpenAPI document', () => {
       }
     };
     walk(doc, '$');
-    // The info, both parameters of the components, the security scheme, and per path the two path-parameter, eight response and one summary texts at least.
+    // The info, both parameters of the components, the security scheme, and per path the two path-parameter, eight
+    // response and one summary texts at least.
     expect(found.length).toBeGreaterThan(31 * 10);
     expect(found).toContain('$.info');
     expect(found).toContain('$.components.securitySchemes.basicAuth');
@@ -152,12 +183,17 @@ describe('the OpenAPI document', () => {
     expect(mot.properties.taxDate).toEqual({ type: 'string' });
     expect(mot.properties.Json).toMatchObject({ type: 'string' });
     expect(mot.properties.ExtendedInformationJson).toEqual({ type: 'string' });
-    expect(mot.properties.ExtendedInformation).toEqual({ type: 'array', items: { type: 'array', items: { type: ['string', 'null'] } } });
+    expect(mot.properties.ExtendedInformation).toEqual({
+      type: 'array',
+      items: { type: 'array', items: { type: ['string', 'null'] } },
+    });
     expect(mot.required).toEqual(['Tests', 'Json', 'ExtendedInformation', 'ExtendedInformationJson']);
     const test = doc.components.schemas.UKTest;
     expect(test.type).toBe('object');
-    for (const f of ['TestDate', 'ExpiryDate', 'Result', 'Odometer', 'TestNumber']) expect(test.properties[f]).toEqual({ type: 'string' });
-    for (const f of ['FailureReasons', 'Advisories']) expect(test.properties[f]).toEqual({ type: 'array', items: { type: ['string', 'null'] } });
+    for (const f of ['TestDate', 'ExpiryDate', 'Result', 'Odometer', 'TestNumber'])
+      expect(test.properties[f]).toEqual({ type: 'string' });
+    for (const f of ['FailureReasons', 'Advisories'])
+      expect(test.properties[f]).toEqual({ type: 'array', items: { type: ['string', 'null'] } });
     expect(doc.components.parameters.username.schema).toEqual({ type: 'string', minLength: 1, maxLength: 256 });
     expect(doc.components.parameters.Model.schema).toEqual({ type: 'string', maxLength: 256 });
   });

@@ -23,7 +23,9 @@ describe('readiness (README, Health and readiness)', () => {
   });
 
   test('a failing store: not ready, "store is failing", the detail (a path) only for the log', async () => {
-    const r = await readiness([failing('store', 'unable to open /var/lib/secret.db'), ok('redis')], { stopping: false });
+    const r = await readiness([failing('store', 'unable to open /var/lib/secret.db'), ok('redis')], {
+      stopping: false,
+    });
     expect(r.ready).toBe(false);
     expect(r.reason).toBe('store is failing');
     expect(r.checks).toEqual({ store: 'failing', redis: 'ok' });
@@ -53,7 +55,11 @@ describe('readiness (README, Health and readiness)', () => {
     const r = await readiness([silent('store')], { stopping: false });
     const took = Date.now() - t0;
     expect(took).toBeGreaterThanOrEqual(1900);
-    expect(r).toMatchObject({ ready: false, checks: { store: 'no answer in time' }, reason: 'store did not answer within 2000 ms' });
+    expect(r).toMatchObject({
+      ready: false,
+      checks: { store: 'no answer in time' },
+      reason: 'store did not answer within 2000 ms',
+    });
   });
 
   test('a shutdown under way: not ready whatever the probes say, and it is named first', async () => {
@@ -62,11 +68,22 @@ describe('readiness (README, Health and readiness)', () => {
     expect(r.checks).toEqual({ shutdown: 'in progress', store: 'failing' });
     expect(r.reason).toBe('the service is shutting down; store is failing');
     const quiet = await readiness([ok('store')], { stopping: true });
-    expect(quiet).toMatchObject({ ready: false, reason: 'the service is shutting down', checks: { shutdown: 'in progress', store: 'ok' } });
+    expect(quiet).toMatchObject({
+      ready: false,
+      reason: 'the service is shutting down',
+      checks: { shutdown: 'in progress', store: 'ok' },
+    });
   });
 
   test('the log detail of a silent probe says how long it waited; of a probe failing with nothing, what it failed with', async () => {
-    const r = await readiness([silent('store'), { name: 'redis', check: () => Promise.reject(null) }, { name: 'queue', check: () => Promise.reject(undefined) }], { stopping: false });
+    const r = await readiness(
+      [
+        silent('store'),
+        { name: 'redis', check: () => Promise.reject(null) },
+        { name: 'queue', check: () => Promise.reject(undefined) },
+      ],
+      { stopping: false },
+    );
     expect(r.details).toEqual([
       { probe: 'store', error: expect.stringContaining('2000 ms') },
       { probe: 'redis', error: 'null' },
@@ -96,7 +113,10 @@ describe('readiness (README, Health and readiness)', () => {
   });
 
   test('README: with RATE_LIMIT_ON_REDIS_ERROR=allow a failing Redis leaves the service ready, its check "degraded", saying rate limits are not applied', async () => {
-    const redis: ReadinessProbe = { ...failing('redis', 'connect ECONNREFUSED 10.1.2.3:6379'), degraded: 'rate limits are not applied (RATE_LIMIT_ON_REDIS_ERROR=allow)' };
+    const redis: ReadinessProbe = {
+      ...failing('redis', 'connect ECONNREFUSED 10.1.2.3:6379'),
+      degraded: 'rate limits are not applied (RATE_LIMIT_ON_REDIS_ERROR=allow)',
+    };
     const r = await readiness([ok('store'), redis], { stopping: false });
     expect(r.ready).toBe(true);
     expect(r.reason).toBeUndefined();
@@ -105,9 +125,17 @@ describe('readiness (README, Health and readiness)', () => {
     expect(r.degraded).not.toContain('10.1.2.3');
     // A failing store still makes it not ready; the degraded Redis is said beside it.
     const both = await readiness([failing('store', 'down'), redis], { stopping: false });
-    expect(both).toMatchObject({ ready: false, reason: 'store is failing', checks: { store: 'failing', redis: 'degraded' } });
+    expect(both).toMatchObject({
+      ready: false,
+      reason: 'store is failing',
+      checks: { store: 'failing', redis: 'degraded' },
+    });
     // A Redis answering: ok, and no degraded field.
-    expect(await readiness([ok('store'), { ...ok('redis'), degraded: 'x' }], { stopping: false })).toEqual({ ready: true, checks: { store: 'ok', redis: 'ok' }, details: [] });
+    expect(await readiness([ok('store'), { ...ok('redis'), degraded: 'x' }], { stopping: false })).toEqual({
+      ready: true,
+      checks: { store: 'ok', redis: 'ok' },
+      details: [],
+    });
   });
 
   test('no probes and no shutdown: ready with no checks', async () => {
@@ -120,7 +148,8 @@ describe('address lists: TRUST_PROXY and --allow (src/net/cidr.ts)', () => {
     const trust = addressSet(splitList('10.0.0.0/8,::1'));
     expect(trust.list).toEqual(['10.0.0.0/8', '::1']);
     for (const a of ['10.0.0.1', '10.255.255.255', '::1']) expect([a, trust.has(a)]).toEqual([a, true]);
-    for (const a of ['11.0.0.1', '9.255.255.255', '::2', '127.0.0.1', '']) expect([a, trust.has(a)]).toEqual([a, false]);
+    for (const a of ['11.0.0.1', '9.255.255.255', '::2', '127.0.0.1', ''])
+      expect([a, trust.has(a)]).toEqual([a, false]);
     const allow = addressSet(splitList('203.0.113.0/24, 2001:db8::/32'));
     for (const a of ['203.0.113.7', '2001:db8::1', '2001:DB8:ffff::9']) expect([a, allow.has(a)]).toEqual([a, true]);
     for (const a of ['203.0.114.7', '2001:db9::1', 'not an address']) expect([a, allow.has(a)]).toEqual([a, false]);
@@ -128,22 +157,41 @@ describe('address lists: TRUST_PROXY and --allow (src/net/cidr.ts)', () => {
 
   test('a single address matches itself only (a /32 or /128), and an IPv4 client seen on a :: socket matches as IPv4', () => {
     const one = addressSet(['192.0.2.10', '2001:db8::10']);
-    expect([one.has('192.0.2.10'), one.has('192.0.2.11'), one.has('2001:db8::10'), one.has('2001:db8::11')]).toEqual([true, false, true, false]);
-    expect([one.has('::ffff:192.0.2.10'), one.has('::FFFF:192.0.2.10'), one.has('::ffff:192.0.2.11')]).toEqual([true, true, false]);
+    expect([one.has('192.0.2.10'), one.has('192.0.2.11'), one.has('2001:db8::10'), one.has('2001:db8::11')]).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
+    expect([one.has('::ffff:192.0.2.10'), one.has('::FFFF:192.0.2.10'), one.has('::ffff:192.0.2.11')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
     // The same mapped address in hexadecimal (192.0.2.10 is c000:020a), and mapped ones with a zone.
-    expect([one.has('::ffff:c000:020a'), one.has('::ffff:c000:20b'), one.has('::ffff:192.0.2.10%eth0')]).toEqual([true, false, true]);
+    expect([one.has('::ffff:c000:020a'), one.has('::ffff:c000:20b'), one.has('::ffff:192.0.2.10%eth0')]).toEqual([
+      true,
+      false,
+      true,
+    ]);
   });
 
   test('an IPv6 address that only ends in what looks like a mapped IPv4 one is not that IPv4 address', () => {
     const ten = addressSet(['10.0.0.0/8']);
-    expect([ten.has('::ffff:10.0.0.1'), ten.has('2001:db8::ffff:10.0.0.1'), ten.has('64:ff9b::10.0.0.1'), ten.has('::10.0.0.1')]).toEqual([true, false, false, false]);
+    expect([
+      ten.has('::ffff:10.0.0.1'),
+      ten.has('2001:db8::ffff:10.0.0.1'),
+      ten.has('64:ff9b::10.0.0.1'),
+      ten.has('::10.0.0.1'),
+    ]).toEqual([true, false, false, false]);
   });
 
   test('what is not an address is in no set, of either family, even one holding everything', () => {
     const everything = addressSet(['0.0.0.0/0', '::/0']);
     expect(everything.has('10.0.0.1')).toBe(true);
     expect(everything.has('2001:db8::1')).toBe(true);
-    for (const a of ['', 'localhost', ' 10.0.0.1', '10.0.0.1\n', '1.2.3.4.5', '10.0.0.0/8', ':::1']) expect([a, everything.has(a)]).toEqual([a, false]);
+    for (const a of ['', 'localhost', ' 10.0.0.1', '10.0.0.1\n', '1.2.3.4.5', '10.0.0.0/8', ':::1'])
+      expect([a, everything.has(a)]).toEqual([a, false]);
   });
 
   test('prefix lengths up to 32 for IPv4 and 128 for IPv6, no longer; /0 is everything of its family', () => {
@@ -158,8 +206,21 @@ describe('address lists: TRUST_PROXY and --allow (src/net/cidr.ts)', () => {
 
   test('anything else is refused naming the entry, with examples; the set names the first bad one', () => {
     const refusal = (e: string) => `'${e}' is not an IP address or CIDR (e.g. 10.0.0.0/8, 2001:db8::/32)`;
-    for (const e of ['localhost', '10.0.0', '10.0.0.0/', '10.0.0.0/8/8', '/8', '10.0.0.0/x', '10.0.0.0/1234', ' 10.0.0.1', '10.0.0.1 ']) expect([e, addressEntryProblem(e)]).toEqual([e, refusal(e)]);
-    expect(() => addressSet(['10.0.0.0/8', 'proxy.local', 'also bad'])).toThrow(new AddressListError(refusal('proxy.local')));
+    for (const e of [
+      'localhost',
+      '10.0.0',
+      '10.0.0.0/',
+      '10.0.0.0/8/8',
+      '/8',
+      '10.0.0.0/x',
+      '10.0.0.0/1234',
+      ' 10.0.0.1',
+      '10.0.0.1 ',
+    ])
+      expect([e, addressEntryProblem(e)]).toEqual([e, refusal(e)]);
+    expect(() => addressSet(['10.0.0.0/8', 'proxy.local', 'also bad'])).toThrow(
+      new AddressListError(refusal('proxy.local')),
+    );
   });
 
   test('a list is split on commas, spaces around entries and empty entries dropped', () => {

@@ -30,15 +30,29 @@ beforeEach(() => {
 /** A quota no test but the quota's own reaches. */
 const ROOMY = { perSecond: 100_000, burst: 10, perDay: 1_000_000 };
 
-function provider(deps: Parameters<typeof createDvsaProvider>[1] = { quota: ROOMY }, client: Partial<typeof DVSA_CLIENT> = {}): DvsaProvider {
+function provider(
+  deps: Parameters<typeof createDvsaProvider>[1] = { quota: ROOMY },
+  client: Partial<typeof DVSA_CLIENT> = {},
+): DvsaProvider {
   const c = { ...DVSA_CLIENT, ...client };
-  const p = createDvsaProvider({ url: fake.apiUrl, tokenUrl: fake.tokenUrl, clientId: c.clientId, clientSecret: c.clientSecret, scope: c.scope, apiKey: c.apiKey }, deps);
+  const p = createDvsaProvider(
+    {
+      url: fake.apiUrl,
+      tokenUrl: fake.tokenUrl,
+      clientId: c.clientId,
+      clientSecret: c.clientSecret,
+      scope: c.scope,
+      apiKey: c.apiKey,
+    },
+    deps,
+  );
   providers.push(p);
   return p;
 }
 
 const mot = (p: DvsaProvider, reg: string) => p.fetch('UKMOT', reg, '', fetchContext());
-const failureOf = async (promise: Promise<unknown>) => (await promise.then(() => null).catch((e: unknown) => e)) as UpstreamFailure;
+const failureOf = async (promise: Promise<unknown>) =>
+  (await promise.then(() => null).catch((e: unknown) => e)) as UpstreamFailure;
 
 test('answers UKMOT only', () => {
   const p = provider();
@@ -61,7 +75,10 @@ test('an MOT history: tests with date, expiry, result, odometer and unit, number
           Odometer: '61234 mi',
           TestNumber: '111122223333',
           FailureReasons: [],
-          Advisories: ['Nearside Front Tyre worn close to legal limit (5.2.3 (e))', 'Offside Headlamp aim slightly high (4.1.2 (a))'],
+          Advisories: [
+            'Nearside Front Tyre worn close to legal limit (5.2.3 (e))',
+            'Offside Headlamp aim slightly high (4.1.2 (a))',
+          ],
         },
         {
           TestDate: '2025-08-18',
@@ -161,7 +178,8 @@ test('the token endpoint down: a transient failure naming it, and no secret in t
   const e = await failureOf(mot(provider(), 'AB12CDE'));
   expect([e.provider, e.kind]).toEqual(['dvsa', 'transient']);
   expect(e.message).toMatch(/token endpoint/);
-  for (const s of [DVSA_CLIENT.clientSecret, DVSA_CLIENT.apiKey, DVSA_CLIENT.clientId]) expect(e.message).not.toContain(s);
+  for (const s of [DVSA_CLIENT.clientSecret, DVSA_CLIENT.apiKey, DVSA_CLIENT.clientId])
+    expect(e.message).not.toContain(s);
 });
 
 test('wrong client credentials: a permanent failure naming the variables, not their values', async () => {
@@ -206,7 +224,11 @@ test('the daily quota: spent, the call is refused for hours, not seconds', async
 
 test('with REDIS_URL the quota is shared by every instance', async () => {
   const prefix = `test:dvsa:${process.pid}:${Date.now()}:`;
-  const deps = { redisUrl: 'redis://127.0.0.1:6379', redisPrefix: prefix, quota: { perSecond: 15, burst: 10, perDay: 4 } };
+  const deps = {
+    redisUrl: 'redis://127.0.0.1:6379',
+    redisPrefix: prefix,
+    quota: { perSecond: 15, burst: 10, perDay: 4 },
+  };
   const a = provider(deps);
   const b = provider(deps);
   for (const p of [a, b, a, b]) expect((await mot(p, 'AB12CDE')).found).toBe(true);

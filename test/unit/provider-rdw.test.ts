@@ -24,7 +24,12 @@ const fetchPlate = (plate: string, provider = rdw) => provider.fetch('CheckNethe
 
 test('answers CheckNetherlands only', () => {
   expect(rdw.name).toBe('rdw');
-  expect(['CheckNetherlands', 'Check', 'UKMOT', 'CheckUSA'].map((op) => rdw.answers(op))).toEqual([true, false, false, false]);
+  expect(['CheckNetherlands', 'Check', 'UKMOT', 'CheckUSA'].map((op) => rdw.answers(op))).toEqual([
+    true,
+    false,
+    false,
+    false,
+  ]);
 });
 
 test('a registered car: every mapped field, the extras in vehicleJson, the rows kept whole', async () => {
@@ -61,7 +66,17 @@ test('a registered car: every mapped field, the extras in vehicleJson, the rows 
   });
   // Fields RDW does not hold are absent (answered as empty elements), and the record is one an import would take.
   if (!answer.found) throw new Error('not found');
-  for (const f of ['ABICode', 'ManufactureYearFrom', 'ManufactureYearTo', 'Transmission', 'Immobiliser', 'IndicativeValue', 'DriverSide', 'SecondColour']) expect(answer.record).not.toHaveProperty(f);
+  for (const f of [
+    'ABICode',
+    'ManufactureYearFrom',
+    'ManufactureYearTo',
+    'Transmission',
+    'Immobiliser',
+    'IndicativeValue',
+    'DriverSide',
+    'SecondColour',
+  ])
+    expect(answer.record).not.toHaveProperty(f);
   expect(vehicleProblems(answer.record)).toEqual([]);
 });
 
@@ -71,7 +86,10 @@ test('a hybrid: both fuels in fuel-number order, the first CO2 figure given', as
   expect(answer.record.FuelType).toEqual({ CurrentValue: null, CurrentTextValue: 'Benzine/Elektriciteit' });
   expect(answer.record.Co2Emissions).toBe(101);
   expect(answer.record).not.toHaveProperty('NumberOfDoors');
-  expect((answer.record.rdwFuel as { brandstof_volgnummer: string }[]).map((r) => r.brandstof_volgnummer)).toEqual(['1', '2']);
+  expect((answer.record.rdwFuel as { brandstof_volgnummer: string }[]).map((r) => r.brandstof_volgnummer)).toEqual([
+    '1',
+    '2',
+  ]);
 });
 
 test('a trailer: no fuel rows and no engine, so no FuelType nor EngineSize', async () => {
@@ -114,7 +132,19 @@ test.each([
 });
 
 test("the portal export's column titles name the API's fields", () => {
-  expect(['Kenteken', 'Merk', 'Handelsbenaming', 'Eerste kleur', 'Datum eerste toelating', 'Vervaldatum APK', 'WAM verzekerd', 'Aantal zitplaatsen', 'kenteken'].map(rdwFieldName)).toEqual([
+  expect(
+    [
+      'Kenteken',
+      'Merk',
+      'Handelsbenaming',
+      'Eerste kleur',
+      'Datum eerste toelating',
+      'Vervaldatum APK',
+      'WAM verzekerd',
+      'Aantal zitplaatsen',
+      'kenteken',
+    ].map(rdwFieldName),
+  ).toEqual([
     'kenteken',
     'merk',
     'handelsbenaming',

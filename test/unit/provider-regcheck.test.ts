@@ -11,7 +11,8 @@ const reply = (status: number, body: string, headers: Record<string, string> = {
   http: async (): Promise<UpstreamResponse> => ({ status, headers, body }),
   signal: new AbortController().signal,
 });
-const fetchWith = (op: string, status: number, body: string, headers: Record<string, string> = {}) => provider.fetch(op, 'AB12CDE', '', reply(status, body, headers));
+const fetchWith = (op: string, status: number, body: string, headers: Record<string, string> = {}) =>
+  provider.fetch(op, 'AB12CDE', '', reply(status, body, headers));
 
 async function failure(p: Promise<unknown>): Promise<UpstreamFailure> {
   try {
@@ -30,16 +31,25 @@ const VEHICLE = `<?xml version="1.0" encoding="utf-8"?>
 </Vehicle>`;
 
 test('a Vehicle answer: the record is vehicleJson, its references resolved', async () => {
-  expect(await fetchWith('Check', 200, VEHICLE)).toEqual({ found: true, record: { Description: 'A & B <1> é€', CarMake: { CurrentTextValue: 'FORD' } } });
+  expect(await fetchWith('Check', 200, VEHICLE)).toEqual({
+    found: true,
+    record: { Description: 'A & B <1> é€', CarMake: { CurrentTextValue: 'FORD' } },
+  });
 });
 
 test('a UKMOTData answer: tests from Json, extendedInformation and taxDate', async () => {
   const xml = `<?xml version="1.0"?><UKMOTData xmlns="http://regcheck.org.uk"><Tests><UKTest><TestDate>2025-01-01</TestDate></UKTest></Tests><taxDate>2026-05-01</taxDate><Json>[{"TestDate":"2025-01-01"}]</Json><ExtendedInformation /><ExtendedInformationJson>[["a","b"]]</ExtendedInformationJson></UKMOTData>`;
-  expect(await fetchWith('UKMOT', 200, xml)).toEqual({ found: true, record: { tests: [{ TestDate: '2025-01-01' }], extendedInformation: [['a', 'b']], taxDate: '2026-05-01' } });
+  expect(await fetchWith('UKMOT', 200, xml)).toEqual({
+    found: true,
+    record: { tests: [{ TestDate: '2025-01-01' }], extendedInformation: [['a', 'b']], taxDate: '2026-05-01' },
+  });
 });
 
 test.each([
-  ['a DTD', `<?xml version="1.0"?><!DOCTYPE Vehicle [<!ENTITY x "y">]><Vehicle><vehicleJson>{}</vehicleJson></Vehicle>`],
+  [
+    'a DTD',
+    `<?xml version="1.0"?><!DOCTYPE Vehicle [<!ENTITY x "y">]><Vehicle><vehicleJson>{}</vehicleJson></Vehicle>`,
+  ],
   ['CDATA', `<Vehicle><vehicleJson><![CDATA[{}]]></vehicleJson></Vehicle>`],
   ['a processing instruction', `<Vehicle><?evil x?><vehicleJson>{}</vehicleJson></Vehicle>`],
   ['an undefined entity', `<Vehicle><vehicleJson>{"a":"&nbsp;"}</vehicleJson></Vehicle>`],

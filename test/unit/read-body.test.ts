@@ -242,8 +242,15 @@ describe('bodyIfArrived and endIfArrived, on a stream in each state', () => {
   });
 
   test('a compressed body is inflated; a broken one throws', () => {
-    expect(bodyIfArrived(asReq(arrived(zlib.gzipSync(Buffer.from('zip')), { 'content-encoding': 'gzip' })), LIMIT)?.toString()).toBe('zip');
-    expect(() => bodyIfArrived(asReq(arrived('zip', { 'content-encoding': 'deflate' })), LIMIT)).toThrow('The deflate body could not be decompressed');
+    expect(
+      bodyIfArrived(
+        asReq(arrived(zlib.gzipSync(Buffer.from('zip')), { 'content-encoding': 'gzip' })),
+        LIMIT,
+      )?.toString(),
+    ).toBe('zip');
+    expect(() => bodyIfArrived(asReq(arrived('zip', { 'content-encoding': 'deflate' })), LIMIT)).toThrow(
+      'The deflate body could not be decompressed',
+    );
   });
 
   test('endIfArrived reads a complete, empty request to its end; leaves others alone', async () => {

@@ -20,7 +20,13 @@ test('every operation has a demo plate in the README that is in the sample data'
     expect(row).not.toBeNull();
     const key = normalizeRegistration(row![1]);
     expect(key.ok).toBe(true);
-    const found = SAMPLE.some((r) => r.operation === op.name && key.ok && normalizeRegistration(r.registration).ok && (normalizeRegistration(r.registration) as { value: string }).value === key.value);
+    const found = SAMPLE.some(
+      (r) =>
+        r.operation === op.name &&
+        key.ok &&
+        normalizeRegistration(r.registration).ok &&
+        (normalizeRegistration(r.registration) as { value: string }).value === key.value,
+    );
     expect(found).toBe(true);
   }
 });

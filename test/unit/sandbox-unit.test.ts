@@ -6,7 +6,13 @@
 import { findOperation } from '../../src/contract/operations';
 import { LookupError } from '../../src/service/errors';
 import { modelMatches, parseMot } from '../../src/service/records';
-import { isSandboxPlate, SANDBOX_MOT, SANDBOX_SLOW_MS, SANDBOX_VEHICLE, sandboxPayload } from '../../src/service/sandbox';
+import {
+  isSandboxPlate,
+  SANDBOX_MOT,
+  SANDBOX_SLOW_MS,
+  SANDBOX_VEHICLE,
+  sandboxPayload,
+} from '../../src/service/sandbox';
 
 const CHECK = findOperation('Check')!;
 const USA = findOperation('CheckUSA')!;
@@ -23,7 +29,8 @@ async function outcome(p: Promise<string>): Promise<{ code: string; message: str
 
 describe('the plates', () => {
   test('the nine registrations of the README table are sandbox plates; others, and spaced or lower-case forms before normalisation, are not', () => {
-    for (const p of ['AA19AAA', 'ER19NFD', 'ER19BAD', 'ER19USR', 'ER19CRD', 'ER19THR', 'ER19ERR', 'ER19MNT', 'ER19SLO']) expect(isSandboxPlate(p)).toBe(true);
+    for (const p of ['AA19AAA', 'ER19NFD', 'ER19BAD', 'ER19USR', 'ER19CRD', 'ER19THR', 'ER19ERR', 'ER19MNT', 'ER19SLO'])
+      expect(isSandboxPlate(p)).toBe(true);
     for (const p of ['AA19AAB', 'ER19XXX', 'aa19aaa', 'AA19 AAA', '']) expect(isSandboxPlate(p)).toBe(false);
   });
 
@@ -69,7 +76,9 @@ describe('AA19AAA', () => {
     expect(await sandboxPayload(MOT, 'AA19AAA', '')).toBe(SANDBOX_MOT);
     const r = await outcome(sandboxPayload(MOT, 'AA19AAA', 'FIESTA'));
     expect(r).toMatchObject({ code: 'VEHICLE_NOT_FOUND', retryAfter: undefined });
-    expect((r as { message: string }).message).toMatch(/^No vehicle found for registration 'AA19AAA' with model 'FIESTA'/);
+    expect((r as { message: string }).message).toMatch(
+      /^No vehicle found for registration 'AA19AAA' with model 'FIESTA'/,
+    );
   });
 
   test('a vehicle operation ignores a Model', async () => {

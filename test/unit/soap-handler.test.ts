@@ -35,8 +35,16 @@ beforeAll(async () => {
       return answer();
     },
   } as unknown as LookupService;
-  const logger = { error: (msg: string, meta: Record<string, unknown>) => logged.push([msg, meta]) } as unknown as Logger;
-  const handler = await createSoapHandler(loadWsdl(NS), { service, namespace: NS, limits: LIMITS, logger, trustProxy: addressSet([]) });
+  const logger = {
+    error: (msg: string, meta: Record<string, unknown>) => logged.push([msg, meta]),
+  } as unknown as Logger;
+  const handler = await createSoapHandler(loadWsdl(NS), {
+    service,
+    namespace: NS,
+    limits: LIMITS,
+    logger,
+    trustProxy: addressSet([]),
+  });
   server = http.createServer((req, res) => {
     const ctx: RequestContext = { id: 'x', start: 0 };
     contexts.push(ctx);
@@ -67,14 +75,28 @@ test('the service gets the operation, the parameters as node-soap read them, and
   const a = await post('1.1', envelope('1.1', 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }));
   expect(a.status).toBe(500);
   expect(a.body).toContain(`<ErrorCode xmlns="${NS}">VEHICLE_NOT_FOUND</ErrorCode>`);
-  expect(calls).toEqual([{ op: 'Check', params: expect.objectContaining({ RegistrationNumber: 'AB12CDE', username: 'zed' }), address: '127.0.0.1' }]);
-  expect(contexts.at(-1)).toMatchObject({ transport: 'soap11', operation: 'Check', username: 'zed', errorCode: 'VEHICLE_NOT_FOUND' });
+  expect(calls).toEqual([
+    {
+      op: 'Check',
+      params: expect.objectContaining({ RegistrationNumber: 'AB12CDE', username: 'zed' }),
+      address: '127.0.0.1',
+    },
+  ]);
+  expect(contexts.at(-1)).toMatchObject({
+    transport: 'soap11',
+    operation: 'Check',
+    username: 'zed',
+    errorCode: 'VEHICLE_NOT_FOUND',
+  });
 });
 
 test('an operation element with no parameters reaches the service as an empty set of parameters', async () => {
   calls.length = 0;
   answer = () => Promise.reject(new LookupError('MISSING_PARAMETER', 'RegistrationNumber is missing'));
-  const a = await post('1.2', `<soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope"><soap:Body><Check xmlns="${NS}"/></soap:Body></soap:Envelope>`);
+  const a = await post(
+    '1.2',
+    `<soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope"><soap:Body><Check xmlns="${NS}"/></soap:Body></soap:Envelope>`,
+  );
   expect(a.status).toBe(500);
   expect(a.body).toContain('rl:MISSING_PARAMETER');
   expect(calls).toHaveLength(1);
@@ -119,7 +141,9 @@ test('a PAYLOAD_TOO_LARGE from the service is answered 413 over SOAP (README: 50
   const a = await post('1.1', envelope('1.1', 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }));
   expect(a.status).toBe(413);
   answer = () => Promise.reject(new LookupError('INVALID_PARAMETER', 'bad'));
-  expect((await post('1.1', envelope('1.1', 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }))).status).toBe(500);
+  expect((await post('1.1', envelope('1.1', 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }))).status).toBe(
+    500,
+  );
 });
 
 describe('HTTP GET with the stand-in service', () => {
@@ -156,7 +180,11 @@ describe('HTTP GET with the stand-in service', () => {
 test('a refusal that is ours is not logged as a failure', async () => {
   logged.length = 0;
   answer = () => Promise.reject(new LookupError('RATE_LIMITED', 'Too many lookups', 3));
-  const a = await fetch(`${base}/api/reg.asmx`, { method: 'POST', headers: soapHeaders('1.2', 'Check'), body: envelope('1.2', 'Check', { RegistrationNumber: 'A', username: 'zed' }) });
+  const a = await fetch(`${base}/api/reg.asmx`, {
+    method: 'POST',
+    headers: soapHeaders('1.2', 'Check'),
+    body: envelope('1.2', 'Check', { RegistrationNumber: 'A', username: 'zed' }),
+  });
   expect(a.status).toBe(500);
   expect(a.headers.get('retry-after')).toBe('3');
   expect(a.headers.get('content-type')).toBe('application/soap+xml; charset=utf-8');
@@ -170,11 +198,20 @@ test('node-soap failing on a screened request: our INTERNAL_ERROR fault, with it
   // (A comment in the envelope: only node-soap serves it; a plain envelope is answered without it, next test.)
   answer = () => Promise.resolve(undefined);
   for (const version of ['1.1', '1.2'] as const) {
-    const body0 = envelope(version, 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }).replace('<username>', '<!-- via node-soap --><username>');
-    const res = await fetch(`${base}/api/reg.asmx`, { method: 'POST', headers: soapHeaders(version, 'Check'), body: body0 });
+    const body0 = envelope(version, 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }).replace(
+      '<username>',
+      '<!-- via node-soap --><username>',
+    );
+    const res = await fetch(`${base}/api/reg.asmx`, {
+      method: 'POST',
+      headers: soapHeaders(version, 'Check'),
+      body: body0,
+    });
     const body = await res.text();
     expect(res.status).toBe(500);
-    expect(res.headers.get('content-type')).toBe(version === '1.1' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8');
+    expect(res.headers.get('content-type')).toBe(
+      version === '1.1' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8',
+    );
     expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(body));
     expect(body).toContain(`<ErrorCode xmlns="${NS}">INTERNAL_ERROR</ErrorCode>`);
     expect(body).toContain('Internal error; the request was logged');
@@ -189,10 +226,16 @@ test('a result that cannot be written, on the direct path (plain envelope): the 
   logged.length = 0;
   answer = () => Promise.resolve(undefined);
   for (const version of ['1.1', '1.2'] as const) {
-    const res = await fetch(`${base}/api/reg.asmx`, { method: 'POST', headers: soapHeaders(version, 'Check'), body: envelope(version, 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }) });
+    const res = await fetch(`${base}/api/reg.asmx`, {
+      method: 'POST',
+      headers: soapHeaders(version, 'Check'),
+      body: envelope(version, 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }),
+    });
     const body = await res.text();
     expect(res.status).toBe(500);
-    expect(res.headers.get('content-type')).toBe(version === '1.1' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8');
+    expect(res.headers.get('content-type')).toBe(
+      version === '1.1' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8',
+    );
     expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(body));
     expect(body).toContain(`<ErrorCode xmlns="${NS}">INTERNAL_ERROR</ErrorCode>`);
     expect(body).toContain('Internal error; the request was logged');

@@ -11,7 +11,9 @@ test('a lookup is an index search on the whole key, not a scan, as the store run
   const store = new SqliteStore(':memory:');
   try {
     const plan = store.lookupPlan();
-    expect(plan).toMatch(/\bSEARCH records USING (?:COVERING )?INDEX \w+ \(operation=\? AND registration=\? AND state=\?\)/);
+    expect(plan).toMatch(
+      /\bSEARCH records USING (?:COVERING )?INDEX \w+ \(operation=\? AND registration=\? AND state=\?\)/,
+    );
     expect(plan).not.toMatch(/\bSCAN\b/);
   } finally {
     await store.close();
@@ -93,7 +95,13 @@ describe('backup: a consistent copy of the whole store (records, accounts, usage
     const dest = path.join(dir, 'copy.db');
     try {
       const batch = await store.beginImport();
-      for (let i = 0; i < 300; i++) await batch.put({ operation: 'Check', registration: `B${i}`, state: '', payload: JSON.stringify({ Description: `car ${i}`, pad: 'x'.repeat(500) }) });
+      for (let i = 0; i < 300; i++)
+        await batch.put({
+          operation: 'Check',
+          registration: `B${i}`,
+          state: '',
+          payload: JSON.stringify({ Description: `car ${i}`, pad: 'x'.repeat(500) }),
+        });
       await batch.commit();
       await store.putAccount({ username: 'bob', credits: 7, dailyLimit: 3 });
       await store.addUsage([{ username: 'bob', day: '2026-11-23', operation: 'Check', found: 2, notFound: 1 }]);
@@ -115,9 +123,14 @@ describe('backup: a consistent copy of the whole store (records, accounts, usage
     const copy = new SqliteStore(dest);
     try {
       expect(await copy.count()).toBe(300);
-      expect(JSON.parse((await copy.get({ operation: 'Check', registration: 'B299', state: '' }))?.payload ?? '{}').Description).toBe('car 299');
+      expect(
+        JSON.parse((await copy.get({ operation: 'Check', registration: 'B299', state: '' }))?.payload ?? '{}')
+          .Description,
+      ).toBe('car 299');
       expect(await copy.getAccount('bob')).toMatchObject({ credits: 7, dailyLimit: 3 });
-      expect(await copy.usage('bob', '2026-11-01')).toEqual([{ username: 'bob', day: '2026-11-23', operation: 'Check', found: 2, notFound: 1 }]);
+      expect(await copy.usage('bob', '2026-11-01')).toEqual([
+        { username: 'bob', day: '2026-11-23', operation: 'Check', found: 2, notFound: 1 },
+      ]);
     } finally {
       await copy.close();
     }
@@ -218,18 +231,21 @@ describe('records(): every record in key order', () => {
     return out;
   };
 
-  test.each([':memory:', ''])('a store without a file of its own (%j) is read through its one connection, which goes on serving and writing', async (file) => {
-    const store = new SqliteStore(file);
-    try {
-      await put(store, ['b', 'A', 'a', 'B']);
-      expect(await all(store)).toEqual(['A', 'B', 'a', 'b']);
-      await put(store, ['C']);
-      expect(await store.get({ operation: 'Check', registration: 'C', state: '' })).toEqual({ payload: '{"r":"C"}' });
-      expect(await all(store)).toEqual(['A', 'B', 'C', 'a', 'b']);
-    } finally {
-      await store.close();
-    }
-  });
+  test.each([':memory:', ''])(
+    'a store without a file of its own (%j) is read through its one connection, which goes on serving and writing',
+    async (file) => {
+      const store = new SqliteStore(file);
+      try {
+        await put(store, ['b', 'A', 'a', 'B']);
+        expect(await all(store)).toEqual(['A', 'B', 'a', 'b']);
+        await put(store, ['C']);
+        expect(await store.get({ operation: 'Check', registration: 'C', state: '' })).toEqual({ payload: '{"r":"C"}' });
+        expect(await all(store)).toEqual(['A', 'B', 'C', 'a', 'b']);
+      } finally {
+        await store.close();
+      }
+    },
+  );
 
   test('a file store: after a whole pass, or one stopped early, nothing is held open (the log can be checkpointed whole)', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-records-'));

@@ -45,7 +45,9 @@ test('a sqlite: store is opened at the path given, its folders created when miss
   expect(fs.existsSync(file)).toBe(true);
   store = openStore(`sqlite:${file}`);
   try {
-    expect(await store.get({ operation: 'Check', registration: 'OPEN1', state: '' })).toEqual({ payload: '{"Description":"kept"}' });
+    expect(await store.get({ operation: 'Check', registration: 'OPEN1', state: '' })).toEqual({
+      payload: '{"Description":"kept"}',
+    });
   } finally {
     await store.close();
   }
@@ -68,7 +70,10 @@ test('sqlite: with no path is refused, naming DATABASE_URL and giving an example
 });
 
 test('postgres:// and postgresql:// open a PostgreSQL store without connecting yet; a bad ?schema= is a configuration error', async () => {
-  for (const url of ['postgres://reglookup:secret@127.0.0.1:1/reglookup', 'postgresql://reglookup@127.0.0.1:1/reglookup?schema=tenant_1']) {
+  for (const url of [
+    'postgres://reglookup:secret@127.0.0.1:1/reglookup',
+    'postgresql://reglookup@127.0.0.1:1/reglookup?schema=tenant_1',
+  ]) {
     const store = openStore(url, { pool: 2, statementTimeoutMs: 0, cacheTtlMs: 0 });
     expect(isMigratable(store)).toBe(true);
     expect(store.backup).toBeUndefined();
@@ -82,11 +87,17 @@ test('postgres:// and postgresql:// open a PostgreSQL store without connecting y
 test('another kind of database is refused, naming DATABASE_URL and the two kinds, password hidden', () => {
   const e = thrown(() => openStore('mysql://reglookup:hunter2@db.example.com:3306/reglookup'));
   expect(e).toBeInstanceOf(ConfigError);
-  expect(e.message).toBe("DATABASE_URL 'mysql://reglookup:***@db.example.com:3306/reglookup' is not supported; use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE");
+  expect(e.message).toBe(
+    "DATABASE_URL 'mysql://reglookup:***@db.example.com:3306/reglookup' is not supported; use sqlite:PATH or postgres://USER@HOST:PORT/DATABASE",
+  );
 });
 
 test('only a URL that begins postgres:// or postgresql:// is PostgreSQL', () => {
-  for (const url of ['mypostgres://reglookup@db/reglookup', 'x-postgresql://reglookup@db/reglookup', ' postgres://reglookup@db/reglookup']) {
+  for (const url of [
+    'mypostgres://reglookup@db/reglookup',
+    'x-postgresql://reglookup@db/reglookup',
+    ' postgres://reglookup@db/reglookup',
+  ]) {
     const e = thrown(() => openStore(url));
     expect(e).toBeInstanceOf(ConfigError);
     expect(e.message).toMatch(/is not supported; use sqlite:PATH or postgres:/);
@@ -94,19 +105,29 @@ test('only a URL that begins postgres:// or postgresql:// is PostgreSQL', () => 
 });
 
 test("?schema= and ?options= are taken out of the URL given to the driver; its other parameters stay; a bad schema's message stays one short line", () => {
-  expect(parsePostgresUrl('postgres://u:p@db:5433/reg?sslmode=require&schema=tenant_1&options=-c%20work_mem%3D64MB&application_name=mine')).toEqual({
+  expect(
+    parsePostgresUrl(
+      'postgres://u:p@db:5433/reg?sslmode=require&schema=tenant_1&options=-c%20work_mem%3D64MB&application_name=mine',
+    ),
+  ).toEqual({
     connectionString: 'postgres://u:p@db:5433/reg?sslmode=require&application_name=mine',
     schema: 'tenant_1',
     options: '-c work_mem=64MB',
   });
-  expect(parsePostgresUrl('postgresql://db/reg')).toEqual({ connectionString: 'postgresql://db/reg', schema: null, options: null });
+  expect(parsePostgresUrl('postgresql://db/reg')).toEqual({
+    connectionString: 'postgresql://db/reg',
+    schema: null,
+    options: null,
+  });
   const long = thrown(() => parsePostgresUrl(`postgres://db/reg?schema=${'A'.repeat(5000)}`));
   expect(long.message).toMatch(/^DATABASE_URL \?schema= must be a plain identifier .*, got 'A+'$/);
   expect(long.message.length).toBeLessThan(200);
 });
 
 test('a password is hidden wherever the URL is shown; a URL without one is shown as it is', () => {
-  expect(redactUrl('postgres://reglookup:secret@127.0.0.1:5433/reglookup')).toBe('postgres://reglookup:***@127.0.0.1:5433/reglookup');
+  expect(redactUrl('postgres://reglookup:secret@127.0.0.1:5433/reglookup')).toBe(
+    'postgres://reglookup:***@127.0.0.1:5433/reglookup',
+  );
   expect(redactUrl('postgresql://u:p%40ss@db/x?schema=s')).toBe('postgresql://u:***@db/x?schema=s');
   expect(redactUrl('postgres://root@127.0.0.1:5432/test')).toBe('postgres://root@127.0.0.1:5432/test');
   expect(redactUrl('postgres://db.example.com:5432/reglookup')).toBe('postgres://db.example.com:5432/reglookup');
@@ -115,14 +136,25 @@ test('a password is hidden wherever the URL is shown; a URL without one is shown
 
 test("a store that cannot be reached: one line naming DATABASE_URL, the password hidden, and the driver's reason", () => {
   const url = 'postgres://reglookup:secret@127.0.0.1:5433/reglookup';
-  const refused = storeUnavailable(url, Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5433'), { code: 'ECONNREFUSED' }));
+  const refused = storeUnavailable(
+    url,
+    Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5433'), { code: 'ECONNREFUSED' }),
+  );
   expect(refused).toBeInstanceOf(ConfigError);
-  expect(refused.message).toBe("DATABASE_URL 'postgres://reglookup:***@127.0.0.1:5433/reglookup' cannot be opened: connect ECONNREFUSED 127.0.0.1:5433");
+  expect(refused.message).toBe(
+    "DATABASE_URL 'postgres://reglookup:***@127.0.0.1:5433/reglookup' cannot be opened: connect ECONNREFUSED 127.0.0.1:5433",
+  );
   // Node's AggregateError for a refused connection to every address has an empty message and a code.
   const aggregate = Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' });
-  expect(storeUnavailable(url, aggregate).message).toBe("DATABASE_URL 'postgres://reglookup:***@127.0.0.1:5433/reglookup' cannot be opened: ECONNREFUSED");
-  expect(storeUnavailable('sqlite:/proc/x.db', 'unable to open database file').message).toBe("DATABASE_URL 'sqlite:/proc/x.db' cannot be opened: unable to open database file");
-  expect(storeUnavailable('sqlite:/proc/x.db', null).message).toBe("DATABASE_URL 'sqlite:/proc/x.db' cannot be opened: null");
+  expect(storeUnavailable(url, aggregate).message).toBe(
+    "DATABASE_URL 'postgres://reglookup:***@127.0.0.1:5433/reglookup' cannot be opened: ECONNREFUSED",
+  );
+  expect(storeUnavailable('sqlite:/proc/x.db', 'unable to open database file').message).toBe(
+    "DATABASE_URL 'sqlite:/proc/x.db' cannot be opened: unable to open database file",
+  );
+  expect(storeUnavailable('sqlite:/proc/x.db', null).message).toBe(
+    "DATABASE_URL 'sqlite:/proc/x.db' cannot be opened: null",
+  );
 });
 
 test('isMigratable: a store with migrate(), not one without', async () => {

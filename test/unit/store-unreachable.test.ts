@@ -23,7 +23,13 @@ test.each([
   ['a name that does not resolve', err('getaddrinfo ENOTFOUND db.example', 'ENOTFOUND')],
   [
     'every address refused (AggregateError)',
-    Object.assign(new AggregateError([err('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED'), err('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')]), { code: 'ECONNREFUSED' }),
+    Object.assign(
+      new AggregateError([
+        err('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED'),
+        err('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'),
+      ]),
+      { code: 'ECONNREFUSED' },
+    ),
   ],
 ])('unreachable: %s', (_name, e) => {
   expect(isUnreachable(e)).toBe(true);
@@ -42,7 +48,9 @@ test.each([
 });
 
 test('README (Errors): a store that cannot be reached is SERVICE_UNAVAILABLE with a Retry-After, its cause kept out of the message', () => {
-  const e = asLookupError(new StoreUnavailableError('PostgreSQL', err('connect ECONNREFUSED 10.9.8.7:5432', 'ECONNREFUSED')));
+  const e = asLookupError(
+    new StoreUnavailableError('PostgreSQL', err('connect ECONNREFUSED 10.9.8.7:5432', 'ECONNREFUSED')),
+  );
   expect(e.code).toBe('SERVICE_UNAVAILABLE');
   expect(e.spec.status).toBe(503);
   expect(e.retryAfter).toBeGreaterThan(0);

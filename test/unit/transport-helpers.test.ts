@@ -71,14 +71,21 @@ describe('parseForm and queryString', () => {
   });
 
   test("with an operation's names: other spellings are taken under the WSDL's, unknown names kept", () => {
-    expect({ ...parseForm('REGISTRATIONNUMBER=A&UserName=u&Other=x&STATE=CA', names) }).toEqual({ RegistrationNumber: 'A', username: 'u', Other: 'x', State: 'CA' });
+    expect({ ...parseForm('REGISTRATIONNUMBER=A&UserName=u&Other=x&STATE=CA', names) }).toEqual({
+      RegistrationNumber: 'A',
+      username: 'u',
+      Other: 'x',
+      State: 'CA',
+    });
   });
 
   test('two spellings of one name are one parameter given twice: INVALID_PARAMETER with the case note', () => {
     expect(code(() => parseForm('State=CA&state=CA', names, HTTP_CASE_NOTE))).toBe(
       `INVALID_PARAMETER: Parameter 'State' was given 2 times; give it once (names are matched ignoring case over HTTP GET/POST)`,
     );
-    expect(code(() => parseForm('username=a&username=b&USERNAME=c', names, HTTP_CASE_NOTE))).toMatch(/^INVALID_PARAMETER: Parameter 'username' was given 3 times/);
+    expect(code(() => parseForm('username=a&username=b&USERNAME=c', names, HTTP_CASE_NOTE))).toMatch(
+      /^INVALID_PARAMETER: Parameter 'username' was given 3 times/,
+    );
     // Without the note, or for names outside the operation's, repeats are left to the service.
     expect({ ...parseForm('State=CA&state=CA', names) }).toEqual({ State: ['CA', 'CA'] });
     expect({ ...parseForm('x=1&x=2', names, HTTP_CASE_NOTE) }).toEqual({ x: ['1', '2'] });
@@ -94,7 +101,9 @@ describe('parseForm and queryString', () => {
 
 describe('Content-Type, charset, UTF-8', () => {
   test('parseMediaType: the type in lower case, parameters by lower-case name, quotes removed', () => {
-    const m = parseMediaType(' Application/SOAP+XML ; Charset="UTF-8"; action="http://regcheck.org.uk/Check" ;bad; x = y ');
+    const m = parseMediaType(
+      ' Application/SOAP+XML ; Charset="UTF-8"; action="http://regcheck.org.uk/Check" ;bad; x = y ',
+    );
     expect(m.type).toBe('application/soap+xml');
     expect([...m.params]).toEqual([
       ['charset', 'UTF-8'],
@@ -110,9 +119,14 @@ describe('Content-Type, charset, UTF-8', () => {
   });
 
   test('checkCharset: UTF-8 in any spelling, or none, passes; anything else is MALFORMED_REQUEST', () => {
-    for (const ok of ['text/xml', 'text/xml; charset=utf-8', 'text/xml; charset=UTF8', 'text/xml; charset="Utf-8"']) expect(() => checkCharset(parseMediaType(ok))).not.toThrow();
-    expect(code(() => checkCharset(parseMediaType('text/xml; charset=utf-16')))).toBe("MALFORMED_REQUEST: charset 'utf-16' is not supported; send UTF-8");
-    expect(code(() => checkCharset(parseMediaType('text/xml; charset=iso-8859-1')))).toMatch(/^MALFORMED_REQUEST: charset 'iso-8859-1'/);
+    for (const ok of ['text/xml', 'text/xml; charset=utf-8', 'text/xml; charset=UTF8', 'text/xml; charset="Utf-8"'])
+      expect(() => checkCharset(parseMediaType(ok))).not.toThrow();
+    expect(code(() => checkCharset(parseMediaType('text/xml; charset=utf-16')))).toBe(
+      "MALFORMED_REQUEST: charset 'utf-16' is not supported; send UTF-8",
+    );
+    expect(code(() => checkCharset(parseMediaType('text/xml; charset=iso-8859-1')))).toMatch(
+      /^MALFORMED_REQUEST: charset 'iso-8859-1'/,
+    );
     expect(code(() => checkCharset(parseMediaType('text/xml; charset=xutf-8')))).toMatch(/^MALFORMED_REQUEST/);
     expect(code(() => checkCharset(parseMediaType('text/xml; charset=utf-8x')))).toMatch(/^MALFORMED_REQUEST/);
     expect(code(() => checkCharset(parseMediaType('text/xml; charset=')))).toMatch(/^MALFORMED_REQUEST/);
@@ -122,15 +136,27 @@ describe('Content-Type, charset, UTF-8', () => {
     expect(decodeUtf8(Buffer.from('héllo'))).toBe('héllo');
     expect(decodeUtf8(Buffer.from([0xef, 0xbb, 0xbf, 0x41]))).toBe('A');
     expect(decodeUtf8(Buffer.alloc(0))).toBe('');
-    expect(code(() => decodeUtf8(Buffer.from([0xff, 0xfe, 0x3c, 0x00])))).toBe('MALFORMED_REQUEST: The body is UTF-16; only UTF-8 is accepted');
-    expect(code(() => decodeUtf8(Buffer.from([0xfe, 0xff, 0x00, 0x3c])))).toBe('MALFORMED_REQUEST: The body is UTF-16; only UTF-8 is accepted');
-    expect(code(() => decodeUtf8(Buffer.from([0xff, 0xfe])))).toBe('MALFORMED_REQUEST: The body is UTF-16; only UTF-8 is accepted');
-    expect(code(() => decodeUtf8(Buffer.from([0xfe, 0xff])))).toBe('MALFORMED_REQUEST: The body is UTF-16; only UTF-8 is accepted');
-    expect(code(() => decodeUtf8(Buffer.from([0x41, 0xc3, 0x28])))).toBe('MALFORMED_REQUEST: The body is not valid UTF-8');
+    expect(code(() => decodeUtf8(Buffer.from([0xff, 0xfe, 0x3c, 0x00])))).toBe(
+      'MALFORMED_REQUEST: The body is UTF-16; only UTF-8 is accepted',
+    );
+    expect(code(() => decodeUtf8(Buffer.from([0xfe, 0xff, 0x00, 0x3c])))).toBe(
+      'MALFORMED_REQUEST: The body is UTF-16; only UTF-8 is accepted',
+    );
+    expect(code(() => decodeUtf8(Buffer.from([0xff, 0xfe])))).toBe(
+      'MALFORMED_REQUEST: The body is UTF-16; only UTF-8 is accepted',
+    );
+    expect(code(() => decodeUtf8(Buffer.from([0xfe, 0xff])))).toBe(
+      'MALFORMED_REQUEST: The body is UTF-16; only UTF-8 is accepted',
+    );
+    expect(code(() => decodeUtf8(Buffer.from([0x41, 0xc3, 0x28])))).toBe(
+      'MALFORMED_REQUEST: The body is not valid UTF-8',
+    );
     // Only both bytes of a BOM make UTF-16: 0xFF or 0xFE followed by something else is just invalid UTF-8.
     expect(code(() => decodeUtf8(Buffer.from([0xff, 0x41])))).toBe('MALFORMED_REQUEST: The body is not valid UTF-8');
     expect(code(() => decodeUtf8(Buffer.from([0xfe, 0x41])))).toBe('MALFORMED_REQUEST: The body is not valid UTF-8');
-    expect(code(() => decodeUtf8(Buffer.from([0x41, 0xff, 0xfe])))).toBe('MALFORMED_REQUEST: The body is not valid UTF-8');
+    expect(code(() => decodeUtf8(Buffer.from([0x41, 0xff, 0xfe])))).toBe(
+      'MALFORMED_REQUEST: The body is not valid UTF-8',
+    );
     expect(code(() => decodeUtf8(Buffer.from([0xfe, 0xfe])))).toBe('MALFORMED_REQUEST: The body is not valid UTF-8');
     expect(code(() => decodeUtf8(Buffer.from([0xff, 0xff])))).toBe('MALFORMED_REQUEST: The body is not valid UTF-8');
   });
@@ -159,7 +185,9 @@ describe('body headers', () => {
 
   test('checkBodyHeaders: a declared length over the limit is PAYLOAD_TOO_LARGE before reading; at the limit accepted', () => {
     expect(checkBodyHeaders(req({ 'content-length': '1024' }), 1024)).toBe('identity');
-    expect(code(() => checkBodyHeaders(req({ 'content-length': '1025' }), 1024))).toBe('PAYLOAD_TOO_LARGE: Request body is larger than 1024 bytes');
+    expect(code(() => checkBodyHeaders(req({ 'content-length': '1025' }), 1024))).toBe(
+      'PAYLOAD_TOO_LARGE: Request body is larger than 1024 bytes',
+    );
   });
 
   test('checkBodyHeaders: identity, gzip and deflate in any case; anything else UNSUPPORTED_MEDIA_TYPE (415)', () => {
@@ -185,9 +213,15 @@ describe('body headers', () => {
 });
 
 describe('the caller behind proxies', () => {
-  type R = { socket: { remoteAddress?: string; localAddress?: string; localPort?: number }; headers: Record<string, string | string[] | undefined> };
-  const req = (remote: string | undefined, headers: R['headers'] = {}, local: { localAddress?: string; localPort?: number } = { localAddress: '127.0.0.1', localPort: 8080 }) =>
-    ({ socket: { remoteAddress: remote, ...local }, headers }) as unknown as http.IncomingMessage;
+  type R = {
+    socket: { remoteAddress?: string; localAddress?: string; localPort?: number };
+    headers: Record<string, string | string[] | undefined>;
+  };
+  const req = (
+    remote: string | undefined,
+    headers: R['headers'] = {},
+    local: { localAddress?: string; localPort?: number } = { localAddress: '127.0.0.1', localPort: 8080 },
+  ) => ({ socket: { remoteAddress: remote, ...local }, headers }) as unknown as http.IncomingMessage;
   const none = addressSet([]);
   const proxies = addressSet(['10.0.0.0/8', '::1']);
 
@@ -202,9 +236,15 @@ describe('the caller behind proxies', () => {
   });
 
   test('from a trusted proxy: the right-most hop that is not a trusted proxy', () => {
-    expect(clientAddress(req('10.0.0.1', { 'x-forwarded-for': '198.51.100.7, 203.0.113.9, 10.1.1.1' }), proxies)).toBe('203.0.113.9');
-    expect(callerOf(req('10.0.0.1', { 'x-forwarded-for': '203.0.113.9' }), proxies)).toEqual({ address: '203.0.113.9' });
-    expect(clientAddress(req('::1', { 'x-forwarded-for': ['198.51.100.7', '203.0.113.9 , 10.0.0.2'] }), proxies)).toBe('203.0.113.9');
+    expect(clientAddress(req('10.0.0.1', { 'x-forwarded-for': '198.51.100.7, 203.0.113.9, 10.1.1.1' }), proxies)).toBe(
+      '203.0.113.9',
+    );
+    expect(callerOf(req('10.0.0.1', { 'x-forwarded-for': '203.0.113.9' }), proxies)).toEqual({
+      address: '203.0.113.9',
+    });
+    expect(clientAddress(req('::1', { 'x-forwarded-for': ['198.51.100.7', '203.0.113.9 , 10.0.0.2'] }), proxies)).toBe(
+      '203.0.113.9',
+    );
   });
 
   test('hops written with ports, and empty hops', () => {
@@ -221,7 +261,9 @@ describe('the caller behind proxies', () => {
     expect(clientAddress(req('10.0.0.1', { 'x-forwarded-for': 'x[::1]:80' }), proxies)).toBe('x[::1]:80');
     expect(clientAddress(req('10.0.0.1', { 'x-forwarded-for': '[::2]:80x' }), proxies)).toBe('[::2]:80x');
     // A trusted proxy's hop written with a port is still a trusted proxy.
-    expect(clientAddress(req('10.0.0.1', { 'x-forwarded-for': '203.0.113.9, 10.0.0.5:443' }), proxies)).toBe('203.0.113.9');
+    expect(clientAddress(req('10.0.0.1', { 'x-forwarded-for': '203.0.113.9, 10.0.0.5:443' }), proxies)).toBe(
+      '203.0.113.9',
+    );
   });
 
   test('every hop a trusted proxy: the left-most; no header: the socket', () => {
@@ -267,42 +309,98 @@ describe('the caller behind proxies', () => {
   });
 
   test('publicBase: PUBLIC_URL first; then the Host over plain HTTP', () => {
-    expect(publicBase(req('192.0.2.1', { host: 'x.example' }), none, 'https://pub.example/reg')).toBe('https://pub.example/reg');
+    expect(publicBase(req('192.0.2.1', { host: 'x.example' }), none, 'https://pub.example/reg')).toBe(
+      'https://pub.example/reg',
+    );
     expect(publicBase(req('192.0.2.1', { host: 'X.example:8080' }), none, null)).toBe('http://x.example:8080');
   });
 
   test('publicBase: forwarded scheme, host and prefix believed only from a trusted proxy', () => {
-    const fwd = { host: 'inner:3000', 'x-forwarded-proto': 'HTTPS, http', 'x-forwarded-host': 'api.example, other', 'x-forwarded-prefix': '/reg/' };
+    const fwd = {
+      host: 'inner:3000',
+      'x-forwarded-proto': 'HTTPS, http',
+      'x-forwarded-host': 'api.example, other',
+      'x-forwarded-prefix': '/reg/',
+    };
     expect(publicBase(req('10.0.0.1', fwd), proxies, null)).toBe('https://api.example/reg');
     expect(publicBase(req('192.0.2.1', fwd), proxies, null)).toBe('http://inner:3000');
-    expect(publicBase(req('10.0.0.1', { ...fwd, 'x-forwarded-proto': ['http', 'https'] }), proxies, null)).toBe('http://api.example/reg');
+    expect(publicBase(req('10.0.0.1', { ...fwd, 'x-forwarded-proto': ['http', 'https'] }), proxies, null)).toBe(
+      'http://api.example/reg',
+    );
     expect(publicBase(req('10.0.0.1', fwd), none, null)).toBe('http://inner:3000');
     // The first value of a list, without the spaces around it.
-    expect(publicBase(req('10.0.0.1', { host: 'inner:3000', 'x-forwarded-host': 'api.example , other', 'x-forwarded-proto': 'https , http', 'x-forwarded-prefix': '/reg , /x' }), proxies, null)).toBe(
-      'https://api.example/reg',
-    );
+    expect(
+      publicBase(
+        req('10.0.0.1', {
+          host: 'inner:3000',
+          'x-forwarded-host': 'api.example , other',
+          'x-forwarded-proto': 'https , http',
+          'x-forwarded-prefix': '/reg , /x',
+        }),
+        proxies,
+        null,
+      ),
+    ).toBe('https://api.example/reg');
   });
 
   test('publicBase: a forwarded scheme, host or prefix that is not plain is ignored', () => {
     const base = { host: 'inner:3000' };
-    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-proto': 'ftp' }), proxies, null)).toBe('http://inner:3000');
-    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-host': 'bad host' }), proxies, null)).toBe('http://inner:3000');
-    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': '/../x' }), proxies, null)).toBe('http://inner:3000');
-    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': 'reg' }), proxies, null)).toBe('http://inner:3000');
-    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': '/a/b' }), proxies, null)).toBe('http://inner:3000/a/b');
-    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': '/a/./b' }), proxies, null)).toBe('http://inner:3000');
-    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': '/a/b/c/d/e/f/g/h/i' }), proxies, null)).toBe('http://inner:3000');
-    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': `/${'a'.repeat(65)}` }), proxies, null)).toBe('http://inner:3000');
-    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': '/..x' }), proxies, null)).toBe('http://inner:3000/..x');
-    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': '/x/' }), proxies, null)).toBe('http://inner:3000/x');
+    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-proto': 'ftp' }), proxies, null)).toBe(
+      'http://inner:3000',
+    );
+    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-host': 'bad host' }), proxies, null)).toBe(
+      'http://inner:3000',
+    );
+    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': '/../x' }), proxies, null)).toBe(
+      'http://inner:3000',
+    );
+    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': 'reg' }), proxies, null)).toBe(
+      'http://inner:3000',
+    );
+    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': '/a/b' }), proxies, null)).toBe(
+      'http://inner:3000/a/b',
+    );
+    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': '/a/./b' }), proxies, null)).toBe(
+      'http://inner:3000',
+    );
+    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': '/a/b/c/d/e/f/g/h/i' }), proxies, null)).toBe(
+      'http://inner:3000',
+    );
+    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': `/${'a'.repeat(65)}` }), proxies, null)).toBe(
+      'http://inner:3000',
+    );
+    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': '/..x' }), proxies, null)).toBe(
+      'http://inner:3000/..x',
+    );
+    expect(publicBase(req('10.0.0.1', { ...base, 'x-forwarded-prefix': '/x/' }), proxies, null)).toBe(
+      'http://inner:3000/x',
+    );
   });
 
   test('publicBase: a Host that is not plain gives the address the request came in on', () => {
-    expect(publicBase(req('192.0.2.1', { host: 'evil.example:0' }, { localAddress: '192.0.2.10', localPort: 8080 }), none, null)).toBe('http://192.0.2.10:8080');
-    expect(publicBase(req('192.0.2.1', {}, { localAddress: '::1', localPort: 3000 }), none, null)).toBe('http://[::1]:3000');
+    expect(
+      publicBase(
+        req('192.0.2.1', { host: 'evil.example:0' }, { localAddress: '192.0.2.10', localPort: 8080 }),
+        none,
+        null,
+      ),
+    ).toBe('http://192.0.2.10:8080');
+    expect(publicBase(req('192.0.2.1', {}, { localAddress: '::1', localPort: 3000 }), none, null)).toBe(
+      'http://[::1]:3000',
+    );
     expect(publicBase(req('192.0.2.1', {}, {}), none, null)).toBe('http://127.0.0.1:80');
     // Behind a proxy, with its scheme and prefix.
-    expect(publicBase(req('10.0.0.1', { 'x-forwarded-proto': 'https', 'x-forwarded-prefix': '/p' }, { localAddress: '10.0.0.9', localPort: 80 }), proxies, null)).toBe('https://10.0.0.9:80/p');
+    expect(
+      publicBase(
+        req(
+          '10.0.0.1',
+          { 'x-forwarded-proto': 'https', 'x-forwarded-prefix': '/p' },
+          { localAddress: '10.0.0.9', localPort: 80 },
+        ),
+        proxies,
+        null,
+      ),
+    ).toBe('https://10.0.0.9:80/p');
   });
 });
 

@@ -27,12 +27,18 @@ class FakeStore {
 function setup(keepDays = 400) {
   const store = new FakeStore();
   const errors: Array<{ message: string; meta: unknown }> = [];
-  const logger = { error: (message: string, meta: unknown) => errors.push({ message, meta }), warn() {}, info() {}, debug() {} } as unknown as Logger;
+  const logger = {
+    error: (message: string, meta: unknown) => errors.push({ message, meta }),
+    warn() {},
+    info() {},
+    debug() {},
+  } as unknown as Logger;
   const usage = new UsageRecorder(store as unknown as AccountStore, keepDays, logger);
   return { store, errors, usage };
 }
 
-const sorted = (b: UsageCount[]) => [...b].sort((x, y) => `${x.username} ${x.day} ${x.operation}`.localeCompare(`${y.username} ${y.day} ${y.operation}`));
+const sorted = (b: UsageCount[]) =>
+  [...b].sort((x, y) => `${x.username} ${x.day} ${x.operation}`.localeCompare(`${y.username} ${y.day} ${y.operation}`));
 
 describe('UsageRecorder', () => {
   beforeEach(() => {
@@ -61,7 +67,9 @@ describe('UsageRecorder', () => {
     // What was written is not written again.
     usage.record('bob', '2026-11-23', 'Check', false);
     await usage.flush();
-    expect(store.batches[1]).toEqual([{ username: 'bob', day: '2026-11-23', operation: 'Check', found: 0, notFound: 1 }]);
+    expect(store.batches[1]).toEqual([
+      { username: 'bob', day: '2026-11-23', operation: 'Check', found: 0, notFound: 1 },
+    ]);
     await usage.close();
   });
 
@@ -92,7 +100,9 @@ describe('UsageRecorder', () => {
     const { store, usage } = setup();
     usage.record('alice', '2026-11-23', 'Check', true);
     await usage.close();
-    expect(store.batches.flat()).toEqual([{ username: 'alice', day: '2026-11-23', operation: 'Check', found: 1, notFound: 0 }]);
+    expect(store.batches.flat()).toEqual([
+      { username: 'alice', day: '2026-11-23', operation: 'Check', found: 1, notFound: 0 },
+    ]);
     const after = store.batches.length;
     await jest.advanceTimersByTimeAsync(60_000);
     expect(store.batches.length).toBe(after);
@@ -141,7 +151,9 @@ describe('UsageRecorder', () => {
     await first;
     await usage.flush();
     // Put back (1 found, 1 not found) and added to the counts made meanwhile (1 and 1).
-    expect(store.batches).toEqual([[{ username: 'alice', day: '2026-11-23', operation: 'Check', found: 2, notFound: 2 }]]);
+    expect(store.batches).toEqual([
+      [{ username: 'alice', day: '2026-11-23', operation: 'Check', found: 2, notFound: 2 }],
+    ]);
     await usage.close();
   });
 

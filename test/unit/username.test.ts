@@ -6,7 +6,8 @@ import { generateUsername, usernameProblem } from '../../src/accounts/username';
 
 describe('usernameProblem', () => {
   test('ordinary names are accepted', () => {
-    for (const name of ['alice', 'bob.smith@example.com', 'a b', 'Ünïcödé', '0', '-']) expect(usernameProblem(name)).toBeNull();
+    for (const name of ['alice', 'bob.smith@example.com', 'a b', 'Ünïcödé', '0', '-'])
+      expect(usernameProblem(name)).toBeNull();
   });
 
   test('empty is refused, and the reason says so', () => {
@@ -26,7 +27,8 @@ describe('usernameProblem', () => {
   });
 
   test('control characters are refused, and the reason says so', () => {
-    for (const name of ['a\tb', 'a\nb', 'a\u0000b', 'a\u007fb', 'a\u0085b', 'a\u2028b']) expect(usernameProblem(name)).toMatch(/control characters/);
+    for (const name of ['a\tb', 'a\nb', 'a\u0000b', 'a\u007fb', 'a\u0085b', 'a\u2028b'])
+      expect(usernameProblem(name)).toMatch(/control characters/);
   });
 });
 

@@ -19,12 +19,16 @@ describe('WSDL and catalogue agreement', () => {
 
   test('a renamed parameter is named in the refusal', async () => {
     const broken = wsdl.replace('name="State" type="s:string" />', 'name="Region" type="s:string" />');
-    await expect(assertContract(broken, NS)).rejects.toThrow(/CheckUSA: request parameters are \(RegistrationNumber, Region, username\), catalogue has \(RegistrationNumber, State, username\)/);
+    await expect(assertContract(broken, NS)).rejects.toThrow(
+      /CheckUSA: request parameters are \(RegistrationNumber, Region, username\), catalogue has \(RegistrationNumber, State, username\)/,
+    );
   });
 
   test('an operation missing from a binding, and a wrong soapAction, are named', async () => {
     const noAction = wsdl.replace(`soapAction="${NS}/CheckChina"`, `soapAction="${NS}/CheckChinaX"`);
-    expect(await contractDifferences(noAction, NS)).toContainEqual(expect.stringMatching(/CheckChina has soapAction '.*CheckChinaX', expected/));
+    expect(await contractDifferences(noAction, NS)).toContainEqual(
+      expect.stringMatching(/CheckChina has soapAction '.*CheckChinaX', expected/),
+    );
     const extra = wsdl.replace('<wsdl:operation name="CheckIceland">', '<wsdl:operation name="CheckAtlantis">');
     const diffs = await contractDifferences(extra, NS);
     expect(diffs).toContainEqual(expect.stringMatching(/portType RegSoap: missing CheckIceland/));

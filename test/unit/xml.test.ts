@@ -4,11 +4,23 @@
 // with type="null"; text escaping only & < and >, so a '"' in vehicleJson stays a '"'.
 
 import type { XNode } from '../../src/service/records';
-import { escapeAttr, escapeText, httpResultInner, httpResultXml, soapResponseXml, soapResultInner, XSD_NS, XSI_NS } from '../../src/transport/xml';
+import {
+  escapeAttr,
+  escapeText,
+  httpResultInner,
+  httpResultXml,
+  soapResponseXml,
+  soapResultInner,
+  XSD_NS,
+  XSI_NS,
+} from '../../src/transport/xml';
 
 const NS = 'http://regcheck.org.uk';
 
-/** A small vehicle answer: JSON text with every character that needs thought, a composite with an absent value, an empty list. */
+/**
+ * A small vehicle answer: JSON text with every character that needs thought, a composite with an absent value, an empty
+ * list.
+ */
 const TREE: XNode[] = [
   { name: 'vehicleJson', text: '{"Description":"A & B <c> \'d\'"}' },
   {
@@ -109,6 +121,8 @@ describe('HTTP forms: as ASMX writes them', () => {
         '\r\n  <a>1</a>' +
         '\r\n</Vehicle>',
     );
-    expect(httpResultXml('UKMOTData', 'urn:<x>', '')).toBe(`<?xml version="1.0" encoding="utf-8"?>\r\n<UKMOTData xmlns:xsi="${XSI_NS}" xmlns:xsd="${XSD_NS}" xmlns="urn:&lt;x&gt;">\r\n</UKMOTData>`);
+    expect(httpResultXml('UKMOTData', 'urn:<x>', '')).toBe(
+      `<?xml version="1.0" encoding="utf-8"?>\r\n<UKMOTData xmlns:xsi="${XSI_NS}" xmlns:xsd="${XSD_NS}" xmlns="urn:&lt;x&gt;">\r\n</UKMOTData>`,
+    );
   });
 });

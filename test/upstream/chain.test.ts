@@ -41,7 +41,8 @@ afterAll(async () => {
   await Promise.all([dvla.close(), dvsa.close(), rdw.close()]);
 });
 
-const get = (op: string, reg: string) => fetch(`${svc.url}/api/reg.asmx/${op}?RegistrationNumber=${encodeURIComponent(reg)}&username=tester`);
+const get = (op: string, reg: string) =>
+  fetch(`${svc.url}/api/reg.asmx/${op}?RegistrationNumber=${encodeURIComponent(reg)}&username=tester`);
 
 test('UKMOT from the DVSA, then from the cache', async () => {
   const res = await get('UKMOT', 'AB12 CDE');

@@ -30,7 +30,8 @@ beforeEach(() => {
   dvla.answers.clear();
 });
 
-const get = (base: string, reg: string, op = 'Check', username = 'tester') => fetch(`${base}/api/reg.asmx/${op}?${new URLSearchParams({ RegistrationNumber: reg, username })}`);
+const get = (base: string, reg: string, op = 'Check', username = 'tester') =>
+  fetch(`${base}/api/reg.asmx/${op}?${new URLSearchParams({ RegistrationNumber: reg, username })}`);
 
 function element(xml: string, path: string): string | undefined {
   // path: Parent/Child, text of the first match inside the first Parent.
@@ -68,7 +69,9 @@ describe('dvla: the mapping of every field (docs/upstream.md, DVLA field mapping
   test('what the DVLA does not hold is left empty: no CarModel, nil body style, doors, seats, transmission', () => {
     expect(xml).not.toContain('<CarModel>');
     for (const name of ['BodyStyle', 'NumberOfDoors', 'NumberOfSeats', 'Transmission']) {
-      expect(xml).toMatch(new RegExp(`<${name}>\\s*<CurrentValue type="null" />\\s*<CurrentTextValue type="null" />\\s*</${name}>`));
+      expect(xml).toMatch(
+        new RegExp(`<${name}>\\s*<CurrentValue type="null" />\\s*<CurrentTextValue type="null" />\\s*</${name}>`),
+      );
     }
   });
 
@@ -123,8 +126,14 @@ describe('dvla: bad answers are upstream failures, never cached, never a 500', (
   test.each([
     ['not JSON', { status: 200, body: '<html>oops</html>' }],
     ['a JSON array', { status: 200, body: '[1,2]' }],
-    ['a make with a character XML cannot carry', { status: 200, body: JSON.stringify({ ...AA19AAA, make: 'FO\u0001RD' }) }],
-    ['an answer over UPSTREAM_MAX_BYTES', { status: 200, body: JSON.stringify({ ...AA19AAA, filler: 'x'.repeat(1_100_000) }) }],
+    [
+      'a make with a character XML cannot carry',
+      { status: 200, body: JSON.stringify({ ...AA19AAA, make: 'FO\u0001RD' }) },
+    ],
+    [
+      'an answer over UPSTREAM_MAX_BYTES',
+      { status: 200, body: JSON.stringify({ ...AA19AAA, filler: 'x'.repeat(1_100_000) }) },
+    ],
     ['a redirect', { status: 302, body: '', headers: { location: 'http://example.com/' } }],
   ])('%s', async (_what, answer) => {
     const reg = `BAD${Math.random().toString(36).slice(2, 8).toUpperCase()}`;
@@ -140,7 +149,12 @@ describe('dvla: bad answers are upstream failures, never cached, never a 500', (
 describe('dvla: the chain', () => {
   test('imported records win: a stored record is answered and the DVLA is not asked', async () => {
     const batch = await svc.store.beginImport();
-    await batch.put({ operation: 'Check', registration: 'AA19PPP', state: '', payload: JSON.stringify({ Description: 'IMPORTED' }) });
+    await batch.put({
+      operation: 'Check',
+      registration: 'AA19PPP',
+      state: '',
+      payload: JSON.stringify({ Description: 'IMPORTED' }),
+    });
     await batch.commit();
     const res = await get(svc.url, 'AA19PPP');
     expect(element(await res.text(), 'Description')).toBe('IMPORTED');

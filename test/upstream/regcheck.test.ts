@@ -26,7 +26,13 @@ beforeAll(async () => {
   upstream = await startServer({ USERNAME_POLICY: 'registered' });
   await upstream.store.putAccount({ username: 'relay', credits: 1000 });
   relay = await startServer(
-    { PROVIDERS: 'store,regcheck', REGCHECK_URL: upstream.url, REGCHECK_USERNAME: 'relay', UPSTREAM_TIMEOUT_MS: '3000', REGCHECK_CREDITS_INTERVAL_MS: '200' },
+    {
+      PROVIDERS: 'store,regcheck',
+      REGCHECK_URL: upstream.url,
+      REGCHECK_USERNAME: 'relay',
+      UPSTREAM_TIMEOUT_MS: '3000',
+      REGCHECK_CREDITS_INTERVAL_MS: '200',
+    },
     { sample: false },
   );
 });
@@ -61,7 +67,15 @@ describe("the upstream's error lines map back to our codes", () => {
   });
 
   test('an account the upstream does not know: SERVICE_UNAVAILABLE here, with Retry-After, the username not shown', async () => {
-    const stranger = await startServer({ PROVIDERS: 'regcheck', REGCHECK_URL: upstream.url, REGCHECK_USERNAME: 'nobody-knows-me', REGCHECK_CREDITS_INTERVAL_MS: '0' }, { sample: false });
+    const stranger = await startServer(
+      {
+        PROVIDERS: 'regcheck',
+        REGCHECK_URL: upstream.url,
+        REGCHECK_USERNAME: 'nobody-knows-me',
+        REGCHECK_CREDITS_INTERVAL_MS: '0',
+      },
+      { sample: false },
+    );
     try {
       const res = await fetch(`${stranger.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=anyone`);
       expect(res.status).toBe(503);

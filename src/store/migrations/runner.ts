@@ -35,7 +35,8 @@ export class MigrationError extends Error {}
 /** Checks a list of migrations: versions 1..n, in order, none twice. */
 export function checkMigrations(list: readonly Migration[]): void {
   list.forEach((m, i) => {
-    if (m.version !== i + 1) throw new MigrationError(`migration '${m.name}' has version ${m.version}, expected ${i + 1}`);
+    if (m.version !== i + 1)
+      throw new MigrationError(`migration '${m.name}' has version ${m.version}, expected ${i + 1}`);
   });
 }
 
@@ -44,12 +45,18 @@ export function checkMigrations(list: readonly Migration[]): void {
  * A store at a version this release does not know (written by a newer release) is refused rather
  * than served with a schema it cannot read.
  */
-export function pendingMigrations<M extends Migration>(applied: readonly number[], list: readonly M[], upTo = Infinity): M[] {
+export function pendingMigrations<M extends Migration>(
+  applied: readonly number[],
+  list: readonly M[],
+  upTo = Infinity,
+): M[] {
   checkMigrations(list);
   const have = new Set(applied);
   const newest = Math.max(0, ...have);
   if (newest > list.length) {
-    throw new MigrationError(`the database is at schema version ${newest}, newer than this release knows (${list.length}); upgrade reglookup`);
+    throw new MigrationError(
+      `the database is at schema version ${newest}, newer than this release knows (${list.length}); upgrade reglookup`,
+    );
   }
   return list.filter((m) => m.version <= upTo && !have.has(m.version));
 }
@@ -58,7 +65,11 @@ export function pendingMigrations<M extends Migration>(applied: readonly number[
  * Applies every migration of `list` the store has not applied, under its lock. `upTo` stops at a
  * version (for tests of an upgrade from an older schema).
  */
-export async function migrate(target: MigrationTarget, list: readonly Migration[], upTo = Infinity): Promise<MigrationReport> {
+export async function migrate(
+  target: MigrationTarget,
+  list: readonly Migration[],
+  upTo = Infinity,
+): Promise<MigrationReport> {
   return target.withLock(async () => {
     const applied = await target.appliedVersions();
     const done: Migration[] = [];
@@ -80,7 +91,11 @@ export interface SyncMigrationTarget<M extends Migration = Migration> {
   apply(migration: M): void;
 }
 
-export function migrateSync<M extends Migration>(target: SyncMigrationTarget<M>, list: readonly M[], upTo = Infinity): MigrationReport {
+export function migrateSync<M extends Migration>(
+  target: SyncMigrationTarget<M>,
+  list: readonly M[],
+  upTo = Infinity,
+): MigrationReport {
   return target.withLock(() => {
     const applied = target.appliedVersions();
     const done: M[] = [];

@@ -161,10 +161,14 @@ export function inferVersion(db: Database.Database): number {
   if (!objects.has('records') && !objects.has('accounts')) return 0;
   if (objects.has('records') && !columnsOf(db, 'records').has('id')) {
     // The very first release keyed records WITHOUT ROWID; no later release could open such a file.
-    throw new MigrationError('the records table predates every release this one can upgrade (no id column); export it with that release and import it into a new file');
+    throw new MigrationError(
+      'the records table predates every release this one can upgrade (no id column); export it with that release and import it into a new file',
+    );
   }
   const present = (m: SqliteMigration): boolean => {
-    const named = [...m.sql.matchAll(/CREATE (?:UNIQUE )?(?:TABLE|INDEX|TRIGGER) IF NOT EXISTS (\w+)/g)].map((x) => x[1]);
+    const named = [...m.sql.matchAll(/CREATE (?:UNIQUE )?(?:TABLE|INDEX|TRIGGER) IF NOT EXISTS (\w+)/g)].map(
+      (x) => x[1],
+    );
     return (
       named.every((n) => objects.has(n)) &&
       (m.columns ?? []).every(([t, c]) => objects.has(t) && columnsOf(db, t).has(c)) &&
@@ -191,9 +195,14 @@ function recordedVersion(db: Database.Database): number | null {
  * and a step that fails leaves the file as it was. A file already up to date is only read: no write
  * lock is taken, so opening one never waits behind a long import in another process.
  */
-export function migrateSqlite(db: Database.Database, upTo = Infinity, list: readonly SqliteMigration[] = SQLITE_MIGRATIONS): MigrationReport {
+export function migrateSqlite(
+  db: Database.Database,
+  upTo = Infinity,
+  list: readonly SqliteMigration[] = SQLITE_MIGRATIONS,
+): MigrationReport {
   const recorded = recordedVersion(db);
-  if (recorded !== null && recorded >= Math.min(upTo, list.length) && recorded <= list.length) return { applied: [], version: recorded };
+  if (recorded !== null && recorded >= Math.min(upTo, list.length) && recorded <= list.length)
+    return { applied: [], version: recorded };
   const target: SyncMigrationTarget<SqliteMigration> = {
     withLock: (fn) => {
       db.exec('BEGIN IMMEDIATE');
@@ -210,11 +219,15 @@ export function migrateSqlite(db: Database.Database, upTo = Infinity, list: read
       if (!objectsOf(db).has('schema_version')) {
         // Inferred before the table exists (it is one of the objects looked at).
         const found = inferVersion(db);
-        db.exec("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))");
+        db.exec(
+          "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
+        );
         const insert = db.prepare('INSERT INTO schema_version (version, name) VALUES (?, ?)');
         for (const m of list) if (m.version <= found) insert.run(m.version, `${m.name} (found in place)`);
       }
-      return (db.prepare('SELECT version FROM schema_version ORDER BY version').all() as { version: number }[]).map((r) => r.version);
+      return (db.prepare('SELECT version FROM schema_version ORDER BY version').all() as { version: number }[]).map(
+        (r) => r.version,
+      );
     },
     apply: (m) => {
       db.exec('SAVEPOINT migration');
