@@ -63,7 +63,7 @@ async function main(): Promise<void> {
         ),
       ),
     );
-    await store.putAccount({ username: 'metered', credits: 1_000_000_000 });
+    await store.accounts.putAccount({ username: 'metered', credits: 1_000_000_000 });
     await store.close();
     const regsFile = path.join(work, 'regs.json');
     fs.writeFileSync(regsFile, JSON.stringify({ Check: regs, UKMOT: regs }));

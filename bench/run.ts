@@ -1003,7 +1003,7 @@ async function meterAccount(url: string): Promise<void> {
   const store = url.startsWith('sqlite:')
     ? new SqliteStore(url.slice('sqlite:'.length))
     : new PostgresStore(url, { statementTimeoutMs: 0 });
-  await store.putAccount({ username: METERED_USER, credits: 1_000_000_000_000, dailyLimit: null });
+  await store.accounts.putAccount({ username: METERED_USER, credits: 1_000_000_000_000, dailyLimit: null });
   await store.close();
 }
 

@@ -12,7 +12,7 @@
 // them; an account with neither credits nor a daily limit costs no store write per lookup either.
 
 import { LookupError, quote } from '../core/errors';
-import type { Account, AccountStore, ChargeResult } from '../store/accounts';
+import type { Account, ChargeResult } from '../store/accounts';
 import type { FoundRecord, RecordKey, VehicleStore } from '../store/store';
 import { addressSet, type AddressSet } from '../net/cidr';
 import { secondsToMidnight, today } from './clock';
@@ -63,7 +63,7 @@ export class Accounts {
   private readonly countedWithCharge = new WeakSet<Admitted>();
 
   constructor(
-    private readonly store: AccountStore & Pick<VehicleStore, 'chargeFound'>,
+    private readonly store: Pick<VehicleStore, 'accounts' | 'chargeFound'>,
     private readonly config: AccountsConfig,
     private readonly limiter: RateLimiter | null = null,
     private readonly usage: UsageRecorder | null = null,
@@ -77,7 +77,7 @@ export class Accounts {
     }
     const hit = this.cached.get(username);
     if (hit !== undefined) return hit;
-    const account = await this.store.getAccount(username);
+    const account = await this.store.accounts.getAccount(username);
     const entry = { account, allow: account && account.allow.length > 0 ? addressSet(account.allow) : null };
     this.cached.set(username, entry);
     return entry;
@@ -133,7 +133,7 @@ export class Accounts {
    */
   async charge(who: Admitted, operation?: string): Promise<void> {
     if (!this.metered(who)) return;
-    this.settle(who, await this.store.charge(who.username, today(), operation), operation);
+    this.settle(who, await this.store.accounts.charge(who.username, today(), operation), operation);
   }
 
   /**

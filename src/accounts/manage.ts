@@ -9,10 +9,10 @@ import {
   type Account,
   type AccountChanges,
   type AccountInput,
-  type AccountStore,
   type CreditResult,
 } from '../store/accounts';
-import type { AdminStore, AuditEntry, CreditOnceResult } from '../store/admin';
+import type { AuditEntry, CreditOnceResult } from '../store/admin';
+import type { VehicleStore } from '../store/store';
 import { dayOf, today } from './clock';
 import { usernameProblem } from './username';
 
@@ -27,7 +27,7 @@ export const SETTING_BOUNDS = {
   amount: CREDITS_BOUND,
 } as const;
 
-export type ManagedStore = AccountStore & { readonly admin: AdminStore };
+export type ManagedStore = Pick<VehicleStore, 'accounts' | 'admin'>;
 
 /** A change refused for its input: the message says which field and why. */
 export class ManageError extends Error {
@@ -85,16 +85,16 @@ export class AccountAdmin {
   /** Adds a caller; EXISTS when there is one of that name. */
   async add(input: AccountInput): Promise<Account> {
     checkUsername(input.username);
-    if (!(await this.store.addAccount(input)))
+    if (!(await this.store.accounts.addAccount(input)))
       throw new ManageError('EXISTS', `username ${JSON.stringify(input.username)} exists`);
-    const a = (await this.store.getAccount(input.username)) as Account;
+    const a = (await this.store.accounts.getAccount(input.username)) as Account;
     await this.audit('add', input.username, null, settingsOf(a));
     return a;
   }
 
   async update(name: string, changes: AccountChanges): Promise<Account> {
-    const before = await this.store.getAccount(name);
-    const a = before && (await this.store.updateAccount(name, changes, today()));
+    const before = await this.store.accounts.getAccount(name);
+    const a = before && (await this.store.accounts.updateAccount(name, changes, today()));
     if (!before || !a) throw noSuch(name);
     await this.audit('update', name, settingsOf(before), settingsOf(a));
     return a;
@@ -104,8 +104,8 @@ export class AccountAdmin {
   async credit(name: string, amount: number, key?: string): Promise<{ balance: number; replayed: boolean }> {
     let out: CreditOnceResult;
     if (key === undefined) {
-      const before = await this.store.getAccount(name);
-      const result = await this.store.addCredits(name, amount);
+      const before = await this.store.accounts.getAccount(name);
+      const result = await this.store.accounts.addCredits(name, amount);
       if (typeof result === 'object')
         await this.audit('credit', name, { credits: before?.credits ?? null }, { credits: result.balance, amount });
       out = { result, replayed: false };
@@ -128,14 +128,14 @@ export class AccountAdmin {
   }
 
   async setEnabled(name: string, enabled: boolean): Promise<void> {
-    const before = await this.store.getAccount(name);
-    if (!before || !(await this.store.setEnabled(name, enabled))) throw noSuch(name);
+    const before = await this.store.accounts.getAccount(name);
+    if (!before || !(await this.store.accounts.setEnabled(name, enabled))) throw noSuch(name);
     await this.audit(enabled ? 'enable' : 'disable', name, { enabled: before.enabled }, { enabled });
   }
 
   async remove(name: string): Promise<void> {
-    const before = await this.store.getAccount(name);
-    if (!before || !(await this.store.removeAccount(name))) throw noSuch(name);
+    const before = await this.store.accounts.getAccount(name);
+    if (!before || !(await this.store.accounts.removeAccount(name))) throw noSuch(name);
     await this.audit('remove', name, settingsOf(before), null);
   }
 }

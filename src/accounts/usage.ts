@@ -39,7 +39,7 @@ export class UsageRecorder {
 
   constructor(
     /** With the admin side, whose audit log is pruned with the usage. */
-    private readonly store: AccountStore & { readonly admin?: AdminStore },
+    private readonly store: { readonly accounts: AccountStore; readonly admin?: AdminStore },
     private readonly keepDays: number,
     private readonly logger: Logger,
   ) {
@@ -73,7 +73,7 @@ export class UsageRecorder {
     const batch: UsageCount[] = [...this.pending.values()];
     this.pending = new Map();
     try {
-      if (batch.length > 0) await this.store.addUsage(batch);
+      if (batch.length > 0) await this.store.accounts.addUsage(batch);
       if (this.failingSince > 0) {
         this.logger.info('usage records written again', { failedMs: Date.now() - this.failingSince });
         this.failingSince = 0;
@@ -82,7 +82,7 @@ export class UsageRecorder {
       if (now - this.lastPrune >= PRUNE_EVERY_MS) {
         this.lastPrune = now;
         const before = dayOf(now - (this.keepDays - 1) * 86_400_000);
-        await this.store.pruneUsage(before);
+        await this.store.accounts.pruneUsage(before);
         await this.store.admin?.prune(before);
       }
     } catch (e) {

@@ -208,7 +208,7 @@ function changesOf(body: Record<string, unknown>): AccountChanges {
 }
 
 async function account(req: Request): Promise<Account> {
-  const a = await req.ctx.store.getAccount(req.params.name);
+  const a = await req.ctx.store.accounts.getAccount(req.params.name);
   if (!a) throw noSuch(req.params.name);
   return a;
 }
@@ -546,7 +546,7 @@ function reportRoutes(): Route[] {
       handle: async (req) => {
         await account(req);
         const from = fromDayFor((req.query.days as number | undefined) ?? 30);
-        const rows = await req.ctx.store.usage(req.params.name, from);
+        const rows = await req.ctx.store.accounts.usage(req.params.name, from);
         return {
           status: 200,
           body: {

@@ -242,7 +242,7 @@ function registerAdd(users: Command): void {
         checkName(username);
         const changes = settings(opts);
         const a = await withStore(async (s) => {
-          if (await s.getAccount(username))
+          if (await s.accounts.getAccount(username))
             throw new InputError(`username ${shown(username)} exists; change it with 'reglookup users set'`);
           return managed(admin(s).add({ username, ...changes }));
         }, SAY_CREATED);
@@ -267,7 +267,7 @@ function registerChanges(users: Command): void {
         if (Object.keys(changes).length === 0)
           throw new InputError('nothing to set: give --credits, --daily-limit, --rate or --allow');
         const a = await withStore(
-          (s) => s.getAccount(name).then((b) => (b ? managed(admin(s).update(name, changes)) : noSuch(name))),
+          (s) => s.accounts.getAccount(name).then((b) => (b ? managed(admin(s).update(name, changes)) : noSuch(name))),
           EXISTING,
         );
         process.stdout.write(`saved ${shown(name)} (${summary(a)})\n`);
@@ -286,7 +286,7 @@ function registerChanges(users: Command): void {
             `credits must be a whole number (negative to take away), at most ${MAX_CREDITS} either way, got '${n}'`,
           );
         const result = await withStore(async (s) => {
-          const a = await s.getAccount(name);
+          const a = await s.accounts.getAccount(name);
           if (!a) noSuch(name);
           if (a.credits === null)
             throw new InputError(
@@ -316,7 +316,7 @@ function registerStates(users: Command): void {
       .action(
         run(async (name: string) => {
           await withStore(
-            (s) => s.getAccount(name).then((a) => (a ? admin(s).setEnabled(name, enabled) : noSuch(name))),
+            (s) => s.accounts.getAccount(name).then((a) => (a ? admin(s).setEnabled(name, enabled) : noSuch(name))),
             EXISTING,
           );
           process.stdout.write(`${command}d ${shown(name)}\n`);
@@ -330,7 +330,10 @@ function registerStates(users: Command): void {
     .description('remove a username and its usage records')
     .action(
       run(async (name: string) => {
-        await withStore((s) => s.getAccount(name).then((a) => (a ? admin(s).remove(name) : noSuch(name))), EXISTING);
+        await withStore(
+          (s) => s.accounts.getAccount(name).then((a) => (a ? admin(s).remove(name) : noSuch(name))),
+          EXISTING,
+        );
         process.stdout.write(`removed ${shown(name)}\n`);
       }),
     );
@@ -344,7 +347,7 @@ function registerReports(users: Command): void {
     .description('every username with its settings and the lookups it made today (UTC)')
     .action(
       run(async (opts: { json?: boolean }) => {
-        const list = await withStore((s) => s.listAccounts(today()), EXISTING);
+        const list = await withStore((s) => s.accounts.listAccounts(today()), EXISTING);
         if (opts.json) {
           process.stdout.write(JSON.stringify(list.map(jsonAccount), null, 2) + '\n');
           return;
@@ -390,8 +393,8 @@ async function usageCommand(name: string | undefined, opts: UsageOptions): Promi
   const days = whole(opts.days, '--days', 1, 36_500);
   const from = dayOf(Date.now() - (days - 1) * 86_400_000);
   const rows = await withStore(async (s) => {
-    if (!(await s.getAccount(name))) noSuch(name);
-    return s.usage(name, from);
+    if (!(await s.accounts.getAccount(name))) noSuch(name);
+    return s.accounts.usage(name, from);
   }, EXISTING);
   if (opts.json) {
     process.stdout.write(

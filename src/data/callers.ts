@@ -12,7 +12,7 @@ import { usernameProblem } from '../accounts/username';
 import type { Account, UsageCount } from '../store/accounts';
 
 export async function exportCallers(store: ManagedStore, write: (line: string) => void): Promise<{ callers: number; usage: number }> {
-  const accounts = await store.listAccounts('');
+  const accounts = await store.accounts.listAccounts('');
   for (const a of accounts) write(JSON.stringify({ caller: { username: a.username, credits: a.credits, dailyLimit: a.dailyLimit, rate: a.rate, allow: a.allow, enabled: a.enabled } }));
   const usage = await store.admin.usageRange('0000-01-01', '9999-12-31');
   for (const u of usage) write(JSON.stringify({ usage: { username: u.username, day: u.day, operation: u.operation, found: u.found, notFound: u.notFound } }));
@@ -71,12 +71,12 @@ export function parseCallers(lines: readonly string[]): { callers: Account[]; us
 export async function importCallers(store: ManagedStore, parsed: { callers: Account[]; usage: UsageCount[] }, actor: string): Promise<{ callers: number; added: number; usage: number }> {
   const fresh = new Set<string>();
   for (const c of parsed.callers) {
-    const before = await store.getAccount(c.username);
+    const before = await store.accounts.getAccount(c.username);
     if (!before) fresh.add(c.username);
-    await store.putAccount(c);
+    await store.accounts.putAccount(c);
     await store.admin.addAudit({ at: new Date().toISOString(), actor, action: 'import', target: c.username, before: before ?? null, after: c });
   }
   const usage = parsed.usage.filter((u) => fresh.has(u.username));
-  for (let i = 0; i < usage.length; i += 1000) await store.addUsage(usage.slice(i, i + 1000));
+  for (let i = 0; i < usage.length; i += 1000) await store.accounts.addUsage(usage.slice(i, i + 1000));
   return { callers: parsed.callers.length, added: fresh.size, usage: usage.length };
 }

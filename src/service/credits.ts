@@ -24,7 +24,7 @@ export class CreditsService {
   /** The username the parameters name (validated as a lookup's is), and its credits left. */
   async creditsLeft(raw: RawParams): Promise<{ username: string; credits: number }> {
     const username = paramValue(CREDITS_CALL, raw, 'username') as string;
-    const account = await this.store.getAccount(username);
+    const account = await this.store.accounts.getAccount(username);
     let credits: number;
     if (account === null) credits = this.policy === 'any' ? UNMETERED_CREDITS : 0;
     else if (account.credits === null) credits = UNMETERED_CREDITS;

@@ -16,14 +16,12 @@ import { cacheWhere, type CacheEntry, type CacheFilter, type CachedAnswer, type 
 import pg from 'pg';
 import { migrate, type Migration, type MigrationReport, type MigrationTarget } from './migrations/runner';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
-import type { AccountChanges, AccountInput, AccountSummary, ChargeResult, CreditResult, UsageCount } from './accounts';
 import { PostgresAdmin } from './postgres-admin';
 import { PostgresAccounts, type PgRunner } from './postgres-accounts';
 import { PostgresImport } from './postgres-import';
 import { Replicas, type ReplicaProbe } from './postgres-replicas';
 import {
   StoreUnavailableError,
-  type Account,
   type FoundCharge,
   type FoundRecord,
   type ImportBatch,
@@ -157,7 +155,8 @@ export class PostgresStore implements VehicleStore {
     query: (name, text, values, calls) => this.query(name, text, values, calls),
     transaction: (fn) => this.transaction(fn),
   };
-  private readonly accounts = new PostgresAccounts(this.runner);
+  /** Callers, credits, daily counts, usage: postgres-accounts.ts, on this store's pool. */
+  readonly accounts = new PostgresAccounts(this.runner);
   /** Pages of callers, keyed top-ups, the audit log, billing: postgres-admin.ts. */
   readonly admin = new PostgresAdmin(this.runner);
   /**
@@ -591,44 +590,6 @@ export class PostgresStore implements VehicleStore {
         yield last;
       }
     }
-  }
-
-  // The accounts side: postgres-accounts.ts, on this store's pool.
-  getAccount(username: string): Promise<Account | null> {
-    return this.accounts.getAccount(username);
-  }
-  addAccount(account: AccountInput): Promise<boolean> {
-    return this.accounts.addAccount(account);
-  }
-  putAccount(account: AccountInput): Promise<void> {
-    return this.accounts.putAccount(account);
-  }
-  updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> {
-    return this.accounts.updateAccount(username, changes, day);
-  }
-  addCredits(username: string, delta: number): Promise<CreditResult> {
-    return this.accounts.addCredits(username, delta);
-  }
-  setEnabled(username: string, enabled: boolean): Promise<boolean> {
-    return this.accounts.setEnabled(username, enabled);
-  }
-  removeAccount(username: string): Promise<boolean> {
-    return this.accounts.removeAccount(username);
-  }
-  listAccounts(day: string): Promise<AccountSummary[]> {
-    return this.accounts.listAccounts(day);
-  }
-  charge(username: string, day: string, operation?: string): Promise<ChargeResult> {
-    return this.accounts.charge(username, day, operation);
-  }
-  addUsage(counts: readonly UsageCount[]): Promise<void> {
-    return this.accounts.addUsage(counts);
-  }
-  usage(username: string, fromDay: string): Promise<UsageCount[]> {
-    return this.accounts.usage(username, fromDay);
-  }
-  pruneUsage(beforeDay: string): Promise<number> {
-    return this.accounts.pruneUsage(beforeDay);
   }
 
   /** /readyz's check of the read replicas, when there are any. */

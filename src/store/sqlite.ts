@@ -8,15 +8,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type {
-  Account,
-  AccountChanges,
-  AccountInput,
-  AccountSummary,
-  ChargeResult,
-  CreditResult,
-  UsageCount,
-} from './accounts';
 import { SqliteAdmin } from './sqlite-admin';
 import { SqliteAccounts } from './sqlite-accounts';
 import { migrateSqlite } from './migrations/sqlite';
@@ -44,7 +35,8 @@ export class SqliteStore implements VehicleStore {
   private readonly db: Database.Database;
   private readonly getStmt: Database.Statement<[string, string, string], FoundRecord>;
   private readonly putStmt: Database.Statement<[string, string, string, string]>;
-  private readonly accounts: SqliteAccounts;
+  /** Callers, credits, daily counts, usage: sqlite-accounts.ts, on this database handle. */
+  readonly accounts: SqliteAccounts;
   /** Pages of callers, keyed top-ups, the audit log, billing: sqlite-admin.ts. */
   readonly admin: SqliteAdmin;
   private readonly deleteStmt: Database.Statement<[string, string, string]>;
@@ -379,44 +371,6 @@ export class SqliteStore implements VehicleStore {
       for (const r of rows) yield r;
       last = rows[rows.length - 1];
     }
-  }
-
-  // Accounts, daily counts and usage: sqlite-accounts.ts, on this database handle.
-  getAccount(username: string): Promise<Account | null> {
-    return this.accounts.getAccount(username);
-  }
-  addAccount(account: AccountInput): Promise<boolean> {
-    return this.accounts.addAccount(account);
-  }
-  putAccount(account: AccountInput): Promise<void> {
-    return this.accounts.putAccount(account);
-  }
-  updateAccount(username: string, changes: AccountChanges, day: string): Promise<Account | null> {
-    return this.accounts.updateAccount(username, changes, day);
-  }
-  addCredits(username: string, delta: number): Promise<CreditResult> {
-    return this.accounts.addCredits(username, delta);
-  }
-  setEnabled(username: string, enabled: boolean): Promise<boolean> {
-    return this.accounts.setEnabled(username, enabled);
-  }
-  removeAccount(username: string): Promise<boolean> {
-    return this.accounts.removeAccount(username);
-  }
-  listAccounts(day: string): Promise<AccountSummary[]> {
-    return this.accounts.listAccounts(day);
-  }
-  charge(username: string, day: string, operation?: string): Promise<ChargeResult> {
-    return this.accounts.charge(username, day, operation);
-  }
-  addUsage(counts: readonly UsageCount[]): Promise<void> {
-    return this.accounts.addUsage(counts);
-  }
-  usage(username: string, fromDay: string): Promise<UsageCount[]> {
-    return this.accounts.usage(username, fromDay);
-  }
-  pruneUsage(beforeDay: string): Promise<number> {
-    return this.accounts.pruneUsage(beforeDay);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 // The storage boundary. The service asks a VehicleStore for records by key; SQLite is the embedded
 // default and a PostgreSQL store implements the same interface for scale-out. The accounts part
-// (callers, credits, daily counts, usage) is its own interface, AccountStore, in accounts.ts.
+// (callers, credits, daily counts, usage) is its own interface, AccountStore, in accounts.ts, which a
+// store exposes as `store.accounts` beside `store.admin`.
 
 import type { AccountStore, ChargeResult } from './accounts';
 import type { AdminStore } from './admin';
@@ -98,15 +99,17 @@ export interface BackupOptions {
   readonly withCache?: boolean;
 }
 
-export interface VehicleStore extends AccountStore, UpstreamCacheStore {
+export interface VehicleStore extends UpstreamCacheStore {
+  /** Callers, credits, daily counts and usage: accounts.ts. */
+  readonly accounts: AccountStore;
   /** What the admin API and `reglookup users` need beyond the accounts: admin.ts. */
   readonly admin: AdminStore;
   /** The record with that key, or null when there is none. */
   get(key: RecordKey): Promise<FoundRecord | null>;
   /**
    * Optional, for a store whose charges cost a round trip (PostgreSQL): get() and, when found,
-   * charge(username, day, operation) in one atomic step and one round trip, with the contract of
-   * both. A store without it is asked get(), then charge().
+   * accounts.charge(username, day, operation) in one atomic step and one round trip, with the
+   * contract of both. A store without it is asked get(), then accounts.charge().
    */
   chargeFound?(key: RecordKey, username: string, day: string, operation: string): Promise<FoundCharge>;
   /** Counts every record: a full pass over the key index, for tools and tests, not the request path. */

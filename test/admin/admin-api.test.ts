@@ -55,7 +55,7 @@ test('add, read, change, disable, enable and remove a caller', async () => {
   expect(changed.json).toMatchObject({ rate: 2.5, dailyLimit: null, credits: 100 });
 
   expect((await ops('POST', '/admin/api/users/acme/disable')).json.enabled).toBe(false);
-  expect((await store.getAccount('acme'))?.enabled).toBe(false);
+  expect((await store.accounts.getAccount('acme'))?.enabled).toBe(false);
   expect((await ops('POST', '/admin/api/users/acme/enable')).json.enabled).toBe(true);
 
   expect((await ops('DELETE', '/admin/api/users/acme')).status).toBe(204);
@@ -137,7 +137,7 @@ test('credits: a top-up applied once per Idempotency-Key; a reused key with anot
   expect([first.status, first.json]).toEqual([200, { username: 'payer', balance: 35, replayed: false }]);
   const retry = await billing('POST', '/admin/api/users/payer/credits', { amount: 25 }, key);
   expect([retry.status, retry.json]).toEqual([200, { username: 'payer', balance: 35, replayed: true }]);
-  expect((await store.getAccount('payer'))?.credits).toBe(35);
+  expect((await store.accounts.getAccount('payer'))?.credits).toBe(35);
   const other = await billing('POST', '/admin/api/users/payer/credits', { amount: 26 }, key);
   expect([other.status, other.json.code]).toEqual([422, 'IDEMPOTENCY_KEY_REUSED']);
   const noKey = await billing('POST', '/admin/api/users/payer/credits', { amount: 1 });
@@ -164,7 +164,7 @@ test('credits: a top-up applied once per Idempotency-Key; a reused key with anot
     { 'Idempotency-Key': 'one-past-the-bound' },
   );
   expect([past.status, past.json.code]).toEqual([400, 'INVALID_INPUT']);
-  expect((await store.getAccount('payer'))?.credits).toBe(1_000_000_000_000);
+  expect((await store.accounts.getAccount('payer'))?.credits).toBe(1_000_000_000_000);
   const unknown = await billing(
     'POST',
     '/admin/api/users/nobody/credits',
@@ -176,7 +176,7 @@ test('credits: a top-up applied once per Idempotency-Key; a reused key with anot
 
 test('usage a day by operation, and the audit log names the token that made each change', async () => {
   await ops('POST', '/admin/api/users', { username: 'audited', credits: 3 });
-  await store.addUsage([
+  await store.accounts.addUsage([
     { username: 'audited', day: new Date().toISOString().slice(0, 10), operation: 'Check', found: 4, notFound: 1 },
   ]);
   const usage = await ops('GET', '/admin/api/users/audited/usage?days=7');

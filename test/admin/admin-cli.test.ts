@@ -48,8 +48,8 @@ test('users add / credit / disable are audited as cli:<user>; reglookup audit li
 
 test('users usage --all --from --to --csv: every caller, the same rows as the admin API', async () => {
   const store = openStore(env.DATABASE_URL);
-  await store.addAccount({ username: 'dave' });
-  await store.addUsage([
+  await store.accounts.addAccount({ username: 'dave' });
+  await store.accounts.addUsage([
     { username: 'carol', day: '2026-03-01', operation: 'Check', found: 3, notFound: 1 },
     { username: 'dave', day: '2026-03-02', operation: 'CheckNorway', found: 2, notFound: 0 },
     { username: 'dave', day: '2026-04-01', operation: 'Check', found: 9, notFound: 9 },
@@ -94,8 +94,10 @@ test('users usage --all --from --to --csv: every caller, the same rows as the ad
 
 test('a spreadsheet formula in a username stays text in the CSV', async () => {
   const store = openStore(env.DATABASE_URL);
-  await store.addAccount({ username: '=HYPERLINK("x")' });
-  await store.addUsage([{ username: '=HYPERLINK("x")', day: '2025-01-01', operation: 'Check', found: 1, notFound: 0 }]);
+  await store.accounts.addAccount({ username: '=HYPERLINK("x")' });
+  await store.accounts.addUsage([
+    { username: '=HYPERLINK("x")', day: '2025-01-01', operation: 'Check', found: 1, notFound: 0 },
+  ]);
   await store.close();
   const csv = runCli(['users', 'usage', '--all', '--from', '2025-01-01', '--to', '2025-01-01', '--csv'], env);
   expect(csv.stdout.split('\r\n')[1]).toBe(`"'=HYPERLINK(""x"")",2025-01-01,Check,1,0`);

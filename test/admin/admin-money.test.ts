@@ -44,7 +44,7 @@ describe.each(STORE_KINDS)('%s', (kind) => {
       const found = lookups.filter((a) => a.status === 200).length;
       const outOfCredit = lookups.filter((a) => JSON.parse(a.body).code === 'OUT_OF_CREDIT').length;
       expect(found + outOfCredit).toBe(500);
-      expect((await store.getAccount('metered'))?.credits).toBe(100 + 50 * 10 - found);
+      expect((await store.accounts.getAccount('metered'))?.credits).toBe(100 + 50 * 10 - found);
       const audit = await ops('GET', '/admin/api/audit?limit=1000');
       expect((audit.json.entries as { action: string }[]).filter((e) => e.action === 'credit')).toHaveLength(50);
     } finally {

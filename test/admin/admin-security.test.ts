@@ -86,7 +86,7 @@ test('without a valid token: 401 whatever the path, the same answer for what exi
   expect(JSON.parse([...bodies][0])).toEqual({ code: 'UNAUTHORIZED', message: expect.stringContaining('Bearer') });
   // A write without a token changes nothing.
   expect((await client(admin.url, null)('POST', '/admin/api/users', { username: 'sneaky' })).status).toBe(401);
-  expect(await store.getAccount('sneaky')).toBeNull();
+  expect(await store.accounts.getAccount('sneaky')).toBeNull();
   // Each configured token works: they can be rotated.
   for (const t of TOKENS) expect((await client(admin.url, t.token)('GET', '/admin/api/users')).status).toBe(200);
 });

@@ -15,7 +15,7 @@ describe.each(STORE_KINDS)('%s', (kind) => {
     const url = made.url;
     const store = openStore(url);
     try {
-      await store.addAccount({ username: 'kept', credits: 0 });
+      await store.accounts.addAccount({ username: 'kept', credits: 0 });
       const entry = (at: string) => ({
         at,
         actor: 'ops',
@@ -54,10 +54,10 @@ test('reglookup_callers_low_credit: callers below CREDIT_ALERT_BELOW, unlimited 
   const { startServer } = await import('../helpers/server');
   const server = await startServer({ CREDIT_ALERT_BELOW: '10' });
   try {
-    await server.store.addAccount({ username: 'low', credits: 3 });
-    await server.store.addAccount({ username: 'empty', credits: 0 });
-    await server.store.addAccount({ username: 'rich', credits: 10 });
-    await server.store.addAccount({ username: 'unlimited' });
+    await server.store.accounts.addAccount({ username: 'low', credits: 3 });
+    await server.store.accounts.addAccount({ username: 'empty', credits: 0 });
+    await server.store.accounts.addAccount({ username: 'rich', credits: 10 });
+    await server.store.accounts.addAccount({ username: 'unlimited' });
     const text = await (await fetch(`${server.url}/metrics`)).text();
     expect(text).toMatch(/^reglookup_callers_low_credit 2$/m);
   } finally {

@@ -25,7 +25,7 @@ afterAll(async () => {
 test('SQLite -> the other store: callers and usage arrive whole; a second import adds no usage', async () => {
   const from = `sqlite:${path.join(dir, 'old.db')}`;
   const old = openStore(from);
-  await old.addAccount({
+  await old.accounts.addAccount({
     username: 'acme',
     credits: 42,
     dailyLimit: 100,
@@ -33,8 +33,8 @@ test('SQLite -> the other store: callers and usage arrive whole; a second import
     allow: ['10.0.0.0/8', '2001:db8::/32'],
     enabled: false,
   });
-  await old.addAccount({ username: 'free' });
-  await old.addUsage([
+  await old.accounts.addAccount({ username: 'free' });
+  await old.accounts.addUsage([
     { username: 'acme', day: '2026-01-02', operation: 'Check', found: 7, notFound: 2 },
     { username: 'free', day: '2026-01-03', operation: 'CheckUSA', found: 1, notFound: 0 },
   ]);
@@ -55,7 +55,7 @@ test('SQLite -> the other store: callers and usage arrive whole; a second import
   });
   const moved = openStore(to);
   try {
-    expect(await moved.getAccount('acme')).toEqual({
+    expect(await moved.accounts.getAccount('acme')).toEqual({
       username: 'acme',
       credits: 42,
       dailyLimit: 100,
@@ -63,7 +63,7 @@ test('SQLite -> the other store: callers and usage arrive whole; a second import
       allow: ['10.0.0.0/8', '2001:db8::/32'],
       enabled: false,
     });
-    expect(await moved.getAccount('free')).toEqual({
+    expect(await moved.accounts.getAccount('free')).toEqual({
       username: 'free',
       credits: null,
       dailyLimit: null,
@@ -71,10 +71,10 @@ test('SQLite -> the other store: callers and usage arrive whole; a second import
       allow: [],
       enabled: true,
     });
-    expect(await moved.usage('acme', '2026-01-01')).toEqual([
+    expect(await moved.accounts.usage('acme', '2026-01-01')).toEqual([
       { username: 'acme', day: '2026-01-02', operation: 'Check', found: 7, notFound: 2 },
     ]);
-    expect(await moved.usage('free', '2026-01-01')).toEqual([
+    expect(await moved.accounts.usage('free', '2026-01-01')).toEqual([
       { username: 'free', day: '2026-01-03', operation: 'CheckUSA', found: 1, notFound: 0 },
     ]);
   } finally {
@@ -98,7 +98,7 @@ test('`-` is standard output for export and standard input for import, as for re
       stdout: 'imported 1 caller(s) (1 new), 0 usage row(s)\n',
     });
     const moved = openStore(to);
-    expect(await moved.getAccount('dash')).toMatchObject({ username: 'dash', credits: 7 });
+    expect(await moved.accounts.getAccount('dash')).toMatchObject({ username: 'dash', credits: 7 });
     await moved.close();
     // Records: one imported, then written to stdout.
     const line = '{"operation":"Check","registration":"DASH1","vehicle":{"Description":"DASH CAR"}}\n';

@@ -27,12 +27,12 @@ let registered: TestServer;
 beforeAll(async () => {
   open = await startServer();
   registered = await startServer({ USERNAME_POLICY: 'registered' });
-  await registered.store.putAccount({ username: 'garage', credits: 3 });
-  await registered.store.putAccount({ username: 'fleet', credits: null });
-  await registered.store.putAccount({ username: 'broke', credits: 0 });
-  await registered.store.putAccount({ username: 'hoard', credits: 3_000_000_000 });
+  await registered.store.accounts.putAccount({ username: 'garage', credits: 3 });
+  await registered.store.accounts.putAccount({ username: 'fleet', credits: null });
+  await registered.store.accounts.putAccount({ username: 'broke', credits: 0 });
+  await registered.store.accounts.putAccount({ username: 'hoard', credits: 3_000_000_000 });
   // Only a hand edit of the database can leave a negative balance (users credit stops at 0).
-  await registered.store.putAccount({ username: 'owing', credits: -5 });
+  await registered.store.accounts.putAccount({ username: 'owing', credits: -5 });
 });
 afterAll(async () => {
   await Promise.all([open.close(), registered.close()]);

@@ -17,7 +17,7 @@ let anyOrigin: TestServer;
 beforeAll(async () => {
   server = await startServer();
   registered = await startServer({ USERNAME_POLICY: 'registered' });
-  await registered.store.putAccount({ username: 'alice', credits: null });
+  await registered.store.accounts.putAccount({ username: 'alice', credits: null });
   limited = await startServer({ RATE_LIMIT: '0.001', RATE_LIMIT_BURST: '0' });
   cors = await startServer({ CORS_ORIGINS: 'https://app.example.com,http://localhost:3000' });
   anyOrigin = await startServer({ CORS_ORIGINS: '*' });

@@ -16,7 +16,7 @@ beforeAll(async () => {
   // No sample data: the sandbox needs none.
   on = await startServer({ SANDBOX: 'on' }, { sample: false });
   registered = await startServer({ SANDBOX: 'on', USERNAME_POLICY: 'registered' }, { sample: false });
-  await registered.store.putAccount({ username: 'carol', credits: 1 });
+  await registered.store.accounts.putAccount({ username: 'carol', credits: 1 });
   off = await startServer({});
 });
 afterAll(async () => {

@@ -67,7 +67,7 @@ function expectUnavailable(t: AnyTransport, a: Answer): void {
 
   test('503 SERVICE_UNAVAILABLE with Retry-After on every transport while it is down, one line each way, no stack; back without a restart', async () => {
     const seed = new PostgresStore(pg.url);
-    await seed.putAccount({ username: 'paid', credits: 100 });
+    await seed.accounts.putAccount({ username: 'paid', credits: 100 });
     await seed.close();
     srv = await startServeProcess({ DATABASE_URL: pg.url, RATE_LIMIT: '1000' });
     const statuses: Record<string, number> = {};
@@ -138,7 +138,7 @@ function expectUnavailable(t: AnyTransport, a: Answer): void {
     srv = null;
     // Only answered lookups were charged: 5 + 1 + 5 of the 'paid' ones.
     const check = new PostgresStore(pg.url);
-    const paid = await check.getAccount('paid');
+    const paid = await check.accounts.getAccount('paid');
     await check.close();
     expect(paid?.credits).toBe(100 - 11);
 

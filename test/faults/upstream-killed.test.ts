@@ -48,7 +48,7 @@ test('the DVLA killed mid-run: stale answers flow, new plates are refused, the b
     UPSTREAM_BREAKER_FAILURES: '3',
     UPSTREAM_BREAKER_OPEN_MS: '500',
   });
-  await svc.store.putAccount({ username: 'fleet', credits: 1000 });
+  await svc.store.accounts.putAccount({ username: 'fleet', credits: 1000 });
   const statuses: Record<string, number> = {};
   const tally = (what: string, status: number) =>
     (statuses[`${what} ${status}`] = (statuses[`${what} ${status}`] ?? 0) + 1);
@@ -112,7 +112,7 @@ test('the DVLA killed mid-run: stale answers flow, new plates are refused, the b
     const answered = Object.entries(statuses)
       .filter(([k]) => k.endsWith(' 200'))
       .reduce((a, [, n]) => a + n, 0);
-    const left = (await svc.store.getAccount('fleet'))?.credits;
+    const left = (await svc.store.accounts.getAccount('fleet'))?.credits;
     expect(left).toBe(1000 - answered);
     recordScenario({
       scenario: 'upstream (DVLA) killed mid-run, then back',

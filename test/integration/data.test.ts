@@ -298,7 +298,7 @@ describe('backup while serving', () => {
     const db = path.join(dir, 'backup-src.db');
     const srv = await startServer({ DATABASE_URL: `sqlite:${db}` });
     try {
-      await srv.store.putAccount({ username: 'alice', credits: 5 });
+      await srv.store.accounts.putAccount({ username: 'alice', credits: 5 });
       const records = await srv.store.count();
       const backer = new SqliteStore(db); // the backup command's own connection
       const dest = path.join(dir, 'backup.db');
@@ -309,7 +309,7 @@ describe('backup while serving', () => {
           statuses.push(
             (await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11 ABC', username: 'demo' })).status,
           );
-          if (i % 5 === 0) await srv.store.putAccount({ username: `writer${i}`, credits: i });
+          if (i % 5 === 0) await srv.store.accounts.putAccount({ username: `writer${i}`, credits: i });
         }
       })();
       await backupStore(backer, dest, () => undefined);

@@ -32,7 +32,7 @@ let sandbox: TestServer;
 beforeAll(async () => {
   open = await startServer();
   registered = await startServer({ USERNAME_POLICY: 'registered' });
-  await registered.store.putAccount({ username: 'alice', credits: null });
+  await registered.store.accounts.putAccount({ username: 'alice', credits: null });
   limited = await startServer({ RATE_LIMIT: '0.01', RATE_LIMIT_BURST: '0' });
   broken = await startServer({}, { store: new BrokenStore(':memory:') });
   sandbox = await startServer({ SANDBOX: 'on' });
@@ -182,7 +182,7 @@ const TRIGGERS: Record<
   },
   OUT_OF_CREDIT: {
     all: async (t) => {
-      await registered.store.putAccount({ username: 'bob', credits: 1 });
+      await registered.store.accounts.putAccount({ username: 'bob', credits: 1 });
       const first = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'bob' });
       expect(first.status).toBe(200);
       const second = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'bob' });
@@ -195,7 +195,7 @@ const TRIGGERS: Record<
   DAILY_LIMIT_REACHED: {
     all: async (t) => {
       const user = `daily-${t}`;
-      await registered.store.putAccount({ username: user, dailyLimit: 1 });
+      await registered.store.accounts.putAccount({ username: user, dailyLimit: 1 });
       const first = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: user });
       expect(first.status).toBe(200);
       const second = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: user });

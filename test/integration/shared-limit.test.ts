@@ -152,7 +152,7 @@ async function deleteKeys(prefix: string): Promise<void> {
 
 test('WORKERS=2 without Redis: both workers together admit what one process would, and spend credits exactly', async () => {
   const store = new SqliteStore(path.join(dir, 'workers.db'));
-  await store.putAccount({ username: 'fifty', credits: 50, rate: 0 });
+  await store.accounts.putAccount({ username: 'fifty', credits: 50, rate: 0 });
   await store.close();
   const srv = await serve({ ...RATE, WORKERS: '2' }, 'workers');
   try {

@@ -12,7 +12,7 @@ let registered: TestServer;
 beforeAll(async () => {
   server = await startServer();
   registered = await startServer({ USERNAME_POLICY: 'registered' });
-  await registered.store.putAccount({ username: 'alice', credits: null });
+  await registered.store.accounts.putAccount({ username: 'alice', credits: null });
 });
 afterAll(async () => {
   await Promise.all([server.close(), registered.close()]);

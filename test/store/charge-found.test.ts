@@ -36,7 +36,7 @@ describePostgres('PostgresStore.chargeFound: a record and its charge in one stat
   });
 
   test('found: the record comes with its charge, and the usage is counted with it', async () => {
-    await a.addAccount({ username: 'payer', credits: 3 });
+    await a.accounts.addAccount({ username: 'payer', credits: 3 });
     expect(await a.chargeFound!(key('RG11ABC'), 'payer', DAY, 'Check')).toEqual({
       found: { payload: FOCUS },
       charge: { ok: true, credits: 2, usedToday: 1 },
@@ -45,28 +45,28 @@ describePostgres('PostgresStore.chargeFound: a record and its charge in one stat
       found: { payload: FOCUS },
       charge: { ok: true, credits: 1, usedToday: 2 },
     });
-    expect((await b.getAccount('payer'))?.credits).toBe(1);
-    expect(await b.usage('payer', DAY)).toEqual([
+    expect((await b.accounts.getAccount('payer'))?.credits).toBe(1);
+    expect(await b.accounts.usage('payer', DAY)).toEqual([
       { username: 'payer', day: DAY, operation: 'Check', found: 1, notFound: 0 },
       { username: 'payer', day: DAY, operation: 'CheckUSA', found: 1, notFound: 0 },
     ]);
   });
 
   test('not found (another key, another state, another operation): nothing is charged or counted', async () => {
-    await a.addAccount({ username: 'payer', credits: 3 });
+    await a.accounts.addAccount({ username: 'payer', credits: 3 });
     for (const k of [key('ZZ99ZZZ'), key('7ABC123', 'CheckUSA', 'NY'), key('RG11ABC', 'UKMOT')]) {
       expect(await a.chargeFound!(k, 'payer', DAY, k.operation)).toEqual({ found: null, charge: null });
     }
-    expect((await b.getAccount('payer'))?.credits).toBe(3);
-    expect(await b.usage('payer', DAY)).toEqual([]);
+    expect((await b.accounts.getAccount('payer'))?.credits).toBe(3);
+    expect(await b.accounts.usage('payer', DAY)).toEqual([]);
   });
 
   test("one turn's lookups and plain charges in one batch: granted in the order asked among those found; a refused one still brings its record", async () => {
-    await a.addAccount({ username: 'fay', credits: 2 });
+    await a.accounts.addAccount({ username: 'fay', credits: 2 });
     const results = await Promise.all([
       a.chargeFound!(key('RG11ABC'), 'fay', DAY, 'Check'),
       a.chargeFound!(key('NOPE1'), 'fay', DAY, 'Check'),
-      a.charge('fay', DAY, 'CheckUSA'),
+      a.accounts.charge('fay', DAY, 'CheckUSA'),
       a.chargeFound!(key('CO22RSA'), 'fay', DAY, 'Check'),
       a.chargeFound!(key('NOPE2'), 'fay', DAY, 'Check'),
     ]);
@@ -77,7 +77,7 @@ describePostgres('PostgresStore.chargeFound: a record and its charge in one stat
       { found: { payload: CORSA }, charge: { ok: false, reason: 'credits' } },
       { found: null, charge: null },
     ]);
-    expect(await b.usage('fay', DAY)).toEqual([
+    expect(await b.accounts.usage('fay', DAY)).toEqual([
       { username: 'fay', day: DAY, operation: 'Check', found: 1, notFound: 0 },
       { username: 'fay', day: DAY, operation: 'CheckUSA', found: 1, notFound: 0 },
     ]);
@@ -88,12 +88,12 @@ describePostgres('PostgresStore.chargeFound: a record and its charge in one stat
       found: { payload: FOCUS },
       charge: { ok: false, reason: 'unknown' },
     });
-    await a.addAccount({ username: 'off', credits: 5, enabled: false });
+    await a.accounts.addAccount({ username: 'off', credits: 5, enabled: false });
     expect(await a.chargeFound!(key('RG11ABC'), 'off', DAY, 'Check')).toEqual({
       found: { payload: FOCUS },
       charge: { ok: false, reason: 'disabled' },
     });
-    await a.addAccount({ username: 'eve', dailyLimit: 1 });
+    await a.accounts.addAccount({ username: 'eve', dailyLimit: 1 });
     expect(await a.chargeFound!(key('RG11ABC'), 'eve', DAY, 'Check')).toEqual({
       found: { payload: FOCUS },
       charge: { ok: true, credits: null, usedToday: 1 },
@@ -106,11 +106,11 @@ describePostgres('PostgresStore.chargeFound: a record and its charge in one stat
       found: { payload: CORSA },
       charge: { ok: true, credits: null, usedToday: 1 },
     });
-    expect((await a.getAccount('off'))?.credits).toBe(5);
+    expect((await a.accounts.getAccount('off'))?.credits).toBe(5);
   });
 
   test('400 lookups from two stores at once, a quarter not found, against 150 credits: exactly 150 charged, each found one counted', async () => {
-    await a.addAccount({ username: 'dee', credits: 150 });
+    await a.accounts.addAccount({ username: 'dee', credits: 150 });
     const results = await Promise.all(
       Array.from({ length: 400 }, (_, i) =>
         (i % 2 ? a : b).chargeFound!(
@@ -124,8 +124,8 @@ describePostgres('PostgresStore.chargeFound: a record and its charge in one stat
     expect(results.filter((r) => r.found === null && r.charge === null)).toHaveLength(100);
     expect(results.filter((r) => r.charge?.ok === true)).toHaveLength(150);
     expect(results.filter((r) => r.charge?.ok === false && r.charge.reason === 'credits')).toHaveLength(150);
-    expect((await a.getAccount('dee'))?.credits).toBe(0);
-    expect(await a.usage('dee', DAY)).toEqual([
+    expect((await a.accounts.getAccount('dee'))?.credits).toBe(0);
+    expect(await a.accounts.usage('dee', DAY)).toEqual([
       { username: 'dee', day: DAY, operation: 'Check', found: 150, notFound: 0 },
     ]);
   });

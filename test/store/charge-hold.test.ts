@@ -28,7 +28,7 @@ describePostgres('a batch of charges waits for as many as the last one held', ()
     const store = new PostgresStore(schema.url);
     await store.migrate();
     // 50 credits: under the credit shards' threshold, so every batch is charged on the account's row.
-    await store.addAccount({ username: 'steady', credits: 50 });
+    await store.accounts.addAccount({ username: 'steady', credits: 50 });
     await store.close();
     pool = new pg.Pool({ connectionString: PG_BASE_URL, options: `-c search_path=${schema.schema}`, max: 4 });
     sizes = [];
@@ -88,8 +88,8 @@ describePostgres('a batch of charges waits for as many as the last one held', ()
     expect(granted).toBe(50);
     const store = new PostgresStore(schema.url);
     try {
-      expect((await store.getAccount('steady'))?.credits).toBe(0);
-      expect(await store.usage('steady', DAY)).toEqual([
+      expect((await store.accounts.getAccount('steady'))?.credits).toBe(0);
+      expect(await store.accounts.usage('steady', DAY)).toEqual([
         { username: 'steady', day: DAY, operation: 'Check', found: 50, notFound: 0 },
       ]);
     } finally {

@@ -45,7 +45,7 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('served from %s', (_
   });
 
   test('200 lookups at once by an account with 50 credits: exactly 50 answered, the rest OUT_OF_CREDIT', async () => {
-    await srv.store.putAccount({ username: 'fifty', credits: 50 });
+    await srv.store.accounts.putAccount({ username: 'fifty', credits: 50 });
     const answers = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
         call(srv.url, TRANSPORTS[i % 4], 'Check', { RegistrationNumber: 'RG11ABC', username: 'fifty' }),
@@ -53,6 +53,6 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('served from %s', (_
     );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(50);
     expect(answers.filter((a) => a.status !== 200 && a.body.includes('OUT_OF_CREDIT'))).toHaveLength(150);
-    expect((await srv.store.getAccount('fifty'))?.credits).toBe(0);
+    expect((await srv.store.accounts.getAccount('fifty'))?.credits).toBe(0);
   });
 });

@@ -29,7 +29,7 @@ async function chargeMany(
     const turn = Array.from({ length: Math.min(perTurn, n - done) }, (_, i) => {
       const s = stores[(done + i) % stores.length];
       return i % 2
-        ? s.charge(username, day, 'Check').then((r) => r.ok)
+        ? s.accounts.charge(username, day, 'Check').then((r) => r.ok)
         : s.chargeFound!(key('RG11ABC'), username, day, 'Check').then((r) => r.charge?.ok === true);
     });
     granted += (await Promise.all(turn)).filter(Boolean).length;
@@ -66,18 +66,18 @@ describePostgres('credit shards: a busy account charged by several instances wit
     );
 
   test('a busy account is leased to the instances; the balance every reader sees is row plus shards, and usage counts each lookup once', async () => {
-    await stores[0].addAccount({ username: 'busy', credits: 10_000 });
+    await stores[0].accounts.addAccount({ username: 'busy', credits: 10_000 });
     expect(await chargeMany(stores, 'busy', 1200)).toBe(1200);
     // The shards hold part of the balance now (the point of them)...
     expect(await shardCredits('busy')).toBeGreaterThan(0);
     // ...and every reader counts them.
-    expect((await stores[1].getAccount('busy'))?.credits).toBe(8800);
-    const listed = (await stores[2].listAccounts(DAY)).find((a) => a.username === 'busy');
+    expect((await stores[1].accounts.getAccount('busy'))?.credits).toBe(8800);
+    const listed = (await stores[2].accounts.listAccounts(DAY)).find((a) => a.username === 'busy');
     expect(listed).toMatchObject({ credits: 8800, usedToday: 1200 });
     expect(await stores[0].admin.listPage(DAY, { after: '', search: 'busy', limit: 10 })).toMatchObject({
       accounts: [{ username: 'busy', credits: 8800, usedToday: 1200 }],
     });
-    expect(await stores[0].usage('busy', DAY)).toEqual([
+    expect(await stores[0].accounts.usage('busy', DAY)).toEqual([
       { username: 'busy', day: DAY, operation: 'Check', found: 1200, notFound: 0 },
     ]);
     expect(await stores[0].admin.usageRange(DAY, DAY)).toEqual([
@@ -88,30 +88,30 @@ describePostgres('credit shards: a busy account charged by several instances wit
   });
 
   test('3,000 credits, 6,000 lookups from three instances: exactly 3,000 granted, the balance 0, nothing left in any shard', async () => {
-    await stores[0].addAccount({ username: 'dry', credits: 3000 });
+    await stores[0].accounts.addAccount({ username: 'dry', credits: 3000 });
     expect(await chargeMany(stores, 'dry', 6000, 120)).toBe(3000);
-    expect((await stores[0].getAccount('dry'))?.credits).toBe(0);
+    expect((await stores[0].accounts.getAccount('dry'))?.credits).toBe(0);
     expect(await shardCredits('dry')).toBe(0);
-    expect(await stores[1].usage('dry', DAY)).toEqual([
+    expect(await stores[1].accounts.usage('dry', DAY)).toEqual([
       { username: 'dry', day: DAY, operation: 'Check', found: 3000, notFound: 0 },
     ]);
   });
 
   test('an instance that dies holding a shard strands nothing: the others drain it, and exactly the balance is granted', async () => {
-    await stores[0].addAccount({ username: 'orphan', credits: 1000 });
+    await stores[0].accounts.addAccount({ username: 'orphan', credits: 1000 });
     // One instance alone leases and charges; then it is gone without closing (as after SIGKILL).
     const doomed = new PostgresStore(schema.url);
     expect(await chargeMany([doomed], 'orphan', 200)).toBe(200);
     const stranded = await shardCredits('orphan');
     expect(stranded).toBeGreaterThan(0);
     await (doomed as unknown as { pool: { end(): Promise<void> } }).pool.end();
-    expect((await stores[0].getAccount('orphan'))?.credits).toBe(800);
+    expect((await stores[0].accounts.getAccount('orphan'))?.credits).toBe(800);
     expect(await chargeMany(stores.slice(0, 2), 'orphan', 1000)).toBe(800);
-    expect((await stores[0].getAccount('orphan'))?.credits).toBe(0);
+    expect((await stores[0].accounts.getAccount('orphan'))?.credits).toBe(0);
   });
 
   test('a closed instance gives its shard back to the row', async () => {
-    await stores[0].addAccount({ username: 'back', credits: 1000 });
+    await stores[0].accounts.addAccount({ username: 'back', credits: 1000 });
     const leaving = new PostgresStore(schema.url);
     expect(await chargeMany([leaving], 'back', 200)).toBe(200);
     expect(await shardCredits('back')).toBeGreaterThan(0);
@@ -123,15 +123,15 @@ describePostgres('credit shards: a busy account charged by several instances wit
   });
 
   test('writers of a balance act on the whole of it: a top-up, a debit below zero, a keyed top-up, a set balance, an import', async () => {
-    await stores[0].addAccount({ username: 'paid', credits: 1000 });
+    await stores[0].accounts.addAccount({ username: 'paid', credits: 1000 });
     expect(await chargeMany(stores, 'paid', 300)).toBe(300);
     expect(await shardCredits('paid')).toBeGreaterThan(0);
-    expect(await stores[1].addCredits('paid', 50)).toEqual({ balance: 750 });
+    expect(await stores[1].accounts.addCredits('paid', 50)).toEqual({ balance: 750 });
     expect(await chargeMany(stores, 'paid', 100)).toBe(100);
-    expect(await stores[1].addCredits('paid', -600)).toEqual({ balance: 50 });
+    expect(await stores[1].accounts.addCredits('paid', -600)).toEqual({ balance: 50 });
     expect(await chargeMany(stores, 'paid', 100)).toBe(50);
 
-    await stores[0].addCredits('paid', 1000);
+    await stores[0].accounts.addCredits('paid', 1000);
     expect(await chargeMany(stores, 'paid', 200)).toBe(200);
     const once = await stores[2].admin.creditOnce({
       key: 'k-1',
@@ -144,42 +144,42 @@ describePostgres('credit shards: a busy account charged by several instances wit
     expect(once).toEqual({ result: { balance: 810 }, replayed: false });
 
     expect(await chargeMany(stores, 'paid', 200)).toBe(200);
-    expect(await stores[0].updateAccount('paid', { credits: 100 }, DAY)).toMatchObject({ credits: 100 });
+    expect(await stores[0].accounts.updateAccount('paid', { credits: 100 }, DAY)).toMatchObject({ credits: 100 });
     expect(await shardCredits('paid')).toBe(0);
     expect(await chargeMany(stores, 'paid', 200)).toBe(100);
 
-    await stores[0].addCredits('paid', 2000);
+    await stores[0].accounts.addCredits('paid', 2000);
     expect(await chargeMany(stores, 'paid', 200)).toBe(200);
-    await stores[1].putAccount({ username: 'paid', credits: 30 });
-    expect((await stores[2].getAccount('paid'))?.credits).toBe(30);
+    await stores[1].accounts.putAccount({ username: 'paid', credits: 30 });
+    expect((await stores[2].accounts.getAccount('paid'))?.credits).toBe(30);
     expect(await chargeMany(stores, 'paid', 100)).toBe(30);
   });
 
   test('a daily limit stays on the row and exact: 1,000 credits and a limit of 300 give 300 lookups, nothing leased', async () => {
-    await stores[0].addAccount({ username: 'daily', credits: 1000, dailyLimit: 300 });
+    await stores[0].accounts.addAccount({ username: 'daily', credits: 1000, dailyLimit: 300 });
     expect(await chargeMany(stores, 'daily', 600)).toBe(300);
     expect(await shardCredits('daily')).toBe(0);
-    expect((await stores[0].getAccount('daily'))?.credits).toBe(700);
+    expect((await stores[0].accounts.getAccount('daily'))?.credits).toBe(700);
   });
 
   test('a limit set on a sharded account folds its shards back and counts the day so far', async () => {
-    await stores[0].addAccount({ username: 'later', credits: 5000 });
+    await stores[0].accounts.addAccount({ username: 'later', credits: 5000 });
     expect(await chargeMany(stores, 'later', 400)).toBe(400);
-    expect(await stores[0].updateAccount('later', { dailyLimit: 500 }, DAY)).toMatchObject({
+    expect(await stores[0].accounts.updateAccount('later', { dailyLimit: 500 }, DAY)).toMatchObject({
       credits: 4600,
       dailyLimit: 500,
     });
     expect(await shardCredits('later')).toBe(0);
     expect(await chargeMany(stores, 'later', 300)).toBe(100);
-    expect((await stores[0].getAccount('later'))?.credits).toBe(4500);
+    expect((await stores[0].accounts.getAccount('later'))?.credits).toBe(4500);
   });
 
   test('disabling an account stops its shards at once; removing it removes them', async () => {
-    await stores[0].addAccount({ username: 'gone', credits: 5000 });
+    await stores[0].accounts.addAccount({ username: 'gone', credits: 5000 });
     expect(await chargeMany(stores, 'gone', 300)).toBe(300);
-    expect(await stores[0].setEnabled('gone', false)).toBe(true);
+    expect(await stores[0].accounts.setEnabled('gone', false)).toBe(true);
     expect(await chargeMany(stores, 'gone', 90)).toBe(0);
-    expect(await stores[0].removeAccount('gone')).toBe(true);
+    expect(await stores[0].accounts.removeAccount('gone')).toBe(true);
     expect(await shardCredits('gone')).toBe(0);
     expect(await sqlIn(schema.schema, "SELECT count(*)::int AS n FROM usage_shards WHERE username = 'gone'")).toEqual([
       { n: 0 },
@@ -189,23 +189,23 @@ describePostgres('credit shards: a busy account charged by several instances wit
   test('a limit given by an import (putAccount) on a sharded account folds the shards back and counts the day so far', async () => {
     // An import is not given the day: it counts today's (UTC), so the lookups are made today here.
     const today = new Date().toISOString().slice(0, 10);
-    await stores[0].addAccount({ username: 'imported', credits: 5000 });
+    await stores[0].accounts.addAccount({ username: 'imported', credits: 5000 });
     expect(await chargeMany(stores, 'imported', 400, 40, today)).toBe(400);
-    await stores[1].putAccount({ username: 'imported', dailyLimit: 500 });
+    await stores[1].accounts.putAccount({ username: 'imported', dailyLimit: 500 });
     expect(await shardCredits('imported')).toBe(0);
     expect(await chargeMany(stores, 'imported', 300, 40, today)).toBe(100);
-    expect((await stores[0].getAccount('imported'))?.credits).toBe(4500);
+    expect((await stores[0].accounts.getAccount('imported'))?.credits).toBe(4500);
   });
 
   test('a new account leases nothing, even where a shard of an earlier account of that name was left behind', async () => {
     await sqlIn(schema.schema, "INSERT INTO credit_shards (username, shard, credits) VALUES ('reborn', 7, 500)");
-    expect(await stores[0].addAccount({ username: 'reborn', credits: 5 })).toBe(true);
-    expect((await stores[1].getAccount('reborn'))?.credits).toBe(5);
+    expect(await stores[0].accounts.addAccount({ username: 'reborn', credits: 5 })).toBe(true);
+    expect((await stores[1].accounts.getAccount('reborn'))?.credits).toBe(5);
     expect(await chargeMany(stores, 'reborn', 20)).toBe(5);
   });
 
   test("when the row's statement fails, a batch the shard covers is answered and one it cannot is refused whole: every credit taken has its answer", async () => {
-    await stores[0].addAccount({ username: 'split', credits: 1000 });
+    await stores[0].accounts.addAccount({ username: 'split', credits: 1000 });
     // An instance whose row statements fail once armed (as on a time-out), on a pool of its own.
     const pool = new pg.Pool({ connectionString: PG_BASE_URL, options: `-c search_path=${schema.schema}`, max: 4 });
     let failRow = false;
@@ -248,9 +248,9 @@ describePostgres('credit shards: a busy account charged by several instances wit
       const big = await Promise.allSettled(Array.from({ length: 300 }, () => flaky.charge('split', DAY, 'Check')));
       expect(big.filter((r) => r.status === 'rejected')).toHaveLength(300);
       // Credits taken and usage counted: exactly the answers given, with the shard holding the rest of its lease.
-      expect((await stores[0].getAccount('split'))?.credits).toBe(1000 - 200 - 5);
+      expect((await stores[0].accounts.getAccount('split'))?.credits).toBe(1000 - 200 - 5);
       expect(await shardCredits('split')).toBe(leased - 5);
-      expect(await stores[0].usage('split', DAY)).toEqual([
+      expect(await stores[0].accounts.usage('split', DAY)).toEqual([
         { username: 'split', day: DAY, operation: 'Check', found: 205, notFound: 0 },
       ]);
     } finally {

@@ -39,7 +39,7 @@ describePostgres('PostgreSQL migrations', () => {
       payload: '{"Description":"kept"}',
     });
     // An account written before the account settings existed takes their defaults, and is charged as any other.
-    expect(await store.getAccount('kept')).toEqual({
+    expect(await store.accounts.getAccount('kept')).toEqual({
       username: 'kept',
       credits: 7,
       dailyLimit: null,
@@ -47,7 +47,7 @@ describePostgres('PostgreSQL migrations', () => {
       allow: [],
       enabled: true,
     });
-    expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
+    expect(await store.accounts.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
 
     const again = await store.migrate();
     expect(again).toEqual({ applied: [], version: 7 });

@@ -36,7 +36,7 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
 
   test('on a new schema, whatever is asked first finds the tables there: an account removal, an export, an import, a lookup', async () => {
     const a = fresh();
-    expect(await a.store.removeAccount('nobody')).toBe(false);
+    expect(await a.store.accounts.removeAccount('nobody')).toBe(false);
     const b = fresh();
     const seen: unknown[] = [];
     for await (const r of b.store.records()) seen.push(r);
@@ -100,8 +100,8 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
 
   test('an account removal stopped half-way by the statement timeout leaves the account and its usage as they were', async () => {
     const { s, store } = fresh(300);
-    await store.putAccount({ username: 'held', credits: 5 });
-    await store.addUsage([{ username: 'held', day: '2026-11-01', operation: 'Check', found: 2, notFound: 1 }]);
+    await store.accounts.putAccount({ username: 'held', credits: 5 });
+    await store.accounts.addUsage([{ username: 'held', day: '2026-11-01', operation: 'Check', found: 2, notFound: 1 }]);
     // Another session holds the account's row: the removal's second statement waits for it.
     const other = await connect(
       `${PG_BASE_URL}${PG_BASE_URL.includes('?') ? '&' : '?'}options=-c%20search_path%3D${s.schema}`,
@@ -112,7 +112,7 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
       // Let go after 2 s in any case, so that a removal that waits instead of failing ends the test.
       const release = setTimeout(() => void other.query('COMMIT').catch(() => undefined), 2000);
       try {
-        await expect(store.removeAccount('held')).rejects.toThrow(/statement timeout/);
+        await expect(store.accounts.removeAccount('held')).rejects.toThrow(/statement timeout/);
       } finally {
         clearTimeout(release);
       }
@@ -120,12 +120,12 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
     } finally {
       await other.end();
     }
-    expect(await store.usage('held', '2026-01-01')).toEqual([
+    expect(await store.accounts.usage('held', '2026-01-01')).toEqual([
       { username: 'held', day: '2026-11-01', operation: 'Check', found: 2, notFound: 1 },
     ]);
-    expect((await store.getAccount('held'))?.credits).toBe(5);
-    expect(await store.removeAccount('held')).toBe(true);
-    expect(await store.usage('held', '2026-01-01')).toEqual([]);
+    expect((await store.accounts.getAccount('held'))?.credits).toBe(5);
+    expect(await store.accounts.removeAccount('held')).toBe(true);
+    expect(await store.accounts.usage('held', '2026-01-01')).toEqual([]);
   });
 
   test('a record the database cannot hold (a NUL character) fails the import with its reason; nothing is kept and the store goes on', async () => {

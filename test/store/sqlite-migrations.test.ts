@@ -170,7 +170,7 @@ describe('SQLite migrations', () => {
     expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6]);
     expect(report.version).toBe(6);
     expect(await store.get(KEY)).toEqual({ payload: '{"Description":"kept"}' });
-    expect(await store.getAccount('kept')).toEqual({
+    expect(await store.accounts.getAccount('kept')).toEqual({
       username: 'kept',
       credits: 7,
       dailyLimit: null,
@@ -178,9 +178,9 @@ describe('SQLite migrations', () => {
       allow: [],
       enabled: true,
     });
-    expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
-    await store.addUsage([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
-    expect(await store.usage('kept', '2026-01-01')).toEqual([
+    expect(await store.accounts.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
+    await store.accounts.addUsage([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
+    expect(await store.accounts.usage('kept', '2026-01-01')).toEqual([
       { username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 },
     ]);
     const raw = new Database(file);
@@ -316,10 +316,12 @@ describe('SQLite migrations: files of releases between two steps', () => {
       const file = newFile(BETWEEN[name]);
       const store = new SqliteStore(file);
       try {
-        await store.putAccount({ username: 'kept', credits: 3, dailyLimit: 2 });
-        expect(await store.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 2, usedToday: 1 });
-        await store.addUsage([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
-        expect(await store.usage('kept', '2026-01-01')).toEqual([
+        await store.accounts.putAccount({ username: 'kept', credits: 3, dailyLimit: 2 });
+        expect(await store.accounts.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 2, usedToday: 1 });
+        await store.accounts.addUsage([
+          { username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 },
+        ]);
+        expect(await store.accounts.usage('kept', '2026-01-01')).toEqual([
           { username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 },
         ]);
       } finally {

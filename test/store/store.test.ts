@@ -153,44 +153,46 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
   });
 
   test('accounts: saved, listed in code-point order of their names, changed, removed', async () => {
-    await store.putAccount({ username: 'bob', credits: 3 });
-    await store.putAccount({ username: 'Alice', credits: null });
-    await store.putAccount({ username: 'alice', credits: 0 });
-    expect((await store.listAccounts('2026-01-01')).map((a) => [a.username, a.credits])).toEqual([
+    await store.accounts.putAccount({ username: 'bob', credits: 3 });
+    await store.accounts.putAccount({ username: 'Alice', credits: null });
+    await store.accounts.putAccount({ username: 'alice', credits: 0 });
+    expect((await store.accounts.listAccounts('2026-01-01')).map((a) => [a.username, a.credits])).toEqual([
       ['Alice', null],
       ['alice', 0],
       ['bob', 3],
     ]);
-    await store.putAccount({ username: 'bob', credits: 5_000_000_000 });
-    expect((await store.getAccount('bob'))?.credits).toBe(5_000_000_000);
-    expect(await store.removeAccount('bob')).toBe(true);
-    expect(await store.removeAccount('bob')).toBe(false);
-    expect(await store.getAccount('bob')).toBeNull();
+    await store.accounts.putAccount({ username: 'bob', credits: 5_000_000_000 });
+    expect((await store.accounts.getAccount('bob'))?.credits).toBe(5_000_000_000);
+    expect(await store.accounts.removeAccount('bob')).toBe(true);
+    expect(await store.accounts.removeAccount('bob')).toBe(false);
+    expect(await store.accounts.getAccount('bob')).toBeNull();
   });
 
   test('credits: charged one at a time down to zero, never below; 200 charges at once for 50 credits get exactly 50', async () => {
     const day = '2026-01-01';
-    await store.putAccount({ username: 'c', credits: 2 });
-    expect(await store.charge('c', day)).toEqual({ ok: true, credits: 1, usedToday: 1 });
-    expect(await store.charge('c', day)).toEqual({ ok: true, credits: 0, usedToday: 2 });
-    expect(await store.charge('c', day)).toEqual({ ok: false, reason: 'credits' });
-    expect((await store.getAccount('c'))?.credits).toBe(0);
-    expect(await store.charge('nobody', day)).toEqual({ ok: false, reason: 'unknown' });
+    await store.accounts.putAccount({ username: 'c', credits: 2 });
+    expect(await store.accounts.charge('c', day)).toEqual({ ok: true, credits: 1, usedToday: 1 });
+    expect(await store.accounts.charge('c', day)).toEqual({ ok: true, credits: 0, usedToday: 2 });
+    expect(await store.accounts.charge('c', day)).toEqual({ ok: false, reason: 'credits' });
+    expect((await store.accounts.getAccount('c'))?.credits).toBe(0);
+    expect(await store.accounts.charge('nobody', day)).toEqual({ ok: false, reason: 'unknown' });
 
-    await store.putAccount({ username: 'many', credits: 50 });
-    const taken = await Promise.all(Array.from({ length: 200 }, () => store.charge('many', day)));
+    await store.accounts.putAccount({ username: 'many', credits: 50 });
+    const taken = await Promise.all(Array.from({ length: 200 }, () => store.accounts.charge('many', day)));
     expect(taken.filter((t) => t.ok)).toHaveLength(50);
-    expect((await store.getAccount('many'))?.credits).toBe(0);
+    expect((await store.accounts.getAccount('many'))?.credits).toBe(0);
   });
 
   test('issue 30: 2,000 charges at once from two store objects (two instances) against 500 credits and a daily limit of 450: exactly 450, each counted in usage with its charge', async () => {
     const day = '2026-01-02';
     const other = open(url);
     try {
-      await store.putAccount({ username: 'busy', credits: 500, dailyLimit: 450 });
+      await store.accounts.putAccount({ username: 'busy', credits: 500, dailyLimit: 450 });
       const ops = ['Check', 'CheckUSA'];
       const taken = await Promise.all(
-        Array.from({ length: 2000 }, (_, i) => (i % 2 ? store : other).charge('busy', day, ops[i % 3 === 0 ? 1 : 0])),
+        Array.from({ length: 2000 }, (_, i) =>
+          (i % 2 ? store : other).accounts.charge('busy', day, ops[i % 3 === 0 ? 1 : 0]),
+        ),
       );
       const granted = taken.filter((t) => t.ok);
       expect(granted).toHaveLength(450);
@@ -199,18 +201,18 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
       expect(granted.map((t) => (t.ok ? t.usedToday : 0)).sort((x, y) => x - y)).toEqual(
         Array.from({ length: 450 }, (_, i) => i + 1),
       );
-      expect((await store.getAccount('busy'))?.credits).toBe(50);
-      const usage = await store.usage('busy', day);
+      expect((await store.accounts.getAccount('busy'))?.credits).toBe(50);
+      const usage = await store.accounts.usage('busy', day);
       expect(usage.reduce((n, u) => n + u.found, 0)).toBe(450);
       expect(usage.reduce((n, u) => n + u.notFound, 0)).toBe(0);
       // The next day the limit starts again; the 50 credits left are the cap now.
       const next = await Promise.all(
-        Array.from({ length: 100 }, (_, i) => (i % 2 ? store : other).charge('busy', '2026-01-03')),
+        Array.from({ length: 100 }, (_, i) => (i % 2 ? store : other).accounts.charge('busy', '2026-01-03')),
       );
       expect(next.filter((t) => t.ok)).toHaveLength(50);
       expect(next.filter((t) => !t.ok && t.reason === 'credits')).toHaveLength(50);
-      await store.setEnabled('busy', false);
-      expect(await other.charge('busy', '2026-01-03')).toEqual({ ok: false, reason: 'disabled' });
+      await store.accounts.setEnabled('busy', false);
+      expect(await other.accounts.charge('busy', '2026-01-03')).toEqual({ ok: false, reason: 'disabled' });
     } finally {
       await other.close();
     }

@@ -23,9 +23,13 @@ async function refusal(p: Promise<unknown>): Promise<{ code: string; retryAfter?
 describe('usernames and credits', () => {
   class CountingStore extends SqliteStore {
     reads = 0;
-    override async getAccount(username: string) {
-      this.reads++;
-      return super.getAccount(username);
+    constructor(file: string) {
+      super(file);
+      const read = this.accounts.getAccount.bind(this.accounts);
+      this.accounts.getAccount = (username) => {
+        this.reads++;
+        return read(username);
+      };
     }
   }
   let store: CountingStore;
@@ -45,7 +49,7 @@ describe('usernames and credits', () => {
     expect(await refusal(any.admit('nobody', CALLER))).toBeNull();
     const registered = new Accounts(store, { policy: 'registered', rateLimit: 0 });
     expect((await refusal(registered.admit('nobody', CALLER)))?.code).toBe('UNKNOWN_USERNAME');
-    await store.putAccount({ username: 'alice', credits: null });
+    await store.accounts.putAccount({ username: 'alice', credits: null });
     now += 1000;
     expect(await refusal(registered.admit('alice', CALLER))).toBeNull();
   });
@@ -54,7 +58,7 @@ describe('usernames and credits', () => {
     claim(/it reads each username's row at most once a second/);
     const accounts = new Accounts(store, { policy: 'registered', rateLimit: 0 });
     expect((await refusal(accounts.admit('alice', CALLER)))?.code).toBe('UNKNOWN_USERNAME');
-    await store.putAccount({ username: 'alice', credits: null });
+    await store.accounts.putAccount({ username: 'alice', credits: null });
     const readsBefore = store.reads;
     for (let i = 0; i < 20; i++) {
       now += 40;
@@ -65,7 +69,7 @@ describe('usernames and credits', () => {
     now += 200;
     expect(await refusal(accounts.admit('alice', CALLER))).toBeNull();
     expect(store.reads).toBe(readsBefore + 1);
-    await store.removeAccount('alice');
+    await store.accounts.removeAccount('alice');
     now += 1000;
     expect((await refusal(accounts.admit('alice', CALLER)))?.code).toBe('UNKNOWN_USERNAME');
   });
@@ -87,19 +91,19 @@ describe('usernames and credits', () => {
   test('credits: one per successful lookup, then OUT_OF_CREDIT with no Retry-After; unlimited accounts and unknown usernames are not charged', async () => {
     claim(/`OUT_OF_CREDIT`[^\n]*no `Retry-After`/);
     const accounts = new Accounts(store, { policy: 'any', rateLimit: 0 });
-    await store.putAccount({ username: 'bob', credits: 2 });
-    await store.putAccount({ username: 'carol', credits: null });
+    await store.accounts.putAccount({ username: 'bob', credits: 2 });
+    await store.accounts.putAccount({ username: 'carol', credits: null });
     const bob = await accounts.admit('bob', CALLER);
     await accounts.charge(bob);
     await accounts.charge(bob);
-    expect((await store.getAccount('bob'))?.credits).toBe(0);
+    expect((await store.accounts.getAccount('bob'))?.credits).toBe(0);
     const r = await refusal(accounts.charge(bob));
     expect(r?.code).toBe('OUT_OF_CREDIT');
     expect(r?.retryAfter).toBeUndefined();
     const carol = await accounts.admit('carol', CALLER);
     for (let i = 0; i < 3; i++) await accounts.charge(carol);
-    expect((await store.getAccount('carol'))?.credits).toBeNull();
+    expect((await store.accounts.getAccount('carol'))?.credits).toBeNull();
     await accounts.charge(await accounts.admit('dave', CALLER));
-    expect(await store.getAccount('dave')).toBeNull();
+    expect(await store.accounts.getAccount('dave')).toBeNull();
   });
 });

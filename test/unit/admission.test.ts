@@ -35,9 +35,13 @@ class FakeUsage {
 
 class CountingStore extends SqliteStore {
   charges = 0;
-  override async charge(username: string, day: string) {
-    this.charges++;
-    return super.charge(username, day);
+  constructor(file: string) {
+    super(file);
+    const charge = this.accounts.charge.bind(this.accounts);
+    this.accounts.charge = (username, day) => {
+      this.charges++;
+      return charge(username, day);
+    };
   }
 }
 
@@ -87,32 +91,32 @@ describe('disabled usernames', () => {
   test.each(['any', 'registered'] as const)(
     'USERNAME_POLICY=%s: UNKNOWN_USERNAME, "not allowed here ... is disabled"; enabled again, admitted',
     async (policy) => {
-      await store.putAccount({ username: 'dora', enabled: false });
+      await store.accounts.putAccount({ username: 'dora', enabled: false });
       const a = accounts({ policy });
       const r = await refusal(a.admit('dora', HOME));
       expect(r?.code).toBe('UNKNOWN_USERNAME');
       expect(r?.message).toMatch(/^Your username is incorrect or not allowed here: .*dora.* is disabled$/);
-      await store.setEnabled('dora', true);
+      await store.accounts.setEnabled('dora', true);
       later();
       expect(await refusal(a.admit('dora', HOME))).toBeNull();
     },
   );
 
   test('disabled between admission and charge: the charge refuses, UNKNOWN_USERNAME "is disabled", and takes nothing', async () => {
-    await store.putAccount({ username: 'dora', credits: 5 });
+    await store.accounts.putAccount({ username: 'dora', credits: 5 });
     const a = accounts();
     const who = await a.admit('dora', HOME);
-    await store.setEnabled('dora', false);
+    await store.accounts.setEnabled('dora', false);
     const r = await refusal(a.charge(who));
     expect(r?.code).toBe('UNKNOWN_USERNAME');
     expect(r?.message).toMatch(/^Your username is incorrect or not allowed here: .*dora.* is disabled$/);
-    expect((await store.getAccount('dora'))?.credits).toBe(5);
+    expect((await store.accounts.getAccount('dora'))?.credits).toBe(5);
   });
 });
 
 describe('allow-lists', () => {
   test('an address inside a listed CIDR is admitted; one outside is UNKNOWN_USERNAME naming the address', async () => {
-    await store.putAccount({ username: 'bob', allow: ['203.0.113.0/24', '2001:db8::/32'] });
+    await store.accounts.putAccount({ username: 'bob', allow: ['203.0.113.0/24', '2001:db8::/32'] });
     const a = accounts({ policy: 'registered' });
     expect(await refusal(a.admit('bob', HOME))).toBeNull();
     expect(await refusal(a.admit('bob', { address: '2001:db8::1' }))).toBeNull();
@@ -124,7 +128,7 @@ describe('allow-lists', () => {
   });
 
   test('no allow-list: anywhere', async () => {
-    await store.putAccount({ username: 'alice' });
+    await store.accounts.putAccount({ username: 'alice' });
     const a = accounts({ policy: 'registered' });
     expect(await refusal(a.admit('alice', AWAY))).toBeNull();
     expect(await refusal(a.admit('alice', HOME))).toBeNull();
@@ -140,12 +144,12 @@ describe('unknown usernames', () => {
   });
 
   test('removed between admission and charge: registered refuses with UNKNOWN_USERNAME, any serves it unmetered', async () => {
-    await store.putAccount({ username: 'gone', credits: 5 });
+    await store.accounts.putAccount({ username: 'gone', credits: 5 });
     const reg = accounts({ policy: 'registered' });
     const any = accounts({ policy: 'any' });
     const w1 = await reg.admit('gone', HOME);
     const w2 = await any.admit('gone', HOME);
-    await store.removeAccount('gone');
+    await store.accounts.removeAccount('gone');
     const r = await refusal(reg.charge(w1));
     expect(r?.code).toBe('UNKNOWN_USERNAME');
     expect(r?.message).toMatch(/^Your username is incorrect: .*gone.* is not registered/);
@@ -155,7 +159,7 @@ describe('unknown usernames', () => {
 
 describe('credits', () => {
   test('an exhausted balance is OUT_OF_CREDIT ("Out of credit", no Retry-After) before the rate limit is asked', async () => {
-    await store.putAccount({ username: 'broke', credits: 0 });
+    await store.accounts.putAccount({ username: 'broke', credits: 0 });
     const a = accounts({ rateLimit: 10 });
     const r = await refusal(a.admit('broke', HOME));
     expect(r).toMatchObject({ code: 'OUT_OF_CREDIT', retryAfter: undefined });
@@ -164,7 +168,7 @@ describe('credits', () => {
   });
 
   test('the store refusing the charge for credits is OUT_OF_CREDIT too', async () => {
-    await store.putAccount({ username: 'one', credits: 1 });
+    await store.accounts.putAccount({ username: 'one', credits: 1 });
     const a = accounts();
     const w = await a.admit('one', HOME);
     await a.charge(w);
@@ -174,7 +178,7 @@ describe('credits', () => {
   });
 
   test('an account with neither credits nor a daily limit is not charged in the store', async () => {
-    await store.putAccount({ username: 'free' });
+    await store.accounts.putAccount({ username: 'free' });
     const a = accounts();
     for (let i = 0; i < 3; i++) await a.charge(await a.admit('free', HOME));
     expect(store.charges).toBe(0);
@@ -185,7 +189,7 @@ describe('credits', () => {
 
 describe('daily limit', () => {
   test('after N successful lookups, DAILY_LIMIT_REACHED with Retry-After to midnight UTC, before the rate limit is asked', async () => {
-    await store.putAccount({ username: 'daily', dailyLimit: 2 });
+    await store.accounts.putAccount({ username: 'daily', dailyLimit: 2 });
     const a = accounts({ rateLimit: 10 });
     for (let i = 0; i < 2; i++) await a.charge(await a.admit('daily', HOME));
     expect(limiter.calls).toHaveLength(2);
@@ -196,7 +200,7 @@ describe('daily limit', () => {
   });
 
   test('a limit counts the whole UTC day: the next day the username is admitted again', async () => {
-    await store.putAccount({ username: 'daily', dailyLimit: 1 });
+    await store.accounts.putAccount({ username: 'daily', dailyLimit: 1 });
     const a = accounts();
     await a.charge(await a.admit('daily', HOME));
     expect((await refusal(a.admit('daily', HOME)))?.code).toBe('DAILY_LIMIT_REACHED');
@@ -208,7 +212,7 @@ describe('daily limit', () => {
   });
 
   test('the store refusing the charge for the day is DAILY_LIMIT_REACHED, and the next admission is refused too', async () => {
-    await store.putAccount({ username: 'daily', dailyLimit: 1 });
+    await store.accounts.putAccount({ username: 'daily', dailyLimit: 1 });
     const a = accounts();
     const w1 = await a.admit('daily', HOME);
     const w2 = await a.admit('daily', HOME);
@@ -220,18 +224,18 @@ describe('daily limit', () => {
   });
 
   test('a changed limit is seen: raised, the username is admitted again the same day', async () => {
-    await store.putAccount({ username: 'daily', dailyLimit: 1 });
+    await store.accounts.putAccount({ username: 'daily', dailyLimit: 1 });
     const a = accounts();
     await a.charge(await a.admit('daily', HOME));
     expect((await refusal(a.admit('daily', HOME)))?.code).toBe('DAILY_LIMIT_REACHED');
-    await store.putAccount({ username: 'daily', dailyLimit: 2 });
+    await store.accounts.putAccount({ username: 'daily', dailyLimit: 2 });
     later();
     expect(await refusal(a.admit('daily', HOME))).toBeNull();
   });
 
   test('several usernames that used up their day are each refused before the rate limit is asked', async () => {
-    await store.putAccount({ username: 'd1', dailyLimit: 1 });
-    await store.putAccount({ username: 'd2', dailyLimit: 1 });
+    await store.accounts.putAccount({ username: 'd1', dailyLimit: 1 });
+    await store.accounts.putAccount({ username: 'd2', dailyLimit: 1 });
     const a = accounts({ rateLimit: 10 });
     await a.charge(await a.admit('d1', HOME));
     await a.charge(await a.admit('d2', HOME));
@@ -242,7 +246,7 @@ describe('daily limit', () => {
   });
 
   test('a lookup short of the limit does not refuse the next one', async () => {
-    await store.putAccount({ username: 'daily', dailyLimit: 3 });
+    await store.accounts.putAccount({ username: 'daily', dailyLimit: 3 });
     const a = accounts();
     await a.charge(await a.admit('daily', HOME));
     await a.charge(await a.admit('daily', HOME));
@@ -252,9 +256,9 @@ describe('daily limit', () => {
 
 describe('the rate', () => {
   test("RATE_LIMIT applies to a username without an account and to an account without its own rate; an account's --rate replaces it", async () => {
-    await store.putAccount({ username: 'plain' });
-    await store.putAccount({ username: 'fast', rate: 50 });
-    await store.putAccount({ username: 'free', rate: 0 });
+    await store.accounts.putAccount({ username: 'plain' });
+    await store.accounts.putAccount({ username: 'fast', rate: 50 });
+    await store.accounts.putAccount({ username: 'free', rate: 0 });
     const a = accounts({ rateLimit: 10 });
     await a.admit('nobody', HOME);
     await a.admit('plain', HOME);
@@ -268,7 +272,7 @@ describe('the rate', () => {
   });
 
   test('RATE_LIMIT=0: only accounts with their own rate are limited', async () => {
-    await store.putAccount({ username: 'slow', rate: 0.5 });
+    await store.accounts.putAccount({ username: 'slow', rate: 0.5 });
     const a = accounts({ rateLimit: 0 });
     await a.admit('nobody', HOME);
     await a.admit('slow', HOME);
@@ -297,7 +301,7 @@ describe('the rate', () => {
 
 describe('usage records', () => {
   test('registered usernames only, with the UTC day, the operation and whether it was found', async () => {
-    await store.putAccount({ username: 'alice' });
+    await store.accounts.putAccount({ username: 'alice' });
     const a = accounts();
     a.record(await a.admit('alice', HOME), 'Check', true);
     a.record(await a.admit('alice', HOME), 'UKMOT', false);
@@ -309,7 +313,7 @@ describe('usage records', () => {
   });
 
   test('without a recorder nothing fails', async () => {
-    await store.putAccount({ username: 'alice' });
+    await store.accounts.putAccount({ username: 'alice' });
     const a = new Accounts(store, { policy: 'any', rateLimit: 0 });
     const who = await a.admit('alice', HOME);
     expect(who.account?.username).toBe('alice');

@@ -69,16 +69,16 @@ describe('lookups in one turn of the event loop share one read transaction', () 
 
   test('a write in the same turn as a lookup (a credit, an import) goes through', async () => {
     const store = new SqliteStore(file);
-    await store.putAccount({ username: 'c', credits: 2 });
+    await store.accounts.putAccount({ username: 'c', credits: 2 });
     await nextTurn();
     expect(await store.get({ operation: 'Check', registration: 'S1', state: '' })).not.toBeNull();
-    expect(await store.charge('c', '2026-01-01')).toMatchObject({ ok: true, credits: 1 });
+    expect(await store.accounts.charge('c', '2026-01-01')).toMatchObject({ ok: true, credits: 1 });
     expect(await store.get({ operation: 'Check', registration: 'S1', state: '' })).not.toBeNull();
     const batch = await store.beginImport();
     await batch.put({ operation: 'Check', registration: 'S2', state: '', payload: '{"v":3}' });
     await batch.commit();
     expect((await store.get({ operation: 'Check', registration: 'S2', state: '' }))?.payload).toBe('{"v":3}');
-    expect((await store.getAccount('c'))?.credits).toBe(1);
+    expect((await store.accounts.getAccount('c'))?.credits).toBe(1);
     await store.close();
   });
 });
@@ -103,8 +103,10 @@ describe('backup: a consistent copy of the whole store (records, accounts, usage
           payload: JSON.stringify({ Description: `car ${i}`, pad: 'x'.repeat(500) }),
         });
       await batch.commit();
-      await store.putAccount({ username: 'bob', credits: 7, dailyLimit: 3 });
-      await store.addUsage([{ username: 'bob', day: '2026-11-23', operation: 'Check', found: 2, notFound: 1 }]);
+      await store.accounts.putAccount({ username: 'bob', credits: 7, dailyLimit: 3 });
+      await store.accounts.addUsage([
+        { username: 'bob', day: '2026-11-23', operation: 'Check', found: 2, notFound: 1 },
+      ]);
       // A lookup in the same turn: the backup is taken while the store serves.
       expect(await store.get({ operation: 'Check', registration: 'B1', state: '' })).not.toBeNull();
       const calls: [number, number][] = [];
@@ -127,8 +129,8 @@ describe('backup: a consistent copy of the whole store (records, accounts, usage
         JSON.parse((await copy.get({ operation: 'Check', registration: 'B299', state: '' }))?.payload ?? '{}')
           .Description,
       ).toBe('car 299');
-      expect(await copy.getAccount('bob')).toMatchObject({ credits: 7, dailyLimit: 3 });
-      expect(await copy.usage('bob', '2026-11-01')).toEqual([
+      expect(await copy.accounts.getAccount('bob')).toMatchObject({ credits: 7, dailyLimit: 3 });
+      expect(await copy.accounts.usage('bob', '2026-11-01')).toEqual([
         { username: 'bob', day: '2026-11-23', operation: 'Check', found: 2, notFound: 1 },
       ]);
     } finally {
@@ -140,14 +142,14 @@ describe('backup: a consistent copy of the whole store (records, accounts, usage
     const store = new SqliteStore(path.join(dir, 'live.db'));
     const dest = path.join(dir, 'copy.db');
     try {
-      await store.putAccount({ username: 'ann', credits: 1 });
+      await store.accounts.putAccount({ username: 'ann', credits: 1 });
       await store.backup(dest);
     } finally {
       await store.close();
     }
     const copy = new SqliteStore(dest);
     try {
-      expect((await copy.getAccount('ann'))?.credits).toBe(1);
+      expect((await copy.accounts.getAccount('ann'))?.credits).toBe(1);
     } finally {
       await copy.close();
     }

@@ -1,7 +1,7 @@
 // Usage records as the README's "Managing callers" describes them: per username, UTC day and
 // operation, the lookups answered with a record and those answered VEHICLE_NOT_FOUND; counted in
 // memory and written every second and when the server stops; kept USAGE_DAYS days. The store is
-// a recording fake (its contract is test/unit/account-store.test.ts's); the clock is Jest's.
+// a recording fake (its contract is test/store/accounts.test.ts's); the clock is Jest's.
 
 import { FLUSH_MS, UsageRecorder } from '../../src/accounts/usage';
 import type { Logger } from '../../src/ops/logger';
@@ -33,7 +33,7 @@ function setup(keepDays = 400) {
     info() {},
     debug() {},
   } as unknown as Logger;
-  const usage = new UsageRecorder(store as unknown as AccountStore, keepDays, logger);
+  const usage = new UsageRecorder({ accounts: store as unknown as AccountStore }, keepDays, logger);
   return { store, errors, usage };
 }
 

@@ -187,10 +187,10 @@ describe('dvla: money', () => {
   let paid: TestServer;
   beforeAll(async () => {
     paid = await startServer(env(dvla.url, { USERNAME_POLICY: 'registered' }));
-    await paid.store.putAccount({ username: 'garage', credits: 10 });
+    await paid.store.accounts.putAccount({ username: 'garage', credits: 10 });
   });
   afterAll(() => paid.close());
-  const credits = async () => (await paid.store.getAccount('garage'))?.credits;
+  const credits = async () => (await paid.store.accounts.getAccount('garage'))?.credits;
 
   test('one credit per answered lookup whatever the source; nothing for a failure or a not-found; the DVLA asked once within the TTL', async () => {
     dvla.answers.set('PAY1', { status: 200, body: JSON.stringify({ ...AA19AAA, registrationNumber: 'PAY1' }) });

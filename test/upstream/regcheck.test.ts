@@ -24,7 +24,7 @@ const firstOf = (op: string) => SAMPLE.find((l) => l.operation === op)!;
 
 beforeAll(async () => {
   upstream = await startServer({ USERNAME_POLICY: 'registered' });
-  await upstream.store.putAccount({ username: 'relay', credits: 1000 });
+  await upstream.store.accounts.putAccount({ username: 'relay', credits: 1000 });
   relay = await startServer(
     {
       PROVIDERS: 'store,regcheck',
@@ -94,7 +94,7 @@ test("the upstream's credits are read from its credits endpoint into a metric", 
   for (let i = 0; i < 50; i++) {
     text = await (await fetch(`${relay.url}/metrics`)).text();
     const m = /reglookup_upstream_remaining\{provider="regcheck"\} (\d+)/.exec(text);
-    const left = (await upstream.store.getAccount('relay'))?.credits;
+    const left = (await upstream.store.accounts.getAccount('relay'))?.credits;
     if (m && Number(m[1]) === left && left! < 1000) return;
     await new Promise((r) => setTimeout(r, 100));
   }
