@@ -9,7 +9,8 @@ import path from 'node:path';
 import type { AccountStore } from '../../src/store/accounts';
 import { PostgresStore } from '../../src/store/postgres';
 import { SqliteStore } from '../../src/store/sqlite';
-import { postgresAvailable, testSchema } from '../helpers/postgres';
+import { testSchema, type StoreName } from '../helpers/postgres';
+import { describeStores } from '../helpers/stores';
 
 interface Opened {
   /** Two handles on one database: as two processes would hold it. */
@@ -18,26 +19,22 @@ interface Opened {
   close(): Promise<void>;
 }
 
-const STORES: Record<string, () => Promise<Opened>> = {
-  ...(postgresAvailable()
-    ? {
-        postgres: async () => {
-          const schema = testSchema();
-          const a = new PostgresStore(schema.url);
-          await a.migrate();
-          const b = new PostgresStore(schema.url);
-          return {
-            a,
-            b,
-            close: async () => {
-              await a.close();
-              await b.close();
-              await schema.drop();
-            },
-          };
-        },
-      }
-    : {}),
+const STORES: Record<StoreName, () => Promise<Opened>> = {
+  postgres: async () => {
+    const schema = testSchema();
+    const a = new PostgresStore(schema.url);
+    await a.migrate();
+    const b = new PostgresStore(schema.url);
+    return {
+      a,
+      b,
+      close: async () => {
+        await a.close();
+        await b.close();
+        await schema.drop();
+      },
+    };
+  },
   sqlite: async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-accounts-'));
     const file = path.join(dir, 'a.db');
@@ -55,10 +52,10 @@ const STORES: Record<string, () => Promise<Opened>> = {
   },
 };
 
-describe.each(Object.keys(STORES))('AccountStore: %s', (name) => {
+describeStores('AccountStore: %s', (kind) => {
   let s: Opened;
   beforeEach(async () => {
-    s = await STORES[name]();
+    s = await STORES[kind.name]();
   });
   afterEach(() => s.close());
 
