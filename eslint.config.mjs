@@ -50,6 +50,7 @@ export default tseslint.config(
   {
     ignores: [
       'dist/**',
+      'dist-test/**',
       'node_modules/**',
       'reports/**',
       '.stryker-tmp/**',

@@ -9,7 +9,7 @@ import v8 from 'node:v8';
  * before it collects again. At several thousand requests a second the garbage promoted between
  * collections then lifts RSS from ~110 MB to 160-170 MB within half a minute; a factor of two keeps
  * it flat at ~110-125 MB at no measurable cost in throughput (bench/PROFILE.md, "Third round").
- * A Node release whose V8 no longer knows the flag is caught by test/unit/memory.test.ts.
+ * A Node release whose V8 no longer knows the flag is caught by test/integration/memory.test.ts.
  */
 export const HEAP_FLAGS = ['--heap-growing-percent=100'] as const;
 

@@ -147,7 +147,7 @@ function cheapHistogram(
     registers: [registry],
     collect() {
       // prom-client keeps each label set's buckets in hashMap (lib/histogram.js: labels, bucketValues
-      // by upper bound, sum, count); test/integration/operability.test.ts reads what it makes of them.
+      // by upper bound, sum, count); test/cli/operability.test.ts reads what it makes of them.
       const map: Record<string, unknown> = {};
       for (const [value, l] of series) {
         const bucketValues: Record<number, number> = {};

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { openStore } from '../../src/store/open';
 import type { VehicleStore } from '../../src/store/store';
 import { client, startAdmin, TOKENS, type TestAdmin } from '../helpers/admin';
+import { startServer } from '../helpers/server';
 
 let dir: string;
 let store: VehicleStore;
@@ -289,4 +290,18 @@ test('the upstream cache: statistics by operation and provider, and a purge that
     [TOKENS[0].name, 'cache-purge', '(all)'],
     [TOKENS[1].name, 'cache-purge', 'Check AA19AAA'],
   ]);
+});
+
+test('reglookup_callers_low_credit: callers below CREDIT_ALERT_BELOW, unlimited ones not counted', async () => {
+  const server = await startServer({ CREDIT_ALERT_BELOW: '10' });
+  try {
+    await server.store.accounts.addAccount({ username: 'low', credits: 3 });
+    await server.store.accounts.addAccount({ username: 'empty', credits: 0 });
+    await server.store.accounts.addAccount({ username: 'rich', credits: 10 });
+    await server.store.accounts.addAccount({ username: 'unlimited' });
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    expect(text).toMatch(/^reglookup_callers_low_credit 2$/m);
+  } finally {
+    await server.close();
+  }
 });

@@ -6,17 +6,12 @@ import { openStore } from '../../src/store/open';
 import { callJson } from '../helpers/json';
 import { demo } from '../helpers/sample';
 import { startServer } from '../helpers/server';
-import { client, freshStoreUrl, startAdmin, STORE_KINDS, TOKENS } from '../helpers/admin';
+import { client, startAdmin, TOKENS } from '../helpers/admin';
+import { describeStores } from '../helpers/stores';
 
-describe.each(STORE_KINDS)('%s', (kind) => {
-  let made: ReturnType<typeof freshStoreUrl> | null = null;
-  afterAll(async () => {
-    await made?.remove();
-  });
-
+describeStores('%s', (kind) => {
   test('50 top-ups (each retried) and 500 lookups at once leave the exact sum', async () => {
-    made = freshStoreUrl(kind);
-    const url = made.url;
+    const url = kind.url();
     const store = openStore(url);
     const server = await startServer({ DATABASE_URL: url }, { store });
     const admin = await startAdmin(store);
@@ -24,7 +19,7 @@ describe.each(STORE_KINDS)('%s', (kind) => {
       const ops = client(admin.url, TOKENS[1].token);
       expect((await ops('POST', '/admin/api/users', { username: 'metered', credits: 100 })).status).toBe(201);
       const plate = demo('Check').registration;
-      const topUps = Array.from({ length: 50 }, (_, i) => ({ 'Idempotency-Key': `top-up-${kind}-${i}-0123` }));
+      const topUps = Array.from({ length: 50 }, (_, i) => ({ 'Idempotency-Key': `top-up-${kind.name}-${i}-0123` }));
       const calls = [
         ...topUps.flatMap((key) => [
           ops('POST', '/admin/api/users/metered/credits', { amount: 10 }, key),

@@ -2,18 +2,11 @@
 // with usage after USAGE_DAYS; an Idempotency-Key kept at least 24 hours whatever USAGE_DAYS is.
 
 import { openStore } from '../../src/store/open';
-import { freshStoreUrl, STORE_KINDS } from '../helpers/admin';
+import { describeStores } from '../helpers/stores';
 
-describe.each(STORE_KINDS)('%s', (kind) => {
-  let made: ReturnType<typeof freshStoreUrl> | null = null;
-  afterAll(async () => {
-    await made?.remove();
-  });
-
+describeStores('%s', (kind) => {
   test('audit pruned before the day given; a key from yesterday evening still replays after a prune of today', async () => {
-    made = freshStoreUrl(kind);
-    const url = made.url;
-    const store = openStore(url);
+    const store = openStore(kind.url());
     try {
       await store.accounts.addAccount({ username: 'kept', credits: 0 });
       const entry = (at: string) => ({
@@ -48,19 +41,4 @@ describe.each(STORE_KINDS)('%s', (kind) => {
       await store.close();
     }
   });
-});
-
-test('reglookup_callers_low_credit: callers below CREDIT_ALERT_BELOW, unlimited ones not counted', async () => {
-  const { startServer } = await import('../helpers/server');
-  const server = await startServer({ CREDIT_ALERT_BELOW: '10' });
-  try {
-    await server.store.accounts.addAccount({ username: 'low', credits: 3 });
-    await server.store.accounts.addAccount({ username: 'empty', credits: 0 });
-    await server.store.accounts.addAccount({ username: 'rich', credits: 10 });
-    await server.store.accounts.addAccount({ username: 'unlimited' });
-    const text = await (await fetch(`${server.url}/metrics`)).text();
-    expect(text).toMatch(/^reglookup_callers_low_credit 2$/m);
-  } finally {
-    await server.close();
-  }
 });

@@ -21,7 +21,7 @@ import {
   serverOf,
   type PrivatePostgres,
 } from '../helpers/private-postgres';
-import { startServeProcess, type ServeProcess } from '../helpers/process';
+import { startServeProcess, type ServeProcess } from '../helpers/cli';
 
 jest.setTimeout(240_000);
 

@@ -50,14 +50,10 @@ describe('an import killed half-way', () => {
       );
     fs.writeFileSync(file, lines.join('\n') + '\n');
 
-    const importer = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', CLI, 'import', '--replace-all', file],
-      {
-        env: { ...process.env, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const importer = spawn(process.execPath, [CLI, 'import', '--replace-all', file], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let progress = '';
     importer.stderr.on('data', (d: Buffer) => (progress += d.toString()));
     const closed = new Promise<void>((resolve) => importer.on('close', () => resolve()));

@@ -70,14 +70,10 @@ describe('an import holding the SQLite write lock', () => {
     const lookupUrl = (u: string) => `${base}/Check?RegistrationNumber=RG11ABC&username=${u}`;
     const health = base.replace('/api/reg.asmx', '/healthz');
 
-    const importer = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', CLI, 'import', '--replace-all', file],
-      {
-        env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const importer = spawn(process.execPath, [CLI, 'import', '--replace-all', file], {
+      env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let importErr = '';
     importer.stderr.on('data', (d: Buffer) => (importErr += d.toString()));
     const t0 = performance.now();

@@ -9,7 +9,7 @@ import { PostgresStore } from '../../src/store/postgres';
 import { postgresBin, privatePostgres, type PrivatePostgres } from '../helpers/private-postgres';
 import { FIVE_TRANSPORTS, callAny, type AnyTransport } from '../helpers/json';
 import type { Answer } from '../helpers/call';
-import { startServeProcess, type ServeProcess } from '../helpers/process';
+import { startServeProcess, type ServeProcess } from '../helpers/cli';
 import { recordScenario } from './scenario';
 
 const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? '');

@@ -10,7 +10,7 @@ import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_proce
 import { startRedisServer } from '../helpers/private-redis';
 import { freePort } from '../helpers/private-postgres';
 import { call, type Answer } from '../helpers/call';
-import { startServeProcess, type ServeProcess } from '../helpers/process';
+import { startServeProcess, type ServeProcess } from '../helpers/cli';
 import { recordScenario } from './scenario';
 
 const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? '');

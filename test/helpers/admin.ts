@@ -1,15 +1,11 @@
 // The admin listener for a test, in-process on a loopback port, on a store the test gives (and may
 // share with a service started by startServer), with two tokens.
 
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { createAdminServer } from '../../src/admin/server';
 import type { AdminToken } from '../../src/config';
 import { createLogger, type Logger } from '../../src/ops/logger';
 import type { VehicleStore } from '../../src/store/store';
-import { postgresAvailable, testSchema } from './postgres';
 
 export const TOKENS: readonly AdminToken[] = [
   { name: 'ops', token: 'ops-token-0123456789abcdef' },
@@ -76,23 +72,4 @@ export function client(url: string, token: string | null) {
     }
     return { status: res.status, headers: res.headers, text, json };
   };
-}
-
-/** The stores the admin tests run on: SQLite, and PostgreSQL when the machine has it. */
-export const STORE_KINDS = ['sqlite', ...(postgresAvailable() ? ['postgres'] : [])];
-
-/**
- * A new, empty store's DATABASE_URL of that kind (a temporary SQLite file, or a PostgreSQL schema of its own), and how
- * to remove it.
- */
-export function freshStoreUrl(kind: string): { url: string; remove: () => Promise<void> } {
-  if (kind === 'sqlite') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-admin-'));
-    return {
-      url: `sqlite:${path.join(dir, 'store.db')}`,
-      remove: async () => fs.rmSync(dir, { recursive: true, force: true }),
-    };
-  }
-  const schema = testSchema();
-  return { url: schema.url, remove: () => schema.drop() };
 }

@@ -3,6 +3,9 @@
 // run works in a schema of its own (DATABASE_URL's ?schema=) and drops it afterwards.
 // Without a server the PostgreSQL tests are skipped with a message, except under CI=true, where
 // they fail: .ci/run starts the server first.
+// Which half of a suite runs is the jest project's choice (jest.config.js: TEST_STORES): the fast
+// and cli projects run the SQLite half, the pg project the PostgreSQL half, so that `npm test` needs
+// no server and no test runs twice.
 
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -33,9 +36,26 @@ export function postgresAvailable(): boolean {
   return available || process.env.CI === 'true';
 }
 
-/** `describe` when PostgreSQL is there (or under CI, where its absence must fail), else `describe.skip`. */
-export function describePostgres(name: string, fn: () => void): void {
-  (postgresAvailable() ? describe : describe.skip)(name, fn);
+export type StoreName = 'sqlite' | 'postgres';
+
+/** Whether this run holds the suites' half on that store: the jest project's TEST_STORES; both when it sets none. */
+export function storeTested(name: StoreName): boolean {
+  const chosen = (globalThis as { TEST_STORES?: string }).TEST_STORES ?? 'sqlite,postgres';
+  return chosen.split(',').includes(name);
+}
+
+/** The SQLite half of a suite that also has a PostgreSQL half: run by the fast and cli projects. */
+export function describeSqlite(name: string, fn: () => void): void {
+  if (storeTested('sqlite')) describe(name, fn);
+}
+
+/**
+ * The PostgreSQL half, run by the pg project: `describe` when the server is there (or under CI, where its absence
+ * must fail), else `describe.skip`. `present` says whether what the block needs is there, for a block that starts
+ * servers of its own.
+ */
+export function describePostgres(name: string, fn: () => void, present: () => boolean = postgresAvailable): void {
+  if (storeTested('postgres')) (present() ? describe : describe.skip)(name, fn);
 }
 
 export interface TestSchema {

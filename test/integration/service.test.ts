@@ -1,11 +1,7 @@
-// The service as a whole: the WSDL as served, the help page, mixed concurrent SOAP traffic, the
-// bundled sample data, and `reglookup serve` started the way `npm start` starts it.
+// The service as a whole: the WSDL as served, the help page, mixed concurrent SOAP traffic and the
+// bundled sample data. (`reglookup serve` started as `npm start` starts it: test/cli/cli.test.ts.)
 
-import { spawn } from 'node:child_process';
 import http from 'node:http';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { OPERATIONS } from '../../src/contract/operations';
 import { call, type Transport } from '../helpers/call';
 import { SAMPLE } from '../helpers/sample';
@@ -97,64 +93,6 @@ test('the bundled sample holds at least 5 vehicles per operation and 3 MOT histo
     const n = SAMPLE.filter((r) => r.operation === op.name).length;
     expect(n).toBeGreaterThanOrEqual(op.name === 'UKMOT' ? 3 : 5);
   }
-});
-
-test('reglookup serve: loads the sample into a new database on first start and serves it', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-serve-'));
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', path.resolve(__dirname, '../../src/cli.ts'), 'serve'],
-    {
-      env: {
-        ...process.env,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATABASE_URL: `sqlite:${path.join(dir, 'db', 'reg.db')}`,
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`no 'listening' line: ${out}`)), 20000);
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
-        if (m && out.includes('"message":"listening"')) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-      child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-    });
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/reg\.asmx$/);
-    const res = await fetch(`${url}/CheckChina?RegistrationNumber=${encodeURIComponent('京A12345')}&username=demo`);
-    expect(res.status).toBe(200);
-    expect(await res.text()).toContain('<vehicleJson>');
-    expect(fs.existsSync(path.join(dir, 'db', 'reg.db'))).toBe(true);
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.on('close', r));
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-test('a bad setting stops start-up with a message naming the variable', async () => {
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', path.resolve(__dirname, '../../src/cli.ts'), 'serve'],
-    {
-      env: { ...process.env, PORT: 'eighty' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let err = '';
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise((r) => child.on('close', r));
-  expect(code).not.toBe(0);
-  expect(err).toContain("PORT must be a whole number, got 'eighty'");
 });
 
 test('Expect: 100-continue with an oversized Content-Length gets its 413 without the body being invited', async () => {

@@ -1,8 +1,7 @@
 // `reglookup users ...`: every subcommand, the bad inputs the issue names, and a running server that
 // sees the changes. Commands run in this process (as src/cli.ts registers them) with the exit status
-// captured; one runs as its own process to show the status reaches the shell.
+// captured. (As a process of its own, the status reaching the shell: test/cli/cli.test.ts.)
 
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -242,23 +241,4 @@ test('usage shows lookups per day and operation from a running server; a change 
   } finally {
     await srv.close();
   }
-});
-
-test('as its own process: output on stdout, errors on stderr, exit status 1 for a bad input', () => {
-  const cli = path.resolve(__dirname, '../../src/cli.ts');
-  const env = { ...process.env, DATABASE_URL: `sqlite:${db}` };
-  const bad = spawnSync(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', cli, 'users', 'add', 'x'.repeat(300)],
-    { env, encoding: 'utf8' },
-  );
-  expect(bad.status).toBe(1);
-  expect(bad.stderr).toMatch(/at most 256 characters/);
-  const good = spawnSync(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', cli, 'users', 'add', 'spawned', '--credits', '7'],
-    { env, encoding: 'utf8' },
-  );
-  expect(good.status).toBe(0);
-  expect(good.stdout).toMatch(/added spawned/);
 });

@@ -1,29 +1,63 @@
-// The AccountStore contract (src/store/accounts.ts, a store's `accounts`), as behaviour: run on
-// SQLite and PostgreSQL alike (stores.ts), with two stores opened on one database (two handles on
-// one file, two pools on one schema) standing in for two processes.
+// The AccountStore contract (src/store/accounts.ts), as behaviour: one suite that any store must
+// pass. SQLite runs it here on a file, with a second handle on the same file standing in for a second
+// process; PostgreSQL in a schema of its own on the machine's server, with two stores (two pools)
+// standing in for two processes.
 
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { AccountStore } from '../../src/store/accounts';
-import { isMigratable } from '../../src/store/open';
-import type { VehicleStore } from '../../src/store/store';
-import { open, STORE_KINDS } from './stores';
+import { PostgresStore } from '../../src/store/postgres';
+import { SqliteStore } from '../../src/store/sqlite';
+import { testSchema, type StoreName } from '../helpers/postgres';
+import { describeStores } from '../helpers/stores';
 
-describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('AccountStore: %s', (_name, kind) => {
-  let stores: VehicleStore[];
+interface Opened {
   /** Two handles on one database: as two processes would hold it. */
-  let s: { readonly a: AccountStore; readonly b: AccountStore };
+  readonly a: AccountStore;
+  readonly b: AccountStore;
+  close(): Promise<void>;
+}
+
+const STORES: Record<StoreName, () => Promise<Opened>> = {
+  postgres: async () => {
+    const schema = testSchema();
+    const a = new PostgresStore(schema.url);
+    await a.migrate();
+    const b = new PostgresStore(schema.url);
+    return {
+      a: a.accounts,
+      b: b.accounts,
+      close: async () => {
+        await a.close();
+        await b.close();
+        await schema.drop();
+      },
+    };
+  },
+  sqlite: async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-accounts-'));
+    const file = path.join(dir, 'a.db');
+    const a = new SqliteStore(file);
+    const b = new SqliteStore(file);
+    return {
+      a: a.accounts,
+      b: b.accounts,
+      close: async () => {
+        await a.close();
+        await b.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+describeStores('AccountStore: %s', (kind) => {
+  let s: Opened;
   beforeEach(async () => {
-    const url = kind.url();
-    const a = open(url);
-    // The schema made by the first before the second opens: as a deployment's first instance does.
-    if (isMigratable(a)) await a.migrate();
-    const b = open(url);
-    stores = [a, b];
-    s = { a: a.accounts, b: b.accounts };
+    s = await STORES[kind.name]();
   });
-  afterEach(async () => {
-    for (const store of stores) await store.close();
-  });
-  afterAll(() => kind.cleanup());
+  afterEach(() => s.close());
 
   test('a new account takes the defaults; add refuses an existing name; put changes only the fields given', async () => {
     expect(await s.a.addAccount({ username: 'ann' })).toBe(true);

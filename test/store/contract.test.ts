@@ -6,7 +6,7 @@ import { OPERATIONS } from '../../src/contract/operations';
 import { call, TRANSPORTS, type Transport } from '../helpers/call';
 import { demo, demoParams } from '../helpers/sample';
 import { startServer, type TestServer } from '../helpers/server';
-import { STORE_KINDS } from './stores';
+import { describeStores } from '../helpers/stores';
 
 type X = Record<string, any>;
 
@@ -17,15 +17,12 @@ async function resultOf(transport: Transport, op: string, body: string): Promise
   return env['soap:Body'][`${op}Response`][`${op}Result`];
 }
 
-describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('served from %s', (_name, kind) => {
+describeStores('served from %s', (kind) => {
   let srv: TestServer;
   beforeAll(async () => {
     srv = await startServer({ DATABASE_URL: kind.url() });
   });
-  afterAll(async () => {
-    await srv.close();
-    await kind.cleanup();
-  });
+  afterAll(() => srv.close());
 
   const cases = OPERATIONS.flatMap((op) => TRANSPORTS.map((t) => [op.name, t] as const));
   test.each(cases)('%s over %s answers the sample record', async (name, transport) => {

@@ -10,7 +10,7 @@ import { exportRecords } from '../../src/data/export';
 import { importStream, type ImportOptions } from '../../src/data/import';
 import { createLogger } from '../../src/ops/logger';
 import type { StoredRecord, VehicleStore } from '../../src/store/store';
-import { open, STORE_KINDS } from './stores';
+import { describeStores, open, storeKind } from '../helpers/stores';
 
 jest.setTimeout(60_000);
 
@@ -40,7 +40,7 @@ async function exported(store: VehicleStore): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, kind) => {
+describeStores('%s store', (kind) => {
   let url: string;
   let store: VehicleStore;
   beforeEach(() => {
@@ -48,7 +48,6 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     store = open(url);
   });
   afterEach(() => store.close());
-  afterAll(() => kind.cleanup());
 
   test('a deletion line removes its record; one for a key not there is counted, not an error', async () => {
     await run(store, {}, check('DEL1', 'GOES'), check('KEEP1', 'STAYS'), usa('7ABC123', 'US CAR'));
@@ -250,11 +249,9 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
   }
 });
 
-describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('export | import from SQLite into %s', (_name, kind) => {
-  afterAll(() => kind.cleanup());
-
+describeStores('export | import from SQLite into %s', (kind) => {
   test('the moved store exports the same bytes', async () => {
-    const sqliteKind = STORE_KINDS[0];
+    const sqliteKind = storeKind('sqlite');
     const from = open(sqliteKind.url());
     const to = open(kind.url());
     try {

@@ -3,7 +3,7 @@
 
 import Redis from 'ioredis';
 import { describePostgres, testSchema } from '../helpers/postgres';
-import { startServeProcess, type ServeProcess } from '../helpers/process';
+import { startServeProcess, type ServeProcess } from '../helpers/cli';
 import { openStore } from '../../src/store/open';
 import type { VehicleStore } from '../../src/store/store';
 

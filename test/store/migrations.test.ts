@@ -1,10 +1,9 @@
 // PostgreSQL schema migrations: a database written at an older schema version upgrades in place,
 // with its data intact; running them again changes nothing; instances starting together take turns.
 
-import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { PostgresStore } from '../../src/store/postgres';
-import { runCli, serveCli } from '../helpers/process';
+import { CLI, serveCli, startCli } from '../helpers/cli';
 import { startServer } from '../helpers/server';
 import { describePostgres, sqlIn, testSchema } from '../helpers/postgres';
 
@@ -138,16 +137,15 @@ describePostgres('PostgreSQL migrations', () => {
     await store.migrate();
     await store.close();
     await sqlIn(s.schema, "INSERT INTO schema_version (version, name) VALUES (99, 'from the future')");
-    const run = runCli(['serve'], { DATABASE_URL: s.url, PORT: '0', HOST: '127.0.0.1' });
+    const run = startCli(['serve'], { DATABASE_URL: s.url, PORT: '0', HOST: '127.0.0.1' });
     expect(await run.exited).toBe(2);
     expect(run.stderr()).toMatch(/DATABASE_URL .*schema version 99, newer than this release knows/);
   });
 
   test('`reglookup migrate` applies the migrations and says so; run again, it has nothing to do', () => {
     const s = fresh();
-    const cli = path.resolve(__dirname, '../../src/cli.ts');
     const run = () =>
-      spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', cli, 'migrate'], {
+      spawnSync(process.execPath, [CLI, 'migrate'], {
         env: { ...process.env, DATABASE_URL: s.url, LOG_LEVEL: 'silent' },
         encoding: 'utf8',
         timeout: 60_000,

@@ -5,8 +5,9 @@
 // skipped (lookups go to the primary) and /readyz says so, and it is used again once it is back.
 
 import pg from 'pg';
+import { describePostgres } from '../helpers/postgres';
 import { postgresBin, privatePrimaryAndReplica, type PrivatePostgres } from '../helpers/private-postgres';
-import { runCli, startServeProcess, type ServeProcess } from '../helpers/process';
+import { startCli, startServeProcess, type ServeProcess } from '../helpers/cli';
 
 jest.setTimeout(180_000);
 
@@ -16,7 +17,7 @@ if (!HAVE_SERVER && !IN_CI)
   process.stderr.write(
     'read-replica tests skipped: no PostgreSQL server binaries under /usr/lib/postgresql (Debian package postgresql)\n',
   );
-const describeReplica = HAVE_SERVER || IN_CI ? describe : describe.skip;
+const describeReplica = (name: string, fn: () => void) => describePostgres(name, fn, () => HAVE_SERVER || IN_CI);
 
 async function sql(url: string, text: string): Promise<pg.QueryResultRow[]> {
   const c = new pg.Client(url);
@@ -47,7 +48,7 @@ async function importRecord(env: Record<string, string>, registration: string): 
     JSON.stringify({ operation: 'Check', registration, vehicle: { Description: `replica test ${registration}` } }) +
       '\n',
   );
-  const run = runCli(['import', file], env);
+  const run = startCli(['import', file], env);
   expect(await run.exited).toBe(0);
   fs.rmSync(path.dirname(file), { recursive: true, force: true });
 }
@@ -64,7 +65,7 @@ describeReplica('read replicas on a private primary and streaming replica', () =
     ({ primary, replica } = await privatePrimaryAndReplica());
     env = { DATABASE_URL: primary.url };
     // The schema first, on the primary; the replica receives it by streaming.
-    expect(await runCli(['migrate'], env).exited).toBe(0);
+    expect(await startCli(['migrate'], env).exited).toBe(0);
     [srv, patient] = await Promise.all([
       startServeProcess({ ...env, DATABASE_READ_URL: replica.url, DATABASE_READ_MAX_LAG_MS: '500', RATE_LIMIT: '0' }),
       startServeProcess({
@@ -105,7 +106,7 @@ describeReplica('read replicas on a private primary and streaming replica', () =
     try {
       // Written to the primary while the replica's replay is paused.
       await importRecord(env, 'RPL1');
-      expect(await runCli(['users', 'add', 'payer', '--credits', '5'], env).exited).toBe(0);
+      expect(await startCli(['users', 'add', 'payer', '--credits', '5'], env).exited).toBe(0);
       // The instance that allows 10 minutes of lag reads the replica, which does not hold it yet...
       expect((await lookup('RPL1', 'demo', patient)).status).toBe(404);
       // ...while the account made after the pause is known to it (accounts are read from the primary), and

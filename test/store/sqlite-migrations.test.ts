@@ -2,31 +2,17 @@
 // written by an older release (which recorded no version) is recognised by what it holds and
 // upgraded in place with its data intact; running them again changes nothing; a file written by a
 // newer release is refused. The old schemas below are written out by hand as those releases wrote them.
+// (`reglookup migrate` and `serve` on such files: test/cli/migrate.test.ts.)
 
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { SqliteStore } from '../../src/store/sqlite';
 import { MigrationError } from '../../src/store/migrations/runner';
 import { migrateSqlite } from '../../src/store/migrations/sqlite';
 import { openStore, isMigratable } from '../../src/store/open';
-import { CLI, runCli } from '../helpers/process';
-
-/** The first releases' schema (before prepared answers and account settings). */
-const V1_DDL = `
-CREATE TABLE records (
-  id           INTEGER PRIMARY KEY,
-  operation    TEXT NOT NULL,
-  registration TEXT NOT NULL,
-  state        TEXT NOT NULL DEFAULT '',
-  payload      TEXT NOT NULL
-);
-CREATE UNIQUE INDEX records_key ON records (operation, registration, state);
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE accounts (username TEXT PRIMARY KEY, credits INTEGER) WITHOUT ROWID;
-`;
+import { V1_DDL } from '../helpers/sqlite-schemas';
 
 /** What the release before versioned SQLite migrations created on a new file (all columns, no schema_version). */
 const UNVERSIONED_CURRENT_DDL = `
@@ -233,37 +219,6 @@ describe('SQLite migrations', () => {
       writer.exec('ROLLBACK');
       writer.close();
     }
-  });
-
-  test('a file written by a newer release is refused, not served', async () => {
-    const file = newFile();
-    await new SqliteStore(file).close();
-    const db = new Database(file);
-    db.prepare("INSERT INTO schema_version (version, name) VALUES (99, 'from the future')").run();
-    db.close();
-    expect(() => new SqliteStore(file)).toThrow(/schema version 99, newer than this release knows/);
-    const run = runCli(['serve'], { DATABASE_URL: `sqlite:${file}`, PORT: '0', HOST: '127.0.0.1' });
-    expect(await run.exited).toBe(2);
-    expect(run.stderr()).toMatch(/DATABASE_URL .*schema version 99, newer than this release knows/);
-  });
-
-  test('`reglookup migrate` on an old file applies the missing steps and says so; run again, it has nothing to do', () => {
-    const file = newFile(V1_DDL);
-    const run = () =>
-      spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, 'migrate'], {
-        env: { ...process.env, DATABASE_URL: `sqlite:${file}`, LOG_LEVEL: 'silent' },
-        encoding: 'utf8',
-        timeout: 60_000,
-      });
-    const first = run();
-    expect(first.stderr).toBe('');
-    expect(first.status).toBe(0);
-    expect(first.stdout).toMatch(
-      /^applied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\n.*schema version 6\n$/,
-    );
-    const second = run();
-    expect(second.status).toBe(0);
-    expect(second.stdout).toMatch(/schema version 6, nothing to apply\n$/);
   });
 });
 

@@ -5,9 +5,9 @@ import { Readable } from 'node:stream';
 import { importStream } from '../../src/data/import';
 import type { VehicleStore } from '../../src/store/store';
 import { SAMPLE } from '../helpers/sample';
-import { open, STORE_KINDS } from './stores';
+import { describeStores, open } from '../helpers/stores';
 
-describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, kind) => {
+describeStores('%s store', (kind) => {
   let url: string;
   let store: VehicleStore;
   beforeEach(() => {
@@ -15,7 +15,6 @@ describe.each(STORE_KINDS.map((k) => [k.name, k] as const))('%s store', (_name, 
     store = open(url);
   });
   afterEach(() => store.close());
-  afterAll(() => kind.cleanup());
 
   test('records with the same key replace each other; keys differ by operation and state', async () => {
     expect(await store.isEmpty()).toBe(true);

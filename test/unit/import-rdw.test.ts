@@ -11,28 +11,7 @@ import zlib from 'node:zlib';
 import { Readable } from 'node:stream';
 import { importStream, readFuelFile } from '../../src/data/import';
 import { SqliteStore } from '../../src/store/sqlite';
-import { runCli } from '../helpers/cli';
-
-const API_HEADER =
-  'kenteken,voertuigsoort,merk,handelsbenaming,eerste_kleur,datum_eerste_toelating,cilinderinhoud,aantal_deuren,aantal_zitplaatsen,inrichting';
-const PORTAL_HEADER =
-  'Kenteken,Voertuigsoort,Merk,Handelsbenaming,Eerste kleur,Datum eerste toelating,Cilinderinhoud,Aantal deuren,Aantal zitplaatsen,Inrichting';
-const ROWS = [
-  'XX999X,Personenauto,VOLKSWAGEN,GOLF,GRIJS,20190315,1498,4,5,hatchback',
-  // Quoted: a comma and doubled quotes in the trade name; a line break (CRLF) inside the body style.
-  'AB123C,Personenauto,MERCEDES-BENZ,"E 200 ""AVANTGARDE"", LANG",ZWART,20200101,1991,4,5,"sedan\r\nlang"',
-  // A trailer: empty fields.
-  'WX12AB,Aanhangwagen,HUMBAUR,HA 132513,,20150102,,,,open wagen',
-];
-const FUEL = [
-  'kenteken,brandstof_volgnummer,brandstof_omschrijving,co2_uitstoot_gecombineerd',
-  'AB123C,2,Elektriciteit,',
-  'XX999X,1,Benzine,112',
-  // The plate's other row, not next to its first.
-  'AB123C,1,Benzine,150',
-].join('\n');
-
-const csv = (header: string, bom = true) => `${bom ? '\ufeff' : ''}${header}\r\n${ROWS.join('\r\n')}\r\n`;
+import { API_HEADER, csv, FUEL, PORTAL_HEADER, ROWS } from '../helpers/rdw';
 
 const GOLF = {
   Description: 'VOLKSWAGEN GOLF 1498cc',
@@ -197,43 +176,6 @@ test('a quote never closed: refused, not read to the end of memory', async () =>
   await expect(importStream(store, Readable.from([open]), { format: 'rdw' })).rejects.toThrow(
     /a row is longer than .* bytes \(is a quoted field never closed\?\)/,
   );
-});
-
-describe('the command line', () => {
-  test('import --format rdw --fuel FILE FILE.csv.gz', () => {
-    const vehicles = path.join(dir, 'vehicles.csv.gz');
-    fs.writeFileSync(vehicles, zlib.gzipSync(csv(PORTAL_HEADER)));
-    fs.writeFileSync(path.join(dir, 'fuel.csv'), FUEL);
-    const env = { DATABASE_URL: `sqlite:${path.join(dir, 'r.db')}`, SAMPLE_DATA: 'false' };
-    const r = runCli(['import', '--quiet', '--format', 'rdw', '--fuel', path.join(dir, 'fuel.csv'), vehicles], env);
-    expect([r.status, r.stderr]).toEqual([0, '']);
-    const exported = runCli(['export', '--quiet'], env);
-    const lines = exported.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { registration: string; vehicle: Record<string, unknown> });
-    expect(
-      lines.map((l) => [
-        l.registration,
-        (l.vehicle.FuelType as { CurrentTextValue?: string } | undefined)?.CurrentTextValue,
-      ]),
-    ).toEqual([
-      ['AB123C', 'Benzine/Elektriciteit'],
-      ['WX12AB', undefined],
-      ['XX999X', 'Benzine'],
-    ]);
-  });
-
-  test('--fuel without --format rdw, and an unknown format, are refused in one line', () => {
-    const env = { DATABASE_URL: `sqlite:${path.join(dir, 'r.db')}` };
-    const a = runCli(['import', '--fuel', 'f.csv', 'v.csv'], env);
-    expect([a.status, a.stderr.trim()]).toEqual([
-      1,
-      'reglookup: --fuel joins RDW fuel data to --format rdw; give --format rdw too',
-    ]);
-    const b = runCli(['import', '--format', 'xml', 'v.csv'], env);
-    expect([b.status, b.stderr.trim()]).toEqual([1, "reglookup: --format must be ndjson or rdw, not 'xml'"]);
-  });
 });
 
 test('LF line ends and no line break after the last row (a quoted field last): the same records', async () => {

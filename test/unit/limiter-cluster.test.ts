@@ -5,7 +5,7 @@
 // IPC channel between worker and primary by two direct calls (process.send delivers to the
 // primary's cluster 'message' listeners, worker.send to the process's 'message' listeners), so the
 // primary's side (hostSharedLimits) and the workers' side run here, where Stryker's mutants are
-// active. test/integration/shared-limit.test.ts checks the same with real processes.
+// active. test/redis/shared-limit.test.ts checks the same with real processes.
 
 import { EventEmitter } from 'node:events';
 

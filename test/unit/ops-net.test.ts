@@ -2,7 +2,7 @@
 // {"status":"ready","checks":{...}} when every probe answers and no shutdown has begun; otherwise
 // not ready, with a reason naming what fails and never the failure's detail; each probe has 2 s to
 // answer; a probe that only degrades the service (Redis under RATE_LIMIT_ON_REDIS_ERROR=allow)
-// leaves it ready, "degraded". (The Redis probe itself: test/unit/limiter-redis.test.ts.)
+// leaves it ready, "degraded". (The Redis probe itself: test/redis/limiter-redis.test.ts.)
 
 import { AddressListError, addressEntryProblem, addressSet, splitList } from '../../src/net/cidr';
 import { readiness, type ReadinessProbe } from '../../src/ops/health';

@@ -2,8 +2,8 @@
 // endpoint (test/helpers/upstream-dvsa.ts): the MOT answer mapped to UKMOT's record (docs/data.md;
 // expected record written by hand), the OAuth 2.0 token fetched once however many calls wait,
 // refreshed before it expires and once after a 401, the statuses to failure kinds, secrets kept out
-// of every message, and the published quota (15 a second, 500,000 a day) taken before each call,
-// in memory or shared through Redis (127.0.0.1:6379, a key prefix of this run's own).
+// of every message, and the published quota (15 a second, 500,000 a day) taken before each call, in
+// memory. (Shared through Redis: test/redis/provider-dvsa.test.ts.)
 
 import { createDvsaProvider, type DvsaProvider } from '../../src/providers/dvsa';
 import { UpstreamFailure } from '../../src/providers/provider';
@@ -220,20 +220,4 @@ test('the daily quota: spent, the call is refused for hours, not seconds', async
   const e = await failureOf(mot(p, 'AB12CDE'));
   expect(e.kind).toBe('transient');
   expect(e.retryAfterS).toBeGreaterThan(3600);
-});
-
-test('with REDIS_URL the quota is shared by every instance', async () => {
-  const prefix = `test:dvsa:${process.pid}:${Date.now()}:`;
-  const deps = {
-    redisUrl: 'redis://127.0.0.1:6379',
-    redisPrefix: prefix,
-    quota: { perSecond: 15, burst: 10, perDay: 4 },
-  };
-  const a = provider(deps);
-  const b = provider(deps);
-  for (const p of [a, b, a, b]) expect((await mot(p, 'AB12CDE')).found).toBe(true);
-  const e = await failureOf(mot(b, 'AB12CDE'));
-  expect([e.kind, e.retryAfterS! > 3600]).toEqual(['transient', true]);
-  const e2 = await failureOf(mot(a, 'AB12CDE'));
-  expect(e2.kind).toBe('transient');
 });

@@ -1,5 +1,6 @@
-// The stores the behavioural suite runs against: each test file runs its cases once per store.
-// SQLite in a temporary file; PostgreSQL in a schema of its own on the machine's server.
+// The stores a suite runs against: describeStores runs its cases once per store under test (the
+// jest project chooses: see helpers/postgres.ts). SQLite in a temporary file; PostgreSQL in a schema
+// of its own on the machine's server.
 
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -7,10 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RecordKey, VehicleStore } from '../../src/store/store';
 import { openStore } from '../../src/store/open';
-import { postgresAvailable, sqlIn, testSchema } from '../helpers/postgres';
+import { describePostgres, sqlIn, storeTested, testSchema, type StoreName } from './postgres';
 
 export interface StoreKind {
-  readonly name: 'sqlite' | 'postgres';
+  readonly name: StoreName;
   /** A DATABASE_URL for a fresh, empty store of this kind. */
   url(): string;
   /** Sets a record's payload as another writer would (an older release, a hand-run UPDATE). */
@@ -71,8 +72,25 @@ function postgresKind(): StoreKind {
   };
 }
 
-/** SQLite always; PostgreSQL when its server answers (always under CI=true: see helpers/postgres.ts). */
-export const STORE_KINDS: readonly StoreKind[] = postgresAvailable() ? [sqliteKind(), postgresKind()] : [sqliteKind()];
+/** A kind of store, with the stores it makes removed by its cleanup(). */
+export function storeKind(name: StoreName): StoreKind {
+  return name === 'sqlite' ? sqliteKind() : postgresKind();
+}
+
+/**
+ * `describe` once per store this run tests (`%s` in the title is the store's name), each with a kind of its own whose
+ * stores are removed after the block.
+ */
+export function describeStores(title: string, fn: (kind: StoreKind) => void): void {
+  const block = (name: StoreName) => () => {
+    const kind = storeKind(name);
+    fn(kind);
+    // After the block's own afterAll hooks (run in the order declared), which close its stores.
+    afterAll(() => kind.cleanup());
+  };
+  if (storeTested('sqlite')) describe(title.replace('%s', 'sqlite'), block('sqlite'));
+  describePostgres(title.replace('%s', 'postgres'), block('postgres'));
+}
 
 export function open(url: string): VehicleStore {
   return openStore(url, { pool: 10, statementTimeoutMs: 5000 });

@@ -9,7 +9,7 @@ import { openStore } from '../../src/store/open';
 import { runCli } from '../helpers/cli';
 import { client, startAdmin, TOKENS } from '../helpers/admin';
 
-// Each command is a process started from the sources: slow on a busy machine.
+// Each command is a process of its own: slow on a busy machine.
 jest.setTimeout(180_000);
 
 let dir: string;

@@ -5,6 +5,7 @@
 // private redis-server on a free port and stops that one.
 
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { CLI } from '../helpers/cli';
 import { startRedisServer } from '../helpers/private-redis';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -29,7 +30,6 @@ function needs(ok: boolean, what: string): jest.It {
   return test.skip;
 }
 
-const CLI = path.resolve(__dirname, '../../src/cli.ts');
 const RATE = { RATE_LIMIT: '0.001', RATE_LIMIT_BURST: '20' }; // one per 1000 s plus a burst of 20: 21 in a short run
 const ONE_PROCESS_ADMITS = 21;
 
@@ -61,7 +61,7 @@ interface Served {
 async function serve(env: Record<string, string>, name: string): Promise<Served> {
   const port = await freePort();
   const workers = Number(env.WORKERS ?? '1');
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, 'serve'], {
+  const child = spawn(process.execPath, [CLI, 'serve'], {
     env: {
       ...process.env,
       PORT: String(port),

@@ -73,7 +73,8 @@ const isComment = (c: string) => c.startsWith('#');
 const NOT_RUN: Record<string, string> = {
   'npm install && npm start':
     'the two commands: .ci/run installs and test/deploy/production.test.ts starts the server as npm start does',
-  'npm test': 'the test command itself: .ci/run runs it',
+  'npm test': 'the test command itself: npm run test:all runs its tests',
+  'npm run test:all': 'the test command itself: .ci/run runs it',
 };
 const NOT_RUN_PATTERNS: Array<[RegExp, string]> = [
   [
@@ -88,7 +89,7 @@ const NOT_RUN_PATTERNS: Array<[RegExp, string]> = [
   ],
   [
     /^export DATABASE_URL=postgres|^DATABASE_URL=postgres/,
-    'a PostgreSQL of the reader: test/store and test/integration/shared-limit.test.ts run the same settings',
+    'a PostgreSQL of the reader: test/store and test/redis/shared-limit.test.ts run the same settings',
   ],
   [
     /^docker |^# import a file from the host|^docker-compose/,
@@ -98,7 +99,7 @@ const NOT_RUN_PATTERNS: Array<[RegExp, string]> = [
     /^npm run (bench|mutate|fuzz|faults|lint)|^npx stryker/,
     'the bench, mutation, fuzz, fault and lint runs: .ci/run runs bench --short, faults and lint',
   ],
-  [/^TEST_DATABASE_URL=|^CI=true/, 'ways of running the tests themselves'],
+  [/^TEST_DATABASE_URL=|^CI=true|^npx jest /, 'ways of running the tests themselves'],
 ];
 
 function notRunReason(block: Block): string | undefined {

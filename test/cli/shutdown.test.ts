@@ -7,7 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { envelope, soapHeaders } from '../helpers/soap';
-import { LISTENING, serveCli, type Running } from '../helpers/process';
+import { LISTENING, serveCli, type Running } from '../helpers/cli';
 
 jest.setTimeout(90_000);
 

@@ -2,7 +2,7 @@
 // machine's shared Redis is left alone), held to the README: with REDIS_URL every instance shares one
 // limit; every key written starts with REDIS_PREFIX; when Redis goes, one warning is logged, and one
 // line when it is back, and the limit applies again. Without the redis-server binary the tests are
-// skipped with a message (test/integration/shared-limit.test.ts does the same, and its CI installs it).
+// skipped with a message (test/redis/shared-limit.test.ts does the same, and its CI installs it).
 
 import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { startRedisServer } from '../helpers/private-redis';

@@ -5,7 +5,7 @@
 
 import path from 'node:path';
 import { OPERATIONS } from '../../src/contract/operations';
-import { describeToolkit, run, type Toolkit } from '../interop/harness';
+import { describeToolkit, run, type Toolkit } from './harness';
 import { demo } from '../helpers/sample';
 import { startServer, type TestServer } from '../helpers/server';
 
@@ -15,7 +15,7 @@ const PHP: Toolkit = {
   packages: ['php-cli'],
   commands: ['php'],
 };
-const SCRIPT = path.join(__dirname, 'clients', 'regcheck-get.php');
+const SCRIPT = path.join(__dirname, 'clients', 'php', 'regcheck-get.php');
 
 interface PhpReport {
   operation: string;

@@ -7,7 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { call } from '../helpers/call';
-import { LISTENING, runCli, serveCli } from '../helpers/process';
+import { LISTENING, startCli, serveCli } from '../helpers/cli';
 import { startServer, type TestServer } from '../helpers/server';
 
 jest.setTimeout(60_000);
@@ -317,7 +317,7 @@ describe('the access log', () => {
 
 describe('start-up failures name their cause and variable and exit 2', () => {
   async function failing(env: Record<string, string>): Promise<{ code: number | null; err: string }> {
-    const run = runCli(['serve'], {
+    const run = startCli(['serve'], {
       PORT: '0',
       HOST: '127.0.0.1',
       DATABASE_URL: 'sqlite::memory:',
@@ -374,7 +374,7 @@ describe('start-up failures name their cause and variable and exit 2', () => {
 });
 
 test('reglookup --version prints the version of package.json', async () => {
-  const run = runCli(['--version'], {});
+  const run = startCli(['--version'], {});
   expect(await run.exited).toBe(0);
   expect(run.stdout().trim()).toBe(PACKAGE_VERSION);
 });

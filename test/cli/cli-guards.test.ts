@@ -11,7 +11,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { runCli, serve } from '../helpers/cli';
 import { CLI } from '../helpers/cli';
-import { describePostgres, testSchema, type TestSchema } from '../helpers/postgres';
+import { describePostgres, describeSqlite, testSchema, type TestSchema } from '../helpers/postgres';
 
 jest.setTimeout(120_000);
 
@@ -67,7 +67,7 @@ function messages(stderr: string): string[] {
   return stderr.split('\n').filter((l) => l !== '' && !/^import(?: \(dry run\))?: \d+ %/.test(l));
 }
 
-describe('import --replace-all refuses to gut the store (SQLite)', () => {
+describeSqlite('import --replace-all refuses to gut the store (SQLite)', () => {
   test('an empty file: refused in one line naming both counts and the flag, exit 1, the store untouched', () => {
     const env = seeded();
     const r = runCli(['import', '--replace-all', write('empty.ndjson', [])], env);
@@ -130,7 +130,7 @@ describe('import --replace-all refuses to gut the store (SQLite)', () => {
   });
 });
 
-describe('import --dry-run', () => {
+describeSqlite('import --dry-run', () => {
   test('says what would be added, replaced and removed, and writes nothing', () => {
     const env = seeded();
     const before = runCli(['export', '-q'], env).stdout;
@@ -209,7 +209,7 @@ describePostgres('import --replace-all and --dry-run on PostgreSQL', () => {
   });
 });
 
-describe('a mistyped store or variable is not taken silently', () => {
+describeSqlite('a mistyped store or variable is not taken silently', () => {
   test('users list, usage, set and credit refuse a SQLite file that is not there, and create none', () => {
     const store = fresh('reglookp.db');
     const env = { DATABASE_URL: `sqlite:${store}` };
@@ -288,7 +288,7 @@ describe('a mistyped store or variable is not taken silently', () => {
   });
 });
 
-describe('messages', () => {
+describeSqlite('messages', () => {
   const hasMount = (() => {
     if (process.platform !== 'linux') return false;
     const probe = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-mount-'));
@@ -328,7 +328,7 @@ describe('messages', () => {
     fs.writeFileSync(file, 'this is not a database, it is text\n'.repeat(200));
     const env = { DATABASE_URL: `sqlite:${file}`, SAMPLE_DATA: 'off' };
     const expected = `reglookup: DATABASE_URL 'sqlite:${file}' cannot be opened: file is not a database\n`;
-    const served = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, 'serve'], {
+    const served = spawnSync(process.execPath, [CLI, 'serve'], {
       env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1' },
       encoding: 'utf8',
       timeout: 60_000,
@@ -386,11 +386,10 @@ describe('messages', () => {
     const env = seeded();
     const fifo = fresh('feed.fifo');
     execFileSync('mkfifo', [fifo]);
-    const child = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', CLI, 'import', '--workers', '0', fifo],
-      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, [CLI, 'import', '--workers', '0', fifo], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));

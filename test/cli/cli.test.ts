@@ -1,6 +1,7 @@
 // README claims about running the service, checked on the real command line in its own process:
-// the users commands and how soon a running server sees them, WORKERS, LOG_FORMAT=text,
-// SAMPLE_DATA=false, and the heap tuning the serving process applies to itself.
+// the first start on a new database, a bad setting, the users commands (their exit status and how
+// soon a running server sees them), WORKERS, LOG_FORMAT=text, SAMPLE_DATA=false, and the heap tuning
+// the serving process applies to itself.
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,6 +26,38 @@ async function lookup(base: string, username: string): Promise<{ status: number;
   await res.text();
   return { status: res.status, code: res.headers.get('x-error-code') };
 }
+
+test('reglookup serve: loads the sample into a new database on first start and serves it', async () => {
+  const file = path.join(dir, 'first-start', 'reg.db');
+  const served = await serve({ DATABASE_URL: `sqlite:${file}` });
+  try {
+    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/reg\.asmx$/);
+    const res = await fetch(
+      `${served.url}/CheckChina?RegistrationNumber=${encodeURIComponent('京A12345')}&username=demo`,
+    );
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('<vehicleJson>');
+    expect(fs.existsSync(file)).toBe(true);
+  } finally {
+    await served.stop();
+  }
+});
+
+test('a bad setting stops start-up with a message naming the variable', () => {
+  const r = runCli(['serve'], { PORT: 'eighty' });
+  expect(r.status).not.toBe(0);
+  expect(r.stderr).toContain("PORT must be a whole number, got 'eighty'");
+});
+
+test('users commands as their own process: output on stdout, errors on stderr, exit status 1 for a bad input', () => {
+  const env = { DATABASE_URL: `sqlite:${path.join(dir, 'own-process.db')}` };
+  const bad = runCli(['users', 'add', 'x'.repeat(300)], env);
+  expect(bad.status).toBe(1);
+  expect(bad.stderr).toMatch(/at most 256 characters/);
+  const good = runCli(['users', 'add', 'spawned', '--credits', '7'], env);
+  expect(good.status).toBe(0);
+  expect(good.stdout).toMatch(/added spawned/);
+});
 
 test('the users commands, and a running server sees each change within a second', async () => {
   // README: "A running server sees a change to the users within a second (it reads each username's

@@ -10,9 +10,9 @@ import { ConfigError, loadConfig } from '../../src/config';
 import { openStore } from '../../src/store/open';
 import type { VehicleStore } from '../../src/store/store';
 import { client, startAdmin, TOKENS, type TestAdmin } from '../helpers/admin';
-import { startServeProcess } from '../helpers/process';
+import { startServeProcess } from '../helpers/cli';
 
-// One test starts `reglookup serve` from the sources, and the slowed refusals wait: slow on a busy machine.
+// One test starts `reglookup serve` as a process, and the slowed refusals wait: slow on a busy machine.
 jest.setTimeout(120_000);
 
 let store: VehicleStore;
