@@ -45,10 +45,12 @@ async function harness(corsOrigins: readonly string[]): Promise<Harness> {
       const payload = RECORDS[`${key.operation}/${key.registration}/${key.state}`];
       return payload === undefined ? null : { payload };
     },
-    async getAccount(username: string) {
-      if (username === 'garage') return { username, credits: 7 };
-      if (username === 'fleet') return { username, credits: null };
-      return null;
+    accounts: {
+      async getAccount(username: string) {
+        if (username === 'garage') return { username, credits: 7 };
+        if (username === 'fleet') return { username, credits: null };
+        return null;
+      },
     },
   } as unknown as VehicleStore;
   const accounts = {
