@@ -265,8 +265,9 @@ async function runBackup(
   await withStore(
     async (store) => {
       const bars: Meter[] = [];
+      let files: readonly string[];
       try {
-        await backupStore(
+        files = await backupStore(
           store,
           file,
           (done, total) => {
@@ -286,7 +287,9 @@ async function runBackup(
         bars[0]?.stop();
       }
       if (!flags.quiet)
-        process.stderr.write(`backed up to ${file} (${(fs.statSync(file).size / 1024 / 1024).toFixed(1)} MB)\n`);
+        process.stderr.write(
+          `backed up to ${files.map((f) => `${f} (${(fs.statSync(f).size / 1024 / 1024).toFixed(1)} MB)`).join(' and ')}\n`,
+        );
     },
     { mustExist: true },
   );
@@ -344,7 +347,9 @@ export function registerData(program: Command): void {
     .option('--force', 'replace the file if it exists (once the copy is whole)')
     .option('--with-cache', 'keep the answers fetched from upstream providers in the copy (left out by default)')
     .option('-q, --quiet', 'no progress and no summary')
-    .description('a consistent copy of the whole store (records, accounts, usage), safe while the server serves')
+    .description(
+      'a consistent copy of the whole store (records, accounts, usage), safe while the server serves; SQLite: FILE and its accounts file beside it',
+    )
     .action((file: string, flags: { quiet?: boolean; force?: boolean; withCache?: boolean }) =>
       runBackup(file, flags).catch(fatal),
     );

@@ -33,6 +33,12 @@ async function migrateAtStart(store: VehicleStore, logger: Logger): Promise<void
   const report = await store.migrate();
   if (report.applied.length > 0)
     logger.info('applied migrations', { versions: report.applied.map((m) => m.version), version: report.version });
+  const accounts = report.accounts;
+  if (accounts && accounts.applied.length > 0)
+    logger.info('applied migrations to the accounts file', {
+      versions: accounts.applied.map((m) => m.version),
+      version: accounts.version,
+    });
 }
 
 /**

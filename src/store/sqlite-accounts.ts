@@ -1,13 +1,12 @@
-// The accounts side of the SQLite store (see accounts.ts for each method's contract), on the same
-// database handle as the records. Every write first ends the records side's shared read
-// transaction (beforeWrite), so that it is never held in a read snapshot or refused as stale.
+// The accounts side of the SQLite store (see accounts.ts for each method's contract), on the
+// accounts file's connection (sqlite-layout.ts): a write lock of its own, which an import (on the
+// records file) never holds.
 // Today's charged lookups live in the account row (day, day_count) so that charging a lookup is one
-// UPDATE: SQLite runs it under the database's write lock, which orders it against every other
+// UPDATE: SQLite runs it under the file's write lock, which orders it against every other
 // process's charge. The charges of one event-loop turn are committed together, in one transaction
 // (charge()). The usage of a charged lookup is written in the same transaction as its charge;
-// other usage records (lookups not found, accounts not metered) are written in batches, off the request path. The
-// schema (accounts,
-// usage) comes from migrations/sqlite.ts, applied when the store opens.
+// other usage records (lookups not found, accounts not metered) are written in batches, off the
+// request path. The schema comes from migrations/sqlite-accounts.ts, applied when the store opens.
 // Every write waits for the write lock asynchronously (sqlite-lock.ts), and one that cannot be
 // committed (a full disk) throws: an UPDATE ... RETURNING is read with all(), which steps the
 // statement to its end, where SQLite commits; get() stops at the first row and the commit's
@@ -39,9 +38,8 @@ export interface Row {
   day_count: number;
 }
 
-/** What the store does around each write: end its shared read first, and tell its watcher how writes go. */
+/** What the store does after each write: tell its watcher how writes go. */
 export interface WriteHooks {
-  beforeWrite(): void;
   written(): void;
   failed(e: unknown): void;
 }
@@ -93,7 +91,7 @@ export class SqliteAccounts implements AccountStore {
     private readonly hooks: WriteHooks,
     private readonly file: string,
   ) {
-    // The tables are the SQLite store's migrations' (migrations/sqlite.ts), applied before this.
+    // The tables are the accounts file's migrations' (migrations/sqlite-accounts.ts), applied before this.
     this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM accounts WHERE username = ?`);
     this.chargeStmt = db.prepare(
       `UPDATE accounts SET
@@ -138,10 +136,7 @@ export class SqliteAccounts implements AccountStore {
   /** One write (a statement or a transaction), once the write lock is free, its failure reported. */
   async write<T>(fn: () => T): Promise<T> {
     try {
-      const done = await withWriteLock(() => {
-        this.hooks.beforeWrite();
-        return fn();
-      }, this.file);
+      const done = await withWriteLock(fn, this.file);
       this.hooks.written();
       return done;
     } catch (e) {

@@ -1,5 +1,5 @@
 // The administration side of the SQLite store (see admin.ts for each method's contract), on the
-// accounts' database handle and through its write path (write lock, hooks). A keyed top-up is one
+// accounts file's connection and through its write path (write lock, hooks). A keyed top-up is one
 // IMMEDIATE transaction: the key is looked up, the balance changed, the key and the audit entry
 // written together, so a retry in this or another process finds the key and changes nothing.
 

@@ -1,6 +1,7 @@
 // SQLite allows one writer per database file, and better-sqlite3 waits for the write lock
-// synchronously: with a busy_timeout the whole event loop stops while another process (an import)
-// holds it, health checks and unmetered lookups included. So the serving connection has no
+// synchronously: with a busy_timeout the whole event loop stops while another process holds it
+// (another instance's charges, a `users` command, another import), health checks and unmetered
+// lookups included. So the serving connection has no
 // busy_timeout, and a write that finds the lock taken waits here instead, asynchronously, retrying
 // with a growing pause, for at most LOCK_WAIT_MS (the bound the README states); past that it fails
 // as StoreUnavailableError and nothing was written. A write that fails for want of disk
@@ -9,7 +10,7 @@
 
 import { StoreUnavailableError } from './store';
 
-/** Longest a write waits for another connection's write lock (an import's transaction). */
+/** Longest a write waits for another connection's write lock. */
 export const LOCK_WAIT_MS = 5000;
 const FIRST_PAUSE_MS = 2;
 const LONGEST_PAUSE_MS = 50;
@@ -69,7 +70,7 @@ export async function withWriteLock<T>(write: () => T, file: string, waitMs = LO
     else if (now >= deadline) {
       throw new StoreUnavailableError(
         'SQLite',
-        `${file} was locked by another writer (an import?) for over ${waitMs} ms: nothing was written`,
+        `${file} was locked by another writer for over ${waitMs} ms: nothing was written`,
         'is locked by another writer',
       );
     }

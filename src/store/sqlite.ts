@@ -1,16 +1,18 @@
-// The embedded store: one SQLite file through better-sqlite3. A unique index on the lookup key makes
-// a lookup two short b-tree probes at any size. (Not WITHOUT ROWID: a record's row is near the
+// The embedded store: two SQLite files through better-sqlite3 (sqlite-layout.ts): the records, which
+// only an import writes, and the accounts file beside it, which the service writes as it serves, so
+// that an import's one long transaction never holds up a charge. A unique index on the lookup key
+// makes a lookup two short b-tree probes at any size. (Not WITHOUT ROWID: a record's row is near the
 // ~1 KB such a table keeps in its leaf pages, so many rows would spill into an overflow page, and
 // rows inserted in key order fill its pages only half after random-order imports.) A row is the
 // key and the payload, nothing else: rows are appended in rowid order, so table pages come out
 // full, and the file is about the size of the NDJSON it was imported from.
 
-import fs from 'node:fs';
-import path from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteAdmin } from './sqlite-admin';
 import { SqliteAccounts } from './sqlite-accounts';
 import { migrateSqlite } from './migrations/sqlite';
+import { SQLITE_ACCOUNTS_MIGRATIONS } from './migrations/sqlite-accounts';
+import { accountsFileOf, openSqliteFiles } from './sqlite-layout';
 import { withWriteLock } from './sqlite-lock';
 import type { Migration, MigrationReport } from './migrations/runner';
 import { cacheWhere, type CacheEntry, type CacheFilter, type CachedAnswer, type CacheStatsRow } from './cache';
@@ -32,10 +34,13 @@ const IMPORT_CACHE_KIB = -32768;
 const BACKUP_PAGES_PER_STEP = 4096;
 
 export class SqliteStore implements VehicleStore {
+  /** The records file's connection. */
   private readonly db: Database.Database;
+  /** The accounts file's connection: callers, usage, audit, Idempotency-Keys, the upstream cache. */
+  private readonly accountsDb: Database.Database;
   private readonly getStmt: Database.Statement<[string, string, string], FoundRecord>;
   private readonly putStmt: Database.Statement<[string, string, string, string]>;
-  /** Callers, credits, daily counts, usage: sqlite-accounts.ts, on this database handle. */
+  /** Callers, credits, daily counts, usage: sqlite-accounts.ts, on the accounts file's connection. */
   readonly accounts: SqliteAccounts;
   /** Pages of callers, keyed top-ups, the audit log, billing: sqlite-admin.ts. */
   readonly admin: SqliteAdmin;
@@ -49,34 +54,21 @@ export class SqliteStore implements VehicleStore {
   /** Since when writes have failed for want of the store (0: they have not). */
   private writesDownSince = 0;
   private readonly file: string;
-  /** Steps opening the file applied, reported by the first migrate() (`reglookup migrate`, serve's log). */
+  private readonly accountsFile: string;
+  /** Steps opening the files applied, reported by the first migrate() (`reglookup migrate`, serve's log). */
   private unreported: Migration[];
+  private unreportedAccounts: Migration[];
 
   constructor(file: string) {
     this.file = file;
-    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    this.db = new Database(file);
-    // Only takes effect on a new file (before WAL mode and the first table).
-    this.db.pragma('page_size = 8192');
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    // Whatever temporary storage SQLite needs (a statement journal, a sort) stays in memory rather
-    // than spilling to a temporary file: inside an import's one long transaction a statement
-    // journal copies every page a statement changes, 4 write() calls a record when it spilled.
-    this.db.pragma('temp_store = MEMORY');
-    // Opening waits for another writer (a migration under way elsewhere) as long as the CLI may;
-    // after that the connection never waits inside SQLite: writes wait in sqlite-lock.ts, off the
-    // event loop.
-    this.db.pragma('busy_timeout = 5000');
-    // Lookups are random reads across the whole table, so a page cache larger than the key index and
-    // the table's interior pages (~4 MB at 110k records) mostly holds leaves that are seldom read
-    // again: 8 MB. Memory-mapping the file measured no faster than read() through the OS page cache,
-    // and mapped pages count in the process's RSS (+100 MB), so the file is not mapped.
-    this.db.pragma('mmap_size = 0');
-    this.db.pragma('cache_size = -8192');
-    // The schema (migrations/sqlite.ts) before any statement is prepared against it. A file written
-    // by an older release is upgraded in place; one written by a newer release is refused here.
-    this.unreported = [...migrateSqlite(this.db).applied];
+    // Both schemas (migrations/) before any statement is prepared against them. A file written by an
+    // older release is upgraded in place; one written by a newer release is refused here.
+    const files = openSqliteFiles(file);
+    this.db = files.records;
+    this.accountsDb = files.accounts;
+    this.accountsFile = files.accountsFile;
+    this.unreported = [...files.applied];
+    this.unreportedAccounts = [...files.accountsApplied];
     this.getStmt = this.db.prepare(
       'SELECT payload FROM records WHERE operation = ? AND registration = ? AND state = ?',
     );
@@ -85,16 +77,13 @@ export class SqliteStore implements VehicleStore {
         'ON CONFLICT (operation, registration, state) DO UPDATE SET payload = excluded.payload',
     );
     this.db.pragma('busy_timeout = 0');
+    this.accountsDb.pragma('busy_timeout = 0');
     this.accounts = new SqliteAccounts(
-      this.db,
-      {
-        beforeWrite: () => this.endSharedRead(),
-        written: () => this.writesAgain(),
-        failed: (e) => this.writeFailed(e),
-      },
-      file,
+      this.accountsDb,
+      { written: () => this.writesAgain(), failed: (e) => this.writeFailed(e) },
+      this.accountsFile,
     );
-    this.admin = new SqliteAdmin(this.db, this.accounts);
+    this.admin = new SqliteAdmin(this.accountsDb, this.accounts);
     this.deleteStmt = this.db.prepare('DELETE FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.beginStmt = this.db.prepare('BEGIN');
     this.commitStmt = this.db.prepare('COMMIT');
@@ -135,8 +124,17 @@ export class SqliteStore implements VehicleStore {
       this.endSharedRead();
       return migrateSqlite(this.db, upTo);
     }, this.file);
-    const report = { applied: [...this.unreported, ...now.applied], version: now.version };
+    const accounts = await withWriteLock(
+      () => migrateSqlite(this.accountsDb, Infinity, SQLITE_ACCOUNTS_MIGRATIONS),
+      this.accountsFile,
+    );
+    const report = {
+      applied: [...this.unreported, ...now.applied],
+      version: now.version,
+      accounts: { applied: [...this.unreportedAccounts, ...accounts.applied], version: accounts.version },
+    };
     this.unreported = [];
+    this.unreportedAccounts = [];
     return report;
   }
 
@@ -185,8 +183,8 @@ export class SqliteStore implements VehicleStore {
    * One write transaction (BEGIN IMMEDIATE) for the whole import: WAL readers, in this process or
    * another, keep the snapshot they began with until it commits. A replace deletes the replaced
    * operations' rows at the start of that transaction; nobody sees the gap. While it is open it
-   * holds SQLite's one write lock: another writer (a credit taken by a server) waits up to
-   * busy_timeout.
+   * holds the records file's write lock, which only another import (or a migration) waits for: the
+   * service's writes go to the accounts file.
    */
   async beginImport(options: ImportOptions = {}): Promise<ImportBatch> {
     this.endSharedRead();
@@ -289,16 +287,30 @@ export class SqliteStore implements VehicleStore {
     }
   }
 
+  /** A backup is two files, as the store is: `dest` for the records and its accounts file beside it. */
+  backupFiles(dest: string): readonly string[] {
+    return [dest, accountsFileOf(dest)];
+  }
+
   /**
-   * SQLite's online backup, a few thousand pages a step so the event loop keeps serving between
-   * steps. A write through another connection restarts a running backup; if that happens, the
-   * rest is copied in one step (one read transaction: consistent, and never restarted again).
+   * SQLite's online backup of each file, records first, a few thousand pages a step so the event
+   * loop keeps serving between steps. A write through another connection restarts a running backup;
+   * if that happens, the rest is copied in one step (one read transaction: consistent, and never
+   * restarted again). Each copy is one snapshot of its file; nothing in one file refers to the other.
    */
-  async backup(dest: string, progress?: Progress, options: BackupOptions = {}): Promise<void> {
-    await this.copyTo(dest, progress);
+  async backup(dests: readonly string[], progress?: Progress, options: BackupOptions = {}): Promise<void> {
+    const [recordsDest, accountsDest] = dests;
+    this.endSharedRead();
+    const accountsPages = this.accountsDb.pragma('page_count', { simple: true }) as number;
+    let recordsPages = 0;
+    await copyTo(this.db, recordsDest, (done, total) => {
+      recordsPages = total;
+      progress?.(done, total + accountsPages);
+    });
+    await copyTo(this.accountsDb, accountsDest, (done, total) => progress?.(recordsPages + done, recordsPages + total));
     if (options.withCache) return;
     // Fetched answers stay out unless asked for: the copy's cache table is emptied (and its pages freed).
-    const copy = new Database(dest);
+    const copy = new Database(accountsDest);
     try {
       copy.exec('DELETE FROM upstream_cache');
       copy.exec('VACUUM');
@@ -307,24 +319,10 @@ export class SqliteStore implements VehicleStore {
     }
   }
 
-  private async copyTo(dest: string, progress?: Progress): Promise<void> {
-    this.endSharedRead();
-    let lastRemaining = Infinity;
-    let restarted = false;
-    await this.db.backup(dest, {
-      progress: ({ totalPages, remainingPages }) => {
-        if (remainingPages > lastRemaining) restarted = true;
-        lastRemaining = remainingPages;
-        progress?.(totalPages - remainingPages, totalPages);
-        return restarted ? Math.max(totalPages, 1) : BACKUP_PAGES_PER_STEP;
-      },
-    });
-  }
-
-  // The upstream cache (cache.ts): a table of its own on this handle.
+  // The upstream cache (cache.ts): a table of the accounts file, so that caching a fetched answer
+  // never waits for an import either.
   async cacheGet(key: RecordKey): Promise<CachedAnswer | null> {
-    this.shareRead();
-    this.cacheGetStmt ??= this.db.prepare(
+    this.cacheGetStmt ??= this.accountsDb.prepare(
       'SELECT payload, provider, fetched_at AS fetchedAt FROM upstream_cache WHERE operation = ? AND registration = ? AND state = ?',
     );
     return (this.cacheGetStmt.get(key.operation, key.registration, key.state) as CachedAnswer | undefined) ?? null;
@@ -332,36 +330,33 @@ export class SqliteStore implements VehicleStore {
 
   async cachePut(e: CacheEntry): Promise<void> {
     await withWriteLock(() => {
-      this.endSharedRead();
-      this.db
+      this.accountsDb
         .prepare(
           'INSERT INTO upstream_cache (operation, registration, state, provider, fetched_at, payload) VALUES (?, ?, ?, ?, ?, ?) ' +
             'ON CONFLICT (operation, registration, state) DO UPDATE SET provider = excluded.provider, fetched_at = excluded.fetched_at, payload = excluded.payload',
         )
         .run(e.operation, e.registration, e.state, e.provider, e.fetchedAt, e.payload);
-    }, this.file);
+    }, this.accountsFile);
   }
 
   async cacheStats(filter: CacheFilter = {}): Promise<CacheStatsRow[]> {
-    this.endSharedRead();
     const { where, values } = cacheWhere(filter, false);
     const sql =
       'SELECT operation, provider, SUM(payload IS NOT NULL) AS found, SUM(payload IS NULL) AS notFound, MIN(fetched_at) AS oldest, MAX(fetched_at) AS newest ' +
       `FROM upstream_cache${where} GROUP BY operation, provider ORDER BY operation, provider`;
-    return this.db.prepare(sql).all(...values) as CacheStatsRow[];
+    return this.accountsDb.prepare(sql).all(...values) as CacheStatsRow[];
   }
 
   async cachePurge(filter: CacheFilter = {}): Promise<number> {
     const { where, values } = cacheWhere(filter, false);
-    return withWriteLock(() => {
-      this.endSharedRead();
-      return this.db.prepare(`DELETE FROM upstream_cache${where}`).run(...values).changes;
-    }, this.file);
+    return withWriteLock(
+      () => this.accountsDb.prepare(`DELETE FROM upstream_cache${where}`).run(...values).changes,
+      this.accountsFile,
+    );
   }
 
   async *cacheEntries(): AsyncIterable<CacheEntry> {
-    this.endSharedRead();
-    const page = this.db.prepare(
+    const page = this.accountsDb.prepare(
       'SELECT operation, registration, state, provider, fetched_at AS fetchedAt, payload FROM upstream_cache WHERE (operation, registration, state) > (?, ?, ?) ORDER BY operation, registration, state LIMIT 1000',
     );
     let last: CacheEntry | null = null;
@@ -376,5 +371,20 @@ export class SqliteStore implements VehicleStore {
   async close(): Promise<void> {
     this.endSharedRead();
     if (this.db.open) this.db.close();
+    if (this.accountsDb.open) this.accountsDb.close();
   }
+}
+
+/** One file's online backup into `dest`, `progress` in pages. */
+async function copyTo(db: Database.Database, dest: string, progress: Progress): Promise<void> {
+  let lastRemaining = Infinity;
+  let restarted = false;
+  await db.backup(dest, {
+    progress: ({ totalPages, remainingPages }) => {
+      if (remainingPages > lastRemaining) restarted = true;
+      lastRemaining = remainingPages;
+      progress(totalPages - remainingPages, totalPages);
+      return restarted ? Math.max(totalPages, 1) : BACKUP_PAGES_PER_STEP;
+    },
+  });
 }

@@ -128,10 +128,16 @@ export interface VehicleStore extends UpstreamCacheStore {
    */
   records(): AsyncIterable<StoredRecord>;
   /**
-   * A consistent copy of the whole store (records, accounts, usage) into a new file at `dest`,
-   * taken while the store serves; absent for stores whose own tools do that (PostgreSQL: pg_dump).
+   * The files a backup named `dest` is: `dest` and any beside it, each named as the store names its
+   * own (SQLite: the records file and its accounts file). With backup, absent for stores whose own
+   * tools take copies (PostgreSQL: pg_dump).
    */
-  backup?(dest: string, progress?: Progress, options?: BackupOptions): Promise<void>;
+  backupFiles?(dest: string): readonly string[];
+  /**
+   * A consistent copy of the whole store (records, accounts, usage) into new files, one for each of
+   * backupFiles(dest) in the same order, taken while the store serves.
+   */
+  backup?(dests: readonly string[], progress?: Progress, options?: BackupOptions): Promise<void>;
 
   /**
    * Tells `watcher` when the store stops being reachable and when it is reachable again; absent

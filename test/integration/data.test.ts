@@ -319,11 +319,15 @@ describe('backup while serving', () => {
       expect(statuses.length).toBeGreaterThan(0);
       expect(statuses.every((s) => s === 200)).toBe(true);
 
+      // docs/data.md: a backup is two files, the records at the name given and the accounts beside it.
       const copy = new Database(dest, { readonly: true });
       expect((copy.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n).toBe(records);
-      expect(copy.prepare("SELECT credits FROM accounts WHERE username = 'alice'").get()).toEqual({ credits: 5 });
       expect((copy.pragma('integrity_check') as { integrity_check: string }[])[0].integrity_check).toBe('ok');
       copy.close();
+      const accounts = new Database(path.join(dir, 'backup.accounts.db'), { readonly: true });
+      expect(accounts.prepare("SELECT credits FROM accounts WHERE username = 'alice'").get()).toEqual({ credits: 5 });
+      expect((accounts.pragma('integrity_check') as { integrity_check: string }[])[0].integrity_check).toBe('ok');
+      accounts.close();
       await expect(backupStore(new SqliteStore(db), dest)).rejects.toThrow(/already exists/);
     } finally {
       await srv.close();

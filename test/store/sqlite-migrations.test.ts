@@ -100,12 +100,15 @@ describe('SQLite migrations', () => {
     const store = new SqliteStore(file);
     expect(isMigratable(store)).toBe(true);
     const first = await store.migrate();
-    expect(first.applied.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(first.version).toBe(6);
-    expect(await store.migrate()).toEqual({ applied: [], version: 6 });
+    expect(first.applied.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(first.version).toBe(7);
+    // Step 7 made the accounts file with its first step: one step reported, not two.
+    expect(first.accounts).toEqual({ applied: [], version: 1 });
+    const settled = { applied: [], version: 7, accounts: { applied: [], version: 1 } };
+    expect(await store.migrate()).toEqual(settled);
     await store.close();
     const again = new SqliteStore(file);
-    expect(await again.migrate()).toEqual({ applied: [], version: 6 });
+    expect(await again.migrate()).toEqual(settled);
     await again.close();
     expect(sql(file, 'SELECT version FROM schema_version ORDER BY version')).toEqual([
       { version: 1 },
@@ -114,6 +117,7 @@ describe('SQLite migrations', () => {
       { version: 4 },
       { version: 5 },
       { version: 6 },
+      { version: 7 },
     ]);
   });
 
@@ -134,7 +138,7 @@ describe('SQLite migrations', () => {
 
   test('sqlite::memory: is migrated and serves', async () => {
     const store = openStore('sqlite::memory:');
-    expect(isMigratable(store) && (await store.migrate()).version).toBe(6);
+    expect(isMigratable(store) && (await store.migrate()).version).toBe(7);
     expect(await store.isEmpty()).toBe(true);
     await store.close();
   });
@@ -153,8 +157,8 @@ describe('SQLite migrations', () => {
 
     const store = new SqliteStore(file);
     const report = await store.migrate();
-    expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6]);
-    expect(report.version).toBe(6);
+    expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6, 7]);
+    expect(report.version).toBe(7);
     expect(await store.get(KEY)).toEqual({ payload: '{"Description":"kept"}' });
     expect(await store.accounts.getAccount('kept')).toEqual({
       username: 'kept',
@@ -174,11 +178,11 @@ describe('SQLite migrations', () => {
     raw.close();
     await new Promise((r) => setImmediate(r)); // past the shared read of this event-loop turn
     expect(await store.get(KEY)).toEqual({ payload: '{"Description":"changed"}' });
-    expect(await store.migrate()).toEqual({ applied: [], version: 6 });
+    expect(await store.migrate()).toMatchObject({ applied: [], version: 7 });
     await store.close();
     expect(
       sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version),
-    ).toEqual([1, 2, 3, 4, 5, 6]);
+    ).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
   test('a file created by the unversioned release (prepared answers, no schema_version) is recognised as version 3 and upgraded', async () => {
@@ -190,19 +194,20 @@ describe('SQLite migrations', () => {
     db.prepare("INSERT INTO meta (key, value) VALUES ('prepared_version', 'abc')").run();
     db.close();
     const store = new SqliteStore(file);
-    expect(await store.migrate()).toEqual({
+    expect(await store.migrate()).toMatchObject({
       applied: [
         expect.objectContaining({ version: 4 }),
         expect.objectContaining({ version: 5 }),
         expect.objectContaining({ version: 6 }),
+        expect.objectContaining({ version: 7 }),
       ],
-      version: 6,
+      version: 7,
     });
     expect(await store.get(KEY)).toEqual({ payload: '{}' });
     await store.close();
     expect(
       sql<{ version: number }>(file, 'SELECT version FROM schema_version ORDER BY version').map((r) => r.version),
-    ).toEqual([1, 2, 3, 4, 5, 6]);
+    ).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(sql(file, "SELECT key FROM meta WHERE key = 'prepared_version'")).toEqual([]);
   });
 
@@ -320,9 +325,16 @@ describe('SQLite migrations: the steps, as a list given to the runner', () => {
       const first = migrateSqlite(db, 2);
       expect(first.applied.map((m) => m.version)).toEqual([1, 2]);
       expect(first.version).toBe(2);
-      const rest = migrateSqlite(db);
+      const rest = migrateSqlite(db, 6);
       expect(rest.applied.map((m) => m.version)).toEqual([3, 4, 5, 6]);
       expect(rest.version).toBe(6);
+      // Step 7 drops the account tables only after copying them to the accounts file: without that
+      // copy (a caller that does not say how) it is refused, and the file keeps them.
+      expect(() => migrateSqlite(db)).toThrow(/migration 7 .*needs the accounts file/);
+      expect(migrateSqlite(db, 6)).toEqual({ applied: [], version: 6 });
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'accounts'").all()).toEqual([
+        { name: 'accounts' },
+      ]);
     } finally {
       db.close();
     }

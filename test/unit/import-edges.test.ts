@@ -607,46 +607,67 @@ describe('backup', () => {
     await expect(backupStore({} as VehicleStore, path.join(dir, 'b.db'))).rejects.toThrow(/pg_dump/);
   });
 
-  test('an existing file is never overwritten', async () => {
+  /** A store whose backup is two files, as SQLite's (the records at the name given, the accounts beside it). */
+  const twoFiles = (backup: (to: readonly string[], p: unknown) => Promise<void>) =>
+    ({ backupFiles: (d: string) => [d, d.replace(/\.db$/, '.accounts.db')], backup }) as unknown as VehicleStore;
+
+  test('an existing file is never overwritten, neither the one named nor the other file of the backup', async () => {
     const dest = path.join(dir, 'b.db');
+    const store = twoFiles(async (to) => to.forEach((f) => fs.writeFileSync(f, 'new')));
     fs.writeFileSync(dest, 'keep');
-    const store = { backup: async (to: string) => fs.writeFileSync(to, 'new') } as unknown as VehicleStore;
     await expect(backupStore(store, dest)).rejects.toThrow(BackupError);
-    await expect(backupStore(store, dest)).rejects.toThrow(/already exists/);
+    await expect(backupStore(store, dest)).rejects.toThrow(/b\.db already exists/);
     expect(fs.readFileSync(dest, 'utf8')).toBe('keep');
     expect(fs.readdirSync(dir)).toEqual(['b.db']);
+    fs.renameSync(dest, path.join(dir, 'b.accounts.db'));
+    await expect(backupStore(store, dest)).rejects.toThrow(/b\.accounts\.db already exists/);
+    expect(fs.readdirSync(dir)).toEqual(['b.accounts.db']);
   });
 
-  test('a backup that fails half way leaves no file at the name given, and nothing else behind', async () => {
+  test('a backup that fails half way leaves no file at the names given, and nothing else behind', async () => {
     const dest = path.join(dir, 'b.db');
-    const store = {
-      backup: async (to: string) => {
-        fs.writeFileSync(to, 'half');
-        throw new Error('disk full');
-      },
-    } as unknown as VehicleStore;
+    const store = twoFiles(async (to) => {
+      fs.writeFileSync(to[0], 'whole');
+      fs.writeFileSync(to[1], 'half');
+      throw new Error('disk full');
+    });
     await expect(backupStore(store, dest)).rejects.toThrow('disk full');
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 
-  test('a whole backup is at the name given, written under another name first, progress passed on', async () => {
+  test('a whole backup is at the names given, written under other names first, progress passed on', async () => {
     const dest = path.join(dir, 'b.db');
     const seen: string[] = [];
     const progress = () => undefined;
-    const store = {
-      backup: async (to: string, p: unknown) => {
-        seen.push(to);
-        expect(p).toBe(progress);
-        expect(fs.existsSync(dest)).toBe(false);
-        fs.writeFileSync(to, 'whole');
-      },
-    } as unknown as VehicleStore;
-    await backupStore(store, dest, progress);
-    expect(seen).toHaveLength(1);
-    expect(seen[0]).not.toBe(dest);
-    expect(path.dirname(seen[0])).toBe(dir);
-    expect(fs.readFileSync(dest, 'utf8')).toBe('whole');
-    expect(fs.readdirSync(dir)).toEqual(['b.db']);
+    const store = twoFiles(async (to, p) => {
+      seen.push(...to);
+      expect(p).toBe(progress);
+      expect(fs.existsSync(dest)).toBe(false);
+      to.forEach((f, i) => fs.writeFileSync(f, `whole ${i}`));
+    });
+    expect(await backupStore(store, dest, progress)).toEqual([dest, path.join(dir, 'b.accounts.db')]);
+    expect(seen).toHaveLength(2);
+    expect(seen).not.toContain(dest);
+    for (const f of seen) expect(path.dirname(f)).toBe(dir);
+    expect(fs.readFileSync(dest, 'utf8')).toBe('whole 0');
+    expect(fs.readFileSync(path.join(dir, 'b.accounts.db'), 'utf8')).toBe('whole 1');
+    expect(fs.readdirSync(dir).sort()).toEqual(['b.accounts.db', 'b.db']);
+  });
+
+  test('--force replaces both files of an earlier backup, only once the new copy is whole', async () => {
+    const dest = path.join(dir, 'b.db');
+    fs.writeFileSync(dest, 'old 0');
+    fs.writeFileSync(path.join(dir, 'b.accounts.db'), 'old 1');
+    const failing = twoFiles(async () => {
+      throw new Error('disk full');
+    });
+    await expect(backupStore(failing, dest, undefined, { force: true })).rejects.toThrow('disk full');
+    expect(fs.readFileSync(dest, 'utf8')).toBe('old 0');
+    const store = twoFiles(async (to) => to.forEach((f, i) => fs.writeFileSync(f, `new ${i}`)));
+    await backupStore(store, dest, undefined, { force: true });
+    expect(fs.readFileSync(dest, 'utf8')).toBe('new 0');
+    expect(fs.readFileSync(path.join(dir, 'b.accounts.db'), 'utf8')).toBe('new 1');
+    expect(fs.readdirSync(dir).sort()).toEqual(['b.accounts.db', 'b.db']);
   });
 });
 

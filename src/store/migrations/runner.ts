@@ -28,6 +28,8 @@ export interface MigrationReport {
   readonly applied: readonly Migration[];
   /** The version the store is at afterwards. */
   readonly version: number;
+  /** SQLite: the accounts file's own steps (migrations/sqlite-accounts.ts), reported the same way. */
+  readonly accounts?: MigrationReport;
 }
 
 export class MigrationError extends Error {}

@@ -17,6 +17,19 @@ export interface SqliteMigration extends Migration {
   readonly columns?: readonly (readonly [string, string, string])[];
   /** Columns the step drops, [table, column], each only where the table has it; after `sql`. */
   readonly dropColumns?: readonly (readonly [string, string])[];
+  /** Tables the step drops (in `sql`): a file holding any of them has not had the step. */
+  readonly dropTables?: readonly string[];
+  /**
+   * The step moves the account tables to the accounts file before its `sql` drops them: applied only
+   * by a caller that says how (MigrateHooks.moveAccounts, sqlite-layout.ts), never by dropping alone.
+   */
+  readonly movesAccounts?: boolean;
+}
+
+/** What a step needs from outside the file it changes. */
+export interface MigrateHooks {
+  /** Copies the account tables to the accounts file, inside the migration's transaction (step 7). */
+  moveAccounts?(db: Database.Database): void;
 }
 
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
@@ -142,6 +155,22 @@ CREATE TABLE IF NOT EXISTS upstream_cache (
 );
 `,
   },
+  {
+    version: 7,
+    name: 'accounts, usage, audit, idempotency keys and upstream cache moved to the accounts file',
+    // An import holds this file's write lock until it commits; a charge, a top-up or a cached
+    // upstream answer now writes the accounts file (migrations/sqlite-accounts.ts), a lock of its
+    // own. The tables' rows are copied there first (movesAccounts), then dropped here.
+    movesAccounts: true,
+    dropTables: ['accounts', 'usage', 'audit', 'idempotency', 'upstream_cache'],
+    sql: `
+DROP TABLE IF EXISTS accounts;
+DROP TABLE IF EXISTS usage;
+DROP TABLE IF EXISTS audit;
+DROP TABLE IF EXISTS idempotency;
+DROP TABLE IF EXISTS upstream_cache;
+`,
+  },
 ];
 
 function columnsOf(db: Database.Database, table: string): Set<string> {
@@ -172,7 +201,8 @@ export function inferVersion(db: Database.Database): number {
     return (
       named.every((n) => objects.has(n)) &&
       (m.columns ?? []).every(([t, c]) => objects.has(t) && columnsOf(db, t).has(c)) &&
-      (m.dropColumns ?? []).every(([t, c]) => objects.has(t) && !columnsOf(db, t).has(c))
+      (m.dropColumns ?? []).every(([t, c]) => objects.has(t) && !columnsOf(db, t).has(c)) &&
+      (m.dropTables ?? []).every((t) => !objects.has(t))
     );
   };
   let version = 0;
@@ -183,7 +213,7 @@ export function inferVersion(db: Database.Database): number {
   return version;
 }
 
-function recordedVersion(db: Database.Database): number | null {
+export function recordedVersion(db: Database.Database): number | null {
   if (!objectsOf(db).has('schema_version')) return null;
   return (db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0;
 }
@@ -199,6 +229,7 @@ export function migrateSqlite(
   db: Database.Database,
   upTo = Infinity,
   list: readonly SqliteMigration[] = SQLITE_MIGRATIONS,
+  hooks: MigrateHooks = {},
 ): MigrationReport {
   const recorded = recordedVersion(db);
   if (recorded !== null && recorded >= Math.min(upTo, list.length) && recorded <= list.length)
@@ -230,8 +261,13 @@ export function migrateSqlite(
       );
     },
     apply: (m) => {
+      if (m.movesAccounts && !hooks.moveAccounts)
+        throw new MigrationError(
+          `migration ${m.version} (${m.name}) needs the accounts file: open the store to apply it`,
+        );
       db.exec('SAVEPOINT migration');
       try {
+        if (m.movesAccounts) hooks.moveAccounts?.(db);
         for (const [table, column, definition] of m.columns ?? []) {
           if (!columnsOf(db, table).has(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
         }
