@@ -126,6 +126,11 @@ export async function createService(
   // counted.
   store.watch?.(storeWatcher(log, metrics));
   metrics?.countLowCredit(() => store.admin.countLowCredit(config.creditAlertBelow));
+  metrics?.watchDependencies({
+    redisUp: () => limiter.redisUp(),
+    replicas: () => store.replicasInUse?.() ?? [],
+    lastImport: () => store.lastImport(),
+  });
   const usage = new UsageRecorder(store, config.usageDays, log);
   // Lookups read the store through this (timed for the metrics): the service's get, and a metered
   // lookup's chargeFound through the accounts.
