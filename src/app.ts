@@ -125,17 +125,17 @@ export async function createService(
   // A store that can stop serving (PostgreSQL unreachable, SQLite's disk full) reports it here: logged once each way,
   // counted.
   store.watch?.(storeWatcher(log, metrics));
-  metrics?.countLowCredit(() => store.admin.countLowCredit(config.creditAlertBelow));
-  metrics?.watchDependencies({
-    redisUp: () => limiter.redisUp(),
-    replicas: () => store.replicasInUse?.() ?? [],
-    lastImport: () => store.lastImport(),
-  });
+  if (metrics) gaugesFrom(metrics, config, store, limiter);
   const usage = new UsageRecorder(store, config.usageDays, log);
   // Lookups read the store through this (timed for the metrics): the service's get, and a metered
   // lookup's chargeFound through the accounts.
   const reads = metrics ? timedReads(store, metrics) : store;
-  const accounts = new Accounts(reads, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
+  const accounts = new Accounts(
+    reads,
+    { policy: config.usernamePolicy, rateLimit: config.rateLimit, creditSpent: metrics?.creditSpent },
+    limiter,
+    usage,
+  );
   const upstream = upstreamChain(config, store, metrics, log);
   const service = new LookupService(reads, accounts, { sandbox: config.sandbox, upstream: upstream?.chain });
   const deps = {
@@ -180,6 +180,16 @@ export async function createService(
       return state.stopping;
     },
   };
+}
+
+/** Where the gauges read at each scrape come from: callers low on credit, Redis, the replicas, the last import. */
+function gaugesFrom(metrics: Metrics, config: Config, store: VehicleStore, limiter: FlexibleRateLimiter): void {
+  metrics.countLowCredit(() => store.admin.countLowCredit(config.creditAlertBelow));
+  metrics.watchDependencies({
+    redisUp: () => limiter.redisUp(),
+    replicas: () => store.replicasInUse?.() ?? [],
+    lastImport: () => store.lastImport(),
+  });
 }
 
 /** Everything a request that no fast path took meets: the transports on Express, operations and fallbacks. */

@@ -59,6 +59,8 @@ export interface Metrics {
   upstreamRemaining(provider: string, left: number): void;
   /** Calls a provider made against its quota (DVSA's), as a running count. */
   upstreamQuotaUsed(provider: string, calls: number): void;
+  /** One credit taken from a caller (a lookup that found its record, by a caller with credits). */
+  readonly creditSpent: () => void;
   /** Where the dependencies' gauges are read from at each scrape (Redis, the read replicas, the last import). */
   watchDependencies(sources: DependencySources): void;
 }
@@ -373,6 +375,11 @@ function build(): Metrics {
   // Each code present from the start, so that rate() sees the first refusal.
   const refusalBy = new Map(REFUSAL_CODES.map((code) => [code as string, refusals.labels(code)]));
   for (const child of refusalBy.values()) child.inc(0);
+  const credits = new client.Counter({
+    name: 'reglookup_credits_spent_total',
+    help: 'Credits taken from callers: one per lookup that found its record, by callers with credits',
+    registers: [registry],
+  });
 
   const storeReads = cheapHistogram(
     registry,
@@ -406,6 +413,8 @@ function build(): Metrics {
       const refused = refusalBy.get(outcome);
       if (refused) refused.inc();
     },
+    // Bound once: Accounts calls it without its object.
+    creditSpent: () => credits.inc(),
     storeQuery(seconds) {
       observe(storeReads, seconds);
     },

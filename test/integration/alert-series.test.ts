@@ -134,6 +134,24 @@ describe('reglookup_last_import_success and reglookup_last_import_timestamp_seco
   });
 });
 
+describe('reglookup_credits_spent_total (the dashboard counts credits spent an hour from it)', () => {
+  let srv: TestServer | null = null;
+  afterAll(() => srv?.close());
+
+  test('one per lookup that found its record, by a caller with credits; none for a miss or an unmetered caller', async () => {
+    srv = await startServer();
+    await srv.store.putAccount({ username: 'payer', credits: 5 });
+    const lookup = (reg: string, username: string) =>
+      fetch(`${srv!.url}/api/reg.asmx/Check?RegistrationNumber=${reg}&username=${username}`);
+    const before = (await valueOf(srv.url, 'reglookup_credits_spent_total')) ?? 0;
+    for (let i = 0; i < 3; i++) expect((await lookup('RG11ABC', 'payer')).status).toBe(200);
+    expect((await lookup('ZZ99ZZZ', 'payer')).status).toBe(404);
+    expect((await lookup('RG11ABC', 'free-for-all')).status).toBe(200);
+    expect(await valueOf(srv.url, 'reglookup_credits_spent_total')).toBe(before + 3);
+    expect((await srv.store.getAccount('payer'))?.credits).toBe(2);
+  });
+});
+
 describe('reglookup_start_time_seconds', () => {
   test('WORKERS=2: a worker the primary replaces moves it forward, as a restart of the process would', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-start-'));
