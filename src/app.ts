@@ -128,7 +128,7 @@ export async function createService(
   store.watch?.(storeWatcher(log, metrics));
   if (metrics) gaugesFrom(metrics, config, store, limiter);
   const usage = new UsageRecorder(store, config.usageDays, log);
-  const tracing = config.tracing ? await startTracing(config.tracing) : null;
+  const tracing = config.tracing ? startTracing(config.tracing) : null;
   if (config.tracing)
     log.info('tracing lookups', {
       collector: new URL(config.tracing.tracesUrl).origin,

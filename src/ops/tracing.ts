@@ -38,13 +38,23 @@ function failed(span: Span, e: unknown): void {
 
 let contextReady = false;
 
+/** A module of the SDK, loaded when tracing starts and never before (nothing imports it at the top of a file). */
+function load<T>(id: string): T {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand, see above
+  return require(id) as T;
+}
+
 /** Loads the SDK and starts sending traces to the collector (OTLP over HTTP, JSON). */
-export async function startTracing(config: TracingConfig): Promise<Tracing> {
-  const api = await import('@opentelemetry/api');
-  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
-  const sdk = await import('@opentelemetry/sdk-trace-base');
-  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-  const { resourceFromAttributes } = await import('@opentelemetry/resources');
+export function startTracing(config: TracingConfig): Tracing {
+  const api = load<typeof import('@opentelemetry/api')>('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = load<typeof import('@opentelemetry/context-async-hooks')>(
+    '@opentelemetry/context-async-hooks',
+  );
+  const sdk = load<typeof import('@opentelemetry/sdk-trace-base')>('@opentelemetry/sdk-trace-base');
+  const { OTLPTraceExporter } = load<typeof import('@opentelemetry/exporter-trace-otlp-http')>(
+    '@opentelemetry/exporter-trace-otlp-http',
+  );
+  const { resourceFromAttributes } = load<typeof import('@opentelemetry/resources')>('@opentelemetry/resources');
   // One context manager for the process: it is what makes a store read a child of its lookup across awaits.
   if (!contextReady) contextReady = api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   const provider = new sdk.BasicTracerProvider({

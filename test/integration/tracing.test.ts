@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
+import { describePostgres, testSchema } from '../helpers/postgres';
 import { runCli, startServeProcess, type ServeProcess } from '../helpers/process';
 import { DVLA_TEST_KEY, startFakeDvla, type FakeDvla } from '../helpers/upstream-dvla';
 
@@ -127,6 +128,40 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(sent).toContain('trace-stored');
     for (const secret of [SECRET_USERNAME, 'anyone', DVLA_TEST_KEY, 'RG11ABC', 'AA19AAA', 'ER19ERR'])
       expect(sent).not.toContain(secret);
+  });
+});
+
+describePostgres('on PostgreSQL', () => {
+  test("a metered lookup's read and charge, one statement there, are one span under the lookup", async () => {
+    const receiver = await startOtlpReceiver();
+    const schema = testSchema();
+    const env = { DATABASE_URL: schema.url, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, RATE_LIMIT: '0' };
+    try {
+      const srv = await startServeProcess(env);
+      try {
+        expect(await runCli(['users', 'add', SECRET_USERNAME, '--credits', '5'], env).exited).toBe(0);
+        const res = await fetch(
+          `${srv.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=${SECRET_USERNAME}`,
+          {
+            headers: { 'X-Request-Id': 'trace-pg' },
+          },
+        );
+        expect(res.status).toBe(200);
+      } finally {
+        // Stopping the service sends the spans still buffered.
+        await srv.stop();
+      }
+      const lookup = receiver.spans.find((s) => s.attributes['reglookup.request_id'] === 'trace-pg');
+      expect(lookup?.name).toBe('lookup');
+      const children = receiver.spans.filter((s) => s.parentSpanId === lookup?.spanId);
+      expect(children.map((c) => [c.name, c.attributes['db.system'], c.attributes['reglookup.charged']])).toEqual([
+        ['store.read_and_charge', 'postgresql', true],
+      ]);
+      expect(receiver.bodies.join('\n')).not.toContain(SECRET_USERNAME);
+    } finally {
+      await receiver.close();
+      await schema.drop();
+    }
   });
 });
 
