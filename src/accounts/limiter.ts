@@ -472,17 +472,17 @@ export class FlexibleRateLimiter implements RateLimiter {
     return out;
   }
 
+  /** Whether Redis answers now (false while the limiter knows it is failing); null without REDIS_URL. For a gauge. */
+  redisUp(): boolean | null {
+    return this.redis ? !this.open : null;
+  }
+
   /**
    * With REDIS_URL, /readyz's check of Redis, on this client (a PING under its 1 s command
    * timeout); while Redis is known to be failing it fails at once. Under
    * RATE_LIMIT_ON_REDIS_ERROR=allow a failing Redis leaves the service ready, degraded: lookups are
    * served without a rate limit. Without Redis: none.
    */
-  /** Whether Redis answers now (false while the limiter knows it is failing); null without REDIS_URL. For a gauge. */
-  redisUp(): boolean | null {
-    return this.redis ? !this.open : null;
-  }
-
   readinessProbe(): ReadinessProbe | null {
     const redis = this.redis;
     if (!redis) return null;

@@ -160,7 +160,7 @@ interface TraceableProvider {
 
 interface TraceableContext {
   readonly http: (request: never, signal: AbortSignal) => Promise<{ readonly status: number }>;
-  /** Which try of this call it is (1, then 2 for a retry), as the chain's retry policy counts. */
+  /** Which try of this call it is (1, then 2 and 3 for retries), as the chain's retry policy counts. */
   readonly attempt?: number;
 }
 
