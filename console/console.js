@@ -247,51 +247,10 @@
     );
   }
 
-  const history = [];
-
+  // The page itself is drawn by overview.js.
   async function overview() {
     const o = await api('GET', '/admin/api/overview');
-    history.push(o);
-    if (history.length > 60) history.shift();
-    const prev = history.length > 1 ? history[history.length - 2] : null;
-    const minutes = prev ? (o.at - prev.at) / 60000 : 0;
-    const rows = Object.keys(o.requests)
-      .sort()
-      .map((outcome) => {
-        const perMin =
-          prev && minutes > 0 ? ((o.requests[outcome] - (prev.requests[outcome] || 0)) / minutes).toFixed(1) : '…';
-        return el(
-          'tr',
-          {},
-          el('th', { scope: 'row', text: outcome }),
-          el('td', { text: perMin }),
-          el('td', { text: String(o.requests[outcome]) }),
-        );
-      });
-    const ms = (s) => (s === null ? 'no lookups yet' : `${(s * 1000).toFixed(1)} ms or less`);
-    show(
-      'Service overview',
-      el('p', { text: 'From this process’s own metrics; refreshed every 10 seconds while this page is open.' }),
-      el(
-        'table',
-        {},
-        el('caption', { text: 'Lookups by outcome' }),
-        el(
-          'thead',
-          {},
-          el('tr', {}, ...['Outcome', 'Per minute', 'Since start'].map((h) => el('th', { scope: 'col', text: h }))),
-        ),
-        el('tbody', {}, ...rows),
-      ),
-      el(
-        'dl',
-        {},
-        el('dt', { text: 'Latency p50' }),
-        el('dd', { text: ms(o.latency.p50) }),
-        el('dt', { text: 'Latency p99' }),
-        el('dd', { text: ms(o.latency.p99) }),
-      ),
-    );
+    show('Service overview', ...window.reglookupOverview.render(o, el));
   }
 
   let timer = null;

@@ -20,6 +20,7 @@ import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
 import { readiness, type ReadinessProbe } from './ops/health';
 import { createLogger, logAccess, type Logger } from './ops/logger';
 import { storeWatcher } from './ops/storewatch';
+import { startTracing, tracedLookups, tracedStore, type Tracing } from './ops/tracing';
 import {
   askPrimaryForMetrics,
   CONTENT_TYPE as METRICS_CONTENT_TYPE,
@@ -30,7 +31,7 @@ import { VERSION } from './ops/version';
 import { LookupError } from './service/errors';
 import { CreditsService } from './service/credits';
 import { LookupService } from './service/lookup';
-import { upstreamChain } from './service/upstream-setup';
+import { upstreamChain, type UpstreamSetup } from './service/upstream-setup';
 import { importFile } from './data/import';
 import type { VehicleStore } from './store/store';
 import { contextOf, note, setContext } from './transport/context';
@@ -125,14 +126,16 @@ export async function createService(
   // A store that can stop serving (PostgreSQL unreachable, SQLite's disk full) reports it here: logged once each way,
   // counted.
   store.watch?.(storeWatcher(log, metrics));
-  metrics?.countLowCredit(() => store.admin.countLowCredit(config.creditAlertBelow));
+  if (metrics) gaugesFrom(metrics, config, store, limiter);
   const usage = new UsageRecorder(store, config.usageDays, log);
-  // Lookups read the store through this (timed for the metrics): the service's get, and a metered
-  // lookup's chargeFound through the accounts.
-  const reads = metrics ? timedReads(store, metrics) : store;
-  const accounts = new Accounts(reads, { policy: config.usernamePolicy, rateLimit: config.rateLimit }, limiter, usage);
-  const upstream = upstreamChain(config, store, metrics, log);
-  const service = new LookupService(reads, accounts, { sandbox: config.sandbox, upstream: upstream?.chain });
+  const tracing = config.tracing ? startTracing(config.tracing) : null;
+  if (config.tracing)
+    log.info('tracing lookups', {
+      collector: new URL(config.tracing.tracesUrl).origin,
+      serviceName: config.tracing.serviceName,
+      sampleRatio: config.tracing.sampleRatio,
+    });
+  const { service, upstream } = lookups({ config, store, log, metrics }, limiter, usage, tracing);
   const deps = {
     service,
     namespace: config.namespace,
@@ -166,6 +169,7 @@ export async function createService(
       upstream?.stop();
       await usage.close();
       await limiter.close();
+      await tracing?.shutdown();
     },
     flushUsage: () => usage.flush(),
     beginShutdown() {
@@ -175,6 +179,45 @@ export async function createService(
       return state.stopping;
     },
   };
+}
+
+/**
+ * The LookupService and what it asks: the accounts and the store, read through timedReads for the metrics, and the
+ * upstream chain. With tracing on, the store, the providers and the service are wrapped to make spans
+ * (ops/tracing.ts); with it off there is no wrapper, so the request path is as it was.
+ */
+function lookups(
+  parts: Pick<AppParts, 'config' | 'store' | 'log' | 'metrics'>,
+  limiter: FlexibleRateLimiter,
+  usage: UsageRecorder,
+  tracing: Tracing | null,
+): { service: LookupService; upstream: UpstreamSetup | null } {
+  const { config, store, log, metrics } = parts;
+  const traced = tracing
+    ? tracedStore(store, tracing, /^postgres/.test(config.databaseUrl) ? 'postgresql' : 'sqlite')
+    : store;
+  // Lookups read the store through this (timed for the metrics): the service's get, and a metered
+  // lookup's chargeFound through the accounts.
+  const reads = metrics ? timedReads(traced, metrics) : traced;
+  const accounts = new Accounts(
+    reads,
+    { policy: config.usernamePolicy, rateLimit: config.rateLimit, creditSpent: metrics?.creditSpent },
+    limiter,
+    usage,
+  );
+  const upstream = upstreamChain(config, traced, metrics, log, tracing);
+  const service = new LookupService(reads, accounts, { sandbox: config.sandbox, upstream: upstream?.chain });
+  return { service: tracing ? tracedLookups(service, tracing) : service, upstream };
+}
+
+/** Where the gauges read at each scrape come from: callers low on credit, Redis, the replicas, the last import. */
+function gaugesFrom(metrics: Metrics, config: Config, store: VehicleStore, limiter: FlexibleRateLimiter): void {
+  metrics.countLowCredit(() => store.admin.countLowCredit(config.creditAlertBelow));
+  metrics.watchDependencies({
+    redisUp: () => limiter.redisUp(),
+    replicas: () => store.replicasInUse?.() ?? [],
+    lastImport: () => store.lastImport(),
+  });
 }
 
 /** Everything a request that no fast path took meets: the transports on Express, operations and fallbacks. */

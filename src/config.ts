@@ -88,6 +88,20 @@ export interface Config {
   readonly dvsa: DvsaSettings | null;
   /** RDW Open Data (RDW_URL, RDW_APP_TOKEN). */
   readonly rdw: RdwSettings;
+  /** OpenTelemetry tracing (OTEL_EXPORTER_OTLP_ENDPOINT and the rest of OTEL_*), or null: off. */
+  readonly tracing: TracingConfig | null;
+}
+
+/** Where and how lookups' traces are sent: OTLP over HTTP (docs/operating.md, Tracing). */
+export interface TracingConfig {
+  /** The collector's OTLP/HTTP traces URL: OTEL_EXPORTER_OTLP_ENDPOINT with /v1/traces after it. */
+  readonly tracesUrl: string;
+  /** Headers sent with every export (OTEL_EXPORTER_OTLP_HEADERS: a collector's API key). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** service.name of the traces (OTEL_SERVICE_NAME). */
+  readonly serviceName: string;
+  /** The share of lookups traced, 0 to 1 (OTEL_TRACES_SAMPLER_ARG, as OpenTelemetry's trace-id ratio sampler). */
+  readonly sampleRatio: number;
 }
 
 /** The names PROVIDERS may list, in no particular order. */
@@ -551,6 +565,38 @@ function dvsaSettings(env: Env): DvsaSettings | null {
   };
 }
 
+/** OTEL_EXPORTER_OTLP_HEADERS: `key=value` pairs, comma-separated, values percent-encoded (OpenTelemetry's format). */
+function otlpHeaders(env: Env, name: string): Record<string, string> {
+  const raw = read(env, name);
+  const out: Record<string, string> = {};
+  for (const pair of raw === undefined ? [] : raw.split(',')) {
+    const eq = pair.indexOf('=');
+    const key = eq > 0 ? pair.slice(0, eq).trim() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key))
+      throw new ConfigError(`${name} must be key=value pairs separated by commas (e.g. api-key=abc123)`);
+    try {
+      out[key] = decodeURIComponent(pair.slice(eq + 1).trim());
+    } catch {
+      throw new ConfigError(`${name}: the value of ${key} is not valid percent-encoding`);
+    }
+  }
+  return out;
+}
+
+/** Tracing is on when OTEL_EXPORTER_OTLP_ENDPOINT is set; the other OTEL_* variables are read only then. */
+function tracingConfig(env: Env): TracingConfig | null {
+  const endpoint = url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  const headers = otlpHeaders(env, 'OTEL_EXPORTER_OTLP_HEADERS');
+  const serviceName = read(env, 'OTEL_SERVICE_NAME') ?? 'reglookup';
+  const ratio = read(env, 'OTEL_TRACES_SAMPLER_ARG') ?? '1';
+  if (!/^(0(\.\d+)?|1(\.0+)?)$/.test(ratio))
+    throw new ConfigError(
+      `OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 (the share of lookups traced), got '${ratio}'`,
+    );
+  if (endpoint === null) return null;
+  return { tracesUrl: `${endpoint}/v1/traces`, headers, serviceName, sampleRatio: Number(ratio) };
+}
+
 function rdwSettings(env: Env): RdwSettings {
   return { url: upstreamUrl(env, 'RDW_URL', 'https://opendata.rdw.nl'), appToken: secret(env, 'RDW_APP_TOKEN') };
 }
@@ -610,6 +656,7 @@ export function loadConfig(env: Env = process.env): Config {
     upstream: upstreamConfig(env),
     dvsa: dvsaSettings(env),
     rdw: rdwSettings(env),
+    tracing: tracingConfig(env),
   };
   if (config.databaseReadUrls.length > 0 && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     throw new ConfigError(

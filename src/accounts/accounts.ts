@@ -27,6 +27,8 @@ export interface AccountsConfig {
   readonly policy: UsernamePolicy;
   /** Lookups per second per username unless its account sets its own rate; 0: none. */
   readonly rateLimit: number;
+  /** Told of each credit taken (a caller with credits whose lookup found its record), for a metric. */
+  readonly creditSpent?: () => void;
 }
 
 /** Who is calling, beyond the username a transport decoded: where from. */
@@ -153,6 +155,7 @@ export class Accounts {
   private settle(who: Admitted & { account: Account }, result: ChargeResult, operation: string | undefined): void {
     const account = who.account;
     if (result.ok) {
+      if (account.credits !== null) this.config.creditSpent?.();
       if (operation !== undefined) this.countedWithCharge.add(who);
       if (account.dailyLimit !== null && result.usedToday >= account.dailyLimit)
         this.usedUpDay(who.username, account.dailyLimit);

@@ -472,6 +472,11 @@ export class FlexibleRateLimiter implements RateLimiter {
     return out;
   }
 
+  /** Whether Redis answers now (false while the limiter knows it is failing); null without REDIS_URL. For a gauge. */
+  redisUp(): boolean | null {
+    return this.redis ? !this.open : null;
+  }
+
   /**
    * With REDIS_URL, /readyz's check of Redis, on this client (a PING under its 1 s command
    * timeout); while Redis is known to be failing it fails at once. Under

@@ -17,7 +17,7 @@ import { generateUsername } from '../accounts/username';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
 import type { VehicleStore } from '../store/store';
 import { AdminError, invalid } from './errors';
-import { overviewOf } from './overview';
+import type { OverviewHistory } from './overview';
 import { usageCsv, usageRange } from './billing';
 import type { Schema } from './schema';
 import { cacheFilterOf } from '../service/cachefilter';
@@ -25,8 +25,8 @@ import type { CacheFilter } from '../store/cache';
 
 export interface AdminContext {
   readonly store: VehicleStore;
-  /** The service's metrics, as text, for the overview (null: METRICS=off). */
-  readonly metricsText: (() => Promise<string>) | null;
+  /** The service's metrics, read every minute for the overview (null: METRICS=off). */
+  readonly overview: OverviewHistory | null;
 }
 
 export interface Request {
@@ -381,7 +381,8 @@ export const ROUTES: readonly Route[] = [
     method: 'GET',
     path: '/admin/api/overview',
     operationId: 'overview',
-    summary: "The service's requests by outcome since start and its latency p50/p99, from this process's metrics",
+    summary:
+      "Lookups by outcome since start, latency p50/p99, the last hour's lookups, refusals and p99 a minute, and the upstreams' breakers and calls, from the service's metrics",
     ok: {
       status: 200,
       description: 'the reading',
@@ -394,26 +395,55 @@ export const ROUTES: readonly Route[] = [
             type: 'object',
             properties: { p50: { type: ['number', 'null'] }, p99: { type: ['number', 'null'] } },
           },
+          minutes: {
+            type: 'array',
+            description: 'the last hour, oldest first: one entry a minute (the last may be shorter)',
+            items: {
+              type: 'object',
+              properties: {
+                at: { type: 'integer', description: 'its end, ms since the epoch' },
+                ms: { type: 'integer', description: 'its length' },
+                lookups: { type: 'integer' },
+                refusals: { type: 'integer', description: 'OUT_OF_CREDIT, DAILY_LIMIT_REACHED, RATE_LIMITED' },
+                p99: { type: ['number', 'null'], description: 'seconds' },
+              },
+            },
+          },
+          upstreams: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                provider: { type: 'string' },
+                breaker: { type: 'string', enum: ['closed', 'open', 'half_open', 'isolated'] },
+                calls: {
+                  type: 'object',
+                  additionalProperties: { type: 'integer' },
+                  description: 'by outcome, over the minutes',
+                },
+              },
+            },
+          },
         },
       },
     },
     errors: [503],
     handle: async (req) => {
-      if (!req.ctx.metricsText)
+      if (!req.ctx.overview)
         throw new AdminError(
           503,
           'METRICS_OFF',
           'the service counts nothing with METRICS=off; turn METRICS on for the overview',
         );
       // With WORKERS > 1 the text is gathered from every worker, which may not all answer (one starting, one stuck).
-      const text = await req.ctx.metricsText().catch((e: unknown) => {
+      const body = await req.ctx.overview.overview().catch((e: unknown) => {
         throw new AdminError(
           503,
           'METRICS_UNAVAILABLE',
           `the metrics could not be collected now (${String((e as Error)?.message ?? e).slice(0, 100)}); retry in a few seconds`,
         );
       });
-      return { status: 200, body: overviewOf(text) };
+      return { status: 200, body };
     },
   },
   {

@@ -13,6 +13,7 @@ import type { VehicleStore } from '../store/store';
 import { AdminError, adminErrorOf, invalid } from './errors';
 import { FailureGate, TokenCheck } from './gate';
 import { openApiDocument, OPENAPI_PATH } from './openapi';
+import { OverviewHistory } from './overview';
 import { ROUTES, type Reply, type Route } from './routes';
 import { check } from './schema';
 import { consoleFiles, serveStatic, type StaticFile } from './static';
@@ -23,6 +24,8 @@ export interface AdminOptions {
   readonly logger: Logger;
   /** This process's metrics as Prometheus text, for the console's overview; null: METRICS=off. */
   readonly metricsText: (() => Promise<string>) | null;
+  /** How often the overview keeps a reading (a minute; tests shorten it). */
+  readonly overviewEveryMs?: number;
 }
 
 const MAX_BODY = 65_536;
@@ -133,7 +136,9 @@ export function createAdminServer(opts: AdminOptions): http.Server {
   const gate = new FailureGate();
   const compiled = compile(ROUTES);
   const statics: ReadonlyMap<string, StaticFile> = consoleFiles();
-  const ctx = { store: opts.store, metricsText: opts.metricsText };
+  // Read every minute while the listener is open, for the overview's last hour.
+  const overview = opts.metricsText ? new OverviewHistory(opts.metricsText, opts.overviewEveryMs) : null;
+  const ctx = { store: opts.store, overview };
 
   async function serve(req: http.IncomingMessage, res: http.ServerResponse, url: URL, actor: string): Promise<void> {
     const method = req.method ?? 'GET';
@@ -170,7 +175,7 @@ export function createAdminServer(opts: AdminOptions): http.Server {
     } else sendJson(res, reply.status, reply.body);
   }
 
-  return http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     const start = performance.now();
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     const client = req.socket.remoteAddress ?? '';
@@ -197,18 +202,24 @@ export function createAdminServer(opts: AdminOptions): http.Server {
     actor = file ? 'console' : tokens.who(req.headers.authorization);
     if (actor === null) return refuse(res, gate.failed(client));
     if (!file) gate.succeeded(client);
-    serve(req, res, url, actor).catch((e: unknown) => {
-      const known = adminErrorOf(e);
-      if (known) return sendError(res, known);
-      if (e instanceof StoreUnavailableError)
-        return sendError(
-          res,
-          new AdminError(503, 'SERVICE_UNAVAILABLE', 'the store cannot be reached; retry in a few seconds'),
-        );
-      opts.logger.error('admin request failed', { error: String((e as Error)?.stack ?? e) });
-      sendError(res, new AdminError(500, 'INTERNAL_ERROR', 'internal error; the request was logged'));
-    });
+    serve(req, res, url, actor).catch((e: unknown) => sendFailure(res, e, opts.logger));
   });
+  server.on('listening', () => overview?.start());
+  server.on('close', () => overview?.stop());
+  return server;
+}
+
+/** A request that failed: its own error, the store unreachable (503), or anything else (500, logged). */
+function sendFailure(res: http.ServerResponse, e: unknown, logger: Logger): void {
+  const known = adminErrorOf(e);
+  if (known) return sendError(res, known);
+  if (e instanceof StoreUnavailableError)
+    return sendError(
+      res,
+      new AdminError(503, 'SERVICE_UNAVAILABLE', 'the store cannot be reached; retry in a few seconds'),
+    );
+  logger.error('admin request failed', { error: String((e as Error)?.stack ?? e) });
+  sendError(res, new AdminError(500, 'INTERNAL_ERROR', 'internal error; the request was logged'));
 }
 
 const UNAUTHORIZED = 'a valid admin token is required: Authorization: Bearer <token>';

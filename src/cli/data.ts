@@ -10,6 +10,7 @@ import { exportRecords } from '../data/export';
 import { importFile, ImportInputError, importStream, readFuelFile, type ImportReport } from '../data/import';
 import type { FuelMap } from '../data/rdw';
 import { redactUrl, sqliteFileOf } from '../store/open';
+import type { VehicleStore } from '../store/store';
 import { config, fatal, withStore } from './common';
 import { meter, type Meter } from './progress';
 
@@ -131,13 +132,13 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
   // `-`: standard input (`reglookup export | reglookup import --replace-all -`); its size is not known, so no bar.
   const stdin = file === '-';
   const source = stdin ? '(stdin)' : file;
-  const size = inputSize(file);
   const databaseUrl = config().databaseUrl;
   // Ctrl-C: the import stops before it commits and everything it wrote is rolled back.
   const interrupt = new AbortController();
   const onSigint = () => interrupt.abort();
   process.once('SIGINT', onSigint);
   try {
+    const size = inputSize(file);
     const fuel = flags.fuel ? await readFuelFlag(flags.fuel, !!flags.quiet, interrupt.signal) : undefined;
     await withStore(
       async (store) => {
@@ -158,11 +159,13 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
         } finally {
           bar.stop();
         }
+        if (!flags.dryRun) await noteImport(store, report.committed);
         reportImport(report, source, flags);
       },
       { absentAsEmpty: !!flags.dryRun },
     );
   } catch (e) {
+    if (!flags.dryRun) await noteFailedImport();
     if (interrupt.signal.aborted) {
       process.stderr.write('reglookup: interrupted (SIGINT); nothing was imported\n');
       process.exit(130);
@@ -174,6 +177,25 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
   } finally {
     process.off('SIGINT', onSigint);
   }
+}
+
+/**
+ * Keeps how this import ended in the store, where every instance serving from it reports it
+ * (reglookup_last_import_success, for an alert). Not being able to is said, not fatal: the import's own result stands.
+ */
+async function noteImport(store: VehicleStore, committed: boolean): Promise<void> {
+  await store.noteImport({ at: Date.now(), committed }).catch((e: unknown) => {
+    process.stderr.write(
+      `reglookup: could not note the import's result in the store (reglookup_last_import_success): ${String((e as Error)?.message ?? e)}\n`,
+    );
+  });
+}
+
+/** An import that stopped with an error: noted on a connection of its own, when the store can still be reached. */
+async function noteFailedImport(): Promise<void> {
+  await withStore((store) => store.noteImport({ at: Date.now(), committed: false }), { mustExist: true }).catch(
+    () => undefined,
+  );
 }
 
 function formatOf(flags: ImportFlags): 'ndjson' | 'rdw' {

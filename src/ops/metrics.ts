@@ -6,6 +6,7 @@
 
 import cluster from 'node:cluster';
 import client from 'prom-client';
+import type { ImportRun } from '../store/store';
 import { VERSION } from './version';
 
 /** Error codes that are a refusal of the caller (credit, quota, rate), counted on their own. */
@@ -58,6 +59,20 @@ export interface Metrics {
   upstreamRemaining(provider: string, left: number): void;
   /** Calls a provider made against its quota (DVSA's), as a running count. */
   upstreamQuotaUsed(provider: string, calls: number): void;
+  /** One credit taken from a caller (a lookup that found its record, by a caller with credits). */
+  readonly creditSpent: () => void;
+  /** Where the dependencies' gauges are read from at each scrape (Redis, the read replicas, the last import). */
+  watchDependencies(sources: DependencySources): void;
+}
+
+/** What the dependency gauges read at each scrape; a source that is absent (or answers null) makes no series. */
+export interface DependencySources {
+  /** Whether the rate limiter's Redis answers now; null: no REDIS_URL. */
+  readonly redisUp?: () => boolean | null;
+  /** Each read replica (DATABASE_READ_URL, by position) and whether lookups read it now. */
+  readonly replicas?: () => readonly { readonly replica: string; readonly inUse: boolean }[];
+  /** The store's record of its latest import; null: none recorded. */
+  readonly lastImport?: () => Promise<ImportRun | null>;
 }
 
 const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -207,8 +222,8 @@ function requestTallies(registry: client.Registry): (transport: string, operatio
 }
 
 /**
- * The gauges set when scraped (callers with low credit, from the store) or once (the release); returns where the
- * low-credit count comes from.
+ * The gauges set when scraped (callers with low credit, from the store) or once (the release, the start time);
+ * returns where the low-credit count comes from.
  */
 function gaugesAtScrape(registry: client.Registry): { source: (() => Promise<number>) | null } {
   const lowCredit: { source: (() => Promise<number>) | null } = { source: null };
@@ -233,7 +248,107 @@ function gaugesAtScrape(registry: client.Registry): { source: (() => Promise<num
     registers: [registry],
     aggregator: 'first',
   }).set({ version: VERSION }, 1);
+  new client.Gauge({
+    name: 'reglookup_start_time_seconds',
+    help: "When this instance's newest process started, in seconds since the epoch: it changes at each restart of the process or of one of its WORKERS",
+    registers: [registry],
+    // The primary restarts a worker that exits: the newest start time changes then too.
+    aggregator: 'max',
+  }).set(Math.round(Date.now() / 1000 - process.uptime()));
   return lowCredit;
+}
+
+/** Clears an unlabelled gauge's sample, so that a dependency not configured shows no series (not a 0). */
+function noSample(gauge: client.Gauge): void {
+  (gauge as unknown as { hashMap: Record<string, unknown> }).hashMap = {};
+}
+
+/**
+ * The gauges of the service's dependencies, each read when scraped from what watchDependencies last gave: Redis up,
+ * each read replica in use, the last import's result and time. Returns where they read from.
+ */
+function dependencyGauges(registry: client.Registry): { sources: DependencySources } {
+  const at: { sources: DependencySources } = { sources: {} };
+  new client.Gauge({
+    name: 'reglookup_redis_up',
+    help: "Whether the rate limiter's Redis (REDIS_URL) answers (1) or is failing (0); no sample without REDIS_URL",
+    registers: [registry],
+    aggregator: 'min',
+    collect() {
+      const up = at.sources.redisUp?.() ?? null;
+      if (up === null) noSample(this);
+      else this.set(up ? 1 : 0);
+    },
+  });
+  new client.Gauge({
+    name: 'reglookup_store_replica_up',
+    help: 'Whether lookups read each replica of DATABASE_READ_URL now (1), or it is skipped: failing or behind (0)',
+    labelNames: ['replica'],
+    registers: [registry],
+    aggregator: 'min',
+    collect() {
+      this.reset();
+      for (const r of at.sources.replicas?.() ?? []) this.set({ replica: r.replica }, r.inUse ? 1 : 0);
+    },
+  });
+  // Both import gauges come from one read of the store per scrape.
+  let reading: Promise<ImportRun | null> | null = null;
+  let last: ImportRun | null = null;
+  const lastImport = async (): Promise<ImportRun | null> => {
+    const source = at.sources.lastImport;
+    if (!source) return null;
+    if (!reading) {
+      // A store that cannot answer keeps the last reading; reglookup_store_up says why.
+      reading = source().then(
+        (r) => (last = r),
+        () => last,
+      );
+      setTimeout(() => (reading = null), 1000).unref();
+    }
+    return reading;
+  };
+  new client.Gauge({
+    name: 'reglookup_last_import_success',
+    help: 'Whether the latest import into the store committed (1) or failed and imported nothing (0); no sample before the first',
+    registers: [registry],
+    aggregator: 'min',
+    async collect() {
+      const run = await lastImport();
+      if (run === null) noSample(this);
+      else this.set(run.committed ? 1 : 0);
+    },
+  });
+  new client.Gauge({
+    name: 'reglookup_last_import_timestamp_seconds',
+    help: 'When the latest import into the store ended (committed or not), in seconds since the epoch',
+    registers: [registry],
+    aggregator: 'max',
+    async collect() {
+      const run = await lastImport();
+      if (run === null) noSample(this);
+      else this.set(run.at / 1000);
+    },
+  });
+  return at;
+}
+
+/** The imports run in this process (the sample data at a first start): returns Metrics.imported. */
+function importCounters(registry: client.Registry): Metrics['imported'] {
+  const imports = new client.Counter({
+    name: 'reglookup_imports_total',
+    help: 'Imports run in this process, by result (committed or rolled_back)',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  const importedRecords = new client.Counter({
+    name: 'reglookup_imported_records_total',
+    help: 'Records written by committed imports in this process',
+    registers: [registry],
+  });
+  return (records, committed) => {
+    imports.inc({ result: committed ? 'committed' : 'rolled_back' });
+    if (committed) importedRecords.inc(records);
+  };
 }
 
 function build(): Metrics {
@@ -260,6 +375,11 @@ function build(): Metrics {
   // Each code present from the start, so that rate() sees the first refusal.
   const refusalBy = new Map(REFUSAL_CODES.map((code) => [code as string, refusals.labels(code)]));
   for (const child of refusalBy.values()) child.inc(0);
+  const credits = new client.Counter({
+    name: 'reglookup_credits_spent_total',
+    help: 'Credits taken from callers: one per lookup that found its record, by callers with credits',
+    registers: [registry],
+  });
 
   const storeReads = cheapHistogram(
     registry,
@@ -268,17 +388,6 @@ function build(): Metrics {
     STORE_BUCKETS,
     null,
   )('');
-  const imports = new client.Counter({
-    name: 'reglookup_imports_total',
-    help: 'Imports run in this process, by result (committed or rolled_back)',
-    labelNames: ['result'],
-    registers: [registry],
-  });
-  const importedRecords = new client.Counter({
-    name: 'reglookup_imported_records_total',
-    help: 'Records written by committed imports in this process',
-    registers: [registry],
-  });
   const storeUp = new client.Gauge({
     name: 'reglookup_store_up',
     help: 'Whether the store was reachable at its last use (1) or not (0)',
@@ -293,6 +402,7 @@ function build(): Metrics {
     registers: [registry],
   });
   const lowCredit = gaugesAtScrape(registry);
+  const dependencies = dependencyGauges(registry);
 
   return {
     registry,
@@ -303,13 +413,12 @@ function build(): Metrics {
       const refused = refusalBy.get(outcome);
       if (refused) refused.inc();
     },
+    // Bound once: Accounts calls it without its object.
+    creditSpent: () => credits.inc(),
     storeQuery(seconds) {
       observe(storeReads, seconds);
     },
-    imported(records, committed) {
-      imports.inc({ result: committed ? 'committed' : 'rolled_back' });
-      if (committed) importedRecords.inc(records);
-    },
+    imported: importCounters(registry),
     storeUp(up) {
       storeUp.set(up ? 1 : 0);
     },
@@ -318,6 +427,9 @@ function build(): Metrics {
     },
     countLowCredit(count) {
       lowCredit.source = count;
+    },
+    watchDependencies(sources) {
+      dependencies.sources = sources;
     },
   };
 }

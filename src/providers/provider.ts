@@ -25,6 +25,8 @@ export interface FetchContext {
   readonly http: UpstreamHttp;
   /** Aborted when the caller's time budget (UPSTREAM_TIMEOUT_MS) is spent. */
   readonly signal: AbortSignal;
+  /** Which try of this call it is: 1, then 2 and 3 for the chain's retries (a trace's span says it). */
+  readonly attempt?: number;
 }
 
 /**

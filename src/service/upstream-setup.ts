@@ -6,6 +6,7 @@ import type { Config } from '../config';
 import type { ReadinessProbe } from '../ops/health';
 import type { Logger } from '../ops/logger';
 import type { Metrics } from '../ops/metrics';
+import { tracedProvider, type Tracing } from '../ops/tracing';
 import { upstreamHttp } from '../providers/http';
 import { reportsRemaining } from '../providers/provider';
 import { buildProviders } from '../providers/registry';
@@ -29,10 +30,12 @@ export function upstreamChain(
   store: VehicleStore,
   metrics: Metrics | null,
   log: Logger,
+  tracing: Tracing | null = null,
 ): UpstreamSetup | null {
   const u = config.upstream;
   if (u.providers.length === 0) return null;
-  const providers = buildProviders(config);
+  // With tracing on, each call to a provider is a span (ops/tracing.ts).
+  const providers = buildProviders(config).map((p) => (tracing ? tracedProvider(p, tracing) : p));
   const http = upstreamHttp(u.maxBytes);
   const chain = new UpstreamChain(store, providers, http, u, metrics);
   const timers: NodeJS.Timeout[] = [];

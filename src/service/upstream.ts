@@ -25,6 +25,7 @@ import {
   retry,
   wrap,
   type IPolicy,
+  type IRetryContext,
 } from 'cockatiel';
 import type { Operation } from '../contract/operations';
 import type { UpstreamConfig } from '../config';
@@ -78,7 +79,8 @@ export function answerProblem(op: Operation, record: unknown): string | null {
 
 interface Guarded {
   readonly provider: Provider;
-  readonly policy: IPolicy;
+  /** The retry policy outermost, so that each call is told which try it is. */
+  readonly policy: IPolicy<IRetryContext>;
   readonly breaker: ReturnType<typeof circuitBreaker>;
 }
 
@@ -224,7 +226,10 @@ export class UpstreamChain {
     const t = performance.now();
     const done = (outcome: string) => this.metrics?.upstreamCall(name, outcome, (performance.now() - t) / 1000);
     try {
-      const answer = await g.policy.execute(({ signal: s }) => this.once(g.provider, op, key, s), signal);
+      const answer = await g.policy.execute(
+        ({ signal: s, attempt }) => this.once(g.provider, op, key, s, attempt + 1),
+        signal,
+      );
       if (!answer.found) {
         done('not_found');
         return null;
@@ -247,9 +252,9 @@ export class UpstreamChain {
   }
 
   /** One call, its answer checked: a bad answer is a failure (the breaker counts it), never cached. */
-  private async once(p: Provider, op: Operation, key: RecordKey, signal: AbortSignal) {
+  private async once(p: Provider, op: Operation, key: RecordKey, signal: AbortSignal, attempt: number) {
     this.metrics?.upstreamQuotaUsed(p.name, 1);
-    const answer = await p.fetch(op.name, key.registration, key.state, { http: this.http, signal });
+    const answer = await p.fetch(op.name, key.registration, key.state, { http: this.http, signal, attempt });
     if (answer.found) {
       const problem = answerProblem(op, answer.record);
       if (problem) throw new UpstreamFailure(p.name, 'permanent', `its answer was refused: ${problem.slice(0, 200)}`);

@@ -123,6 +123,12 @@ export class Replicas {
     );
   }
 
+  /** Each replica by its position in DATABASE_READ_URL ("1", "2", ...) and whether lookups read it now. */
+  inUse(): { replica: string; inUse: boolean }[] {
+    const now = Date.now();
+    return this.replicas.map((r, i) => ({ replica: String(i + 1), inUse: this.usable(r, now) }));
+  }
+
   /** Each replica's state in words: in use, or why not. */
   states(): string[] {
     const now = Date.now();

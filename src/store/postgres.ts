@@ -30,6 +30,9 @@ import {
   type StoredRecord,
   type StoreWatcher,
   type VehicleStore,
+  type ImportRun,
+  importRunOf,
+  LAST_IMPORT_KEY,
 } from './store';
 
 export interface PostgresOptions {
@@ -482,6 +485,25 @@ export class PostgresStore implements VehicleStore {
 
   async holdsOnlySample(): Promise<boolean> {
     return (await this.query('holds-only-sample', "SELECT 1 FROM meta WHERE key = 'sample'", [])).rowCount !== 0;
+  }
+
+  async noteImport(run: ImportRun): Promise<void> {
+    await this.query(
+      'note-import',
+      'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      [LAST_IMPORT_KEY, JSON.stringify(run)],
+    );
+  }
+
+  async lastImport(): Promise<ImportRun | null> {
+    const r = await this.query<{ value: string }>('last-import', 'SELECT value FROM meta WHERE key = $1', [
+      LAST_IMPORT_KEY,
+    ]);
+    return importRunOf(r.rows[0]?.value);
+  }
+
+  replicasInUse(): readonly { readonly replica: string; readonly inUse: boolean }[] {
+    return this.replicas?.inUse() ?? [];
   }
 
   /**

@@ -27,6 +27,9 @@ import {
   type StoredRecord,
   type StoreWatcher,
   type VehicleStore,
+  type ImportRun,
+  importRunOf,
+  LAST_IMPORT_KEY,
 } from './store';
 
 /** Page cache of an import's connection while the batch is open (KiB, as SQLite's negative cache_size). */
@@ -252,6 +255,18 @@ export class SqliteStore implements VehicleStore {
 
   async holdsOnlySample(): Promise<boolean> {
     return this.db.prepare("SELECT 1 FROM meta WHERE key = 'sample'").get() !== undefined;
+  }
+
+  async noteImport(run: ImportRun): Promise<void> {
+    this.db
+      .prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
+      .run(LAST_IMPORT_KEY, JSON.stringify(run));
+  }
+
+  async lastImport(): Promise<ImportRun | null> {
+    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(LAST_IMPORT_KEY) as
+      { value: string } | undefined;
+    return importRunOf(row?.value);
   }
 
   /**

@@ -99,6 +99,26 @@ export interface BackupOptions {
   readonly withCache?: boolean;
 }
 
+/** How an import ended: when (ms since the epoch) and whether it committed. */
+export interface ImportRun {
+  readonly at: number;
+  readonly committed: boolean;
+}
+
+/** The meta row an ImportRun is kept in, as JSON text. */
+export const LAST_IMPORT_KEY = 'last_import';
+
+/** An ImportRun read back from its meta row; null for a row that is not one. */
+export function importRunOf(text: string | undefined): ImportRun | null {
+  if (text === undefined) return null;
+  try {
+    const v = JSON.parse(text) as Partial<ImportRun>;
+    return typeof v.at === 'number' && typeof v.committed === 'boolean' ? { at: v.at, committed: v.committed } : null;
+  } catch {
+    return null;
+  }
+}
+
 export interface VehicleStore extends UpstreamCacheStore {
   /** Callers, credits, daily counts and usage: accounts.ts. */
   readonly accounts: AccountStore;
@@ -120,6 +140,13 @@ export interface VehicleStore extends UpstreamCacheStore {
   beginImport(options?: ImportOptions): Promise<ImportBatch>;
   /** Whether the store holds the bundled sample data and nothing written since (see ImportOptions.sample). */
   holdsOnlySample(): Promise<boolean>;
+  /**
+   * Remembers how the latest import ended (`reglookup import`, not a dry run), so that every instance serving from
+   * this store can report it (reglookup_last_import_success). Replaces the one before.
+   */
+  noteImport(run: ImportRun): Promise<void>;
+  /** How the latest import noted ended, or null when none was. */
+  lastImport(): Promise<ImportRun | null>;
   /**
    * Every record, in key order (operation, registration, state, compared by Unicode code point,
    * i.e. SQLite's BINARY or PostgreSQL's COLLATE "C"), from one consistent snapshot, a page at a
@@ -150,6 +177,9 @@ export interface VehicleStore extends UpstreamCacheStore {
    * ops/health.ts's probe shape; absent or null when there is none.
    */
   readinessProbe?(): { readonly name: string; check(): Promise<unknown>; readonly degraded?: string } | null;
+
+  /** Each read replica (PostgreSQL's DATABASE_READ_URL, named by its position) and whether lookups read it now. */
+  replicasInUse?(): readonly { readonly replica: string; readonly inUse: boolean }[];
 
   close(): Promise<void>;
 }

@@ -20,13 +20,19 @@ export interface TestAdmin {
 
 export async function startAdmin(
   store: VehicleStore,
-  opts: { tokens?: readonly AdminToken[]; logger?: Logger; metricsText?: () => Promise<string> } = {},
+  opts: {
+    tokens?: readonly AdminToken[];
+    logger?: Logger;
+    metricsText?: () => Promise<string>;
+    overviewEveryMs?: number;
+  } = {},
 ): Promise<TestAdmin> {
   const server = createAdminServer({
     store,
     tokens: opts.tokens ?? TOKENS,
     logger: opts.logger ?? createLogger('silent', 'json'),
     metricsText: opts.metricsText ?? null,
+    overviewEveryMs: opts.overviewEveryMs,
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

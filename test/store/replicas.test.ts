@@ -91,6 +91,12 @@ describeReplica('read replicas on a private primary and streaming replica', () =
       checks: Record<string, string>;
       degraded?: string;
     };
+  /** The gauge an alert watches (docs/operating.md, ReglookupReplicaDegraded): 1 read, 0 skipped. */
+  const replicaUp = async (on = srv) => {
+    const text = await (await fetch(`${on.base}/metrics`)).text();
+    const m = /^reglookup_store_replica_up\{replica="1"\} (\d+)$/m.exec(text);
+    return m ? Number(m[1]) : undefined;
+  };
 
   test('the replica really is a streaming standby of the primary', async () => {
     expect((await sql(replica.url, 'SELECT pg_is_in_recovery() AS r'))[0].r).toBe(true);
@@ -102,6 +108,7 @@ describeReplica('read replicas on a private primary and streaming replica', () =
       'the replica in use',
       async () => (await readyz()).checks.replicas === 'ok' && (await readyz(patient)).checks.replicas === 'ok',
     );
+    expect(await replicaUp()).toBe(1);
     await sql(replica.url, 'SELECT pg_wal_replay_pause()');
     try {
       // Written to the primary while the replica's replay is paused.
@@ -118,6 +125,8 @@ describeReplica('read replicas on a private primary and streaming replica', () =
       expect(ready.degraded).toMatch(
         /replica 1: skipped \(behind by more than 500 ms\).*record lookups go to the primary/,
       );
+      expect(await replicaUp()).toBe(0);
+      expect(await replicaUp(patient)).toBe(1);
       // Skipped: the lookup goes to the primary, which has the record; the charge is taken there.
       expect((await lookup('RPL1')).status).toBe(200);
       expect((await lookup('RPL1', 'payer')).status).toBe(200);
@@ -126,6 +135,7 @@ describeReplica('read replicas on a private primary and streaming replica', () =
       await sql(replica.url, 'SELECT pg_wal_replay_resume()');
     }
     await until('the replica in use again', async () => (await readyz()).checks.replicas === 'ok');
+    expect(await replicaUp()).toBe(1);
     expect((await lookup('RPL1')).status).toBe(200);
     expect((await lookup('RPL1', 'demo', patient)).status).toBe(200);
   });
@@ -140,6 +150,7 @@ describeReplica('read replicas on a private primary and streaming replica', () =
       expect(ready.status).toBe('ready');
       expect(ready.checks.replicas).toBe('degraded');
       expect(ready.degraded).toMatch(/replica 1: skipped/);
+      expect(await replicaUp()).toBe(0);
     } finally {
       replica.start();
     }

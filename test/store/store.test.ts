@@ -31,6 +31,20 @@ describeStores('%s store', (kind) => {
     expect(await store.get({ operation: 'CheckCanada', registration: 'A1', state: 'CA' })).toBeNull();
   });
 
+  test("the latest import's result is kept for every instance, and a later one replaces it", async () => {
+    expect(await store.lastImport()).toBeNull();
+    await store.noteImport({ at: 1_800_000_000_000, committed: false });
+    // Another connection (another instance, or the serving process after a `reglookup import`) reads it.
+    const other = open(url);
+    try {
+      expect(await other.lastImport()).toEqual({ at: 1_800_000_000_000, committed: false });
+      await store.noteImport({ at: 1_800_000_060_000, committed: true });
+      expect(await other.lastImport()).toEqual({ at: 1_800_000_060_000, committed: true });
+    } finally {
+      await other.close();
+    }
+  });
+
   test('many lookups at once, found, missing and repeated, each get their own answer', async () => {
     const batch = await store.beginImport();
     for (let i = 0; i < 50; i++)
