@@ -63,7 +63,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      // test/tsconfig.json holds src/, test/ and bench/: one program for every TypeScript file linted.
+      // test/tsconfig.json holds src/, test/, bench/ and scripts/: one program for every TypeScript file linted.
       parserOptions: { project: ['./test/tsconfig.json'], tsconfigRootDir: import.meta.dirname },
     },
     plugins: { 'import-x': importX },

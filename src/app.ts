@@ -464,13 +464,37 @@ export function originForm(req: http.IncomingMessage): void {
   req.headers.host = m[1];
 }
 
-/** Loads the bundled sample data into an empty store. */
-export async function loadSampleIfEmpty(store: VehicleStore, logger: Logger): Promise<void> {
-  if (!(await store.isEmpty())) return;
+/** Loads the bundled sample data into an empty store; whether it did. */
+export async function loadSampleIfEmpty(store: VehicleStore, logger: Logger): Promise<boolean> {
+  if (!(await store.isEmpty())) return false;
   const report = await importFile(store, SAMPLE_FILE, { sample: true });
   if (!report.committed)
     throw new Error(`bundled sample data is invalid: ${JSON.stringify(report.errors.slice(0, 3))}`);
   logger.info('loaded sample data', { records: report.imported });
+  return true;
+}
+
+/**
+ * The bundled sample data at start-up: loaded into an empty store when SAMPLE_DATA is on (by
+ * default only for a store answering alone, outside production: config.ts), and a store that
+ * holds only the sample says so. Where the sample is not wanted that is a warning: its fictional
+ * records answer before the upstreams PROVIDERS lists, and in production to every caller.
+ */
+export async function sampleAtStart(store: VehicleStore, config: Config, logger: Logger): Promise<void> {
+  if (config.loadSampleData && (await loadSampleIfEmpty(store, logger))) return;
+  if (!(await store.holdsOnlySample())) return;
+  const records = await store.count();
+  if (config.loadSampleData) {
+    logger.info('the store holds the bundled, fictional sample data', { records });
+    return;
+  }
+  const upstreams = config.upstream.providers;
+  const where =
+    upstreams.length > 0 ? `before ${upstreams.join(', ')} for their registrations` : 'as if they were real';
+  logger.warn(
+    `the store holds only the bundled, fictional sample data (${records} records), which answers ${where}: import your own data (the first import removes the sample) or start on a new store`,
+    { records },
+  );
 }
 
 /**

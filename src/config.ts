@@ -39,6 +39,12 @@ export interface Config {
   readonly publicUrl: string | null;
   readonly logLevel: string;
   readonly logFormat: 'json' | 'text';
+  /** NODE_ENV=production: a deployment, where the bundled sample data is not loaded unless SAMPLE_DATA says so. */
+  readonly production: boolean;
+  /**
+   * Whether `serve` loads the bundled sample data into an empty store (SAMPLE_DATA): by default only
+   * when the store alone answers and NODE_ENV is not production.
+   */
   readonly loadSampleData: boolean;
   readonly usernamePolicy: UsernamePolicy;
   /** Lookups per second per username (RATE_LIMIT); 0: no limit unless an account sets its own rate. */
@@ -534,6 +540,20 @@ function upstreamConfig(env: Env): UpstreamConfig {
   };
 }
 
+/**
+ * SAMPLE_DATA: the fictional sample answers before the upstreams, so it is off by default when
+ * PROVIDERS lists one (and then refused when asked for) and under NODE_ENV=production.
+ */
+function sampleData(env: Env): boolean {
+  const upstreams = providerList(env, 'PROVIDERS');
+  const asked = read(env, 'SAMPLE_DATA') === undefined ? undefined : bool(env, 'SAMPLE_DATA', false);
+  if (asked && upstreams.length > 0)
+    throw new ConfigError(
+      `SAMPLE_DATA is on and PROVIDERS lists ${upstreams.join(', ')}: the fictional sample records would answer in place of ${upstreams.length > 1 ? 'those upstreams' : 'that upstream'}; leave SAMPLE_DATA unset or off`,
+    );
+  return asked ?? (upstreams.length === 0 && read(env, 'NODE_ENV') !== 'production');
+}
+
 /** The token endpoint DVSA publishes for the MOT History API (Microsoft Entra ID, DVSA's tenant). */
 const DVSA_TOKEN_URL = 'https://login.microsoftonline.com/a455b827-244f-4c97-b5b4-ce5d13b4d00c/oauth2/v2.0/token';
 
@@ -625,7 +645,8 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: url(env, 'PUBLIC_URL'),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug', 'silent']),
     logFormat: oneOf(env, 'LOG_FORMAT', 'json', ['json', 'text']),
-    loadSampleData: bool(env, 'SAMPLE_DATA', true),
+    production: read(env, 'NODE_ENV') === 'production',
+    loadSampleData: sampleData(env),
     usernamePolicy: oneOf(env, 'USERNAME_POLICY', 'any', ['any', 'registered']),
     rateLimit: decimal(env, 'RATE_LIMIT', 10, 0.001, 1_000_000),
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 20, 0, 1_000_000),

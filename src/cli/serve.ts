@@ -8,7 +8,7 @@ import type http from 'node:http';
 import net from 'node:net';
 import type { Command } from 'commander';
 import { createAdminServer } from '../admin/server';
-import { createHttpServer, createService, loadSampleIfEmpty } from '../app';
+import { createHttpServer, createService, sampleAtStart } from '../app';
 import { ConfigError, DEFAULT_DATABASE_URL, type Config } from '../config';
 import { hostSharedLimits } from '../accounts/limiter';
 import { createLogger, type Logger } from '../ops/logger';
@@ -175,7 +175,7 @@ async function listenAdmin(
 async function supervise(cfg: Config): Promise<void> {
   const logger = createLogger(cfg.logLevel, cfg.logFormat);
   const store = await openNamedStore(cfg, logger, true);
-  if (cfg.loadSampleData) await loadSampleIfEmpty(store, logger);
+  await sampleAtStart(store, cfg, logger);
   await store.close();
   // Without Redis the workers share one rate limit, kept here and asked over the cluster's IPC.
   if (!cfg.redisUrl)
@@ -247,7 +247,7 @@ async function serve(): Promise<void> {
   // Made before the sample data is loaded so that its import is counted.
   if (cfg.metrics) metrics();
   const store = await openNamedStore(cfg, logger, cluster.isPrimary);
-  if (cfg.loadSampleData && cluster.isPrimary) await loadSampleIfEmpty(store, logger);
+  if (cluster.isPrimary) await sampleAtStart(store, cfg, logger);
   process.on('unhandledRejection', (e) =>
     logger.error('unhandled rejection', { error: String((e as Error)?.stack ?? e) }),
   );

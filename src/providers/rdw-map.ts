@@ -30,16 +30,45 @@ function rdwWhole(row: RdwRow, field: string): number | undefined {
   return Number.parseInt(t, 10);
 }
 
+/** A count RDW writes as 0 where none is registered (aantal_deuren of a camper): left out then. */
+function rdwCount(row: RdwRow, field: string): number | undefined {
+  const n = rdwWhole(row, field);
+  return n === 0 ? undefined : n;
+}
+
+const YMD_RE = /^(\d{4})(\d{2})(\d{2})$/;
+const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})(?:T.*)?$/;
+/** The bulk export's `... DT` columns: month first, with a time (`07/02/2023 12:00:00 AM`). */
+const EXPORT_RE = /^(\d{2})\/(\d{2})\/(\d{4})(?: \d{1,2}:\d{2}(?::\d{2})?(?: ?[AP]M)?)?$/i;
+
+/** A date as RDW writes it, as YYYY-MM-DD; undefined for another form or an impossible month or day. */
+function dateOf(t: string): string | undefined {
+  const ymd = YMD_RE.exec(t) ?? ISO_RE.exec(t);
+  const mdy = ymd ? null : EXPORT_RE.exec(t);
+  const [y, mo, d] = ymd ? [ymd[1], ymd[2], ymd[3]] : mdy ? [mdy[3], mdy[1], mdy[2]] : [];
+  if (y === undefined || Number(mo) < 1 || Number(mo) > 12 || Number(d) < 1 || Number(d) > 31) return undefined;
+  return `${y}-${mo}-${d}`;
+}
+
 /**
- * An RDW date (YYYYMMDD; the _dt fields and some exports: YYYY-MM-DDT..., or DD/MM/YYYY) as YYYY-MM-DD, or undefined.
+ * An RDW date field as YYYY-MM-DD, or undefined: the field itself (YYYYMMDD in the API and the
+ * export), else its `_dt` twin (the API's `YYYY-MM-DDT...`, the export's month-first `... DT`).
  */
 export function rdwDate(row: RdwRow, field: string): string | undefined {
-  const t = rdwText(row, field);
-  if (t === undefined) return undefined;
-  let m = /^(\d{4})(\d{2})(\d{2})$/.exec(t) ?? /^(\d{4})-(\d{2})-(\d{2})(?:T.*)?$/.exec(t);
-  if (m) return `${m[1]}-${m[2]}-${m[3]}`;
-  m = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(t);
-  return m ? `${m[3]}-${m[2]}-${m[1]}` : undefined;
+  for (const name of [field, `${field}_dt`]) {
+    const t = rdwText(row, name);
+    const date = t === undefined ? undefined : dateOf(t);
+    if (date !== undefined) return date;
+  }
+  return undefined;
+}
+
+/** The trade name without the make RDW sometimes repeats in it (NISSAN, "NISSAN MURANO": "MURANO"). */
+function modelOf(make: string | undefined, tradeName: string | undefined): string | undefined {
+  if (make === undefined || tradeName === undefined) return tradeName;
+  const prefix = `${make.toUpperCase()} `;
+  const rest = tradeName.toUpperCase().startsWith(prefix) ? tradeName.slice(prefix.length).trim() : '';
+  return rest === '' ? tradeName : rest;
 }
 
 const composite = (value: number | null, text: string) => ({ CurrentValue: value, CurrentTextValue: text });
@@ -51,10 +80,11 @@ const composite = (value: number | null, text: string) => ({ CurrentValue: value
 export function mapRdwVehicle(row: RdwRow): Json {
   const out: Json = {};
   const make = rdwText(row, 'merk');
-  const model = rdwText(row, 'handelsbenaming');
+  const model = modelOf(make, rdwText(row, 'handelsbenaming'));
   const cc = rdwWhole(row, 'cilinderinhoud');
   const firstAdmission = rdwDate(row, 'datum_eerste_toelating');
-  const description = [make, model, cc !== undefined ? `${cc}cc` : undefined].filter((x) => x !== undefined).join(' ');
+  const named = model !== undefined && model.toUpperCase() !== make?.toUpperCase() ? model : undefined;
+  const description = [make, named, cc !== undefined ? `${cc}cc` : undefined].filter((x) => x !== undefined).join(' ');
   if (description !== '') out.Description = description;
   if (firstAdmission !== undefined) out.RegistrationYear = Number(firstAdmission.slice(0, 4));
   if (make !== undefined) out.CarMake = { CurrentTextValue: make };
@@ -62,11 +92,11 @@ export function mapRdwVehicle(row: RdwRow): Json {
   const body = rdwText(row, 'inrichting');
   if (body !== undefined) out.BodyStyle = composite(null, body);
   if (cc !== undefined) out.EngineSize = composite(cc, `${cc}cc`);
-  const doors = rdwWhole(row, 'aantal_deuren');
+  const doors = rdwCount(row, 'aantal_deuren');
   if (doors !== undefined) out.NumberOfDoors = composite(doors, String(doors));
   if (make !== undefined) out.MakeDescription = composite(null, make);
   if (model !== undefined) out.ModelDescription = composite(null, model);
-  const seats = rdwWhole(row, 'aantal_zitplaatsen');
+  const seats = rdwCount(row, 'aantal_zitplaatsen');
   if (seats !== undefined) out.NumberOfSeats = composite(seats, String(seats));
   const extra: [string, string | number | undefined][] = [
     ['Colour', rdwText(row, 'eerste_kleur')],
@@ -112,11 +142,17 @@ export function mapRdwFuel(rows: readonly RdwRow[]): Json {
     if (f !== undefined) fuels = fuels === '' ? f : `${fuels}/${f}`;
   }
   if (fuels !== '') out.FuelType = composite(null, fuels);
-  const co2 = first((r) => rdwWhole(r, 'co2_uitstoot_gecombineerd') ?? rdwWhole(r, 'emissie_co2_gecombineerd_wltp'));
-  if (co2 !== undefined) out.Co2Emissions = co2;
+  // WLTP and NEDC figures are not comparable: WLTP when RDW has it, NEDC otherwise, and which one it is.
+  const wltp = first((r) => rdwWhole(r, 'emissie_co2_gecombineerd_wltp'));
+  const co2 = wltp ?? first((r) => rdwWhole(r, 'co2_uitstoot_gecombineerd'));
+  if (co2 !== undefined) {
+    out.Co2Emissions = co2;
+    out.Co2TestCycle = wltp !== undefined ? 'WLTP' : 'NEDC';
+  }
   const emission = first((r) => rdwText(r, 'uitlaatemissieniveau') ?? rdwText(r, 'emissiecode_omschrijving'));
   if (emission !== undefined) out.EmissionStandard = emission;
-  const power = first((r) => rdwText(r, 'nettomaximumvermogen'));
+  // An electric vehicle's power is in netto_max_vermogen_elektrisch; nettomaximumvermogen is empty.
+  const power = first((r) => rdwText(r, 'nettomaximumvermogen') ?? rdwText(r, 'netto_max_vermogen_elektrisch'));
   if (power !== undefined) out.PowerKw = power;
   out.rdwFuel = sorted;
   return out;

@@ -1,7 +1,8 @@
 // RDW Open Data (Socrata), the Dutch register, open to all: GET {RDW_URL}/resource/m9d7-ebf2.json
-// ?kenteken=XX999X (registered vehicles) and the fuel data set 8ys7-d773 for the same plate, both at
-// once; an application token (RDW_APP_TOKEN, optional) goes in X-App-Token and only raises the
-// throttling limits. An empty array is not found. It answers CheckNetherlands, mapped by rdw-map.ts.
+// ?kenteken=XX999X (registered vehicles), then, for a plate it holds, the fuel data set 8ys7-d773
+// for the same plate (a plate it does not hold costs one call, not two); an application token
+// (RDW_APP_TOKEN, optional) goes in X-App-Token and only raises the throttling limits. An empty
+// array is not found. It answers CheckNetherlands, mapped by rdw-map.ts.
 
 import type { RdwSettings } from '../config';
 import type { FetchContext, Provider, ProviderAnswer, UpstreamHttp } from './provider';
@@ -30,12 +31,10 @@ class RdwProvider implements Provider {
   async fetch(_operation: string, registration: string, _state: string, ctx: FetchContext): Promise<ProviderAnswer> {
     // Normalised registrations have no spaces, dashes or dots; anything else is no kenteken.
     if (!KENTEKEN_RE.test(registration)) return { found: false };
-    const [vehicles, fuel] = await Promise.all([
-      this.rows(ctx.http, RDW_VEHICLES, registration, ctx.signal),
-      this.rows(ctx.http, RDW_FUEL, registration, ctx.signal),
-    ]);
+    const vehicles = await this.rows(ctx.http, RDW_VEHICLES, registration, ctx.signal);
     const row = vehicles.find((r) => typeof r.kenteken !== 'string' || r.kenteken.toUpperCase() === registration);
     if (!row) return { found: false };
+    const fuel = await this.rows(ctx.http, RDW_FUEL, registration, ctx.signal);
     return { found: true, record: mapRdw(row, fuel) };
   }
 

@@ -4,10 +4,12 @@
 // size; a DTD, an entity declaration or a processing instruction past the declaration is refused,
 // nothing is expanded but the five predefined entities and character references), and only the
 // elements that carry the record are taken: vehicleJson for a Vehicle, Json,
-// ExtendedInformationJson and taxDate for UKMOTData. Its error lines ("CODE: message", and the
-// X-Error-Code header a reglookup sends) map back to our codes.
+// ExtendedInformationJson and taxDate for UKMOTData, then made fit for the contract as the public
+// service writes them (regcheck-normalize.ts). Its error lines ("CODE: message", the X-Error-Code
+// header a reglookup sends, or the public service's own texts) map back to our codes.
 
 import { findOperation, OPERATIONS } from '../contract/operations';
+import { normalizeRegcheckMot, normalizeRegcheckVehicle } from './regcheck-normalize';
 import { failureForStatus, retryAfterOf } from './upstream-status';
 import { UpstreamFailure, type FetchContext, type Provider, type ProviderAnswer } from './provider';
 
@@ -56,12 +58,14 @@ function errorFailure(
   const line = body.split('\n', 1)[0].slice(0, 200);
   const code = headers['x-error-code'] ?? /^([A-Z_]{4,40}):/.exec(line)?.[1] ?? '';
   const retryAfter = retryAfterOf(headers['retry-after']);
-  if (code === 'VEHICLE_NOT_FOUND' || (code === '' && /no vehicle|not found/i.test(line))) return 'not-found';
+  // The public service answers a plate it has no record of with a 500 whose text says so ("UK Lookup failed").
+  if (code === 'VEHICLE_NOT_FOUND' || (code === '' && /no vehicle|not found|lookup failed/i.test(line)))
+    return 'not-found';
   if (code === 'INVALID_PARAMETER' || code === 'MISSING_PARAMETER')
     return new UpstreamFailure(provider, 'invalid', 'the RegCheck service says the registration number is not valid');
   if (code === 'OUT_OF_CREDIT' || (code === '' && /credit/i.test(line)))
     return new UpstreamFailure(provider, 'permanent', 'the RegCheck account is out of credit');
-  if (code === 'UNKNOWN_USERNAME')
+  if (code === 'UNKNOWN_USERNAME' || (code === '' && /username is incorrect/i.test(line)))
     return new UpstreamFailure(provider, 'permanent', 'the RegCheck service does not know REGCHECK_USERNAME');
   if (code === 'RATE_LIMITED' || code === 'DAILY_LIMIT_REACHED' || code === 'SERVICE_UNAVAILABLE') {
     return new UpstreamFailure(
@@ -90,14 +94,14 @@ function parseAnswer(provider: string, operation: string, xml: string): Provider
       const record: Record<string, unknown> = { tests: JSON.parse(tests) as unknown };
       if (ext !== undefined) record.extendedInformation = JSON.parse(ext) as unknown;
       if (taxDate !== undefined) record.taxDate = taxDate;
-      return { found: true, record };
+      return { found: true, record: normalizeRegcheckMot(record) };
     }
     const json = elementText(xml, 'vehicleJson');
     if (json === undefined) throw new Error('no <vehicleJson> element');
     const record = JSON.parse(json) as unknown;
     if (typeof record !== 'object' || record === null || Array.isArray(record))
       throw new Error('vehicleJson is not an object');
-    return { found: true, record: record as Record<string, unknown> };
+    return { found: true, record: normalizeRegcheckVehicle(record as Record<string, unknown>) };
   } catch (e) {
     throw new UpstreamFailure(
       provider,

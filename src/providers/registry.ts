@@ -1,4 +1,6 @@
-// Which provider a name in PROVIDERS is, built from the configuration: one line per provider.
+// Which provider a name in PROVIDERS is, built from the configuration: one line per provider. With
+// both `dvla` and `dvsa` listed, the DVLA's UK lookups ask the DVSA too (uk.ts), through the one
+// DVSA provider the list holds (one token, one quota).
 
 import type { Config } from '../config';
 import { DvlaProvider } from './dvla';
@@ -6,6 +8,7 @@ import { createDvsaProvider } from './dvsa';
 import { createRdwProvider } from './rdw';
 import type { Provider } from './provider';
 import { RegcheckProvider } from './regcheck';
+import { UkVehicleProvider } from './uk';
 
 type Factory = (config: Config) => Provider;
 
@@ -24,9 +27,16 @@ export function knownProvider(name: string): boolean {
 
 /** The providers PROVIDERS lists (the store aside), in its order. */
 export function buildProviders(config: Config): Provider[] {
-  return config.upstream.providers.map((name) => {
-    const make = FACTORIES[name];
-    if (!make) throw new Error(`provider ${name} is not built into this release`);
-    return make(config);
-  });
+  const names = config.upstream.providers;
+  const built = new Map<string, Provider>();
+  const make = (name: string): Provider => {
+    const factory = FACTORIES[name];
+    if (!factory) throw new Error(`provider ${name} is not built into this release`);
+    const p = built.get(name) ?? factory(config);
+    built.set(name, p);
+    return p;
+  };
+  return names.map((name) =>
+    name === 'dvla' && names.includes('dvsa') ? new UkVehicleProvider(make('dvla'), make('dvsa')) : make(name),
+  );
 }

@@ -3,6 +3,7 @@
 // writes it as a SOAP body or as an HTTP-form document.
 
 import type { ResultKind } from '../contract/operations';
+import { VEHICLE_FIELDS, type FieldKind } from '../contract/vehicle';
 
 /** An element of a result. `absent` marks a value the record lacks (xsi:nil in SOAP). */
 export interface XNode {
@@ -11,30 +12,6 @@ export interface XNode {
   readonly children?: readonly XNode[];
   readonly absent?: boolean;
 }
-
-type FieldKind = 'integer' | 'text' | 'composite';
-
-/** vehicleData children, in the order the spec (and the WSDL) gives them. */
-export const VEHICLE_FIELDS: ReadonlyArray<readonly [string, FieldKind]> = [
-  ['ABICode', 'integer'],
-  ['Description', 'text'],
-  ['RegistrationYear', 'integer'],
-  ['ManufactureYearFrom', 'integer'],
-  ['ManufactureYearTo', 'integer'],
-  ['CarMake', 'composite'],
-  ['CarModel', 'text'],
-  ['BodyStyle', 'composite'],
-  ['EngineSize', 'composite'],
-  ['NumberOfDoors', 'composite'],
-  ['Transmission', 'composite'],
-  ['FuelType', 'composite'],
-  ['MakeDescription', 'text'],
-  ['ModelDescription', 'text'],
-  ['Immobiliser', 'composite'],
-  ['NumberOfSeats', 'composite'],
-  ['IndicativeValue', 'text'],
-  ['DriverSide', 'composite'],
-];
 
 export const MOT_TEST_FIELDS = ['TestDate', 'ExpiryDate', 'Result', 'Odometer', 'TestNumber'] as const;
 const MOT_TEST_LISTS = ['FailureReasons', 'Advisories'] as const;

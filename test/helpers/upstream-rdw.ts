@@ -49,6 +49,32 @@ export const RDW_VEHICLES: Row[] = [
     cilinderinhoud: '1798',
     datum_eerste_toelating: '20220704',
   },
+  // The export's NISSAN row (test/fixtures/rdw-export.ts) in the API's field names: the make again in the trade name.
+  {
+    kenteken: '85XXXN',
+    voertuigsoort: 'Personenauto',
+    merk: 'NISSAN',
+    handelsbenaming: 'NISSAN MURANO',
+    vervaldatum_apk: '20240106',
+    inrichting: 'stationwagen',
+    aantal_zitplaatsen: '5',
+    eerste_kleur: 'ZWART',
+    cilinderinhoud: '3498',
+    datum_eerste_toelating: '20081206',
+    aantal_deuren: '4',
+    vervaldatum_apk_dt: '2024-01-06T00:00:00.000',
+  },
+  // An electric car: no cylinders, its power only in netto_max_vermogen_elektrisch; doors 0 (not registered).
+  {
+    kenteken: 'EV001X',
+    voertuigsoort: 'Personenauto',
+    merk: 'TESLA',
+    handelsbenaming: 'MODEL 3',
+    inrichting: 'sedan',
+    aantal_zitplaatsen: '5',
+    aantal_deuren: '0',
+    datum_eerste_toelating: '20210312',
+  },
   // A trailer: no fuel rows, no engine.
   {
     kenteken: 'WX12AB',
@@ -71,6 +97,21 @@ export const RDW_FUEL: Row[] = [
     uitlaatemissieniveau: 'EURO 6 AG',
   },
   { kenteken: 'HB123Z', brandstof_volgnummer: '2', brandstof_omschrijving: 'Elektriciteit' },
+  // Both CO2 figures: NEDC's and WLTP's.
+  {
+    kenteken: '85XXXN',
+    brandstof_volgnummer: '1',
+    brandstof_omschrijving: 'Benzine',
+    nettomaximumvermogen: '188.00',
+    co2_uitstoot_gecombineerd: '265',
+    emissie_co2_gecombineerd_wltp: '290',
+  },
+  {
+    kenteken: 'EV001X',
+    brandstof_volgnummer: '1',
+    brandstof_omschrijving: 'Elektriciteit',
+    netto_max_vermogen_elektrisch: '208.00',
+  },
   {
     kenteken: 'HB123Z',
     brandstof_volgnummer: '1',

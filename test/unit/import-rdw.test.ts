@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import { importStream, readFuelFile } from '../../src/data/import';
 import { SqliteStore } from '../../src/store/sqlite';
 import { API_HEADER, csv, FUEL, PORTAL_HEADER, ROWS } from '../helpers/rdw';
+import { RDW_EXPORT_HEADER, RDW_EXPORT_ROWS } from '../fixtures/rdw-export';
 
 const GOLF = {
   Description: 'VOLKSWAGEN GOLF 1498cc',
@@ -94,6 +95,7 @@ test('--fuel: each plate gets its fuel rows (in fuel-number order, wherever they
     ...GOLF,
     FuelType: { CurrentValue: null, CurrentTextValue: 'Benzine' },
     Co2Emissions: 112,
+    Co2TestCycle: 'NEDC',
     rdwFuel: [
       {
         kenteken: 'XX999X',
@@ -193,4 +195,76 @@ test('--dry-run: says what it would add, writes nothing', async () => {
   const report = await importStream(store, Readable.from([csv(PORTAL_HEADER)]), { format: 'rdw', dryRun: true });
   expect([report.committed, report.dryRun?.added]).toEqual([false, 3]);
   expect(await store.count()).toBe(0);
+});
+
+// RDW's real bulk export (test/fixtures/rdw-export.ts names its source): the 92-column header and
+// three rows. Issue 42, point 5: dates read from the `... DT` columns as RDW writes them there
+// (month first, with a time), a 0 that means "not registered" left out, the make not doubled.
+describe("the bulk export's real 92-column header", () => {
+  const exportCsv = (rows: string[]) => `${RDW_EXPORT_HEADER}\r\n${rows.join('\r\n')}\r\n`;
+  /** The rows with the YYYYMMDD date columns emptied: only the `... DT` twins hold the dates then. */
+  const dtOnly = RDW_EXPORT_ROWS.map((r) => {
+    const cols = RDW_EXPORT_HEADER.split(',');
+    const f = r.split(',');
+    for (const name of ['Vervaldatum APK', 'Datum eerste toelating', 'Datum eerste tenaamstelling in Nederland'])
+      f[cols.indexOf(name)] = '';
+    return f.join(',');
+  });
+
+  test('92 columns; every row imported', async () => {
+    expect(RDW_EXPORT_HEADER.split(',')).toHaveLength(92);
+    const report = await importStream(store, Readable.from([exportCsv(RDW_EXPORT_ROWS)]), { format: 'rdw' });
+    expect([report.committed, report.imported, report.invalid]).toEqual([true, 3, 0]);
+  });
+
+  test('NISSAN and "NISSAN MURANO": the model MURANO, the description NISSAN MURANO 3498cc', async () => {
+    await importStream(store, Readable.from([exportCsv(RDW_EXPORT_ROWS)]), { format: 'rdw' });
+    const nissan = await get(store, '85XXXN');
+    expect(nissan).toMatchObject({
+      Description: 'NISSAN MURANO 3498cc',
+      CarModel: { CurrentTextValue: 'MURANO' },
+      ModelDescription: { CurrentValue: null, CurrentTextValue: 'MURANO' },
+      NumberOfDoors: { CurrentValue: 4, CurrentTextValue: '4' },
+      RegistrationYear: 2008,
+      FirstRegistrationDate: '2008-12-06',
+      MotExpiryDate: '2024-01-06',
+    });
+    expect((nissan?.rdw as Record<string, string>).handelsbenaming).toBe('NISSAN MURANO');
+  });
+
+  test('a camper with "Aantal deuren" 0 and no seat count: neither NumberOfDoors nor NumberOfSeats', async () => {
+    await importStream(store, Readable.from([exportCsv(RDW_EXPORT_ROWS)]), { format: 'rdw' });
+    const camper = await get(store, '85XXXA');
+    expect(camper).not.toHaveProperty('NumberOfDoors');
+    expect(camper).not.toHaveProperty('NumberOfSeats');
+    expect(camper?.Description).toBe('VOLKSWAGEN CALIFORNIA 2461cc');
+  });
+
+  test('the dates from the `... DT` columns alone, month first with their time, are the same dates', async () => {
+    const report = await importStream(store, Readable.from([exportCsv(dtOnly)]), { format: 'rdw' });
+    expect(report.imported).toBe(3);
+    // "07/02/2023 12:00:00 AM" is 2 July 2023, as the row's own Vervaldatum APK 20230702 says.
+    expect(await get(store, '85XXXA')).toMatchObject({
+      MotExpiryDate: '2023-07-02',
+      FirstRegistrationDate: '2001-06-26',
+      FirstRegistrationDateNL: '2001-06-26',
+      RegistrationYear: 2001,
+    });
+    expect(await get(store, '85XXXN')).toMatchObject({ MotExpiryDate: '2024-01-06', RegistrationYear: 2008 });
+  });
+});
+
+test('--fuel, an electric car and a WLTP figure: the power from netto_max_vermogen_elektrisch, CO2 named by its cycle', async () => {
+  const fuel = await fuelOf(
+    [
+      'Kenteken,Brandstof volgnummer,Brandstof omschrijving,Nettomaximumvermogen,Netto max vermogen elektrisch,CO2 uitstoot gecombineerd,Emissie co2 gecombineerd wltp',
+      'XX999X,1,Benzine,110.00,,112,128',
+      'AB123C,1,Elektriciteit,,220.00,,',
+    ].join('\n'),
+  );
+  await importStream(store, Readable.from([csv(API_HEADER, false)]), { format: 'rdw', fuel });
+  expect(await get(store, 'XX999X')).toMatchObject({ PowerKw: '110.00', Co2Emissions: 128, Co2TestCycle: 'WLTP' });
+  const ev = await get(store, 'AB123C');
+  expect(ev).toMatchObject({ PowerKw: '220.00', FuelType: { CurrentValue: null, CurrentTextValue: 'Elektriciteit' } });
+  expect(ev).not.toHaveProperty('Co2Emissions');
 });

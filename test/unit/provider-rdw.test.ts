@@ -59,6 +59,7 @@ test('a registered car: every mapped field, the extras in vehicleJson, the rows 
       rdw: RDW_VEHICLES[0],
       FuelType: { CurrentValue: null, CurrentTextValue: 'Benzine' },
       Co2Emissions: 112,
+      Co2TestCycle: 'NEDC',
       EmissionStandard: 'EURO 6 AG',
       PowerKw: '110.00',
       rdwFuel: [RDW_FUEL[0]],
@@ -101,14 +102,41 @@ test('a trailer: no fuel rows and no engine, so no FuelType nor EngineSize', asy
   expect(answer.record.Description).toBe('HUMBAUR HA 132513');
 });
 
-test('a plate RDW does not hold (an empty array) is not found; both data sets are asked for the plate', async () => {
+test('a plate RDW does not hold (an empty array) is not found, and its fuel data set is not asked', async () => {
   fake.requests.length = 0;
   expect(await fetchPlate('ZZ000Z')).toEqual({ found: false });
-  expect(fake.requests.map((r) => [r.path, r.kenteken]).sort()).toEqual([
-    ['/resource/8ys7-d773.json', 'ZZ000Z'],
-    ['/resource/m9d7-ebf2.json', 'ZZ000Z'],
-  ]);
+  expect(fake.requests.map((r) => [r.path, r.kenteken])).toEqual([['/resource/m9d7-ebf2.json', 'ZZ000Z']]);
   expect(fake.requests[0].headers['x-app-token']).toBeUndefined();
+});
+
+test('a plate RDW holds: both data sets asked', async () => {
+  fake.requests.length = 0;
+  await fetchPlate('XX999X');
+  expect(fake.requests.map((r) => [r.path, r.kenteken])).toEqual([
+    ['/resource/m9d7-ebf2.json', 'XX999X'],
+    ['/resource/8ys7-d773.json', 'XX999X'],
+  ]);
+});
+
+test('NISSAN with the trade name "NISSAN MURANO": the make once; WLTP CO2 before NEDC, and named', async () => {
+  const answer = await fetchPlate('85XXXN');
+  if (!answer.found) throw new Error('not found');
+  expect(answer.record).toMatchObject({
+    Description: 'NISSAN MURANO 3498cc',
+    CarModel: { CurrentTextValue: 'MURANO' },
+    Co2Emissions: 290,
+    Co2TestCycle: 'WLTP',
+    PowerKw: '188.00',
+    MotExpiryDate: '2024-01-06',
+  });
+});
+
+test('an electric car: its power from netto_max_vermogen_elektrisch, doors 0 (not registered) left out', async () => {
+  const answer = await fetchPlate('EV001X');
+  if (!answer.found) throw new Error('not found');
+  expect(answer.record).toMatchObject({ Description: 'TESLA MODEL 3', PowerKw: '208.00' });
+  expect(answer.record).not.toHaveProperty('NumberOfDoors');
+  expect(answer.record).not.toHaveProperty('Co2Emissions');
 });
 
 test('RDW_APP_TOKEN is sent as X-App-Token', async () => {

@@ -5,6 +5,19 @@
 
 import { RegcheckProvider } from '../../src/providers/regcheck';
 import { UpstreamFailure, type UpstreamResponse } from '../../src/providers/provider';
+import { findOperation } from '../../src/contract/operations';
+import { answerProblem } from '../../src/service/upstream';
+import {
+  BAD_USERNAME_LINE,
+  IE_AUDI_A6_XML,
+  NOT_FOUND_LINE,
+  UK_BMW_520_XML,
+  UK_PEUGEOT_208_JSON,
+  UK_PEUGEOT_307_JSON,
+  UK_RENAULT_CLIO_MOT_XML,
+  UK_RENAULT_CLIO_XML,
+  vehicleEnvelope,
+} from '../fixtures/regcheck-answers';
 
 const provider = new RegcheckProvider({ url: 'https://regcheck.example', username: 'me' });
 const reply = (status: number, body: string, headers: Record<string, string> = {}) => ({
@@ -79,4 +92,137 @@ test.each<[number, string, Record<string, string>, string]>([
 test('credits: a number, or a failure', async () => {
   expect(await provider.remaining(reply(200, '42\n'))).toBe(42);
   expect((await failure(provider.remaining(reply(200, 'lots')))).kind).toBe('permanent');
+});
+
+// Answers the public service has really sent (test/fixtures/regcheck-answers.ts names each one's
+// source), read as the contract's types: issue 42, point 1. What each must become is what the
+// issue and docs/upstream.md say: an empty ABICode absent, digits as integers, numbers as texts,
+// empty composites kept empty, the service's own keys kept; and the import's checks then pass.
+describe('real answers of the public service', () => {
+  const found = async (op: string, xml: string) => {
+    const answer = await fetchWith(op, 200, xml);
+    if (!answer.found) throw new Error('not found');
+    expect(answerProblem(findOperation(op)!, answer.record)).toBeNull();
+    return answer.record;
+  };
+
+  test('Check, BMW 520 (pretty-printed): ABICode "" left out, MakeDescription a plain string, empty composites kept', async () => {
+    const v = await found('Check', UK_BMW_520_XML);
+    expect(v).not.toHaveProperty('ABICode');
+    expect(v).toMatchObject({
+      Description: 'BMW 520',
+      RegistrationYear: 2011,
+      MakeDescription: 'BMW',
+      ModelDescription: '520',
+      EngineSize: { CurrentTextValue: '' },
+      BodyStyle: { CurrentTextValue: '' },
+      ImageUrl: 'https://www.regcheck.org.uk/image.aspx/@Qk1XIDUyMA==',
+      Colour: 'Black',
+      VehicleInsuranceGroup: 14,
+      VehicleInsuranceGroupOutOf: 20,
+    });
+  });
+
+  test('Check, Renault Clio (one line): the year "2014" and the value 0 kept as sent', async () => {
+    const v = await found('Check', UK_RENAULT_CLIO_XML);
+    expect(v).not.toHaveProperty('ABICode');
+    expect(v).toMatchObject({
+      RegistrationYear: '2014',
+      IndicativeValue: { CurrentTextValue: 0 },
+      NumberOfDoors: { CurrentTextValue: '5' },
+      MakeDescription: { CurrentTextValue: 'RENAULT' },
+      VehicleIdentificationNumber: 'VF15RFL0H51334416',
+      EngineCode: '',
+    });
+  });
+
+  test('Check, Peugeot 208: its ABI code, year and seat count kept as sent', async () => {
+    const v = await found('Check', vehicleEnvelope(UK_PEUGEOT_208_JSON));
+    expect(v).toMatchObject({
+      ABICode: '39125401',
+      RegistrationYear: '2015',
+      NumberOfSeats: { CurrentTextValue: 5 },
+      IndicativeValue: { CurrentTextValue: '' },
+      MakeDescription: 'Peugeot',
+      VehicleInsuranceGroup: '35',
+    });
+  });
+
+  test('Check, Peugeot 307: Make- and ModelDescription as composites, the extra keys kept', async () => {
+    const v = await found('Check', vehicleEnvelope(UK_PEUGEOT_307_JSON));
+    expect(v).toMatchObject({
+      RegistrationYear: '2007',
+      ModelDescription: { CurrentTextValue: '307 X-LINE' },
+      Variant: '',
+      KType: '',
+      VehicleIdentificationNumber: 'VF33CKFUC84922414',
+    });
+  });
+
+  test('CheckIreland, Audi A6 (04MH8917): no vehicleData needed, VIN and County kept', async () => {
+    const v = await found('CheckIreland', IE_AUDI_A6_XML);
+    expect(v).toMatchObject({ RegistrationYear: '2004', VIN: 'WAUZZZ4BX4N093080', County: 'Meath' });
+    expect(v.Transmission).toEqual({ CurrentTextValue: '' });
+  });
+
+  test('UKMOT, the Renault Clio: four tests, the extended rows and the tax date as sent', async () => {
+    const m = await found('UKMOT', UK_RENAULT_CLIO_MOT_XML);
+    expect((m.tests as unknown[]).length).toBe(4);
+    expect((m.tests as unknown[])[0]).toEqual({
+      TestDate: '2021.07.20 10:12:36',
+      ExpiryDate: '2022.07.19',
+      Result: 'Pass',
+      Odometer: '44097',
+      TestNumber: '937810951043',
+      FailureReasons: [],
+      Advisories: [],
+    });
+    expect(m.taxDate).toBe('01 Sep 2021');
+    expect((m.extendedInformation as string[][])[1]).toEqual(['model', '']);
+  });
+
+  test('its not-found and unknown-username lines (500s) are not found and a failure naming REGCHECK_USERNAME', async () => {
+    expect(await fetchWith('Check', 500, NOT_FOUND_LINE)).toEqual({ found: false });
+    const f = await failure(fetchWith('Check', 500, BAD_USERNAME_LINE));
+    expect(f.kind).toBe('permanent');
+    expect(f.message).toMatch(/REGCHECK_USERNAME/);
+  });
+});
+
+describe('values of a kind the contract cannot carry', () => {
+  const vehicle = async (v: object) => {
+    const answer = await fetchWith('Check', 200, vehicleEnvelope(v));
+    if (!answer.found) throw new Error('not found');
+    return answer.record;
+  };
+
+  test('a year that is no number is left out; an integer written as a composite is the integer', async () => {
+    const v = await vehicle({ RegistrationYear: 'Unknown', ManufactureYearFrom: { CurrentTextValue: '2001' } });
+    expect(v).toEqual({ ManufactureYearFrom: '2001' });
+  });
+
+  test('a composite: a CurrentValue of digits is the integer, one of words the text; other keys and lists dropped', async () => {
+    const v = await vehicle({
+      EngineSize: { CurrentValue: '1598', CurrentTextValue: '1598cc' },
+      Transmission: { CurrentValue: 'Manual' },
+      FuelType: { CurrentTextValue: 'Petrol', Code: 'P' },
+      Immobiliser: { CurrentTextValue: true },
+      NumberOfSeats: 5,
+      DriverSide: ['RHD'],
+      Colours: ['Red'],
+    });
+    expect(v).toEqual({
+      EngineSize: { CurrentValue: 1598, CurrentTextValue: '1598cc' },
+      Transmission: { CurrentTextValue: 'Manual' },
+      FuelType: { CurrentTextValue: 'Petrol' },
+      Immobiliser: { CurrentTextValue: 'true' },
+      NumberOfSeats: 5,
+      Colours: ['Red'],
+    });
+  });
+
+  test('a character XML cannot carry is still refused by the chain, whatever the field', async () => {
+    const v = await vehicle({ Description: 'A\u0001B', ImageUrl: 'x' });
+    expect(answerProblem(findOperation('Check')!, v)).toMatch(/character XML cannot carry/);
+  });
 });
