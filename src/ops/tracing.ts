@@ -143,6 +143,10 @@ export function tracedStore<S extends object>(store: S, tracing: Tracing, engine
       }),
     );
   }
+  // The charge is the account store's (store.accounts), traced the same way.
+  const accounts: unknown = Reflect.get(store, 'accounts', store);
+  if (typeof accounts === 'object' && accounts !== null)
+    wrapped.set('accounts', tracedStore(accounts, tracing, engine));
   return new Proxy(store, {
     get(target, name) {
       if (wrapped.has(name)) return wrapped.get(name);
