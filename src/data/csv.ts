@@ -56,8 +56,9 @@ export async function* csvRuns(input: AsyncIterable<Uint8Array | string>): Async
 /**
  * Calls `onRow` with each row of `text` (whole rows, as csvRuns cuts them), its fields unquoted;
  * an empty line is a row of one empty field. A quote inside an unquoted field is taken as text.
+ * Fields are separated by commas, or by `separator` (Ukraine's register writes `;`).
  */
-export function eachCsvRow(text: string, onRow: (fields: string[]) => void): void {
+export function eachCsvRow(text: string, onRow: (fields: string[]) => void, separator = ','): void {
   let pos = 0;
   const n = text.length;
   // The next quote at or after pos, found once and not again for every row before it.
@@ -68,16 +69,16 @@ export function eachCsvRow(text: string, onRow: (fields: string[]) => void): voi
     if (quote !== -1 && quote < pos) quote = text.indexOf('"', pos);
     if (quote === -1 || quote > nl) {
       const end = nl > pos && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-      onRow(text.slice(pos, end).split(','));
+      onRow(text.slice(pos, end).split(separator));
       pos = nl + 1;
       continue;
     }
-    pos = quotedRow(text, pos, onRow);
+    pos = quotedRow(text, pos, onRow, separator.charCodeAt(0));
   }
 }
 
-/** One row holding quotes, from `pos`; returns where the next row starts. */
-function quotedRow(text: string, pos: number, onRow: (fields: string[]) => void): number {
+/** One row holding quotes, from `pos` (`separator` as a char code); returns where the next row starts. */
+function quotedRow(text: string, pos: number, onRow: (fields: string[]) => void, separator: number): number {
   const fields: string[] = [];
   const n = text.length;
   let field = '';
@@ -103,11 +104,11 @@ function quotedRow(text: string, pos: number, onRow: (fields: string[]) => void)
         break;
       }
     }
-    // The rest of the field, unquoted, up to a comma or the row's end.
+    // The rest of the field, unquoted, up to a separator or the row's end.
     let j = i;
     while (j < n) {
       const c = text.charCodeAt(j);
-      if (c === 44 || c === 10) break;
+      if (c === separator || c === 10) break;
       j++;
     }
     let rest = text.slice(i, j);

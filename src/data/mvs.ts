@@ -1,0 +1,269 @@
+// `reglookup import --format ua-mvs`: Ukraine's register of vehicle registration operations, as the
+// Ministry of Internal Affairs publishes it on data.gov.ua (docs/data.md, "Ukraine's register"): a
+// CSV a year, one row an operation (a first registration, a change of owner, a new plate, ...),
+// separated by `;`, its header in lower case (2013-2018) or upper case and quoted (from 2019), `VIN`
+// from 2021, dates written YYYY-MM-DD, DD.MM.YYYY or DD.MM.YY as the year wrote them. Each row with a
+// plate becomes a CheckUkraine record for that plate; the import keeps a plate's newest operation
+// (by D_REG, data/import.ts). The owner's columns (PERSON, REG_ADDR_KOATUU) are never read into a
+// record, nor is a column this module does not know: a column added one year is not shown to callers
+// until it is mapped here.
+
+import { normalizeRegistration } from '../service/normalize';
+import { plainJsonText, vehicleProblems } from '../service/records';
+import { BLANK, INVALID, PUT, SKIPPED, type PackedChunk } from './chunk';
+import { eachCsvRow } from './csv';
+import { keyHash } from './keyset';
+
+const OPERATION = 'CheckUkraine';
+
+/** The 2026 files join the operation's code and name in one column, named after the SQL that made it. */
+const FUSED_OPERATION_RE = /OPER_CODE.*\|\|/;
+
+/** The columns read, by their upper-case names; a layout gives each one's index, or -1. */
+const COLUMNS = [
+  'OPER_CODE',
+  'OPER_NAME',
+  'D_REG',
+  'DEP_CODE',
+  'DEP',
+  'BRAND',
+  'MODEL',
+  'VIN',
+  'MAKE_YEAR',
+  'COLOR',
+  'KIND',
+  'BODY',
+  'PURPOSE',
+  'FUEL',
+  'CAPACITY',
+  'POWER_KWT',
+  'OWN_WEIGHT',
+  'TOTAL_WEIGHT',
+  'N_REG_NEW',
+] as const;
+type Column = (typeof COLUMNS)[number];
+
+/** How one file's rows are read: its separator, its encoding, and where each column is. */
+export interface MvsLayout {
+  readonly separator: ';' | ',';
+  readonly encoding: 'utf-8' | 'windows-1251';
+  /** Fields a row has (the header's count). */
+  readonly width: number;
+  readonly at: Readonly<Record<Column, number>>;
+  /** The fused operation column of the 2026 files, or -1. */
+  readonly fused: number;
+}
+
+/** Why a header is not the register's, in one line. */
+export class MvsHeaderError extends Error {}
+
+const latin1 = new TextDecoder('latin1');
+
+/**
+ * The header row of a run (the first row of a file) as a layout, and the bytes after it. The
+ * separator is the one the header holds more of (the register writes `;`; a file saved again by a
+ * spreadsheet may hold `,`); names are compared without quotes, spaces or case.
+ */
+export function mvsHeader(run: Uint8Array): { layout: MvsLayout; rest: Uint8Array } {
+  let end = run.indexOf(10);
+  if (end === -1) end = run.length;
+  // The header is ASCII in every year: latin1 reads it whatever the file's encoding.
+  const line = latin1.decode(run.subarray(0, end)).replace(/\r$/, '');
+  const separator = (line.match(/;/g)?.length ?? 0) >= (line.match(/,/g)?.length ?? 0) ? ';' : ',';
+  let names: string[] = [];
+  eachCsvRow(line, (fields) => (names = fields.map((f) => f.trim().toUpperCase())), separator);
+  const at = Object.fromEntries(COLUMNS.map((c) => [c, names.indexOf(c)])) as Record<Column, number>;
+  const fused = names.findIndex((n) => FUSED_OPERATION_RE.test(n));
+  if (at.D_REG === -1 || (at.BRAND === -1 && at.MODEL === -1))
+    throw new MvsHeaderError(
+      `its header has no D_REG and BRAND columns: is it the Ministry of Internal Affairs' register of vehicle registrations (data.gov.ua)? It begins: ${line.slice(0, 80)}`,
+    );
+  const layout: MvsLayout = { separator, encoding: 'utf-8', width: names.length, at, fused };
+  return { layout, rest: run.subarray(Math.min(end + 1, run.length)) };
+}
+
+/** The layout with the encoding the file's first rows are in: UTF-8 if they are valid UTF-8, else Windows-1251. */
+export function withEncoding(layout: MvsLayout, firstRows: Uint8Array): MvsLayout {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(firstRows);
+    return layout;
+  } catch {
+    return { ...layout, encoding: 'windows-1251' };
+  }
+}
+
+/** Values the register writes where it holds none. */
+const NO_VALUE = new Set(['', 'NULL', 'НЕВИЗНАЧЕНО', 'НЕ ВИЗНАЧЕНО']);
+// Characters XML cannot carry: noise in a public file, dropped rather than refusing its row.
+const NOT_XML_RE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
+
+/** A field's text, spaces collapsed, or undefined when the register holds no value there. */
+function text(fields: readonly string[], i: number): string | undefined {
+  if (i < 0) return undefined;
+  const raw = fields[i];
+  if (raw === undefined) return undefined;
+  const t = raw.replace(NOT_XML_RE, '').replace(/\s+/g, ' ').trim();
+  return NO_VALUE.has(t.toUpperCase()) ? undefined : t;
+}
+
+/** A number the register writes as `1598`, `1598.0` or `1350,5`, or undefined (`1500/2000`, `1500 кг`). */
+function amount(fields: readonly string[], i: number): number | undefined {
+  const t = text(fields, i);
+  if (t === undefined || !/^\d{1,9}(?:[.,]\d+)?$/.test(t)) return undefined;
+  return Number(t.replace(',', '.'));
+}
+
+/** D_REG as a day number (days since 1970-01-01) and as YYYY-MM-DD, or null. */
+export function mvsDate(t: string | undefined): { day: number; iso: string } | null {
+  if (t === undefined) return null;
+  let m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T][\d:.]*)?$/.exec(t);
+  let y: number, mo: number, d: number;
+  if (m) [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  else {
+    m = /^(\d{2})\.(\d{2})\.(\d{2}|\d{4})$/.exec(t);
+    if (!m) return null;
+    // Two-digit years are this century's: the register begins in 2013.
+    [y, mo, d] = [m[3].length === 2 ? 2000 + Number(m[3]) : Number(m[3]), Number(m[2]), Number(m[1])];
+  }
+  const ms = Date.UTC(y, mo - 1, d);
+  const date = new Date(ms);
+  if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || y < 1970) return null;
+  return { day: ms / 86_400_000, iso: date.toISOString().slice(0, 10) };
+}
+
+/**
+ * Brand and model without the model twice: until 2018 BRAND holds the brand and the model together
+ * (`TESLA  MODEL X` beside MODEL `MODEL  X`), so a BRAND ending in the MODEL is cut back to the brand.
+ */
+export function brandAndModel(brand: string | undefined, model: string | undefined): [string | undefined, string | undefined] {
+  if (brand === undefined || model === undefined) return [brand, model];
+  const b = brand.toUpperCase();
+  const m = model.toUpperCase();
+  if (b === m) return [brand, undefined];
+  if (b.endsWith(` ${m}`)) return [brand.slice(0, brand.length - model.length).trimEnd(), model];
+  return [brand, model];
+}
+
+/** The operation's code and name, from OPER_CODE and OPER_NAME (its name may repeat the code: `40 - ...`) or the fused column. */
+function operationOf(fields: readonly string[], layout: MvsLayout): [number | undefined, string | undefined] {
+  const joined = layout.fused >= 0 ? text(fields, layout.fused) : undefined;
+  const codeText = joined === undefined ? text(fields, layout.at.OPER_CODE) : undefined;
+  const name = joined ?? text(fields, layout.at.OPER_NAME);
+  const m = name === undefined ? null : /^(\d{1,4})\s*-\s*(.*)$/.exec(name);
+  const code = codeText !== undefined && /^\d{1,6}$/.test(codeText) ? Number(codeText) : m ? Number(m[1]) : undefined;
+  return [code, m && (code === undefined || Number(m[1]) === code) ? m[2] || undefined : name];
+}
+
+const composite = (value: number | null, t: string) => ({ CurrentValue: value, CurrentTextValue: t });
+
+/**
+ * One row -> the vehicle as the contract's fields (docs/data.md, the mapping table), then the other
+ * columns under keys of vehicleJson. PERSON and REG_ADDR_KOATUU are not read.
+ */
+export function mapMvsRow(fields: readonly string[], layout: MvsLayout, iso: string): Record<string, unknown> {
+  const { at } = layout;
+  const [make, model] = brandAndModel(text(fields, at.BRAND), text(fields, at.MODEL));
+  const cc = amount(fields, at.CAPACITY);
+  const engine = cc !== undefined && cc > 0 ? Math.round(cc) : undefined;
+  const year = text(fields, at.MAKE_YEAR);
+  const body = text(fields, at.BODY);
+  const fuel = text(fields, at.FUEL);
+  const out: Record<string, unknown> = {};
+  const description = [make, model, engine !== undefined ? `${engine}cc` : undefined].filter((x) => x !== undefined);
+  if (description.length > 0) out.Description = description.join(' ');
+  // 1900 is the register's placeholder for an unknown year.
+  if (year !== undefined && /^\d{4}$/.test(year) && year !== '1900') out.RegistrationYear = Number(year);
+  if (make !== undefined) out.CarMake = { CurrentTextValue: make };
+  if (model !== undefined) out.CarModel = { CurrentTextValue: model };
+  if (body !== undefined) out.BodyStyle = composite(null, body);
+  if (engine !== undefined) out.EngineSize = composite(engine, `${engine}cc`);
+  if (fuel !== undefined) out.FuelType = composite(null, fuel);
+  if (make !== undefined) out.MakeDescription = composite(null, make);
+  if (model !== undefined) out.ModelDescription = composite(null, model);
+  const [code, operation] = operationOf(fields, layout);
+  const weight = (i: number) => {
+    const w = amount(fields, i);
+    return w !== undefined && w > 0 ? Math.round(w) : undefined;
+  };
+  const extra: [string, string | number | undefined][] = [
+    ['Colour', text(fields, at.COLOR)],
+    ['VehicleType', text(fields, at.KIND)],
+    ['Purpose', text(fields, at.PURPOSE)],
+    ['VehicleIdentificationNumber', text(fields, at.VIN)?.toUpperCase()],
+    ['MassEmpty', weight(at.OWN_WEIGHT)],
+    ['MassMaximum', weight(at.TOTAL_WEIGHT)],
+    ['PowerKw', amount(fields, at.POWER_KWT)],
+    ['OperationDate', iso],
+    ['OperationCode', code],
+    ['Operation', operation],
+    ['ServiceCentre', text(fields, at.DEP)],
+    ['ServiceCentreCode', text(fields, at.DEP_CODE)],
+  ];
+  for (const [key, value] of extra) if (value !== undefined) out[key] = value;
+  return out;
+}
+
+/** A plate the register holds no value for: empty, or without a digit (`Б/Н`, "without a number"). */
+const NO_PLATE_RE = /^[^0-9]*$/;
+
+type Outcome =
+  | { kind: typeof PUT; registration: string; day: number; payload: string }
+  | { kind: typeof SKIPPED | typeof BLANK }
+  | { kind: typeof INVALID; reason: string };
+
+/** One row's outcome: a record for its plate, skipped (no plate), or why it cannot be imported. */
+function rowOutcome(fields: readonly string[], layout: MvsLayout): Outcome {
+  if (fields.length === 1 && fields[0].trim() === '') return { kind: BLANK };
+  if (fields.length !== layout.width)
+    return { kind: INVALID, reason: `the row has ${fields.length} field(s) where the header has ${layout.width}` };
+  const plate = text(fields, layout.at.N_REG_NEW);
+  if (plate === undefined || NO_PLATE_RE.test(plate)) return { kind: SKIPPED };
+  const reg = normalizeRegistration(plate);
+  if (!reg.ok) return { kind: INVALID, reason: `N_REG_NEW ${reg.reason}` };
+  const raw = text(fields, layout.at.D_REG);
+  const date = mvsDate(raw);
+  if (!date)
+    return { kind: INVALID, reason: `D_REG ${JSON.stringify(raw ?? '')} is not a date (DD.MM.YY, DD.MM.YYYY or YYYY-MM-DD)` };
+  const record = mapMvsRow(fields, layout, date.iso);
+  const payload = JSON.stringify(record);
+  const problems = vehicleProblems(record, plainJsonText(payload));
+  if (problems.length > 0) return { kind: INVALID, reason: problems.join('; ') };
+  return { kind: PUT, registration: reg.value, day: date.day, payload };
+}
+
+/** A run of whole rows of one file -> its rows' outcomes, packed as chunk.ts packs NDJSON lines, with each record's day. */
+export function packMvsRows(bytes: Uint8Array, layout: MvsLayout): PackedChunk {
+  const kinds: number[] = [];
+  const ends: number[] = [];
+  const hashes: number[] = [];
+  const days: number[] = [];
+  const reasons: string[] = [];
+  let all = '';
+  eachCsvRow(
+    new TextDecoder(layout.encoding, { ignoreBOM: true }).decode(bytes),
+    (fields) => {
+      const o = rowOutcome(fields, layout);
+      kinds.push(o.kind);
+      if (o.kind === INVALID) reasons.push(o.reason);
+      if (o.kind !== PUT) return;
+      all += OPERATION;
+      ends.push(all.length);
+      all += o.registration;
+      ends.push(all.length, all.length);
+      all += o.payload;
+      ends.push(all.length);
+      const [a, b] = keyHash(OPERATION, o.registration, '');
+      hashes.push(a, b);
+      days.push(o.day);
+    },
+    layout.separator,
+  );
+  return {
+    kinds: Uint8Array.from(kinds),
+    text: all,
+    ends: Int32Array.from(ends),
+    hashes: Uint32Array.from(hashes),
+    reasons,
+    days: Uint16Array.from(days),
+  };
+}
