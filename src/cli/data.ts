@@ -64,16 +64,16 @@ function summary(report: ImportReport): string {
 
 /** Whether the report is of a register whose rows are operations (--format ua-mvs): rows skipped or superseded. */
 function isRegister(report: ImportReport): boolean {
-  return report.skipped > 0 || report.superseded > 0 || report.withoutPlates.length > 0;
+  return report.skipped !== undefined;
 }
 
 /** What an import of Ukraine's register left out, and why (`verb`: 'was' for an import, 'would be' for a dry run). */
 function registerLines(report: ImportReport, verb: string): string[] {
   const lines: string[] = [];
-  if (report.skipped > 0) lines.push(`${report.skipped} row(s) have no plate (N_REG_NEW): skipped`);
-  for (const file of report.withoutPlates)
+  if (report.skipped) lines.push(`${report.skipped} row(s) have no plate (N_REG_NEW): skipped`);
+  for (const file of report.withoutPlates ?? [])
     lines.push(`${file} has no N_REG_NEW column: none of its rows has a plate, so none of them ${verb} imported`);
-  const older = report.superseded + report.repeated;
+  const older = (report.superseded ?? 0) + report.repeated;
   if (older > 0 && isRegister(report))
     lines.push(`${older} row(s) are earlier operations of a plate read in another row: each plate holds its newest`);
   return lines;

@@ -11,8 +11,10 @@ import { packRdwRows } from './rdw';
 type Message = Uint8Array | { bytes: Uint8Array; columns: string[] } | { bytes: Uint8Array; mvs: MvsLayout };
 
 function pack(m: Message): PackedChunk {
-  if (m instanceof Uint8Array) return packLines(m);
-  return 'mvs' in m ? packMvsRows(m.bytes, m.mvs) : packRdwRows(m.bytes, m.columns);
+  if (!(m instanceof Uint8Array) && 'mvs' in m) return packMvsRows(m.bytes, m.mvs);
+  if (!(m instanceof Uint8Array) && Array.isArray((m as { columns?: unknown }).columns))
+    return packRdwRows(m.bytes, (m as { columns: string[] }).columns);
+  return packLines(m as Uint8Array);
 }
 
 parentPort?.on('message', (message: Message) => {

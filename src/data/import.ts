@@ -38,12 +38,12 @@ export interface ImportReport {
   readonly deleted: number;
   /** Lines whose key an earlier line of the same file already had: the later line won. */
   readonly repeated: number;
-  /** Rows left out by the format, counted (--format ua-mvs: rows without a plate). */
-  readonly skipped: number;
-  /** Rows older than a row of the same key read before, so not applied (--format ua-mvs: the newest operation wins). */
-  readonly superseded: number;
-  /** Files read whose rows cannot hold a plate (--format ua-mvs: no N_REG_NEW column; their rows are in `skipped`). */
-  readonly withoutPlates: readonly string[];
+  /** Rows left out by the format, counted (--format ua-mvs only: rows without a plate). */
+  readonly skipped?: number;
+  /** Rows older than a row of the same key read before, so not applied (--format ua-mvs only: the newest operation wins). */
+  readonly superseded?: number;
+  /** Files whose rows cannot hold a plate (--format ua-mvs only: no N_REG_NEW column; their rows are in `skipped`). */
+  readonly withoutPlates?: readonly string[];
   readonly byOperation: Readonly<Record<string, number>>;
   readonly errors: readonly LineError[];
   /** Invalid lines, including those past the reporting cap. */
@@ -502,7 +502,7 @@ function shrinkOf(plan: ImportPlan, tally: ImportTally): ShrinkRefusal | undefin
 async function settle(plan: ImportPlan, tally: ImportTally, keys: KeySet, options: ImportOptions): Promise<ImportReport> {
   const { batch, dry, before, named, replaceAll, sampleRemoved } = plan;
   const { lines, imported, deleted, repeated, byOperation, errors, invalid, skipped, superseded, withoutPlates } = tally;
-  const common = { lines, errors, invalid, skipped, superseded, withoutPlates };
+  const common = { lines, errors, invalid, ...(plan.dated ? { skipped, superseded, withoutPlates } : {}) };
   if (invalid > 0) {
     await batch?.rollback();
     countImport(0, false);
