@@ -94,16 +94,19 @@ export function withEncoding(layout: MvsLayout, firstRows: Uint8Array): MvsLayou
 
 /** Values the register writes where it holds none. */
 const NO_VALUE = new Set(['', 'NULL', 'НЕВИЗНАЧЕНО', 'НЕ ВИЗНАЧЕНО']);
+const LONGEST_NO_VALUE = 12;
 // Characters XML cannot carry: noise in a public file, dropped rather than refusing its row.
 const NOT_XML_RE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
+// What a field may need cleaning of (most need none: one test, no copy).
+const UNCLEAN_RE = /[\u0000-\u001f\ufffe\uffff]|\s\s|^\s|\s$/;
 
 /** A field's text, spaces collapsed, or undefined when the register holds no value there. */
 function text(fields: readonly string[], i: number): string | undefined {
   if (i < 0) return undefined;
   const raw = fields[i];
   if (raw === undefined) return undefined;
-  const t = raw.replace(NOT_XML_RE, '').replace(/\s+/g, ' ').trim();
-  return NO_VALUE.has(t.toUpperCase()) ? undefined : t;
+  const t = UNCLEAN_RE.test(raw) ? raw.replace(NOT_XML_RE, '').replace(/\s+/g, ' ').trim() : raw;
+  return t.length <= LONGEST_NO_VALUE && NO_VALUE.has(t.toUpperCase()) ? undefined : t;
 }
 
 /** A number the register writes as `1598`, `1598.0` or `1350,5`, or undefined (`1500/2000`, `1500 кг`). */
@@ -117,18 +120,18 @@ function amount(fields: readonly string[], i: number): number | undefined {
 export function mvsDate(t: string | undefined): { day: number; iso: string } | null {
   if (t === undefined) return null;
   let m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T][\d:.]*)?$/.exec(t);
-  let y: number, mo: number, d: number;
-  if (m) [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  let y: string, mo: string, d: string;
+  if (m) [y, mo, d] = [m[1], m[2], m[3]];
   else {
     m = /^(\d{2})\.(\d{2})\.(\d{2}|\d{4})$/.exec(t);
     if (!m) return null;
     // Two-digit years are this century's: the register begins in 2013.
-    [y, mo, d] = [m[3].length === 2 ? 2000 + Number(m[3]) : Number(m[3]), Number(m[2]), Number(m[1])];
+    [y, mo, d] = [m[3].length === 2 ? `20${m[3]}` : m[3], m[2], m[1]];
   }
-  const ms = Date.UTC(y, mo - 1, d);
+  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d));
   const date = new Date(ms);
-  if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || y < 1970) return null;
-  return { day: ms / 86_400_000, iso: date.toISOString().slice(0, 10) };
+  if (date.getUTCMonth() !== Number(mo) - 1 || date.getUTCDate() !== Number(d) || Number(y) < 1970) return null;
+  return { day: ms / 86_400_000, iso: `${y}-${mo}-${d}` };
 }
 
 /**
@@ -154,53 +157,55 @@ function operationOf(fields: readonly string[], layout: MvsLayout): [number | un
   return [code, m && (code === undefined || Number(m[1]) === code) ? m[2] || undefined : name];
 }
 
-const composite = (value: number | null, t: string) => ({ CurrentValue: value, CurrentTextValue: t });
+/** `"key":value` for the payload's text; nothing for a value the register does not hold. */
+const member = (key: string, value: string | number | undefined) =>
+  value === undefined ? '' : `,"${key}":${typeof value === 'number' ? value : JSON.stringify(value)}`;
+/** A composite of vehicleData, as the RDW mapping writes one. */
+const composite = (key: string, value: number | null, t: string | undefined) =>
+  t === undefined ? '' : `,"${key}":{"CurrentValue":${value},"CurrentTextValue":${JSON.stringify(t)}}`;
+
+/** A whole number the register writes as a weight or a capacity, or undefined (0 is no value). */
+function whole(fields: readonly string[], i: number): number | undefined {
+  const n = amount(fields, i);
+  return n !== undefined && n > 0 ? Math.round(n) : undefined;
+}
 
 /**
- * One row -> the vehicle as the contract's fields (docs/data.md, the mapping table), then the other
- * columns under keys of vehicleJson. PERSON and REG_ADDR_KOATUU are not read.
+ * One row -> the record's payload: the vehicle as the contract's fields (docs/data.md, the mapping
+ * table), then the other columns under keys of vehicleJson. PERSON and REG_ADDR_KOATUU are not read.
+ * Written as JSON text directly (millions of rows: no object a row to stringify).
  */
-export function mapMvsRow(fields: readonly string[], layout: MvsLayout, iso: string): Record<string, unknown> {
+export function mvsPayload(fields: readonly string[], layout: MvsLayout, iso: string): string {
   const { at } = layout;
   const [make, model] = brandAndModel(text(fields, at.BRAND), text(fields, at.MODEL));
-  const cc = amount(fields, at.CAPACITY);
-  const engine = cc !== undefined && cc > 0 ? Math.round(cc) : undefined;
+  const engine = whole(fields, at.CAPACITY);
   const year = text(fields, at.MAKE_YEAR);
-  const body = text(fields, at.BODY);
-  const fuel = text(fields, at.FUEL);
-  const out: Record<string, unknown> = {};
   const description = [make, model, engine !== undefined ? `${engine}cc` : undefined].filter((x) => x !== undefined);
-  if (description.length > 0) out.Description = description.join(' ');
-  // 1900 is the register's placeholder for an unknown year.
-  if (year !== undefined && /^\d{4}$/.test(year) && year !== '1900') out.RegistrationYear = Number(year);
-  if (make !== undefined) out.CarMake = { CurrentTextValue: make };
-  if (model !== undefined) out.CarModel = { CurrentTextValue: model };
-  if (body !== undefined) out.BodyStyle = composite(null, body);
-  if (engine !== undefined) out.EngineSize = composite(engine, `${engine}cc`);
-  if (fuel !== undefined) out.FuelType = composite(null, fuel);
-  if (make !== undefined) out.MakeDescription = composite(null, make);
-  if (model !== undefined) out.ModelDescription = composite(null, model);
   const [code, operation] = operationOf(fields, layout);
-  const weight = (i: number) => {
-    const w = amount(fields, i);
-    return w !== undefined && w > 0 ? Math.round(w) : undefined;
-  };
-  const extra: [string, string | number | undefined][] = [
-    ['Colour', text(fields, at.COLOR)],
-    ['VehicleType', text(fields, at.KIND)],
-    ['Purpose', text(fields, at.PURPOSE)],
-    ['VehicleIdentificationNumber', text(fields, at.VIN)?.toUpperCase()],
-    ['MassEmpty', weight(at.OWN_WEIGHT)],
-    ['MassMaximum', weight(at.TOTAL_WEIGHT)],
-    ['PowerKw', amount(fields, at.POWER_KWT)],
-    ['OperationDate', iso],
-    ['OperationCode', code],
-    ['Operation', operation],
-    ['ServiceCentre', text(fields, at.DEP)],
-    ['ServiceCentreCode', text(fields, at.DEP_CODE)],
-  ];
-  for (const [key, value] of extra) if (value !== undefined) out[key] = value;
-  return out;
+  const json =
+    member('Description', description.length > 0 ? description.join(' ') : undefined) +
+    // 1900 is the register's placeholder for an unknown year.
+    member('RegistrationYear', year !== undefined && /^\d{4}$/.test(year) && year !== '1900' ? Number(year) : undefined) +
+    (make === undefined ? '' : `,"CarMake":{"CurrentTextValue":${JSON.stringify(make)}}`) +
+    (model === undefined ? '' : `,"CarModel":{"CurrentTextValue":${JSON.stringify(model)}}`) +
+    composite('BodyStyle', null, text(fields, at.BODY)) +
+    composite('EngineSize', engine ?? null, engine === undefined ? undefined : `${engine}cc`) +
+    composite('FuelType', null, text(fields, at.FUEL)) +
+    composite('MakeDescription', null, make) +
+    composite('ModelDescription', null, model) +
+    member('Colour', text(fields, at.COLOR)) +
+    member('VehicleType', text(fields, at.KIND)) +
+    member('Purpose', text(fields, at.PURPOSE)) +
+    member('VehicleIdentificationNumber', text(fields, at.VIN)?.toUpperCase()) +
+    member('MassEmpty', whole(fields, at.OWN_WEIGHT)) +
+    member('MassMaximum', whole(fields, at.TOTAL_WEIGHT)) +
+    member('PowerKw', amount(fields, at.POWER_KWT)) +
+    member('OperationDate', iso) +
+    member('OperationCode', code) +
+    member('Operation', operation) +
+    member('ServiceCentre', text(fields, at.DEP)) +
+    member('ServiceCentreCode', text(fields, at.DEP_CODE));
+  return `{${json.slice(1)}}`;
 }
 
 /** A plate the register holds no value for: empty, or without a digit (`Б/Н`, "without a number"). */
@@ -224,10 +229,13 @@ function rowOutcome(fields: readonly string[], layout: MvsLayout): Outcome {
   const date = mvsDate(raw);
   if (!date)
     return { kind: INVALID, reason: `D_REG ${JSON.stringify(raw ?? '')} is not a date (DD.MM.YY, DD.MM.YYYY or YYYY-MM-DD)` };
-  const record = mapMvsRow(fields, layout, date.iso);
-  const payload = JSON.stringify(record);
-  const problems = vehicleProblems(record, plainJsonText(payload));
-  if (problems.length > 0) return { kind: INVALID, reason: problems.join('; ') };
+  const payload = mvsPayload(fields, layout, date.iso);
+  // Its texts hold nothing XML cannot carry (text() drops it); what is left to check is a text too
+  // long, which only a payload this long can hold.
+  if (!plainJsonText(payload)) {
+    const problems = vehicleProblems(JSON.parse(payload), false);
+    if (problems.length > 0) return { kind: INVALID, reason: problems.join('; ') };
+  }
   return { kind: PUT, registration: reg.value, day: date.day, payload };
 }
 
