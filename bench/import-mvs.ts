@@ -234,6 +234,7 @@ function ratio(): string {
     ndjson.push(importInto('ndjson', nd, freshDb('mvs-ratio-ndjson.db')));
   }
   const ratios = mvs.map((m, i) => ndjson[i].ms / m.ms);
+  const cpuRatios = mvs.map((m, i) => (ndjson[i].cpuMs as number) / (m.cpuMs as number));
   const cpu = os.cpus();
   return [
     `${new Date().toISOString().slice(0, 10)}, ${cpu.length} cores (${cpu[0]?.model.trim() ?? '?'}), Node ${process.version}; load average ${loadBefore} before, ${load()} after.`,
@@ -244,6 +245,7 @@ function ratio(): string {
     `| ua-mvs import of the ZIP: rows/s, records/s (median) | ${fmt(median(mvs.map((m) => (ROWS / m.ms) * 1000)))}, ${fmt(median(mvs.map((m) => (records / m.ms) * 1000)))} (${mvs.map((m) => (m.ms / 1000).toFixed(1)).join(', ')} s) | |`,
     `| NDJSON import of the same records: records/s (median) | ${fmt(median(ndjson.map((m) => (records / m.ms) * 1000)))} (${ndjson.map((m) => (m.ms / 1000).toFixed(1)).join(', ')} s) | |`,
     `| ua-mvs records/s as a share of NDJSON records/s, per round (median) | ${ratios.map((r) => `${(r * 100).toFixed(0)} %`).join(', ')} (${(median(ratios) * 100).toFixed(0)} %) | >= 80 % |`,
+    `| the same by CPU time (all threads), per round (median): less moved by other load on the machine | ${cpuRatios.map((r) => `${(r * 100).toFixed(0)} %`).join(', ')} (${(median(cpuRatios) * 100).toFixed(0)} %) | |`,
     `| peak RSS: ua-mvs / NDJSON | ${mb(Math.max(...mvs.map((m) => m.maxRssBytes)))} MB / ${mb(Math.max(...ndjson.map((m) => m.maxRssBytes)))} MB | |`,
   ].join('\n');
 }

@@ -32,7 +32,7 @@ export interface LineError {
 
 export interface ImportReport {
   readonly lines: number;
-  /** Records written (put), repeats included. */
+  /** Records written (put), repeats included; for --format ua-mvs the records (plates), each written once or more. */
   readonly imported: number;
   /** Deletion lines applied (a key that was not there counts too). */
   readonly deleted: number;
@@ -477,6 +477,8 @@ async function applyLine(plan: ImportPlan, tally: ImportTally, keys: KeySet, chu
   const payload = fuel ? joinFuel(fuel, registration, raw) : raw;
   await dry?.note(keys, slot, !repeat, key, payload);
   await batch?.put({ operation, registration, state, payload }, !repeat);
+  // A register's rows are operations: what it imports is a record a plate, however many rows it had.
+  if (repeat && days) return;
   tally.imported++;
   tally.byOperation[operation] = (tally.byOperation[operation] ?? 0) + 1;
 }

@@ -106,7 +106,11 @@ function text(fields: readonly string[], i: number): string | undefined {
   const raw = fields[i];
   if (raw === undefined) return undefined;
   const t = UNCLEAN_RE.test(raw) ? raw.replace(NOT_XML_RE, '').replace(/\s+/g, ' ').trim() : raw;
-  return t.length <= LONGEST_NO_VALUE && NO_VALUE.has(t.toUpperCase()) ? undefined : t;
+  if (t === '') return undefined;
+  // Every value meaning none begins with N or Н, in either case: the rest need no upper-casing.
+  const c = t.charCodeAt(0) | 0x20;
+  if ((c === 0x6e || c === 0x43d) && t.length <= LONGEST_NO_VALUE && NO_VALUE.has(t.toUpperCase())) return undefined;
+  return t;
 }
 
 /** A number the register writes as `1598`, `1598.0` or `1350,5`, or undefined (`1500/2000`, `1500 кг`). */
@@ -128,10 +132,11 @@ export function mvsDate(t: string | undefined): { day: number; iso: string } | n
     // Two-digit years are this century's: the register begins in 2013.
     [y, mo, d] = [m[3].length === 2 ? `20${m[3]}` : m[3], m[2], m[1]];
   }
-  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d));
-  const date = new Date(ms);
-  if (date.getUTCMonth() !== Number(mo) - 1 || date.getUTCDate() !== Number(d) || Number(y) < 1970) return null;
-  return { day: ms / 86_400_000, iso: `${y}-${mo}-${d}` };
+  const [year, month, dd] = [Number(y), Number(mo), Number(d)];
+  // Date.UTC would carry 31.02 into March: the day must be one of its month's.
+  const days = month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : 30 + ((month + (month >> 3)) & 1);
+  if (month < 1 || month > 12 || dd < 1 || dd > days || year < 1970) return null;
+  return { day: Date.UTC(year, month - 1, dd) / 86_400_000, iso: `${y}-${mo}-${d}` };
 }
 
 /**
@@ -157,12 +162,17 @@ function operationOf(fields: readonly string[], layout: MvsLayout): [number | un
   return [code, m && (code === undefined || Number(m[1]) === code) ? m[2] || undefined : name];
 }
 
+/**
+ * A text as a JSON string. text() leaves no control character in a field, and decoding makes no lone
+ * surrogate, so only a quote or a backslash needs JSON.stringify's escaping.
+ */
+const quoted = (t: string) => (t.includes('"') || t.includes('\\') ? JSON.stringify(t) : `"${t}"`);
 /** `"key":value` for the payload's text; nothing for a value the register does not hold. */
 const member = (key: string, value: string | number | undefined) =>
-  value === undefined ? '' : `,"${key}":${typeof value === 'number' ? value : JSON.stringify(value)}`;
+  value === undefined ? '' : `,"${key}":${typeof value === 'number' ? value : quoted(value)}`;
 /** A composite of vehicleData, as the RDW mapping writes one. */
 const composite = (key: string, value: number | null, t: string | undefined) =>
-  t === undefined ? '' : `,"${key}":{"CurrentValue":${value},"CurrentTextValue":${JSON.stringify(t)}}`;
+  t === undefined ? '' : `,"${key}":{"CurrentValue":${value},"CurrentTextValue":${quoted(t)}}`;
 
 /** A whole number the register writes as a weight or a capacity, or undefined (0 is no value). */
 function whole(fields: readonly string[], i: number): number | undefined {
@@ -180,16 +190,17 @@ export function mvsPayload(fields: readonly string[], layout: MvsLayout, iso: st
   const [make, model] = brandAndModel(text(fields, at.BRAND), text(fields, at.MODEL));
   const engine = whole(fields, at.CAPACITY);
   const year = text(fields, at.MAKE_YEAR);
-  const description = [make, model, engine !== undefined ? `${engine}cc` : undefined].filter((x) => x !== undefined);
+  const cc = engine === undefined ? undefined : `${engine}cc`;
+  const description = make === undefined ? model : model === undefined ? make : `${make} ${model}`;
   const [code, operation] = operationOf(fields, layout);
   const json =
-    member('Description', description.length > 0 ? description.join(' ') : undefined) +
+    member('Description', description === undefined ? cc : cc === undefined ? description : `${description} ${cc}`) +
     // 1900 is the register's placeholder for an unknown year.
     member('RegistrationYear', year !== undefined && /^\d{4}$/.test(year) && year !== '1900' ? Number(year) : undefined) +
-    (make === undefined ? '' : `,"CarMake":{"CurrentTextValue":${JSON.stringify(make)}}`) +
-    (model === undefined ? '' : `,"CarModel":{"CurrentTextValue":${JSON.stringify(model)}}`) +
+    (make === undefined ? '' : `,"CarMake":{"CurrentTextValue":${quoted(make)}}`) +
+    (model === undefined ? '' : `,"CarModel":{"CurrentTextValue":${quoted(model)}}`) +
     composite('BodyStyle', null, text(fields, at.BODY)) +
-    composite('EngineSize', engine ?? null, engine === undefined ? undefined : `${engine}cc`) +
+    composite('EngineSize', engine ?? null, cc) +
     composite('FuelType', null, text(fields, at.FUEL)) +
     composite('MakeDescription', null, make) +
     composite('ModelDescription', null, model) +

@@ -289,3 +289,18 @@ describe('a refresh of CheckUkraine beside other records', () => {
     expect(await store.get({ operation: 'CheckNetherlands', registration: 'XX999X', state: '' })).not.toBeNull();
   });
 });
+
+test("docs/data.md's --dry-run example is what the command prints for those files", () => {
+  const doc = fs.readFileSync(path.join(__dirname, '../../docs/data.md'), 'utf8');
+  const block = /```text\n\$ npx reglookup (import --dry-run [^\n]+)\n([\s\S]*?)```/.exec(doc);
+  expect(block).not.toBeNull();
+  const [, command, printed] = block as RegExpExecArray;
+  const env = { DATABASE_URL: `sqlite:${path.join(dir, 'doc.db')}`, SAMPLE_DATA: 'false' };
+  const byName = (name: string) => Object.values(zips).find((z) => path.basename(z) === name) ?? name;
+  // The store holds the first two years, imported before.
+  const seeded = runCli(['import', '--quiet', '--format', 'ua-mvs', zips.y2016, zips.y2019], env);
+  expect(seeded.status).toBe(0);
+  const args = command.split(' ').map(byName);
+  const r = runCli([...args.slice(0, 1), '--quiet', ...args.slice(1)], env);
+  expect([r.status, r.stdout]).toEqual([0, printed]);
+});
