@@ -304,3 +304,17 @@ test("docs/data.md's --dry-run example is what the command prints for those file
   const r = runCli([...args.slice(0, 1), '--quiet', ...args.slice(1)], env);
   expect([r.status, r.stdout]).toEqual([0, printed]);
 });
+
+test('a damaged ZIP stops the import with its reason, nothing imported, the store as it was', async () => {
+  await importFiles(store, [zips.y2016]);
+  const bytes = fs.readFileSync(zips.y2025);
+  // The entry's CRC-32 in its central directory record (APPNOTE.TXT 4.3.12: 16 bytes in).
+  const central = bytes.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
+  bytes.writeUInt32LE((bytes.readUInt32LE(central + 16) ^ 0xff) >>> 0, central + 16);
+  const damaged = path.join(dir, 'damaged.zip');
+  fs.writeFileSync(damaged, bytes);
+  await expect(importFiles(store, [damaged, zips.y2019], { replace: 'all', minKeep: 0 })).rejects.toThrow(
+    'reestrtz2025.csv is damaged (its CRC-32 does not match)',
+  );
+  expect(await store.countByOperation()).toEqual({ CheckUkraine: 2 });
+});
