@@ -7,7 +7,15 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { backupStore, BackupError, existsMessage } from '../data/backup';
 import { exportRecords } from '../data/export';
-import { importFile, ImportInputError, importStream, readFuelFile, type ImportReport } from '../data/import';
+import {
+  importFile,
+  importFiles,
+  ImportInputError,
+  importStream,
+  readFuelFile,
+  type ImportFormat,
+  type ImportReport,
+} from '../data/import';
 import type { FuelMap } from '../data/rdw';
 import { redactUrl, sqliteFileOf } from '../store/open';
 import type { VehicleStore } from '../store/store';
@@ -40,7 +48,8 @@ function summary(report: ImportReport): string {
   const lines = [`imported ${report.imported} record(s) from ${report.lines} line(s)${byOperation(report)}`];
   if (report.deleted > 0)
     lines.push(`deleted ${report.deleted} record(s) (deletion lines; a key that was not there counts too)`);
-  if (report.repeated > 0)
+  lines.push(...registerLines(report, 'was'));
+  if (report.repeated > 0 && !isRegister(report))
     lines.push(`${report.repeated} line(s) repeated the key of an earlier line; the later line won`);
   if (report.sampleRemoved > 0)
     lines.push(
@@ -54,6 +63,23 @@ function summary(report: ImportReport): string {
   return lines.join('\n') + '\n';
 }
 
+/** Whether the report is of a register whose rows are operations (--format ua-mvs): rows skipped or superseded. */
+function isRegister(report: ImportReport): boolean {
+  return report.skipped !== undefined;
+}
+
+/** What an import of Ukraine's register left out, and why (`verb`: 'was' for an import, 'would be' for a dry run). */
+function registerLines(report: ImportReport, verb: string): string[] {
+  const lines: string[] = [];
+  if (report.skipped) lines.push(`${report.skipped} row(s) have no plate (N_REG_NEW): skipped`);
+  for (const file of report.withoutPlates ?? [])
+    lines.push(`${file} has no N_REG_NEW column: none of its rows has a plate, so none of them ${verb} imported`);
+  const older = (report.superseded ?? 0) + report.repeated;
+  if (older > 0 && isRegister(report))
+    lines.push(`${older} row(s) are earlier operations of a plate read in another row: each plate holds its newest`);
+  return lines;
+}
+
 function dryRunSummary(report: ImportReport): string {
   const d = report.dryRun;
   if (!d) return '';
@@ -61,16 +87,16 @@ function dryRunSummary(report: ImportReport): string {
     `dry run: nothing was written`,
     `would import ${report.imported} record(s) from ${report.lines} line(s)${byOperation(report)}`,
   ];
-  lines.push(`would add ${d.added} new record(s) and replace ${d.replaced} the store holds`);
-  if (d.removed === null)
-    lines.push(
-      'would remove the records of the operations the file names that it does not hold (--replace: not counted)',
-    );
-  else
-    lines.push(
-      `would remove ${d.removed} record(s)${report.replaced === 'all' || report.sampleRemoved > 0 ? ' (every record the file does not hold)' : ' (deletion lines)'}`,
-    );
-  if (report.repeated > 0)
+  lines.push(
+    `would add ${d.added} new record(s) and replace ${d.replaced} the store holds (${d.changed} changed, ${d.unchanged} unchanged)`,
+  );
+  lines.push(
+    `would remove ${d.removed} record(s)${report.replaced === 'all' || report.sampleRemoved > 0 ? ' (every record the file does not hold)' : report.replaced ? " (the replaced operations' records the file does not hold, and deletion lines)" : ' (deletion lines)'}`,
+  );
+  for (const [op, c] of Object.entries(d.operations))
+    lines.push(`  ${op}: ${c.added} added, ${c.changed} changed, ${c.unchanged} unchanged, ${c.removed} removed`);
+  lines.push(...registerLines(report, 'would be'));
+  if (report.repeated > 0 && !isRegister(report))
     lines.push(`${report.repeated} line(s) repeat the key of an earlier line; the later line would win`);
   if (report.sampleRemoved > 0)
     lines.push(
@@ -83,7 +109,10 @@ function dryRunSummary(report: ImportReport): string {
 function shrinkMessage(report: ImportReport): string {
   const r = report.shrinkRefused;
   if (!r) return '';
-  return `refused: --replace-all would leave ${r.after} record(s) where the store holds ${r.before} now (less than --min-keep ${r.minKeep} %); nothing was imported. Give --allow-shrink (or --min-keep 0) if that is what you mean`;
+  const what = r.operation
+    ? `--replace would leave ${r.after} ${r.operation} record(s) where the store holds ${r.before} now`
+    : `--replace-all would leave ${r.after} record(s) where the store holds ${r.before} now`;
+  return `refused: ${what} (less than --min-keep ${r.minKeep} %); nothing was imported. Give --allow-shrink (or --min-keep 0) if that is what you mean`;
 }
 
 function minKeepOf(flags: ImportFlags): number {
@@ -122,23 +151,26 @@ function inputSize(file: string): number {
   return stat.size;
 }
 
-async function runImport(file: string, flags: ImportFlags): Promise<void> {
+async function runImport(files: string[], flags: ImportFlags): Promise<void> {
   if (flags.replace && flags.replaceAll) throw new Error('give --replace or --replace-all, not both');
   const workers = Number(flags.workers);
   if (!Number.isInteger(workers) || workers < 0 || workers > 64)
     throw new Error(`--workers must be an integer from 0 to 64, not '${flags.workers}'`);
   const minKeep = minKeepOf(flags);
   const format = formatOf(flags);
+  if (files.length > 1 && (format !== 'ua-mvs' || files.includes('-')))
+    throw new Error(`give one file (several only with --format ua-mvs, and not -), not ${files.length}`);
+  const file = files[0];
   // `-`: standard input (`reglookup export | reglookup import --replace-all -`); its size is not known, so no bar.
   const stdin = file === '-';
-  const source = stdin ? '(stdin)' : file;
+  const source = stdin ? '(stdin)' : files.join(', ');
   const databaseUrl = config().databaseUrl;
   // Ctrl-C: the import stops before it commits and everything it wrote is rolled back.
   const interrupt = new AbortController();
   const onSigint = () => interrupt.abort();
   process.once('SIGINT', onSigint);
   try {
-    const size = inputSize(file);
+    const size = files.reduce((sum, f) => sum + inputSize(f), 0);
     const fuel = flags.fuel ? await readFuelFlag(flags.fuel, !!flags.quiet, interrupt.signal) : undefined;
     await withStore(
       async (store) => {
@@ -155,7 +187,11 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
             format,
             fuel,
           };
-          report = await (stdin ? importStream(store, process.stdin, options) : importFile(store, file, options));
+          report = await (stdin
+            ? importStream(store, process.stdin, options)
+            : files.length > 1
+              ? importFiles(store, files, options)
+              : importFile(store, file, options));
         } finally {
           bar.stop();
         }
@@ -172,7 +208,7 @@ async function runImport(file: string, flags: ImportFlags): Promise<void> {
     }
     if (isDiskFull(e)) throw diskFull(databaseUrl);
     if (e instanceof ImportInputError)
-      throw new Error(`cannot read ${source}: ${e.message}; nothing was imported`, { cause: e });
+      throw new Error(`cannot read ${e.file ?? source}: ${e.message}; nothing was imported`, { cause: e });
     throw e;
   } finally {
     process.off('SIGINT', onSigint);
@@ -198,9 +234,9 @@ async function noteFailedImport(): Promise<void> {
   );
 }
 
-function formatOf(flags: ImportFlags): 'ndjson' | 'rdw' {
-  if (flags.format !== 'ndjson' && flags.format !== 'rdw')
-    throw new Error(`--format must be ndjson or rdw, not '${flags.format}'`);
+function formatOf(flags: ImportFlags): ImportFormat {
+  if (flags.format !== 'ndjson' && flags.format !== 'rdw' && flags.format !== 'ua-mvs')
+    throw new Error(`--format must be ndjson, rdw or ua-mvs, not '${flags.format}'`);
   if (flags.fuel !== undefined && flags.format !== 'rdw')
     throw new Error('--fuel joins RDW fuel data to --format rdw; give --format rdw too');
   return flags.format;
@@ -222,7 +258,7 @@ async function readFuelFlag(file: string, quiet: boolean, signal: AbortSignal): 
 
 function reportImport(report: ImportReport, source: string, flags: ImportFlags): void {
   if (report.invalid > 0) {
-    for (const e of report.errors) process.stderr.write(`${source}:${e.line}: ${e.reason}\n`);
+    for (const e of report.errors) process.stderr.write(`${e.file ?? source}:${e.line}: ${e.reason}\n`);
     if (report.invalid > report.errors.length)
       process.stderr.write(`... and ${report.invalid - report.errors.length} more invalid lines\n`);
     process.stderr.write(
@@ -321,19 +357,19 @@ export function registerData(program: Command): void {
   program
     .command('import')
     .argument(
-      '<file>',
-      'NDJSON file, one record (or deletion) per line, plain or gzip-compressed; - for standard input',
+      '<file...>',
+      'NDJSON file, one record (or deletion) per line, plain or gzip-compressed; - for standard input (several files: --format ua-mvs)',
     )
     .option('--replace', "replace every operation the file names: each then holds exactly the file's records")
     .option('--replace-all', 'replace the whole store with the file')
     .option(
       '--min-keep <percent>',
-      `with --replace-all: refuse (writing nothing) a file holding fewer records than this share of what the store holds now, or none at all`,
+      `with --replace-all (or --replace, per operation): refuse (writing nothing) a file holding fewer records than this share of what the store holds now, or none at all`,
       String(DEFAULT_MIN_KEEP),
     )
     .option(
       '--allow-shrink',
-      'with --replace-all: replace the store whatever the file holds (the same as --min-keep 0)',
+      'with --replace-all or --replace: replace whatever the file holds (the same as --min-keep 0)',
     )
     .option('--dry-run', 'read and check the whole file and say what it would change, writing nothing')
     .option(
@@ -344,12 +380,12 @@ export function registerData(program: Command): void {
     .option('-q, --quiet', 'no progress and no summary (errors are still printed)')
     .option(
       '--format <format>',
-      "ndjson, or rdw: RDW's CSV of registered vehicles (m9d7-ebf2), CheckNetherlands records",
+      "ndjson; rdw: RDW's CSV of registered vehicles (m9d7-ebf2), CheckNetherlands records; ua-mvs: the Ukrainian Ministry of Internal Affairs' register (yearly ZIP or CSV files, several at once), CheckUkraine records",
       'ndjson',
     )
     .option('--fuel <file>', "with --format rdw: RDW's CSV of fuel data (8ys7-d773), joined by kenteken")
     .description('import vehicles and MOT histories; all or nothing, in one transaction')
-    .action((file: string, flags: ImportFlags) => runImport(file, flags).catch(fatal));
+    .action((files: string[], flags: ImportFlags) => runImport(files, flags).catch(fatal));
   program
     .command('export')
     .argument('[file]', 'where to write the NDJSON (stdout when absent or -); refused if it exists, unless --force')

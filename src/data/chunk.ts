@@ -12,9 +12,11 @@ export const BLANK = 0;
 export const PUT = 1;
 export const DELETE = 2;
 export const INVALID = 3;
+/** A row the format leaves out, counted (a register's row without a plate: data/mvs.ts). */
+export const SKIPPED = 4;
 
 export interface PackedChunk {
-  /** One per line of the run, in order: BLANK, PUT, DELETE or INVALID. */
+  /** One per line of the run, in order: BLANK, PUT, DELETE, INVALID or SKIPPED. */
   readonly kinds: Uint8Array;
   /** Each put's and delete's fields, one after another: operation, registration, state, payload ('' for a delete). */
   readonly text: string;
@@ -24,6 +26,13 @@ export interface PackedChunk {
   readonly hashes: Uint32Array;
   /** Why each INVALID line was refused, in line order. */
   readonly reasons: string[];
+  /**
+   * Each put's day (days since 1970-01-01), for a format whose newest row of a key wins whatever
+   * the order of its rows (data/mvs.ts); absent: the file's last line of a key wins.
+   */
+  readonly days?: Uint16Array;
+  /** The file the run is from, when an import reads several (its lines are numbered from 1 again). */
+  readonly file?: string;
 }
 
 // ignoreBOM: a BOM is dropped only at the very start of the file (readRuns), not at the start of

@@ -9,12 +9,16 @@ import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { countImport } from '../ops/metrics';
 import type { ImportBatch, Replace, VehicleStore } from '../store/store';
-import { BLANK, DELETE, INVALID, joined, overlongLine, type PackedChunk } from './chunk';
+import { BLANK, DELETE, INVALID, joined, overlongLine, SKIPPED, type PackedChunk } from './chunk';
+import { DryRun, type DryRunReport } from './dryrun';
 import { KeySet } from './keyset';
+import { mvsHeader, MvsHeaderError, withEncoding, type MvsLayout } from './mvs';
 import { CsvInputError, csvRuns, joinFuel, readFuel, splitHeader, vehicleHeaderProblem, type FuelMap } from './rdw';
 import { chunkRunner, type ChunkRunner } from './workers';
+import { csvEntries, isZip, ZipError, zipEntries, zipEntryBytes } from './zip';
 
 export { parseLine } from './parse';
+export type { DryRunReport, OperationChange } from './dryrun';
 
 /** How many bad lines are reported before the rest are only counted. */
 const MAX_REPORTED = 50;
@@ -22,16 +26,24 @@ const MAX_REPORTED = 50;
 export interface LineError {
   readonly line: number;
   readonly reason: string;
+  /** The file, when an import reads several (--format ua-mvs). */
+  readonly file?: string;
 }
 
 export interface ImportReport {
   readonly lines: number;
-  /** Records written (put), repeats included. */
+  /** Records written (put), repeats included; for --format ua-mvs the records (plates), each written once or more. */
   readonly imported: number;
   /** Deletion lines applied (a key that was not there counts too). */
   readonly deleted: number;
   /** Lines whose key an earlier line of the same file already had: the later line won. */
   readonly repeated: number;
+  /** Rows left out by the format, counted (--format ua-mvs only: rows without a plate). */
+  readonly skipped?: number;
+  /** Rows older than a row of the same key read before, so not applied (--format ua-mvs only: the newest operation wins). */
+  readonly superseded?: number;
+  /** Files whose rows cannot hold a plate (--format ua-mvs only: no N_REG_NEW column; their rows are in `skipped`). */
+  readonly withoutPlates?: readonly string[];
   readonly byOperation: Readonly<Record<string, number>>;
   readonly errors: readonly LineError[];
   /** Invalid lines, including those past the reporting cap. */
@@ -48,7 +60,9 @@ export interface ImportReport {
 }
 
 export interface ShrinkRefusal {
-  /** Records the store holds now. */
+  /** The operation that would shrink (--replace); absent for --replace-all, which counts the whole store. */
+  readonly operation?: string;
+  /** Records the store holds now (of that operation). */
   readonly before: number;
   /** Records the store would hold after the import (the file's distinct keys). */
   readonly after: number;
@@ -56,22 +70,17 @@ export interface ShrinkRefusal {
   readonly minKeep: number;
 }
 
-export interface DryRunReport {
-  /** Records the store holds now. */
-  readonly before: number;
-  /** Keys the file puts that the store does not hold. */
-  readonly added: number;
-  /** Keys the file puts that the store holds already (written again, perhaps unchanged). */
-  readonly replaced: number;
-  /**
-   * Records that would go: by deletion lines, and for a replace of everything, every record the file does not put; null
-   * when not known (--replace).
-   */
-  readonly removed: number | null;
-}
 
 /** Why an import's input could not be read to its end (a damaged gzip file); nothing was imported. */
-export class ImportInputError extends Error {}
+export class ImportInputError extends Error {
+  constructor(
+    message: string,
+    /** The file it is about, when an import reads several. */
+    readonly file?: string,
+  ) {
+    super(message);
+  }
+}
 
 /** The import was stopped (ImportOptions.signal) before it committed; nothing was imported. */
 export class ImportAborted extends Error {
@@ -92,10 +101,11 @@ export interface ImportOptions {
    */
   readonly onBytes?: (bytes: number) => void;
   /**
-   * With replace 'all': the least share, in per cent of the records the store holds now, that the
+   * With a replace: the least share, in per cent of the records the store holds now, that the
    * file must hold (distinct keys) for the replace to commit; a file of no records is refused
-   * whenever the store holds any. Checked after the whole file is read, before commit: a refused
-   * import writes nothing. Absent or 0: no check.
+   * whenever the store holds any. 'all' counts the whole store, 'named' each operation the file
+   * names. Checked after the whole file is read, before commit: a refused import writes nothing.
+   * Absent or 0: no check.
    */
   readonly minKeep?: number;
   /** Read and check the whole file and report what would change (DryRunReport), writing nothing. */
@@ -103,12 +113,16 @@ export interface ImportOptions {
   /** Stops the import before it commits (ImportAborted): everything is rolled back. */
   readonly signal?: AbortSignal;
   /**
-   * 'ndjson' (the default), or 'rdw': RDW's registered-vehicles CSV (data/rdw.ts), one CheckNetherlands record a row.
+   * 'ndjson' (the default); 'rdw': RDW's registered-vehicles CSV (data/rdw.ts), one CheckNetherlands
+   * record a row; 'ua-mvs': Ukraine's register of registration operations (data/mvs.ts), one
+   * CheckUkraine record a plate, its newest operation.
    */
-  readonly format?: 'ndjson' | 'rdw';
+  readonly format?: ImportFormat;
   /** With 'rdw': the fuel data set, read already (data/rdw.ts readFuel), joined to each vehicle by kenteken. */
   readonly fuel?: FuelMap;
 }
+
+export type ImportFormat = 'ndjson' | 'rdw' | 'ua-mvs';
 
 /** Bytes a file is read in: each read's complete lines go to be parsed as one run. */
 const READ_BYTES = 1 << 20;
@@ -271,14 +285,18 @@ interface ImportPlan {
   readonly minKeep: number;
   /** Records held before (counted when a guard or a dry run needs it). */
   readonly before: number;
-  /** A dry run's tallies; null when the import writes. */
-  readonly dry: { added: number; replaced: number; deletedHeld: number } | null;
+  /** Records held before per operation (counted when the --replace guard or a dry run needs them). */
+  readonly beforeByOperation: Readonly<Record<string, number>>;
+  /** A dry run's bookkeeping; null when the import writes. */
+  readonly dry: DryRun | null;
   /** The batch written to; null for a dry run. */
   readonly batch: ImportBatch | null;
-  /** Lines before the first record (a CSV's header: 1), so that errors name the file's line. */
+  /** Lines before the first record of a file (a CSV's header: 1), so that errors name the file's line. */
   readonly firstLine: number;
   /** Fuel parts joined to each record's payload (format 'rdw' with --fuel); null: none. */
   readonly fuel: FuelMap | null;
+  /** A key's newest row wins, by its day, whatever the rows' order (format 'ua-mvs'). */
+  readonly dated: boolean;
 }
 
 /** What reading the file found. */
@@ -288,10 +306,15 @@ interface ImportTally {
   deleted: number;
   repeated: number;
   invalid: number;
+  skipped: number;
+  superseded: number;
   /** Keys put whose first line in the file was a put: the records a replace of everything leaves. */
   distinctPuts: number;
+  /** The same, per operation: the records a replace of that operation leaves. */
+  readonly distinctByOperation: Record<string, number>;
   readonly errors: LineError[];
   readonly byOperation: Record<string, number>;
+  readonly withoutPlates: string[];
 }
 
 async function planImport(store: VehicleStore, options: ImportOptions): Promise<ImportPlan> {
@@ -300,24 +323,59 @@ async function planImport(store: VehicleStore, options: ImportOptions): Promise<
   if (!options.sample && (await store.holdsOnlySample())) sampleRemoved = await store.count();
   const replaceAll = options.replace === 'all' || sampleRemoved > 0;
   // The bundled sample is no one's data: replacing it with however few records loses nothing.
-  const minKeep = options.replace === 'all' && sampleRemoved === 0 ? (options.minKeep ?? 0) : 0;
+  const minKeep = options.replace && sampleRemoved === 0 ? (options.minKeep ?? 0) : 0;
   // Counted before the batch begins: a replacing batch may empty the table at its start.
-  const before = minKeep > 0 || options.dryRun ? await store.count() : 0;
-  const dry = options.dryRun ? { added: 0, replaced: 0, deletedHeld: 0 } : null;
+  const before = (minKeep > 0 && options.replace === 'all') || options.dryRun ? await store.count() : 0;
+  const perOperation = (minKeep > 0 && options.replace === 'named') || options.dryRun;
+  const beforeByOperation = perOperation ? await store.countByOperation() : {};
+  const dry = options.dryRun ? new DryRun(store) : null;
   const batch = dry ? null : await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample });
-  const firstLine = options.format === 'rdw' ? 1 : 0;
-  return { replaceAll, named: options.replace === 'named' ? [] : null, sampleRemoved, minKeep, before, dry, batch, firstLine, fuel: options.fuel ?? null };
+  const firstLine = options.format === 'rdw' || options.format === 'ua-mvs' ? 1 : 0;
+  return {
+    replaceAll,
+    named: options.replace === 'named' ? [] : null,
+    sampleRemoved,
+    minKeep,
+    before,
+    beforeByOperation,
+    dry,
+    batch,
+    firstLine,
+    fuel: options.fuel ?? null,
+    dated: options.format === 'ua-mvs',
+  };
 }
 
-async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array | string>, options: ImportOptions): Promise<ImportReport> {
+function newTally(plan: ImportPlan): ImportTally {
+  return {
+    lines: plan.firstLine,
+    imported: 0,
+    deleted: 0,
+    repeated: 0,
+    invalid: 0,
+    skipped: 0,
+    superseded: 0,
+    distinctPuts: 0,
+    distinctByOperation: {},
+    errors: [],
+    byOperation: {},
+    withoutPlates: [],
+  };
+}
+
+/** The import of what `parse` makes of its runner's threads, all or nothing. */
+async function importParsed(
+  store: VehicleStore,
+  options: ImportOptions,
+  parse: (runner: ChunkRunner, tally: ImportTally) => AsyncIterable<PackedChunk>,
+): Promise<ImportReport> {
   const plan = await planImport(store, options);
   const { batch } = plan;
-  const tally: ImportTally = { lines: 0, imported: 0, deleted: 0, repeated: 0, invalid: 0, distinctPuts: 0, errors: [], byOperation: {} };
+  const tally = newTally(plan);
   const runner = chunkRunner(options.workers ?? 0);
+  let keys: KeySet;
   try {
-    const bytes = inflated(abortable(input, options.signal), options.onBytes);
-    const chunks = options.format === 'rdw' ? parsedRdwRuns(bytes, runner) : parsedRuns(readRuns(bytes), runner);
-    await readAll(store, plan, tally, chunks, options.signal);
+    keys = await readAll(store, plan, tally, parse(runner, tally), options.signal);
   } catch (e) {
     // The batch's own failure (a full disk) is what is reported, not a rollback's complaint after it.
     await batch?.rollback().catch(() => undefined);
@@ -325,87 +383,142 @@ async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array
   } finally {
     await runner.close();
   }
-  return settle(plan, tally, options);
+  return settle(plan, tally, keys, options);
 }
 
-/** Every parsed line into the batch (or, for a dry run, counted against the store), tallied. */
-async function readAll(store: VehicleStore, plan: ImportPlan, tally: ImportTally, chunks: AsyncIterable<PackedChunk>, signal?: AbortSignal): Promise<void> {
-  const { batch, dry, named, replaceAll, fuel } = plan;
-  const seen = new KeySet();
-  const { errors, byOperation } = tally;
-  let n = plan.firstLine;
+async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array | string>, options: ImportOptions): Promise<ImportReport> {
+  return importParsed(store, options, (runner, tally) => {
+    const bytes = inflated(abortable(input, options.signal), options.onBytes);
+    if (options.format === 'ua-mvs') return parsedMvsRuns(oneSource('(stdin)', bytes), runner, tally);
+    return options.format === 'rdw' ? parsedRdwRuns(bytes, runner) : parsedRuns(readRuns(bytes), runner);
+  });
+}
+
+/** Where the reading of the file is: its name and the line last read. */
+interface Cursor {
+  file: string | undefined;
+  line: number;
+}
+
+/** Every parsed line into the batch (or, for a dry run, noted against the store), tallied; the keys seen. */
+async function readAll(store: VehicleStore, plan: ImportPlan, tally: ImportTally, chunks: AsyncIterable<PackedChunk>, signal?: AbortSignal): Promise<KeySet> {
+  const keys = new KeySet(1 << 16, { days: plan.dated, dry: plan.dry !== null });
+  const at: Cursor = { file: undefined, line: plan.firstLine };
   for await (const chunk of chunks) {
     if (signal?.aborted) throw new ImportAborted();
-    const { kinds, text, ends, hashes, reasons } = chunk;
+    if (chunk.file !== undefined && chunk.file !== at.file) {
+      // A file after the first: its lines are numbered from its header again.
+      if (at.file !== undefined) tally.lines += plan.firstLine;
+      at.file = chunk.file;
+      at.line = plan.firstLine;
+    }
     let field = 0; // index into ends: 4 a record
     let reason = 0;
-    for (let i = 0; i < kinds.length; i++) {
-      n++;
-      const kind = kinds[i];
+    for (let i = 0; i < chunk.kinds.length; i++) {
+      at.line++;
+      tally.lines++;
+      const kind = chunk.kinds[i];
       if (kind === BLANK) continue;
+      if (kind === SKIPPED) {
+        tally.skipped++;
+        continue;
+      }
       if (kind === INVALID) {
         tally.invalid++;
-        if (errors.length < MAX_REPORTED) errors.push({ line: n, reason: reasons[reason] });
+        if (tally.errors.length < MAX_REPORTED) tally.errors.push({ line: at.line, reason: chunk.reasons[reason], file: at.file });
         reason++;
         continue;
       }
-      const at = field;
       field += 4;
       if (tally.invalid > 0) continue; // nothing will be committed; keep checking the rest
-      const from = at === 0 ? 0 : ends[at - 1];
-      const operation = text.slice(from, ends[at]);
-      const registration = text.slice(ends[at], ends[at + 1]);
-      const state = text.slice(ends[at + 1], ends[at + 2]);
-      if (named && !named.includes(operation)) {
-        if (!replaceAll) await batch?.replaceOperation(operation);
-        named.push(operation);
-      }
-      const repeat = seen.addHash(hashes[at >> 1], hashes[(at >> 1) + 1]);
-      if (repeat) tally.repeated++;
-      if (kind === DELETE) {
-        if (dry && !repeat && (await store.get({ operation, registration, state }))) dry.deletedHeld++;
-        await batch?.delete({ operation, registration, state });
-        tally.deleted++;
-        continue;
-      }
-      if (!repeat) {
-        tally.distinctPuts++;
-        if (dry) {
-          if (await store.get({ operation, registration, state })) dry.replaced++;
-          else dry.added++;
-        }
-      }
-      const payload = text.slice(ends[at + 2], ends[at + 3]);
-      await batch?.put({ operation, registration, state, payload: fuel ? joinFuel(fuel, registration, payload) : payload }, !repeat);
-      tally.imported++;
-      byOperation[operation] = (byOperation[operation] ?? 0) + 1;
+      await applyLine(plan, tally, keys, chunk, field - 4, kind === DELETE);
     }
-    tally.lines = n;
   }
-  tally.lines = n;
   if (signal?.aborted) throw new ImportAborted();
+  return keys;
+}
+
+/** One record or deletion (its fields from `at` in the chunk's ends) into the batch, or noted by a dry run. */
+async function applyLine(plan: ImportPlan, tally: ImportTally, keys: KeySet, chunk: PackedChunk, at: number, isDelete: boolean): Promise<void> {
+  const { batch, dry, named, replaceAll, fuel } = plan;
+  const { text, ends, hashes, days } = chunk;
+  const from = at === 0 ? 0 : ends[at - 1];
+  const operation = text.slice(from, ends[at]);
+  const registration = text.slice(ends[at], ends[at + 1]);
+  const state = text.slice(ends[at + 1], ends[at + 2]);
+  if (named && !named.includes(operation)) {
+    if (!replaceAll) await batch?.replaceOperation(operation);
+    named.push(operation);
+  }
+  const repeat = keys.addHash(hashes[at >> 1], hashes[(at >> 1) + 1]);
+  const slot = keys.slot;
+  if (days && keys.day) {
+    // A key's newest row wins: an older one read after it is left out; one of the same day is later.
+    const day = days[at >> 2];
+    if (repeat && day < keys.day[slot]) {
+      tally.superseded++;
+      return;
+    }
+    keys.day[slot] = day;
+  }
+  if (repeat) tally.repeated++;
+  const key = { operation, registration, state };
+  if (isDelete) {
+    await dry?.note(keys, slot, !repeat, key, null);
+    await batch?.delete(key);
+    tally.deleted++;
+    return;
+  }
+  if (!repeat) {
+    tally.distinctPuts++;
+    tally.distinctByOperation[operation] = (tally.distinctByOperation[operation] ?? 0) + 1;
+  }
+  const raw = text.slice(ends[at + 2], ends[at + 3]);
+  const payload = fuel ? joinFuel(fuel, registration, raw) : raw;
+  await dry?.note(keys, slot, !repeat, key, payload);
+  await batch?.put({ operation, registration, state, payload }, !repeat);
+  // A register's rows are operations: what it imports is a record a plate, however many rows it had.
+  if (repeat && days) return;
+  tally.imported++;
+  tally.byOperation[operation] = (tally.byOperation[operation] ?? 0) + 1;
+}
+
+/** Why a replace would shrink the store past --min-keep, or undefined. */
+function shrinkOf(plan: ImportPlan, tally: ImportTally): ShrinkRefusal | undefined {
+  const { minKeep, before, named, beforeByOperation } = plan;
+  const shrinks = (after: number, held: number) => held > 0 && (after === 0 || after * 100 < held * minKeep);
+  if (minKeep <= 0) return undefined;
+  if (!named) return shrinks(tally.distinctPuts, before) ? { before, after: tally.distinctPuts, minKeep } : undefined;
+  for (const operation of named) {
+    const after = tally.distinctByOperation[operation] ?? 0;
+    const held = beforeByOperation[operation] ?? 0;
+    if (shrinks(after, held)) return { operation, before: held, after, minKeep };
+  }
+  return undefined;
 }
 
 /**
  * The end of an import: rolled back (invalid lines, a dry run, a refused shrink, an interrupt) or committed, and its
  * report.
  */
-async function settle(plan: ImportPlan, tally: ImportTally, options: ImportOptions): Promise<ImportReport> {
-  const { batch, dry, before, minKeep, named, replaceAll, sampleRemoved } = plan;
-  const { lines, imported, deleted, repeated, byOperation, errors, invalid, distinctPuts } = tally;
+async function settle(plan: ImportPlan, tally: ImportTally, keys: KeySet, options: ImportOptions): Promise<ImportReport> {
+  const { batch, dry, before, named, replaceAll, sampleRemoved } = plan;
+  const { lines, imported, deleted, repeated, byOperation, errors, invalid, skipped, superseded, withoutPlates } = tally;
+  const common = { lines, errors, invalid, ...(plan.dated ? { skipped, superseded, withoutPlates } : {}) };
   if (invalid > 0) {
     await batch?.rollback();
     countImport(0, false);
-    return { lines, imported: 0, deleted: 0, repeated: 0, byOperation: {}, errors, invalid, committed: false, replaced: null, sampleRemoved: 0, dryRun: dry ? { before, added: 0, replaced: 0, removed: 0 } : undefined };
+    const dryRun = dry ? dry.report(new KeySet(16, { dry: true }), before, {}, () => false) : undefined;
+    return { ...common, imported: 0, deleted: 0, repeated: 0, byOperation: {}, committed: false, replaced: null, sampleRemoved: 0, dryRun };
   }
   const replace: Replace | null = named ?? (options.replace === 'all' ? 'all' : null);
-  const shrinks = minKeep > 0 && before > 0 && (distinctPuts === 0 || distinctPuts * 100 < before * minKeep);
-  const shrinkRefused = shrinks ? { before, after: distinctPuts, minKeep } : undefined;
+  const shrinkRefused = shrinkOf(plan, tally);
+  const counts = { imported, deleted, repeated, byOperation, replaced: replace, sampleRemoved };
   if (dry || shrinkRefused) {
     await batch?.rollback();
-    const removed = replaceAll ? before - (dry?.replaced ?? 0) : named ? null : (dry?.deletedHeld ?? 0);
-    const dryRun = dry ? { before, added: dry.added, replaced: dry.replaced, removed } : undefined;
-    return { lines, imported, deleted, repeated, byOperation, errors, invalid, committed: false, replaced: replace, sampleRemoved, shrinkRefused, dryRun };
+    const replaces = (op: string) => replaceAll || (named?.includes(op) ?? false);
+    const dryRun = dry?.report(keys, before, plan.beforeByOperation, replaces);
+    return { ...common, ...counts, committed: false, shrinkRefused, dryRun };
   }
   if (!batch) throw new Error('unreachable: an import that writes has a batch');
   if (options.signal?.aborted) {
@@ -414,7 +527,7 @@ async function settle(plan: ImportPlan, tally: ImportTally, options: ImportOptio
   }
   await batch.commit();
   countImport(imported, true);
-  return { lines, imported, deleted, repeated, byOperation, errors, invalid, committed: true, replaced: replace, sampleRemoved };
+  return { ...common, ...counts, committed: true };
 }
 
 /** Runs parsed by the runner, a few ahead of the writer, handed on in the file's order. */
@@ -460,7 +573,104 @@ async function* parsedRdwRuns(input: AsyncIterable<Uint8Array | string>, runner:
  */
 const MAX_AHEAD = 4;
 
+/** One CSV file of an import that reads several: its name (for errors) and its bytes, decompressed. */
+interface Source {
+  readonly name: string;
+  readonly bytes: AsyncIterable<Uint8Array | string>;
+}
+
+async function* oneSource(name: string, bytes: AsyncIterable<Uint8Array | string>): AsyncGenerator<Source> {
+  yield { name, bytes };
+}
+
+/**
+ * Ukraine's register (format 'ua-mvs') cut into runs of whole rows, file after file: each file's
+ * header read here (its layout, and its encoding from its first rows), the runs parsed by the runner
+ * and handed on in order, each with its file's name.
+ */
+async function* parsedMvsRuns(sources: AsyncIterable<Source>, runner: ChunkRunner, tally: ImportTally): AsyncGenerator<PackedChunk> {
+  const ahead: Promise<PackedChunk>[] = [];
+  let name: string | undefined;
+  try {
+    for await (const source of sources) {
+      const file = (name = source.name);
+      let layout: MvsLayout | null = null;
+      let encoded = false;
+      for await (let run of csvRuns(source.bytes)) {
+        if (layout === null) {
+          if (isZip(run)) throw new ImportInputError('a ZIP archive is read from a file, not from standard input (its directory is at its end)', file);
+          const header = mvsHeader(run);
+          layout = header.layout;
+          if (layout.at.N_REG_NEW === -1) tally.withoutPlates.push(file);
+          run = header.rest;
+          if (run.length === 0) continue;
+        }
+        if (!encoded) [layout, encoded] = [withEncoding(layout, run), true];
+        ahead.push(runner.run(run, undefined, layout).then((c) => ({ ...c, file })));
+        if (ahead.length >= MAX_AHEAD) yield await (ahead.shift() as Promise<PackedChunk>);
+      }
+      if (layout === null) throw new ImportInputError('it is empty (no header row)', file);
+    }
+  } catch (e) {
+    if (e instanceof CsvInputError || e instanceof MvsHeaderError || e instanceof ZipError) throw new ImportInputError(e.message, name);
+    throw e;
+  }
+  while (ahead.length > 0) yield await (ahead.shift() as Promise<PackedChunk>);
+}
+
+/**
+ * The CSV files of Ukraine's register as given: a ZIP's CSV entries (data/zip.ts), a gzip-compressed
+ * or plain CSV file; `onBytes` is told the bytes read of all the files together, as stored.
+ */
+async function* fileSources(files: readonly string[], handles: readonly fs.promises.FileHandle[], options: ImportOptions): AsyncGenerator<Source> {
+  let base = 0;
+  for (let i = 0; i < files.length; i++) {
+    const [file, handle] = [files[i], handles[i]];
+    const { size } = await handle.stat();
+    const head = Buffer.alloc(4);
+    await handle.read(head, 0, 4, 0);
+    if (isZip(head)) {
+      let read = base;
+      const count = (n: number) => options.onBytes?.((read += n));
+      let entries;
+      try {
+        entries = csvEntries(await zipEntries(handle, size));
+      } catch (e) {
+        throw e instanceof ZipError ? new ImportInputError(e.message, file) : e;
+      }
+      for (const entry of entries)
+        yield { name: entries.length > 1 ? `${file}:${entry.name}` : file, bytes: abortable(zipEntryBytes(handle, entry, count), options.signal) };
+    } else {
+      const from = base;
+      yield { name: file, bytes: inflated(abortable(fileChunks(handle), options.signal), (b) => options.onBytes?.(from + b)) };
+    }
+    base += size;
+  }
+}
+
+/**
+ * Imports one or more files of Ukraine's register (format 'ua-mvs'), each a ZIP as published or a
+ * CSV (plain or gzip-compressed), as one import: all or nothing, a plate's newest operation winning
+ * across the files whatever their order.
+ */
+export async function importFiles(store: VehicleStore, files: readonly string[], options: ImportOptions = {}): Promise<ImportReport> {
+  // Opened before the store's batch begins, so that a missing file fails before anything is written.
+  const handles: fs.promises.FileHandle[] = [];
+  try {
+    for (const file of files) handles.push(await fs.promises.open(file, 'r'));
+    return await importParsed(store, { ...options, format: 'ua-mvs' }, (runner, tally) =>
+      parsedMvsRuns(fileSources(files, handles, options), runner, tally),
+    );
+  } finally {
+    for (const h of handles) {
+      if (options.signal?.aborted) void h.close().catch(() => undefined);
+      else await h.close();
+    }
+  }
+}
+
 export async function importFile(store: VehicleStore, file: string, options: ImportOptions = {}): Promise<ImportReport> {
+  if (options.format === 'ua-mvs') return importFiles(store, [file], options);
   // Opened before the store's batch begins, so that a missing file fails as it did with a stream.
   const handle = await fs.promises.open(file, 'r');
   try {

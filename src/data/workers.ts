@@ -7,14 +7,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { packLines, type PackedChunk } from './chunk';
+import { packMvsRows, type MvsLayout } from './mvs';
 import { packRdwRows } from './rdw';
 
 export interface ChunkRunner {
   /**
    * The outcomes of a run of complete lines (NDJSON), or of whole CSV rows of RDW's vehicles file
-   * when `columns` (its header, as field names) is given; the bytes are moved to the thread (do not reuse them).
+   * when `columns` (its header, as field names) is given, or of Ukraine's register when `mvs` (its
+   * file's layout) is; the bytes are moved to the thread (do not reuse them).
    */
-  run(bytes: Uint8Array, columns?: readonly string[]): Promise<PackedChunk>;
+  run(bytes: Uint8Array, columns?: readonly string[], mvs?: MvsLayout): Promise<PackedChunk>;
   close(): Promise<void>;
 }
 
@@ -29,7 +31,12 @@ const WORKER: { file: string; execArgv: string[] } | null = fs.existsSync(WORKER
     : null;
 
 export function chunkRunner(count: number): ChunkRunner {
-  if (count <= 0 || !WORKER) return { run: async (bytes, columns) => (columns ? packRdwRows(bytes, columns) : packLines(bytes)), close: async () => {} };
+  if (count <= 0 || !WORKER)
+    return {
+      run: async (bytes, columns, mvs) =>
+        mvs ? packMvsRows(bytes, mvs) : columns ? packRdwRows(bytes, columns) : packLines(bytes),
+      close: async () => {},
+    };
   const worker = WORKER;
   const workers = Array.from({ length: count }, () => {
     // The young generation: a thread's live data is one run of lines, but it makes several MB of
@@ -45,12 +52,12 @@ export function chunkRunner(count: number): ChunkRunner {
   });
   let next = 0;
   return {
-    run(bytes, columns) {
+    run(bytes, columns, mvs) {
       const t = workers[next];
       next = (next + 1) % workers.length;
       return new Promise((resolve, reject) => {
         t.waiting.push({ resolve, reject });
-        t.w.postMessage(columns ? { bytes, columns } : bytes, [bytes.buffer as ArrayBuffer]);
+        t.w.postMessage(mvs ? { bytes, mvs } : columns ? { bytes, columns } : bytes, [bytes.buffer as ArrayBuffer]);
       });
     },
     async close() {

@@ -459,6 +459,15 @@ export class PostgresStore implements VehicleStore {
     return Number(r.rows[0].n);
   }
 
+  async countByOperation(): Promise<Record<string, number>> {
+    const r = await this.query<{ operation: string; n: string }>(
+      'count-by-operation',
+      'SELECT operation, count(*) AS n FROM records GROUP BY operation',
+      [],
+    );
+    return Object.fromEntries(r.rows.map((row) => [row.operation, Number(row.n)]));
+  }
+
   /**
    * One transaction on a connection of its own, under the write lock: COPY straight into records
    * when the table began empty, else through a staging table merged at commit (postgres-import.ts).

@@ -182,6 +182,14 @@ export class SqliteStore implements VehicleStore {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM records').get() as { n: number }).n;
   }
 
+  async countByOperation(): Promise<Record<string, number>> {
+    const rows = this.db.prepare('SELECT operation, COUNT(*) AS n FROM records GROUP BY operation').all() as {
+      operation: string;
+      n: number;
+    }[];
+    return Object.fromEntries(rows.map((r) => [r.operation, r.n]));
+  }
+
   /**
    * One write transaction (BEGIN IMMEDIATE) for the whole import: WAL readers, in this process or
    * another, keep the snapshot they began with until it commits. A replace deletes the replaced

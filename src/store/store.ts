@@ -134,6 +134,8 @@ export interface VehicleStore extends UpstreamCacheStore {
   chargeFound?(key: RecordKey, username: string, day: string, operation: string): Promise<FoundCharge>;
   /** Counts every record: a full pass over the key index, for tools and tests, not the request path. */
   count(): Promise<number>;
+  /** Records per operation (operations holding none left out): like count(), for import guards and dry runs. */
+  countByOperation(): Promise<Record<string, number>>;
   /** Whether any record is held: one index probe, at any size. */
   isEmpty(): Promise<boolean>;
   /** Opens the one write batch of an import; a store refuses a second while one is open. */

@@ -78,6 +78,10 @@ const NOT_RUN: Record<string, string> = {
 };
 const NOT_RUN_PATTERNS: Array<[RegExp, string]> = [
   [
+    /reglookup-refresh@|docker-compose\.refresh\.yml/,
+    'the daily refresh: test/deploy/refresh.test.ts verifies its units and compose file and runs deploy/refresh.sh',
+  ],
+  [
     /^npx reglookup (import|export|backup)\b|reglookup (import|export)\b/,
     'import, export and backup on files of the reader: test/integration/data.test.ts and cli-guards.test.ts run each form',
   ],

@@ -48,6 +48,6 @@ describe('import --format rdw on the command line', () => {
       'reglookup: --fuel joins RDW fuel data to --format rdw; give --format rdw too',
     ]);
     const b = runCli(['import', '--format', 'xml', 'v.csv'], env);
-    expect([b.status, b.stderr.trim()]).toEqual([1, "reglookup: --format must be ndjson or rdw, not 'xml'"]);
+    expect([b.status, b.stderr.trim()]).toEqual([1, "reglookup: --format must be ndjson, rdw or ua-mvs, not 'xml'"]);
   });
 });

@@ -132,6 +132,24 @@ describeStores('%s store', (kind) => {
     expect(await description(store, 'CheckUSA', 'X1', 'CA')).toBe('OLD X');
   });
 
+  test('--replace with --min-keep counts each operation the file names, on this store too; --dry-run counts per operation', async () => {
+    await run(store, {}, check('K1', 'one'), check('K2', 'two'), check('K3', 'three'), usa('U1', 'us'));
+    expect(await store.countByOperation()).toEqual({ Check: 3, CheckUSA: 1 });
+    // One Check record of three: less than 50 % of the operation, whatever the store holds besides.
+    const refused = await run(store, { replace: 'named', minKeep: 50 }, check('K1', 'one'));
+    expect(refused.shrinkRefused).toEqual({ operation: 'Check', before: 3, after: 1, minKeep: 50 });
+    expect(await store.count()).toBe(4);
+    const dry = await run(
+      store,
+      { replace: 'named', dryRun: true },
+      check('K1', 'one'),
+      check('K2', 'TWO'),
+      check('K4', 'four'),
+    );
+    expect(dry.dryRun?.operations).toEqual({ Check: { added: 1, changed: 1, unchanged: 1, removed: 1 } });
+    expect(await store.countByOperation()).toEqual({ Check: 3, CheckUSA: 1 });
+  });
+
   test('--replace-all: the store holds exactly the file; an invalid file changes nothing', async () => {
     await run(store, {}, check('A1', 'OLD A'), check('B1', 'OLD B'), usa('X1', 'OLD X'));
     for (const replace of ['all', 'named'] as const) {
