@@ -1,8 +1,10 @@
 // The DVSA MOT History API's published quota, enforced before each call so that it is never
-// exceeded and a caller is told at once when to come back: 15 requests a second and 500,000 a day,
-// counted in Redis (REDIS_URL) so that every instance shares them, in this process's memory
-// otherwise or while Redis cannot be reached (rate-limiter-flexible's insurance limiter). Its burst
-// of 10 is a cap on calls in flight at once in this process.
+// exceeded: 15 requests a second and 500,000 a day. A call over the per-second quota waits for the
+// next second when that comes within its lookup's deadline; otherwise (the daily quota spent) the
+// caller is told at once when the quota frees. The quota is counted in Redis (REDIS_URL) so that
+// every instance shares it, in this process's memory otherwise or while Redis cannot be reached
+// (rate-limiter-flexible's insurance limiter). Its burst of 10 is a cap on calls in flight at once
+// in this process.
 
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -48,10 +50,24 @@ export class DvsaQuota {
     this.day = make(limits.perDay, 86_400, 'day');
   }
 
-  /** Takes one call from the quota, or says how long to wait. */
-  async take(): Promise<QuotaRefusal | null> {
-    const refused = (e: unknown, which: 'second' | 'day'): QuotaRefusal => {
-      if (e instanceof RateLimiterRes) return { retryAfterS: Math.max(1, Math.ceil(e.msBeforeNext / 1000)), which };
+  /**
+   * Takes one call from the quota, waiting for it up to `deadline` (ms, Date.now's clock) while `signal` holds; or says
+   * how long to wait.
+   */
+  async take(deadline = 0, signal?: AbortSignal): Promise<QuotaRefusal | null> {
+    for (;;) {
+      const refused = await this.takeNow();
+      if (!refused || refused.which === 'day' || signal?.aborted) return refused;
+      const waitMs = refused.msBeforeNext;
+      if (Date.now() + waitMs >= deadline) return refused;
+      await sleep(waitMs, signal);
+    }
+  }
+
+  private async takeNow(): Promise<(QuotaRefusal & { readonly msBeforeNext: number }) | null> {
+    const refused = (e: unknown, which: 'second' | 'day') => {
+      if (e instanceof RateLimiterRes)
+        return { retryAfterS: Math.max(1, Math.ceil(e.msBeforeNext / 1000)), which, msBeforeNext: e.msBeforeNext };
       throw e;
     };
     try {
@@ -78,4 +94,17 @@ export class DvsaQuota {
       this.waiting.shift()?.();
     }
   }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

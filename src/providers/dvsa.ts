@@ -2,8 +2,11 @@
 // client-credentials token (dvsa-token.ts) and X-API-Key. It answers UKMOT: the vehicle's make and
 // model, its MOT tests as UKTest records (mapDvsa below, docs/upstream-rdw-dvsa.md), and the rest
 // of the vehicle (colour, fuel, dates) as extendedInformation rows. The published quota is taken
-// before every call (dvsa-quota.ts); when it is spent the call is not made and the chain is told
-// when to come back.
+// before every call, a token request and the retry after a refused token included (dvsa-quota.ts):
+// a call over the per-second quota waits its turn within the lookup's deadline; when the quota
+// cannot be had in time the call is not made and the chain is told when the quota frees. A token
+// the API refuses (401, or 403 with the codes the API documents for an expired or missing token)
+// is refreshed once and the call made again; any other 403 is our credentials refused.
 
 import { Redis } from 'ioredis';
 import { DVSA_QUOTA, DvsaQuota, type DvsaQuotaLimits } from './dvsa-quota';
@@ -31,6 +34,24 @@ type Json = Record<string, unknown>;
 const CONNECT_WAIT_MS = 3000;
 
 const FAILURE = new Set(['FAIL', 'MAJOR', 'DANGEROUS', 'PRS']);
+
+/** The API's error codes for a token it does not take: MOTH-FB-02 expired, MOTH-FB-04 missing. */
+const TOKEN_CODES = new Set(['MOTH-FB-02', 'MOTH-FB-04']);
+
+/** Whether a 403's body says the token (not the API key or a permission) is what was refused. */
+export function refusesToken(body: string): boolean {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  if (typeof json !== 'object' || json === null) return false;
+  const { errorCode, errorMessage, message } = json as Json;
+  if (typeof errorCode === 'string') return TOKEN_CODES.has(errorCode.trim().toUpperCase());
+  const said = typeof errorMessage === 'string' ? errorMessage : typeof message === 'string' ? message : '';
+  return /\baccess token\b/i.test(said) && /\b(expired|missing|invalid)\b/i.test(said);
+}
 
 const text = (v: unknown): string | undefined =>
   typeof v === 'string' && v.trim() !== ''
@@ -112,7 +133,7 @@ export class DvsaProvider implements Provider {
     private readonly config: DvsaConfig,
     deps: DvsaDeps = {},
   ) {
-    this.tokens = new TokenSource(config, deps.now);
+    this.tokens = new TokenSource(config, deps.now, (wait) => this.take(wait));
     this.redis = deps.redisUrl
       ? new Redis(deps.redisUrl, {
           enableOfflineQueue: false,
@@ -143,7 +164,16 @@ export class DvsaProvider implements Provider {
 
   async fetch(_operation: string, registration: string, _state: string, ctx: FetchContext): Promise<ProviderAnswer> {
     await this.connected;
-    const refused = await this.quota.take();
+    // The token first: its request takes a call from the quota of its own, and a call's place in
+    // the quota is not held while the token is fetched (the API would see those calls late, at once).
+    await this.tokens.get(ctx.http, ctx);
+    await this.take(ctx);
+    return this.quota.inBurst(() => this.call(registration, ctx));
+  }
+
+  /** One call from the quota, waited for within the deadline; a transient failure saying when it frees otherwise. */
+  private async take(wait: { readonly signal?: AbortSignal; readonly deadline?: number }): Promise<void> {
+    const refused = await this.quota.take(wait.deadline, wait.signal);
     if (refused) {
       throw new UpstreamFailure(
         this.name,
@@ -152,16 +182,17 @@ export class DvsaProvider implements Provider {
         refused.retryAfterS,
       );
     }
-    return this.quota.inBurst(() => this.call(registration, ctx));
   }
 
   private async call(registration: string, ctx: FetchContext): Promise<ProviderAnswer> {
-    let token = await this.tokens.get(ctx.http);
+    let token = await this.tokens.get(ctx.http, ctx);
     let res = await this.get(registration, token, ctx);
-    if (res.status === 401) {
-      // The token went stale before we thought (revoked, a clock apart): one refresh, one retry.
+    if (res.status === 401 || (res.status === 403 && refusesToken(res.body))) {
+      // The token went stale before we thought (expired, revoked, a clock apart): one refresh (its
+      // request takes a call from the quota, once however many calls held the token), one retry.
       this.tokens.invalidate(token);
-      token = await this.tokens.get(ctx.http);
+      token = await this.tokens.get(ctx.http, ctx);
+      await this.take(ctx);
       res = await this.get(registration, token, ctx);
     }
     const what = 'the DVSA MOT History API';
