@@ -88,6 +88,8 @@ export interface FakeDvsa {
   tokenDelayMs: number;
   /** The token endpoint answers 503. */
   tokenDown: boolean;
+  /** The token endpoint takes requests and never answers them (a hung endpoint). */
+  tokenHung: boolean;
   /** Every token issued so far stops working (401). */
   revokeAll(): void;
   /** Every token issued so far has expired (403, errorCode MOTH-FB-02). */
@@ -101,6 +103,7 @@ export interface FakeDvsa {
 
 export async function startFakeDvsa(): Promise<FakeDvsa> {
   const valid = new Set<string>();
+  const held = new Set<http.ServerResponse>();
   const expired = new Set<string>();
   let issued = 0;
   const state: Omit<FakeDvsa, 'apiUrl' | 'tokenUrl' | 'close'> = {
@@ -109,6 +112,7 @@ export async function startFakeDvsa(): Promise<FakeDvsa> {
     expiresIn: 3599,
     tokenDelayMs: 0,
     tokenDown: false,
+    tokenHung: false,
     revokeAll: () => valid.clear(),
     expireAll: () => {
       for (const t of valid) expired.add(t);
@@ -128,6 +132,7 @@ export async function startFakeDvsa(): Promise<FakeDvsa> {
         state.tokenRequests++;
         const form = new URLSearchParams(body);
         state.tokenBodies.push(form);
+        if (state.tokenHung) return held.add(res);
         if (state.tokenDown) return json(res, 503, { error: 'temporarily_unavailable' });
         const ok =
           form.get('grant_type') === 'client_credentials' &&
@@ -182,6 +187,10 @@ export async function startFakeDvsa(): Promise<FakeDvsa> {
   return Object.assign(state, {
     apiUrl: base,
     tokenUrl: `${base}/oauth2/v2.0/token`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => {
+      for (const r of held) r.destroy();
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   });
 }
