@@ -11,12 +11,14 @@
 import { Redis } from 'ioredis';
 import { DVSA_QUOTA, DvsaQuota, type DvsaQuotaLimits } from './dvsa-quota';
 import type { DvsaSettings } from '../config';
+import type { ReadinessProbe } from '../ops/health';
+import type { Logger } from '../ops/logger';
 import { TokenSource } from './dvsa-token';
 import { UpstreamFailure, type FetchContext, type Provider, type ProviderAnswer } from './provider';
 import { failureForStatus, jsonBody } from './upstream-status';
 
 /** DVSA_* as config.ts reads them. */
-export type DvsaConfig = DvsaSettings;
+export type DvsaConfig = Omit<DvsaSettings, 'quotaProcesses'> & { readonly quotaProcesses?: number };
 
 export interface DvsaDeps {
   /** Redis to share the quota through (REDIS_URL); null or absent: this process's memory. */
@@ -26,12 +28,16 @@ export interface DvsaDeps {
   readonly now?: () => number;
   /** The quota (tests make it small). */
   readonly quota?: DvsaQuotaLimits;
+  /** Where the quota's failing over to the local share is told. */
+  readonly log?: Pick<Logger, 'warn'> | null;
 }
 
 type Json = Record<string, unknown>;
 
 /** How long the first calls wait for Redis before counting in this process's memory instead. */
 const CONNECT_WAIT_MS = 3000;
+/** How long a quota command may wait for Redis before the quota fails over to this process's share. */
+export const QUOTA_REDIS_TIMEOUT_MS = 200;
 
 const FAILURE = new Set(['FAIL', 'MAJOR', 'DANGEROUS', 'PRS']);
 
@@ -138,7 +144,7 @@ export class DvsaProvider implements Provider {
       ? new Redis(deps.redisUrl, {
           enableOfflineQueue: false,
           maxRetriesPerRequest: 1,
-          commandTimeout: 1000,
+          commandTimeout: QUOTA_REDIS_TIMEOUT_MS,
           lazyConnect: false,
         })
       : null;
@@ -155,7 +161,13 @@ export class DvsaProvider implements Provider {
           });
         })
       : Promise.resolve();
-    this.quota = new DvsaQuota(deps.quota ?? DVSA_QUOTA, this.redis, deps.redisPrefix ?? 'reglookup:');
+    this.quota = new DvsaQuota(
+      deps.quota ?? DVSA_QUOTA,
+      this.redis,
+      deps.redisPrefix ?? 'reglookup:',
+      config.quotaProcesses ?? 1,
+      deps.log ?? null,
+    );
   }
 
   answers(operation: string): boolean {
@@ -217,7 +229,24 @@ export class DvsaProvider implements Provider {
     );
   }
 
+  /**
+   * With Redis, /readyz's check `dvsa-quota`: degraded (still ready) while the quota is counted in this process's share
+   * because Redis fails. Without Redis: none.
+   */
+  readinessProbe(): ReadinessProbe | null {
+    if (!this.redis) return null;
+    return {
+      name: 'dvsa-quota',
+      check: async () => {
+        if (this.quota.degraded()) throw new Error('Redis is failing');
+      },
+      degraded:
+        "Redis is failing: the DVSA quota is counted in each process's share of it (DVSA_QUOTA_PROCESSES), in memory",
+    };
+  }
+
   async close(): Promise<void> {
+    this.quota.close();
     this.redis?.disconnect();
   }
 }
