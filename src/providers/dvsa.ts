@@ -37,7 +37,7 @@ type Json = Record<string, unknown>;
 /** How long the first calls wait for Redis before counting in this process's memory instead. */
 const CONNECT_WAIT_MS = 3000;
 /** How long a quota command may wait for Redis before the quota fails over to this process's share. */
-export const QUOTA_REDIS_TIMEOUT_MS = 200;
+const QUOTA_REDIS_TIMEOUT_MS = 200;
 
 const FAILURE = new Set(['FAIL', 'MAJOR', 'DANGEROUS', 'PRS']);
 
