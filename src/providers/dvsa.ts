@@ -134,6 +134,7 @@ export class DvsaProvider implements Provider {
   private readonly quota: DvsaQuota;
   private readonly redis: Redis | null;
   private readonly connected: Promise<void>;
+  private isConnected = false;
 
   constructor(
     private readonly config: DvsaConfig,
@@ -175,12 +176,26 @@ export class DvsaProvider implements Provider {
   }
 
   async fetch(_operation: string, registration: string, _state: string, ctx: FetchContext): Promise<ProviderAnswer> {
-    await this.connected;
+    if (!this.isConnected) await this.untilConnected(ctx);
     // The token first: its request takes a call from the quota of its own, and a call's place in
     // the quota is not held while the token is fetched (the API would see those calls late, at once).
     await this.tokens.get(ctx.http, ctx);
     await this.take(ctx);
     return this.quota.inBurst(() => this.call(registration, ctx));
+  }
+
+  /**
+   * Waits for the first connection to Redis, so that the call counts in the shared quota: at most half of what is left
+   * of the lookup's budget (a Redis that hangs at start-up must not take it all).
+   */
+  private async untilConnected(ctx: FetchContext): Promise<void> {
+    const left = ctx.deadline === undefined ? CONNECT_WAIT_MS : (ctx.deadline - Date.now()) / 2;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.connected.then(() => (this.isConnected = true)),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(CONNECT_WAIT_MS, left))))),
+    ]);
+    clearTimeout(timer);
   }
 
   /** One call from the quota, waited for within the deadline; a transient failure saying when it frees otherwise. */

@@ -6,7 +6,9 @@
 // port (the machine's Redis is shared and left alone).
 
 import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createDvsaProvider } from '../../src/providers/dvsa';
 import { call, type Answer } from '../helpers/call';
+import { fetchContext } from '../helpers/upstream-http';
 import { startServeProcess, type ServeProcess } from '../helpers/cli';
 import { freePort } from '../helpers/private-postgres';
 import { startRedisServer } from '../helpers/private-redis';
@@ -116,5 +118,35 @@ async function waitFor(what: () => boolean, ms: number): Promise<boolean> {
       charged: 'n/a (no credited account)',
       logged: `${count(s.output(), DOWN_LINE)} 'cannot be counted in Redis' line, ${count(s.output(), BACK_LINE)} 'counted in Redis again' line, 0 stack traces`,
     });
+  });
+
+  test('Redis hung before the first call: the call is not held past half its budget, and is answered', async () => {
+    const port = await freePort();
+    const own = await startRedisServer(port);
+    const dvsa = await startFakeDvsa();
+    own.kill('SIGSTOP');
+    const { clientId, clientSecret, scope, apiKey } = DVSA_CLIENT;
+    const p = createDvsaProvider(
+      { url: dvsa.apiUrl, tokenUrl: dvsa.tokenUrl, clientId, clientSecret, scope, apiKey },
+      { redisUrl: `redis://127.0.0.1:${port}`, redisPrefix: 'faults-dvsa-start:' },
+    );
+    try {
+      const t = Date.now();
+      const answer = await p.fetch('UKMOT', 'AB12CDE', '', { ...fetchContext(1500), deadline: Date.now() + 1500 });
+      const ms = Date.now() - t;
+      expect(answer.found).toBe(true);
+      expect(ms).toBeLessThan(1500);
+      recordScenario({
+        scenario: 'Redis hung before the DVSA quota first used it',
+        answered: `the first UKMOT call answered in ${ms} ms (budget 1500 ms; at most half of it waits for Redis)`,
+        charged: 'n/a (provider only)',
+        logged: 'the quota counted in the local share',
+      });
+    } finally {
+      await p.close();
+      await dvsa.close();
+      own.kill('SIGCONT');
+      own.kill('SIGKILL');
+    }
   });
 });
