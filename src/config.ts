@@ -147,6 +147,8 @@ export interface DvsaSettings {
   readonly clientSecret: string;
   readonly scope: string;
   readonly apiKey: string;
+  /** Processes sharing the quota through Redis (DVSA_QUOTA_PROCESSES): while Redis fails, each counts 1/N of it. */
+  readonly quotaProcesses: number;
 }
 
 export interface RdwSettings {
@@ -570,6 +572,7 @@ function dvsaSettings(env: Env): DvsaSettings | null {
   const missing = Object.entries(given)
     .filter(([, v]) => v === null)
     .map(([k]) => k);
+  const quotaProcesses = int(env, 'DVSA_QUOTA_PROCESSES', 1, 1, 10_000);
   if (missing.length === 3) return null;
   if (missing.length > 0)
     throw new ConfigError(
@@ -582,6 +585,7 @@ function dvsaSettings(env: Env): DvsaSettings | null {
     clientSecret: given.DVSA_CLIENT_SECRET as string,
     scope,
     apiKey: given.DVSA_API_KEY as string,
+    quotaProcesses,
   };
 }
 
