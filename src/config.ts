@@ -98,7 +98,7 @@ export interface Config {
   readonly tracing: TracingConfig | null;
 }
 
-/** Where and how lookups' traces are sent: OTLP over HTTP (docs/operating.md, Tracing). */
+/** Where and how lookups' traces are sent: OTLP over HTTP (docs/operating.md, "Tracing"). */
 export interface TracingConfig {
   /** The collector's OTLP/HTTP traces URL: OTEL_EXPORTER_OTLP_ENDPOINT with /v1/traces after it. */
   readonly tracesUrl: string;

@@ -34,7 +34,7 @@ interface ImportFlags {
   fuel?: string;
 }
 
-/** The share of today's records a --replace-all must keep unless told otherwise (README: Full refresh). */
+/** The share of today's records a --replace-all must keep unless told otherwise (docs/data.md, "Full refresh"). */
 export const DEFAULT_MIN_KEEP = 50;
 
 function byOperation(report: ImportReport): string {
