@@ -88,6 +88,11 @@ export interface Config {
    * (SHUTDOWN_DRAIN_MS).
    */
   readonly shutdownDrainMs: number;
+  /**
+   * Whether `serve` stops, as on SIGTERM, when the process that started it exits: set when npm started it (npx, npm
+   * exec, npm start), whose shell between npm and the service does not pass on the signals npm forwards to it.
+   */
+  readonly stopWithParent: boolean;
   /** Upstream providers, their cache and their resilience (docs/upstream.md). */
   readonly upstream: UpstreamConfig;
   /** The DVSA MOT History API (DVSA_*), or null when its credentials are not set (docs/upstream-rdw-dvsa.md). */
@@ -674,6 +679,7 @@ export function loadConfig(env: Env = process.env): Config {
     creditAlertBelow: int(env, 'CREDIT_ALERT_BELOW', 100, 0, 1_000_000_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 600_000),
+    stopWithParent: read(env, 'npm_command') !== undefined,
     upstream: upstreamConfig(env),
     dvsa: dvsaSettings(env),
     rdw: rdwSettings(env),
