@@ -16,6 +16,7 @@ import { mvsHeader, MvsHeaderError, withEncoding, type MvsLayout } from './mvs';
 import { CsvInputError, csvRuns, joinFuel, readFuel, splitHeader, vehicleHeaderProblem, type FuelMap } from './rdw';
 import { chunkRunner, type ChunkRunner } from './workers';
 import { csvEntries, isZip, ZipError, zipEntries, zipEntryBytes } from './zip';
+import { isFormatHint } from './parse';
 
 export { parseLine } from './parse';
 export type { DryRunReport, OperationChange } from './dryrun';
@@ -424,6 +425,9 @@ async function readAll(store: VehicleStore, plan: ImportPlan, tally: ImportTally
         continue;
       }
       if (kind === INVALID) {
+        // An export's header as the first line of NDJSON: the whole file is of another format.
+        if (at.line === 1 && plan.firstLine === 0 && isFormatHint(chunk.reasons[reason]))
+          throw new ImportInputError(chunk.reasons[reason], at.file);
         tally.invalid++;
         if (tally.errors.length < MAX_REPORTED) tally.errors.push({ line: at.line, reason: chunk.reasons[reason], file: at.file });
         reason++;
