@@ -174,6 +174,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /** Every variable this module reads: filled by read(), so the list cannot fall behind the code. */
 const KNOWN = new Set<string>();
+/** Whether KNOWN holds every variable an empty environment reads (a refused environment may stop reading early). */
+let knownComplete = false;
 
 /** A variable that looks like a misspelling of one this service reads (DATABSE_URL for DATABASE_URL). */
 export interface Lookalike {
@@ -204,7 +206,8 @@ function distance(a: string, b: string, max: number): number {
  * HOME is not taken for HOST). Other variables of the environment are none of our business.
  */
 export function lookalikeVariables(env: Env = process.env): Lookalike[] {
-  if (KNOWN.size === 0) {
+  if (!knownComplete) {
+    knownComplete = true;
     try {
       loadConfig({});
     } catch {
