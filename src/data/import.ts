@@ -329,7 +329,7 @@ async function planImport(store: VehicleStore, options: ImportOptions): Promise<
   const before = (minKeep > 0 && options.replace === 'all') || options.dryRun ? await store.count() : 0;
   const perOperation = (minKeep > 0 && options.replace === 'named') || options.dryRun;
   const beforeByOperation = perOperation ? await store.countByOperation() : {};
-  const dry = options.dryRun ? new DryRun(store) : null;
+  const dry = options.dryRun ? new DryRun(store, sampleRemoved > 0) : null;
   const batch = dry ? null : await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample });
   const firstLine = options.format === 'rdw' || options.format === 'ua-mvs' ? 1 : 0;
   return {
