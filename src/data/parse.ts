@@ -24,7 +24,7 @@ function headerNames(line: string, separator: string): string[] {
  * When a line that is not JSON is the start of a register's export given without its --format, what to give instead:
  * the reader's error for every line of a large CSV says nothing of why.
  */
-export function formatHint(text: string): string | null {
+function formatHint(text: string): string | null {
   const line = text.replace(/^\uFEFF/, '');
   if (line.startsWith('PK\u0003\u0004')) return "this is a ZIP archive, as Ukraine's register comes: use --format ua-mvs";
   if (line.includes(';') && headerNames(line, ';').includes('n_reg_new'))
