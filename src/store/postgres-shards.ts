@@ -35,6 +35,15 @@ const BLOCK_MAX = 65_536;
  */
 const REMEMBERED = 10_000;
 
+/**
+ * Whether the server runs the statement after the deadline in parameter `param` (ms since the epoch
+ * on the server's clock; null: none). Read after the row lock is taken (cur comes first), so a
+ * statement that waited for another's lock past its deadline also grants nothing.
+ */
+export function pastDeadline(param: string): string {
+  return `(${param}::float8 IS NOT NULL AND extract(epoch FROM clock_timestamp()) * 1000 >= ${param}::float8)`;
+}
+
 /** A charge waiting in a batch: chargeFound's record key, or null for a plain charge. */
 export interface ShardWaiter {
   readonly operation: string | null;
@@ -130,7 +139,14 @@ export class CreditShards {
    * batch. All or nothing keeps the statement to one row update without ranking the batch (a shard
    * runs short only between a refill's ask and its block).
    */
-  async charge(username: string, day: string, batch: readonly ShardWaiter[]): Promise<ShardBatch> {
+  async charge(
+    username: string,
+    day: string,
+    batch: readonly ShardWaiter[],
+    /** When the call gives up (Date.now() ms), and the same on the server's clock (pastDeadline); null: none. */
+    deadline: number | null = null,
+    serverDeadline: number | null = null,
+  ): Promise<ShardBatch> {
     const r = await this.db.query<ShardRow>(
       'shard-charge-all',
       `WITH ${BATCH_K}, w AS (
@@ -139,6 +155,7 @@ export class CreditShards {
          UPDATE credit_shards s SET credits = s.credits - w.n FROM w, accounts a
           WHERE s.username = $1 AND s.shard = $7 AND s.credits >= w.n AND w.n > 0
             AND a.username = $1 AND a.enabled AND a.daily_limit IS NULL AND a.credits IS NOT NULL
+            AND NOT ${pastDeadline('$8')}
           RETURNING s.credits AS left, a.credits + s.credits AS total
        ), counted AS (
          INSERT INTO usage_shards (username, day, operation, shard, found)
@@ -147,8 +164,9 @@ export class CreditShards {
          ON CONFLICT (username, day, operation, shard) DO UPDATE SET found = usage_shards.found + EXCLUDED.found
        )
        SELECT k.payload, t.left, t.total FROM k LEFT JOIN taken t ON true ORDER BY k.i`,
-      [username, day, ...batchArrays(batch), this.id],
+      [username, day, ...batchArrays(batch), this.id, serverDeadline],
       batch.length,
+      deadline,
     );
     const found = batch.map((b, i) =>
       b.key === null ? null : r.rows[i].payload === null ? null : { payload: r.rows[i].payload },
