@@ -200,6 +200,8 @@ export class PostgresStore implements VehicleStore {
   private readonly probeConfig: pg.ClientConfig;
   /** The server's clock minus this process's, ms (measureClock). */
   private clockOffset = 0;
+  /** DATABASE_READ_TIMEOUT_MS: a replica read's deadline. */
+  private readonly readTimeoutMs: number;
   /** DATABASE_QUERY_TIMEOUT_MS: each call's deadline from its start (0: none). */
   readonly queryTimeoutMs: number;
   private watcher: StoreWatcher | null = null;
@@ -218,6 +220,7 @@ export class PostgresStore implements VehicleStore {
     this.cacheTtlMs = options.cacheTtlMs ?? 0;
     const timeout = options.statementTimeoutMs ?? 5000;
     this.queryTimeoutMs = options.queryTimeoutMs ?? 2000;
+    this.readTimeoutMs = options.readTimeoutMs ?? 300;
     const poolConfig = (connection: string, urlOpts: string | null): pg.PoolConfig => ({
       connectionString: connection,
       max: options.pool ?? 10,
@@ -251,7 +254,13 @@ export class PostgresStore implements VehicleStore {
       this.replicas = new Replicas(
         configs,
         options.readMaxLagMs ?? 1000,
-        async () => (await this.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn,
+        async () =>
+          (
+            await withDeadline(this.pool, this.deadline(), 'PostgreSQL', (c) =>
+              c.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn'),
+            )
+          ).rows[0].lsn,
+        this.readTimeoutMs,
       );
     } else {
       this.chargeFound = (key, username, day, operation) => this.accounts.chargeFound(key, username, day, operation);
@@ -515,7 +524,10 @@ export class PostgresStore implements VehicleStore {
     const replica = this.replicas?.pick();
     if (replica) {
       try {
-        return await replica.pool.query<R>({ name, text, values });
+        // Bounded by its own deadline: a hung replica costs a lookup this, then the primary answers.
+        return await withDeadline(replica.pool, Date.now() + this.readTimeoutMs, replica.name, (c) =>
+          c.query<R>({ name, text, values }),
+        );
       } catch (e) {
         this.replicas?.failed(replica.replica, e);
       }
