@@ -76,6 +76,8 @@ interface ShardRow {
   /** The shard's credits after the batch, and the balance (row and this shard) after it; null: not charged here. */
   left: string | null;
   total: string | null;
+  /** The account's lookups charged on the day before the batch (as listAccounts counts them). */
+  used: string | null;
 }
 
 /**
@@ -156,14 +158,16 @@ export class CreditShards {
           WHERE s.username = $1 AND s.shard = $7 AND s.credits >= w.n AND w.n > 0
             AND a.username = $1 AND a.enabled AND a.daily_limit IS NULL AND a.credits IS NOT NULL
             AND NOT ${pastDeadline('$8')}
-          RETURNING s.credits AS left, a.credits + s.credits AS total
+          RETURNING s.credits AS left, a.credits + s.credits AS total,
+                    GREATEST(CASE WHEN a.day = $2 THEN a.day_count ELSE 0 END,
+                             (SELECT COALESCE(SUM(u.found), 0) FROM usage_all u WHERE u.username = $1 AND u.day = $2)) AS used
        ), counted AS (
          INSERT INTO usage_shards (username, day, operation, shard, found)
          SELECT $1, $2, k.op, $7, count(*) FROM k
           WHERE k.hit AND k.op IS NOT NULL AND EXISTS (SELECT 1 FROM taken) GROUP BY k.op ORDER BY k.op
          ON CONFLICT (username, day, operation, shard) DO UPDATE SET found = usage_shards.found + EXCLUDED.found
        )
-       SELECT k.payload, t.left, t.total FROM k LEFT JOIN taken t ON true ORDER BY k.i`,
+       SELECT k.payload, t.left, t.total, t.used FROM k LEFT JOIN taken t ON true ORDER BY k.i`,
       [username, day, ...batchArrays(batch), this.id, serverDeadline],
       batch.length,
       deadline,
@@ -172,7 +176,9 @@ export class CreditShards {
       b.key === null ? null : r.rows[i].payload === null ? null : { payload: r.rows[i].payload },
     );
     const hits = batch.reduce((n, b, i) => (b.key === null || found[i] !== null ? n + 1 : n), 0);
-    const { left, total } = r.rows[0] ?? { left: null, total: null };
+    const { left, total, used } = r.rows[0] ?? { left: null, total: null, used: null };
+    // The day's lookups before the batch (the statement reads them as they were when it began).
+    const usedBefore = Number(used ?? 0);
     // The balance before the batch, for each charge's reported balance (approximate: see ChargeResult).
     const before = total === null ? 0 : Number(total) + hits;
     let rank = 0;
@@ -180,7 +186,7 @@ export class CreditShards {
       if (b.key !== null && found[i] === null) return { found: null, charge: null };
       if (left === null) return undefined;
       rank++;
-      return { found: found[i], charge: { ok: true, credits: before - rank, usedToday: rank } };
+      return { found: found[i], charge: { ok: true, credits: before - rank, usedToday: usedBefore + rank } };
     });
     return { results, found, left: left === null ? 0 : Number(left) };
   }
