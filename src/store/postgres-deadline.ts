@@ -20,7 +20,7 @@ export class QueryTimeoutError extends Error {
  * Closes the connection's socket at once. pg's own end() sends Terminate and waits for the server
  * to close its side, which a hung server never does; the pending query fails when the socket closes.
  */
-export function destroyClient(client: pg.PoolClient, e: Error): void {
+function destroyClient(client: pg.PoolClient, e: Error): void {
   const stream = (client as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream;
   // Released with an error: the pool drops the client rather than hand it out again.
   client.release(e);
