@@ -395,7 +395,7 @@ function frontHandler(
     originForm(req);
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
-    setContext(req, { id, start: performance.now() });
+    setContext(req, { id, start: performance.now(), socket: req.socket });
     res.setHeader('X-Request-Id', id);
     res.on('finish', logFinished);
     serveThisTurn(req, res);

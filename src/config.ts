@@ -28,6 +28,10 @@ export interface Config {
   readonly databasePool: number;
   /** PostgreSQL: longest a request's statement may run, ms; 0 for no limit (DATABASE_STATEMENT_TIMEOUT_MS). */
   readonly databaseStatementTimeoutMs: number;
+  /** PostgreSQL: longest a store call waits for its answer, enforced by this process, ms; 0: none (DATABASE_QUERY_TIMEOUT_MS). */
+  readonly databaseQueryTimeoutMs: number;
+  /** PostgreSQL: longest a lookup waits for a read replica before asking the primary, ms (DATABASE_READ_TIMEOUT_MS). */
+  readonly databaseReadTimeoutMs: number;
   /** PostgreSQL: a lookup is answered from this process's memory for at most this long, ms; 0: off (CACHE_TTL_MS). */
   readonly cacheTtlMs: number;
   /** PostgreSQL read replicas for record lookups (DATABASE_READ_URL, comma-separated); empty: none. */
@@ -633,6 +637,20 @@ function rdwSettings(env: Env): RdwSettings {
   return { url: upstreamUrl(env, 'RDW_URL', 'https://opendata.rdw.nl'), appToken: secret(env, 'RDW_APP_TOKEN') };
 }
 
+/** The store's settings: DATABASE_*, CACHE_TTL_MS. */
+function storeSettings(env: Env) {
+  return {
+    databaseUrl: read(env, 'DATABASE_URL') ?? DEFAULT_DATABASE_URL,
+    databasePool: int(env, 'DATABASE_POOL', 10, 1, 1000),
+    databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
+    databaseQueryTimeoutMs: int(env, 'DATABASE_QUERY_TIMEOUT_MS', 2000, 0, 3_600_000),
+    databaseReadTimeoutMs: int(env, 'DATABASE_READ_TIMEOUT_MS', 300, 10, 60_000),
+    cacheTtlMs: int(env, 'CACHE_TTL_MS', 0, 0, 3_600_000),
+    databaseReadUrls: readUrls(env, 'DATABASE_READ_URL'),
+    databaseReadMaxLagMs: int(env, 'DATABASE_READ_MAX_LAG_MS', 1000, 100, 3_600_000),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const namespace = read(env, 'SERVICE_NAMESPACE') ?? DEFAULT_NAMESPACE;
   if (/["<>&\s]/.test(namespace))
@@ -647,12 +665,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
     host: host(env, 'HOST', '0.0.0.0'),
-    databaseUrl: read(env, 'DATABASE_URL') ?? DEFAULT_DATABASE_URL,
-    databasePool: int(env, 'DATABASE_POOL', 10, 1, 1000),
-    databaseStatementTimeoutMs: int(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 0, 3_600_000),
-    cacheTtlMs: int(env, 'CACHE_TTL_MS', 0, 0, 3_600_000),
-    databaseReadUrls: readUrls(env, 'DATABASE_READ_URL'),
-    databaseReadMaxLagMs: int(env, 'DATABASE_READ_MAX_LAG_MS', 1000, 100, 3_600_000),
+    ...storeSettings(env),
     namespace,
     publicUrl: url(env, 'PUBLIC_URL'),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug', 'silent']),

@@ -13,7 +13,7 @@
 
 import { LookupError, quote } from '../core/errors';
 import type { Account, ChargeResult } from '../store/accounts';
-import type { FoundRecord, RecordKey, VehicleStore } from '../store/store';
+import type { ChargeCaller, FoundRecord, RecordKey, VehicleStore } from '../store/store';
 import { addressSet, type AddressSet } from '../net/cidr';
 import { secondsToMidnight, today } from './clock';
 import type { RateLimiter } from './limiter';
@@ -133,9 +133,9 @@ export class Accounts {
    * the operation, the store counts the lookup in the usage records with the charge (so record()
    * then leaves it out): the usage of a charged lookup is as durable as its charge.
    */
-  async charge(who: Admitted, operation?: string): Promise<void> {
+  async charge(who: Admitted, operation?: string, caller?: ChargeCaller): Promise<void> {
     if (!this.metered(who)) return;
-    this.settle(who, await this.store.accounts.charge(who.username, today(), operation), operation);
+    this.settle(who, await this.store.accounts.charge(who.username, today(), operation, caller), operation);
   }
 
   /**
@@ -143,9 +143,9 @@ export class Accounts {
    * store that can (PostgreSQL's chargeFound): the record, or null when the store has none (nothing
    * charged). Undefined when this caller is not charged or the store cannot: then find, then charge.
    */
-  async findCharged(who: Admitted, key: RecordKey): Promise<FoundRecord | null | undefined> {
+  async findCharged(who: Admitted, key: RecordKey, caller?: ChargeCaller): Promise<FoundRecord | null | undefined> {
     if (!this.metered(who) || this.store.chargeFound === undefined) return undefined;
-    const r = await this.store.chargeFound(key, who.username, today(), key.operation);
+    const r = await this.store.chargeFound(key, who.username, today(), key.operation, caller);
     if (r.charge === null) return null;
     this.settle(who, r.charge, key.operation);
     return r.found;

@@ -78,35 +78,49 @@ export class UsageRecorder {
         this.logger.info('usage records written again', { failedMs: Date.now() - this.failingSince });
         this.failingSince = 0;
       }
-      const now = Date.now();
-      if (now - this.lastPrune >= PRUNE_EVERY_MS) {
-        this.lastPrune = now;
-        const before = dayOf(now - (this.keepDays - 1) * 86_400_000);
+    } catch (e) {
+      this.putBack(batch, e);
+      return;
+    }
+    // Apart from the write: the counts are stored by now, and a prune that fails must not put them back.
+    const now = Date.now();
+    if (now - this.lastPrune >= PRUNE_EVERY_MS) {
+      this.lastPrune = now;
+      const before = dayOf(now - (this.keepDays - 1) * 86_400_000);
+      try {
         await this.store.accounts.pruneUsage(before);
         await this.store.admin?.prune(before);
+      } catch (e) {
+        if (!(e instanceof StoreUnavailableError))
+          this.logger.warn('pruning old usage records failed; tried again in an hour', {
+            error: String((e as Error)?.message ?? e),
+          });
       }
-    } catch (e) {
-      // Put the counts back to be written with the next batch rather than lose them.
-      for (const c of batch) {
-        const key = `${c.username}\u0000${c.day}\u0000${c.operation}`;
-        const p = this.pending.get(key);
-        if (p) {
-          p.found += c.found;
-          p.notFound += c.notFound;
-        } else this.pending.set(key, { ...c });
-      }
-      // A store that cannot serve is logged once by its watcher (ops/storewatch.ts); any other
-      // failure once when it begins and once when the counts are written again, not at every flush.
-      if (e instanceof StoreUnavailableError)
-        this.logger.debug('usage records kept for the next flush: the store cannot serve', {
-          pending: this.pending.size,
-        });
-      else if (this.failingSince === 0) {
-        this.failingSince = Date.now();
-        this.logger.error('writing usage records failed; kept in memory and retried every flush until written', {
-          error: String((e as Error)?.message ?? e),
-        });
-      }
+    }
+  }
+
+  /** A batch that could not be written: its counts back into the pending ones, for the next flush. */
+  private putBack(batch: readonly UsageCount[], e: unknown): void {
+    // Put the counts back to be written with the next batch rather than lose them.
+    for (const c of batch) {
+      const key = `${c.username}\u0000${c.day}\u0000${c.operation}`;
+      const p = this.pending.get(key);
+      if (p) {
+        p.found += c.found;
+        p.notFound += c.notFound;
+      } else this.pending.set(key, { ...c });
+    }
+    // A store that cannot serve is logged once by its watcher (ops/storewatch.ts); any other
+    // failure once when it begins and once when the counts are written again, not at every flush.
+    if (e instanceof StoreUnavailableError)
+      this.logger.debug('usage records kept for the next flush: the store cannot serve', {
+        pending: this.pending.size,
+      });
+    else if (this.failingSince === 0) {
+      this.failingSince = Date.now();
+      this.logger.error('writing usage records failed; kept in memory and retried every flush until written', {
+        error: String((e as Error)?.message ?? e),
+      });
     }
   }
 

@@ -63,6 +63,8 @@ export function openConfiguredStore(cfg: Config): VehicleStore {
   return openStore(cfg.databaseUrl, {
     pool: cfg.databasePool,
     statementTimeoutMs: cfg.databaseStatementTimeoutMs,
+    queryTimeoutMs: cfg.databaseQueryTimeoutMs,
+    readTimeoutMs: cfg.databaseReadTimeoutMs,
     cacheTtlMs: cfg.cacheTtlMs,
     readUrls: cfg.databaseReadUrls,
     readMaxLagMs: cfg.databaseReadMaxLagMs,

@@ -5,7 +5,7 @@
 
 import type { Operation, ResultKind } from '../contract/operations';
 import type { Accounts, Caller } from '../accounts/accounts';
-import type { FoundRecord, RecordKey, VehicleStore } from '../store/store';
+import type { ChargeCaller, FoundRecord, RecordKey, VehicleStore } from '../store/store';
 import { CONTROL_RE, MAX_PARAM_CHARS } from '../core/params';
 import { LookupError, quote } from './errors';
 import { normalizeRegistration, normalizeState } from './normalize';
@@ -34,6 +34,8 @@ export interface CallNotes {
   sandbox?: boolean;
   /** Where the answer came from: store, cache, or the provider that answered (dvla, regcheck, ...). */
   source?: string;
+  /** The caller's connection, for the charge: no charge is kept once it is destroyed (the caller left). */
+  readonly socket?: ChargeCaller;
 }
 
 export interface LookupOptions {
@@ -145,7 +147,7 @@ export class LookupService {
     // A metered lookup whose answer needs no further check reads its record and takes its charge in
     // one step where the store can (one round trip on PostgreSQL); a model given to UKMOT must match
     // before anything is charged.
-    const stored = model === undefined ? await this.accounts.findCharged(admitted, key) : undefined;
+    const stored = model === undefined ? await this.accounts.findCharged(admitted, key, notes?.socket) : undefined;
     const charged = stored !== undefined && stored !== null;
     const found = await this.find(op, key, stored);
     if (notes && found) notes.source = found.source;
@@ -161,7 +163,7 @@ export class LookupService {
         `No vehicle found for registration ${quote(regText)} with model ${quote(model)} (${where})`,
       );
     }
-    if (!charged) await this.accounts.charge(admitted, op.name);
+    if (!charged) await this.accounts.charge(admitted, op.name, notes?.socket);
     this.accounts.record(admitted, op.name, true);
     return { kind: op.result, payload: found.payload };
   }

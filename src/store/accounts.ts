@@ -5,6 +5,8 @@
 // Days are UTC calendar days written 'YYYY-MM-DD', and are always given by the caller (the service
 // computes them from its clock): a store never derives a day from its own clock or time zone.
 
+import type { ChargeCaller } from './store';
+
 export interface Account {
   readonly username: string;
   /** Lookups left; null means unlimited. Never below 0. */
@@ -127,8 +129,10 @@ export interface AccountStore {
    * usage records, in the same atomic step: a charged lookup's usage survives a crash with its charge.
    * A store may charge the concurrent calls for one username together (PostgreSQL: one statement per
    * batch, see postgres-accounts.ts); each call still learns whether its own charge was taken.
+   * With `caller`: a caller that has left before its charge commits is not charged (nor its usage
+   * counted); the call fails with StoreUnavailableError (callerLeft), answered to nobody.
    */
-  charge(username: string, day: string, operation?: string): Promise<ChargeResult>;
+  charge(username: string, day: string, operation?: string, caller?: ChargeCaller): Promise<ChargeResult>;
 
   /**
    * Adds the counts to the stored ones (creating rows as needed), all in one transaction: several

@@ -13,6 +13,10 @@ export interface StoreOptions {
   readonly pool?: number;
   /** PostgreSQL: longest a request's statement may run, ms (DATABASE_STATEMENT_TIMEOUT_MS); 0: none. */
   readonly statementTimeoutMs?: number;
+  /** PostgreSQL: longest a store call waits for its answer, ms (DATABASE_QUERY_TIMEOUT_MS); 0: none. */
+  readonly queryTimeoutMs?: number;
+  /** PostgreSQL: longest a lookup waits for a replica before asking the primary, ms (DATABASE_READ_TIMEOUT_MS). */
+  readonly readTimeoutMs?: number;
   /** PostgreSQL: how long a lookup may be answered from this process's memory, ms (CACHE_TTL_MS); 0: off. */
   readonly cacheTtlMs?: number;
   /** PostgreSQL: read replicas for record lookups (DATABASE_READ_URL). */

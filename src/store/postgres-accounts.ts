@@ -18,8 +18,16 @@ import {
   type CreditResult,
   type UsageCount,
 } from './accounts';
-import type { FoundCharge, RecordKey } from './store';
-import { BATCH_CTES, batchArrays, CreditShards, FOLD_SHARDS, LEASED, SHARD_MIN_BALANCE } from './postgres-shards';
+import { callerLeft, StoreUnavailableError, type ChargeCaller, type FoundCharge, type RecordKey } from './store';
+import {
+  BATCH_CTES,
+  batchArrays,
+  CreditShards,
+  FOLD_SHARDS,
+  LEASED,
+  pastDeadline,
+  SHARD_MIN_BALANCE,
+} from './postgres-shards';
 
 /** What the accounts side needs of the store: a pooled query, and one transaction on one connection. */
 export interface PgRunner {
@@ -31,8 +39,17 @@ export interface PgRunner {
     text: string,
     values: unknown[],
     calls?: number,
+    /** When the call gives up (Date.now() ms); null: never; absent: DATABASE_QUERY_TIMEOUT_MS from now. */
+    deadline?: number | null,
   ): Promise<pg.QueryResult<R>>;
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** The deadline of a call starting now (null: none). */
+  deadline?(): number | null;
+  /**
+   * A deadline of this process's clock (Date.now() ms) on the server's clock, less a margin for the
+   * answer's way back: a charge the server reaches after it grants nothing (see grantCtes).
+   */
+  serverDeadline?(deadline: number): number;
 }
 
 export interface Row {
@@ -95,8 +112,21 @@ interface ChargeWaiter {
   readonly operation: string | null;
   /** chargeFound's: the record to read, charged only when found. Null: a charge for a lookup already found. */
   readonly key: RecordKey | null;
+  /** The caller's connection: its charge is not kept once it is destroyed. */
+  readonly caller: ChargeCaller | null;
+  /** When the caller is answered SERVICE_UNAVAILABLE if its charge has not been answered (Date.now() ms; null: never). */
+  readonly deadline: number | null;
   resolve(r: FoundCharge): void;
   reject(e: unknown): void;
+}
+
+/** A granted charge whose caller left before it was answered: given back (PostgresAccounts.refund). */
+interface Refund {
+  readonly operation: string | null;
+  /** Charged on this instance's credit shard (its usage in usage_shards), or on the account's row. */
+  readonly onShard: boolean;
+  /** Refused once the refund is done. */
+  readonly waiter: ChargeWaiter;
 }
 
 /**
@@ -109,6 +139,8 @@ const MAX_CHARGES_IN_FLIGHT = 1;
 
 /** The grant's columns: the row as the charge found it (locked), and how many it granted. */
 interface GrantRow {
+  /** The server reached the statement after the batch's deadline: it granted nothing. */
+  late: boolean;
   enabled: boolean;
   credits: string | null;
   daily_limit: number | null;
@@ -124,20 +156,28 @@ interface GrantRow {
  * whole balance is spent; `g` grants min(n, credits, the day's limit left), and `taken` takes them
  * and counts the day.
  */
-function grantCtes(wanted: string): string {
+function grantCtes(wanted: string, deadline: string): string {
   return `cur AS (
          SELECT username, enabled, credits AS own, daily_limit, CASE WHEN day = $2 THEN day_count ELSE 0 END AS used
            FROM accounts WHERE username = $1 FOR UPDATE
-       ), w AS (${wanted}), drained AS (
+       ), w AS (
+         SELECT CASE WHEN w0.late THEN 0 ELSE w0.n END AS n, w0.late
+           FROM (SELECT ww.n, ${pastDeadline(deadline)} AS late FROM cur, (${wanted}) ww) w0
+       ), drained AS (
          DELETE FROM credit_shards s USING cur, w WHERE s.username = cur.username AND cur.own < w.n RETURNING s.credits
        ), g AS (
-         SELECT cur.*, cur.own + d.got AS credits, d.got AS drained, CASE WHEN NOT enabled THEN 0
+         SELECT cur.*, w.late, cur.own + d.got AS credits, d.got AS drained, CASE WHEN NOT enabled THEN 0
                 ELSE GREATEST(0, LEAST(w.n, COALESCE(cur.own + d.got, w.n), COALESCE(daily_limit - used, w.n))) END::int AS granted
            FROM cur, w, (SELECT COALESCE(SUM(credits), 0) AS got FROM drained) d
        ), taken AS (
          UPDATE accounts a SET credits = g.credits - g.granted, day_count = g.used + g.granted, day = $2
            FROM g WHERE a.username = g.username AND (g.granted > 0 OR g.drained > 0)
        )`;
+}
+
+/** A batch whose statement the server reached after its deadline: its callers have been answered already. */
+function late(): StoreUnavailableError {
+  return new StoreUnavailableError('PostgreSQL', 'the charge reached the server after its deadline', 'did not charge');
 }
 
 /** The charge of the batch's `rank`-th lookup to be charged (from 1), given the grant's row (none: no such account). */
@@ -326,8 +366,8 @@ export class PostgresAccounts implements AccountStore {
    * `granted` of the batch, in the order they asked). A batch is answered when its statement has
    * committed: a charge is durable before its lookup is answered.
    */
-  charge(username: string, day: string, operation?: string): Promise<ChargeResult> {
-    return this.enqueue(username, day, operation ?? null, null).then((r) => r.charge as ChargeResult);
+  charge(username: string, day: string, operation?: string, caller?: ChargeCaller): Promise<ChargeResult> {
+    return this.enqueue(username, day, operation ?? null, null, caller ?? null).then((r) => r.charge as ChargeResult);
   }
 
   /**
@@ -336,8 +376,14 @@ export class PostgresAccounts implements AccountStore {
    * the account's other charges. Not found: nothing is charged (charge null). Found but refused:
    * the record comes back with the refusal, and the caller must not answer with it.
    */
-  chargeFound(key: RecordKey, username: string, day: string, operation: string): Promise<FoundCharge> {
-    return this.enqueue(username, day, operation, key);
+  chargeFound(
+    key: RecordKey,
+    username: string,
+    day: string,
+    operation: string,
+    caller?: ChargeCaller,
+  ): Promise<FoundCharge> {
+    return this.enqueue(username, day, operation, key, caller ?? null);
   }
 
   private enqueue(
@@ -345,6 +391,7 @@ export class PostgresAccounts implements AccountStore {
     day: string,
     operation: string | null,
     key: RecordKey | null,
+    caller: ChargeCaller | null,
   ): Promise<FoundCharge> {
     return new Promise((resolve, reject) => {
       const id = `${username}\u0000${day}`;
@@ -361,7 +408,8 @@ export class PostgresAccounts implements AccountStore {
         this.expectedBatch.delete(id);
         this.charging.set(id, queue);
       }
-      queue.waiting.push({ operation, key, resolve, reject });
+      // The deadline runs from now: a charge queued behind a batch in flight waits no longer in all.
+      queue.waiting.push({ operation, key, caller, deadline: this.db.deadline?.() ?? null, resolve, reject });
       if (queue.hold !== null && queue.waiting.length >= queue.expected) {
         // As many as expected are back: the hold ends with this turn.
         clearTimeout(queue.hold);
@@ -388,8 +436,17 @@ export class PostgresAccounts implements AccountStore {
       queue.inFlight < MAX_CHARGES_IN_FLIGHT &&
       !this.holds(key, username, day, queue)
     ) {
-      const batch = queue.waiting.splice(0, MAX_CHARGE_BATCH);
+      const taken = queue.waiting.splice(0, MAX_CHARGE_BATCH);
       queue.held = false;
+      // A caller that has left, or whose deadline has passed, is not charged.
+      const now = Date.now();
+      const batch = taken.filter((b) => {
+        if (b.caller?.destroyed === true) b.reject(callerLeft('PostgreSQL'));
+        else if (b.deadline !== null && b.deadline <= now) b.reject(late());
+        else return true;
+        return false;
+      });
+      if (batch.length === 0) continue;
       queue.inFlight++;
       try {
         const left = await this.settleBatch(username, day, batch);
@@ -434,28 +491,93 @@ export class PostgresAccounts implements AccountStore {
    * the shard's credits after the batch.
    */
   private async settleBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<number> {
-    if (!this.shards.tries(username)) {
-      const results = await this.onRow(username, day, batch, null);
-      batch.forEach((b, i) => b.resolve(results[i]));
-      return 0;
-    }
-    const sharded = await this.shards.charge(username, day, batch);
-    const rest: ChargeWaiter[] = [];
-    const found: FoundCharge['found'][] = [];
-    batch.forEach((b, i) => {
-      const r = sharded.results[i];
-      if (r !== undefined) b.resolve(r);
-      else {
-        rest.push(b);
-        found.push(sharded.found[i] ?? null);
+    // The batch's statements end by its earliest caller's deadline (the callers' all come from one setting).
+    let deadline: number | null = null;
+    for (const b of batch)
+      if (b.deadline !== null && (deadline === null || b.deadline < deadline)) deadline = b.deadline;
+    const refunds: Refund[] = [];
+    try {
+      if (!this.shards.tries(username)) {
+        const results = await this.onRow(username, day, batch, null, deadline);
+        batch.forEach((b, i) => this.deliver(b, results[i], false, refunds));
+        return 0;
       }
-    });
-    if (rest.length > 0) {
-      // Already read: the row charges them as plain charges, in the order asked.
-      const results = await this.onRow(username, day, rest, found);
-      rest.forEach((b, i) => b.resolve(results[i]));
+      const sharded = await this.shards.charge(username, day, batch, deadline, this.serverDeadline(deadline));
+      const rest: ChargeWaiter[] = [];
+      const found: FoundCharge['found'][] = [];
+      batch.forEach((b, i) => {
+        const r = sharded.results[i];
+        if (r !== undefined) this.deliver(b, r, true, refunds);
+        else {
+          rest.push(b);
+          found.push(sharded.found[i] ?? null);
+        }
+      });
+      if (rest.length > 0) {
+        // Already read: the row charges them as plain charges, in the order asked.
+        const results = await this.onRow(username, day, rest, found, deadline);
+        rest.forEach((b, i) => this.deliver(b, results[i], false, refunds));
+      }
+      return sharded.left;
+    } finally {
+      if (refunds.length > 0) {
+        // A refund that fails leaves the charge taken (logged by the store's watcher when it is unreachable).
+        await this.refund(username, day, refunds).catch(() => undefined);
+        for (const r of refunds) r.waiter.reject(callerLeft('PostgreSQL'));
+      }
     }
-    return sharded.left;
+  }
+
+  /**
+   * Answers a waiter with its charge, unless the charge was granted and its caller has left since it
+   * was asked: then the charge is to be given back (`refunds`), and the waiter refused after that.
+   */
+  private deliver(b: ChargeWaiter, r: FoundCharge, onShard: boolean, refunds: Refund[]): void {
+    if (r.charge?.ok === true && b.caller?.destroyed === true)
+      refunds.push({ operation: b.operation, onShard, waiter: b });
+    else b.resolve(r);
+  }
+
+  /**
+   * Gives back charges granted to callers that left before their answer (deliver): the credits to
+   * the account's row (the balance is the row's and its shards'), the day's count of those charged
+   * on the row, and their usage where it was counted. One statement, the row locked first.
+   */
+  private async refund(username: string, day: string, refunds: readonly Refund[]): Promise<void> {
+    const onRow = refunds.filter((r) => !r.onShard);
+    await this.db.query(
+      'account-refund',
+      `WITH cur AS (
+         SELECT username FROM accounts WHERE username = $1 FOR UPDATE
+       ), back AS (
+         UPDATE accounts a SET credits = CASE WHEN a.credits IS NULL THEN NULL ELSE a.credits + $3 END,
+                day_count = CASE WHEN a.day = $2 THEN GREATEST(0, a.day_count - $4) ELSE a.day_count END
+           FROM cur WHERE a.username = cur.username
+       ), row_usage AS (
+         UPDATE usage u SET found = GREATEST(0, u.found - c.n)
+           FROM (SELECT op, count(*) AS n FROM unnest($5::text[]) AS op WHERE op IS NOT NULL GROUP BY op) c
+          WHERE u.username = $1 AND u.day = $2 AND u.operation = c.op
+       ), shard_usage AS (
+         UPDATE usage_shards u SET found = GREATEST(0, u.found - c.n)
+           FROM (SELECT op, count(*) AS n FROM unnest($6::text[]) AS op WHERE op IS NOT NULL GROUP BY op) c
+          WHERE u.username = $1 AND u.day = $2 AND u.operation = c.op AND u.shard = $7
+       )
+       SELECT 1`,
+      [
+        username,
+        day,
+        refunds.length,
+        onRow.length,
+        onRow.map((r) => r.operation),
+        refunds.filter((r) => r.onShard).map((r) => r.operation),
+        this.shards.id,
+      ],
+    );
+  }
+
+  /** A batch deadline on the server's clock, for the statements' own check (pastDeadline); null: none. */
+  private serverDeadline(deadline: number | null): number | null {
+    return deadline === null || this.db.serverDeadline === undefined ? null : this.db.serverDeadline(deadline);
   }
 
   /**
@@ -469,13 +591,17 @@ export class PostgresAccounts implements AccountStore {
     day: string,
     batch: readonly ChargeWaiter[],
     found: readonly FoundCharge['found'][] | null,
+    deadline: number | null,
   ): Promise<FoundCharge[]> {
     const results =
       found !== null
-        ? (await this.chargeBatch(username, day, batch)).map((r, i) => ({ found: found[i], charge: r.charge }))
+        ? (await this.chargeBatch(username, day, batch, deadline)).map((r, i) => ({
+            found: found[i],
+            charge: r.charge,
+          }))
         : batch.some((b) => b.key !== null)
-          ? await this.chargeFoundBatch(username, day, batch)
-          : await this.chargeBatch(username, day, batch);
+          ? await this.chargeFoundBatch(username, day, batch, deadline)
+          : await this.chargeBatch(username, day, batch, deadline);
     const refused = results.flatMap((r, i) =>
       r.charge !== null && !r.charge.ok && r.charge.reason === 'credits' ? [i] : [],
     );
@@ -484,6 +610,7 @@ export class PostgresAccounts implements AccountStore {
       username,
       day,
       refused.map((i) => batch[i]),
+      deadline,
     );
     refused.forEach((i, j) => (results[i] = { found: results[i].found, charge: again[j].charge }));
     return results;
@@ -502,20 +629,27 @@ export class PostgresAccounts implements AccountStore {
   /**
    * One statement for n charges: grants what it can (grantCtes) and adds the granted lookups to usage; all or nothing.
    */
-  private async chargeBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<FoundCharge[]> {
+  private async chargeBatch(
+    username: string,
+    day: string,
+    batch: readonly ChargeWaiter[],
+    deadline: number | null,
+  ): Promise<FoundCharge[]> {
     const operations = batch.map((b) => b.operation);
     const r = await this.db.query<GrantRow>(
       'account-charge-batch',
-      `WITH ${grantCtes('SELECT $3::int AS n')}, counted AS (
+      `WITH ${grantCtes('SELECT $3::int AS n', '$5')}, counted AS (
          INSERT INTO usage (username, day, operation, found, not_found)
          SELECT $1, $2, o.op, count(*), 0 FROM g, unnest($4::text[]) WITH ORDINALITY AS o(op, i)
           WHERE o.i <= g.granted AND o.op IS NOT NULL GROUP BY o.op ORDER BY o.op
          ON CONFLICT (username, day, operation) DO UPDATE SET found = usage.found + EXCLUDED.found
        )
-       SELECT enabled, credits, daily_limit, used, granted FROM g`,
-      [username, day, operations.length, operations],
+       SELECT late, enabled, credits, daily_limit, used, granted FROM g`,
+      [username, day, operations.length, operations, this.serverDeadline(deadline)],
       batch.length,
+      deadline,
     );
+    if (r.rows[0]?.late === true) throw late();
     this.learn(username, r.rows[0]);
     return operations.map((_, i) => ({ found: null, charge: granting(r.rows[0], i + 1) }));
   }
@@ -529,19 +663,22 @@ export class PostgresAccounts implements AccountStore {
     username: string,
     day: string,
     batch: readonly ChargeWaiter[],
+    deadline: number | null,
   ): Promise<FoundCharge[]> {
     const r = await this.db.query<GrantRow & { i: string; payload: string | null; rank: string | null }>(
       'account-charge-found-batch',
-      `WITH ${BATCH_CTES}, ${grantCtes('SELECT count(*) FILTER (WHERE hit)::int AS n FROM k')}, counted AS (
+      `WITH ${BATCH_CTES}, ${grantCtes('SELECT count(*) FILTER (WHERE hit)::int AS n FROM k', '$7')}, counted AS (
          INSERT INTO usage (username, day, operation, found, not_found)
          SELECT $1, $2, r.op, count(*), 0 FROM g, ranked r
           WHERE r.rank <= g.granted AND r.op IS NOT NULL GROUP BY r.op ORDER BY r.op
          ON CONFLICT (username, day, operation) DO UPDATE SET found = usage.found + EXCLUDED.found
        )
-       SELECT r.i, r.payload, r.rank, g.enabled, g.credits, g.daily_limit, g.used, g.granted FROM ranked r LEFT JOIN g ON true ORDER BY r.i`,
-      [username, day, ...batchArrays(batch)],
+       SELECT r.i, r.payload, r.rank, g.late, g.enabled, g.credits, g.daily_limit, g.used, g.granted FROM ranked r LEFT JOIN g ON true ORDER BY r.i`,
+      [username, day, ...batchArrays(batch), this.serverDeadline(deadline)],
       batch.length,
+      deadline,
     );
+    if (r.rows[0]?.late === true) throw late();
     this.learn(username, r.rows[0]?.enabled === null ? undefined : r.rows[0]);
     return batch.map((b, i): FoundCharge => {
       const row = r.rows[i];

@@ -8,12 +8,16 @@
 // caught-up time is within the bound; a replica that is down, falling behind, or whose checks stop
 // (the primary unreachable) drops out by itself once the bound passes, and lookups go to another
 // replica or to the primary. A lookup that fails on a replica (gone, or cancelled by a recovery
-// conflict) is asked again of the primary: a replica's trouble is never the caller's.
+// conflict) is asked again of the primary: a replica's trouble is never the caller's. A replica that
+// does not answer within DATABASE_READ_TIMEOUT_MS (hung) counts as failed: its connection is closed
+// and the lookup asked of the primary; its checks have the same bound, so one hung replica never
+// stops the checks of the others.
 //
 // After this process changes records (an import), no replica is used until a check that began after
 // the change finds it caught up: this process never reads its own import back in its old form.
 
 import pg from 'pg';
+import { withDeadline } from './postgres-deadline';
 
 /** The shape of a readiness probe (ops/health.ts), which this layer may not import. */
 export interface ReplicaProbe {
@@ -45,6 +49,8 @@ export class Replicas {
     private readonly maxLagMs: number,
     /** The primary's current WAL position, as text (pg_lsn). */
     private readonly primaryLsn: () => Promise<string>,
+    /** Longest a read or a check waits for a replica, ms (DATABASE_READ_TIMEOUT_MS). */
+    private readonly readTimeoutMs = 300,
   ) {
     this.replicas = configs.map((config, i) => {
       const pool = new pg.Pool(config);
@@ -60,13 +66,13 @@ export class Replicas {
   }
 
   /** A replica to read from now (round robin over those within the bound), or null: read from the primary. */
-  pick(): { readonly pool: pg.Pool; readonly replica: object } | null {
+  pick(): { readonly pool: pg.Pool; readonly replica: object; readonly name: string } | null {
     const now = Date.now();
     for (let k = 0; k < this.replicas.length; k++) {
       const r = this.replicas[(this.next + k) % this.replicas.length];
       if (this.usable(r, now)) {
         this.next = (this.next + k + 1) % this.replicas.length;
-        return { pool: r.pool, replica: r };
+        return { pool: r.pool, replica: r, name: r.name };
       }
     }
     return null;
@@ -110,9 +116,11 @@ export class Replicas {
     await Promise.all(
       this.replicas.map(async (r) => {
         try {
-          const q = await r.pool.query<{ caught_up: boolean | null }>(
-            'SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END) >= $1::pg_lsn AS caught_up',
-            [lsn],
+          const q = await withDeadline(r.pool, Date.now() + this.readTimeoutMs, r.name, (c) =>
+            c.query<{ caught_up: boolean | null }>(
+              'SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END) >= $1::pg_lsn AS caught_up',
+              [lsn],
+            ),
           );
           r.error = null;
           if (q.rows[0]?.caught_up === true) r.caughtUpAt = Math.max(r.caughtUpAt, t0);

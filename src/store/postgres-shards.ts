@@ -35,6 +35,15 @@ const BLOCK_MAX = 65_536;
  */
 const REMEMBERED = 10_000;
 
+/**
+ * Whether the server runs the statement after the deadline in parameter `param` (ms since the epoch
+ * on the server's clock; null: none). Read after the row lock is taken (cur comes first), so a
+ * statement that waited for another's lock past its deadline also grants nothing.
+ */
+export function pastDeadline(param: string): string {
+  return `(${param}::float8 IS NOT NULL AND extract(epoch FROM clock_timestamp()) * 1000 >= ${param}::float8)`;
+}
+
 /** A charge waiting in a batch: chargeFound's record key, or null for a plain charge. */
 export interface ShardWaiter {
   readonly operation: string | null;
@@ -67,6 +76,8 @@ interface ShardRow {
   /** The shard's credits after the batch, and the balance (row and this shard) after it; null: not charged here. */
   left: string | null;
   total: string | null;
+  /** The account's lookups charged on the day before the batch (as listAccounts counts them). */
+  used: string | null;
 }
 
 /**
@@ -130,7 +141,14 @@ export class CreditShards {
    * batch. All or nothing keeps the statement to one row update without ranking the batch (a shard
    * runs short only between a refill's ask and its block).
    */
-  async charge(username: string, day: string, batch: readonly ShardWaiter[]): Promise<ShardBatch> {
+  async charge(
+    username: string,
+    day: string,
+    batch: readonly ShardWaiter[],
+    /** When the call gives up (Date.now() ms), and the same on the server's clock (pastDeadline); null: none. */
+    deadline: number | null = null,
+    serverDeadline: number | null = null,
+  ): Promise<ShardBatch> {
     const r = await this.db.query<ShardRow>(
       'shard-charge-all',
       `WITH ${BATCH_K}, w AS (
@@ -139,22 +157,28 @@ export class CreditShards {
          UPDATE credit_shards s SET credits = s.credits - w.n FROM w, accounts a
           WHERE s.username = $1 AND s.shard = $7 AND s.credits >= w.n AND w.n > 0
             AND a.username = $1 AND a.enabled AND a.daily_limit IS NULL AND a.credits IS NOT NULL
-          RETURNING s.credits AS left, a.credits + s.credits AS total
+            AND NOT ${pastDeadline('$8')}
+          RETURNING s.credits AS left, a.credits + s.credits AS total,
+                    GREATEST(CASE WHEN a.day = $2 THEN a.day_count ELSE 0 END,
+                             (SELECT COALESCE(SUM(u.found), 0) FROM usage_all u WHERE u.username = $1 AND u.day = $2)) AS used
        ), counted AS (
          INSERT INTO usage_shards (username, day, operation, shard, found)
          SELECT $1, $2, k.op, $7, count(*) FROM k
           WHERE k.hit AND k.op IS NOT NULL AND EXISTS (SELECT 1 FROM taken) GROUP BY k.op ORDER BY k.op
          ON CONFLICT (username, day, operation, shard) DO UPDATE SET found = usage_shards.found + EXCLUDED.found
        )
-       SELECT k.payload, t.left, t.total FROM k LEFT JOIN taken t ON true ORDER BY k.i`,
-      [username, day, ...batchArrays(batch), this.id],
+       SELECT k.payload, t.left, t.total, t.used FROM k LEFT JOIN taken t ON true ORDER BY k.i`,
+      [username, day, ...batchArrays(batch), this.id, serverDeadline],
       batch.length,
+      deadline,
     );
     const found = batch.map((b, i) =>
       b.key === null ? null : r.rows[i].payload === null ? null : { payload: r.rows[i].payload },
     );
     const hits = batch.reduce((n, b, i) => (b.key === null || found[i] !== null ? n + 1 : n), 0);
-    const { left, total } = r.rows[0] ?? { left: null, total: null };
+    const { left, total, used } = r.rows[0] ?? { left: null, total: null, used: null };
+    // The day's lookups before the batch (the statement reads them as they were when it began).
+    const usedBefore = Number(used ?? 0);
     // The balance before the batch, for each charge's reported balance (approximate: see ChargeResult).
     const before = total === null ? 0 : Number(total) + hits;
     let rank = 0;
@@ -162,7 +186,7 @@ export class CreditShards {
       if (b.key !== null && found[i] === null) return { found: null, charge: null };
       if (left === null) return undefined;
       rank++;
-      return { found: found[i], charge: { ok: true, credits: before - rank, usedToday: rank } };
+      return { found: found[i], charge: { ok: true, credits: before - rank, usedToday: usedBefore + rank } };
     });
     return { results, found, left: left === null ? 0 : Number(left) };
   }

@@ -19,6 +19,7 @@ import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import { PostgresAdmin } from './postgres-admin';
 import { PostgresAccounts, type PgRunner } from './postgres-accounts';
 import { PostgresImport } from './postgres-import';
+import { answersWithin, QueryTimeoutError, withDeadline } from './postgres-deadline';
 import { Replicas, type ReplicaProbe } from './postgres-replicas';
 import {
   StoreUnavailableError,
@@ -44,6 +45,14 @@ export interface PostgresOptions {
    */
   readonly statementTimeoutMs?: number;
   /**
+   * Longest a store call waits for its answer, ms, the wait for a free connection included
+   * (DATABASE_QUERY_TIMEOUT_MS), enforced by this process whatever the server does; 0 for none.
+   * Imports, exports and migrations are not bounded.
+   */
+  readonly queryTimeoutMs?: number;
+  /** Longest a record lookup waits for a read replica before it is asked of the primary, ms (DATABASE_READ_TIMEOUT_MS). */
+  readonly readTimeoutMs?: number;
+  /**
    * Lookups answered from this process's memory for at most this long, ms (CACHE_TTL_MS); 0: off.
    * An entry is dropped this long after it was read, so a record changed by anyone is served in its
    * old form for at most this long; this process's own imports clear the cache at once.
@@ -64,6 +73,19 @@ const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 /** Second key of the two-part advisory locks (the first is the schema's hash). */
 const LOCK_MIGRATE = 1;
 const LOCK_WRITE = 2;
+
+/**
+ * A charge statement grants nothing once the server's clock is within this of its call's deadline
+ * (at most a quarter of DATABASE_QUERY_TIMEOUT_MS): time for the answer to come back before the call
+ * gives up, so that a charge granted is one whose caller is answered.
+ */
+const CHARGE_MARGIN_MS = 250;
+
+/** How often a store found hung is probed (one SELECT 1 under the query deadline) until it answers. */
+const PROBE_EVERY_MS = 500;
+
+/** The deadline of a transaction (an operator's write), ms, when DATABASE_QUERY_TIMEOUT_MS is shorter. */
+const TRANSACTION_WAIT_MS = 10_000;
 
 /** Most cached lookups; past it the cache starts again empty (cheaper than tracking recency). */
 const CACHE_MAX = 50_000;
@@ -155,7 +177,9 @@ export class PostgresStore implements VehicleStore {
   private pending: { key: RecordKey; resolve: (f: FoundRecord | null) => void; reject: (e: unknown) => void }[] | null =
     null;
   private readonly runner: PgRunner = {
-    query: (name, text, values, calls) => this.query(name, text, values, calls),
+    query: (name, text, values, calls, deadline) => this.query(name, text, values, calls, deadline ?? this.deadline()),
+    deadline: () => this.deadline(),
+    serverDeadline: (d) => d + this.clockOffset - Math.min(CHARGE_MARGIN_MS, Math.floor(this.queryTimeoutMs / 4)),
     transaction: (fn) => this.transaction(fn),
   };
   /** Callers, credits, daily counts, usage: postgres-accounts.ts, on this store's pool. */
@@ -167,6 +191,19 @@ export class PostgresStore implements VehicleStore {
    */
   private down = false;
   private downSince = 0;
+  /**
+   * Set when a call got no answer by its deadline: until a probe gets one, calls are refused at once
+   * rather than each waiting out the deadline on a server that does not answer.
+   */
+  private hung: { error: QueryTimeoutError; probe: NodeJS.Timeout } | null = null;
+  /** The primary's connection settings, for a probe's connection of its own. */
+  private readonly probeConfig: pg.ClientConfig;
+  /** The server's clock minus this process's, ms (measureClock). */
+  private clockOffset = 0;
+  /** DATABASE_READ_TIMEOUT_MS: a replica read's deadline. */
+  private readonly readTimeoutMs: number;
+  /** DATABASE_QUERY_TIMEOUT_MS: each call's deadline from its start (0: none). */
+  readonly queryTimeoutMs: number;
   private watcher: StoreWatcher | null = null;
   /** Read replicas for record lookups (DATABASE_READ_URL), or null: every query goes to the primary. */
   private readonly replicas: Replicas | null = null;
@@ -182,19 +219,23 @@ export class PostgresStore implements VehicleStore {
     this.schema = schema;
     this.cacheTtlMs = options.cacheTtlMs ?? 0;
     const timeout = options.statementTimeoutMs ?? 5000;
+    this.queryTimeoutMs = options.queryTimeoutMs ?? 2000;
+    this.readTimeoutMs = options.readTimeoutMs ?? 300;
     const poolConfig = (connection: string, urlOpts: string | null): pg.PoolConfig => ({
       connectionString: connection,
       max: options.pool ?? 10,
       application_name: 'reglookup',
-      // A request waits at most this long for a free connection before it fails (and is logged).
-      connectionTimeoutMillis: 10_000,
+      // A request waits at most this long for a free connection before it fails (and is logged);
+      // with a query deadline, the deadline bounds the wait first.
+      connectionTimeoutMillis: this.queryTimeoutMs > 0 ? Math.min(10_000, this.queryTimeoutMs + 1000) : 10_000,
       idleTimeoutMillis: 30_000,
       // The timeout is sent as a startup option rather than pg's statement_timeout setting, which
       // leaves out 0 and so would let a limit set on the server, database or role apply where 0
       // asks for none. Ours come last: they win over the same settings in the URL's ?options=.
       options: `${urlOpts ?? ''} -c statement_timeout=${timeout}${schema !== null ? ` -c search_path=${schema}` : ''}`,
     });
-    this.pool = new pg.Pool(poolConfig(connectionString, urlOptions));
+    this.probeConfig = poolConfig(connectionString, urlOptions);
+    this.pool = new pg.Pool(this.probeConfig);
     const readUrls = options.readUrls ?? [];
     if (readUrls.length > 0) {
       const configs = readUrls.map((readUrl, i) => {
@@ -213,7 +254,13 @@ export class PostgresStore implements VehicleStore {
       this.replicas = new Replicas(
         configs,
         options.readMaxLagMs ?? 1000,
-        async () => (await this.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn,
+        async () =>
+          (
+            await withDeadline(this.pool, this.deadline(), 'PostgreSQL', (c) =>
+              c.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn'),
+            )
+          ).rows[0].lsn,
+        this.readTimeoutMs,
       );
     } else {
       this.chargeFound = (key, username, day, operation) => this.accounts.chargeFound(key, username, day, operation);
@@ -243,10 +290,60 @@ export class PostgresStore implements VehicleStore {
     this.watcher?.up('PostgreSQL', Date.now() - this.downSince);
   }
 
+  /** The deadline of a call starting now (null: none). */
+  private deadline(): number | null {
+    return this.queryTimeoutMs > 0 ? Date.now() + this.queryTimeoutMs : null;
+  }
+
+  /** Refuses a call at once while the server is known to hang (see `hung`). */
+  private refuseIfHung(calls: number): void {
+    if (this.hung === null) return;
+    this.watcher?.refused('PostgreSQL', calls);
+    throw new StoreUnavailableError('PostgreSQL', this.hung.error);
+  }
+
+  /**
+   * A call timed out: a busy server (every pooled connection in use, a statement waiting on a lock)
+   * or a hung one. A probe on a connection of its own tells which: one that gets no answer either
+   * marks the server hung, reported once, and calls are refused until a probe is answered.
+   */
+  private timedOut(e: QueryTimeoutError): void {
+    if (this.hung !== null || this.suspect || this.closed) return;
+    this.suspect = true;
+    void answersWithin(this.probeConfig, this.queryTimeoutMs).then((ok) => {
+      this.suspect = false;
+      if (ok || this.hung !== null || this.closed) return;
+      const probe = setInterval(() => void this.probeHung(), PROBE_EVERY_MS);
+      probe.unref();
+      this.hung = { error: e, probe };
+      this.unreachable(e);
+    });
+  }
+
+  /** A probe is under way after a time-out (see timedOut). */
+  private suspect = false;
+  private probing = false;
+
+  private async probeHung(): Promise<void> {
+    if (this.probing || this.hung === null) return;
+    this.probing = true;
+    try {
+      if (!(await answersWithin(this.probeConfig, this.queryTimeoutMs)) || this.hung === null) return;
+      clearInterval(this.hung.probe);
+      this.hung = null;
+      if (this.down) this.reachable();
+    } finally {
+      this.probing = false;
+    }
+  }
+
   /** A failed call's error as its callers get it: StoreUnavailableError when the server cannot be reached. */
   private failure(e: unknown, calls: number): unknown {
+    if (e instanceof StoreUnavailableError) return e;
     if (!isUnreachable(e)) return e;
-    this.unreachable(e);
+    // A time-out is reported once a probe finds the server hung (timedOut), not on its own.
+    if (e instanceof QueryTimeoutError) this.timedOut(e);
+    else this.unreachable(e);
     this.watcher?.refused('PostgreSQL', calls);
     return new StoreUnavailableError('PostgreSQL', e);
   }
@@ -263,13 +360,27 @@ export class PostgresStore implements VehicleStore {
   /** Migrations, once per store object, before its first query; after a failure, tried again on the next call. */
   private init(): Promise<void> {
     if (this.ready === null) {
-      const ready = this.migrate().then(() => undefined);
+      const ready = this.migrate().then(() => this.measureClock());
       ready.catch(() => {
         this.ready = null;
       });
       this.ready = ready;
     }
     return this.ready;
+  }
+
+  /**
+   * The server's clock against this process's (server minus local, ms), for the deadlines the charge
+   * statements check on the server: measured once, halfway through one round trip.
+   */
+  private async measureClock(): Promise<void> {
+    if (this.queryTimeoutMs === 0) return;
+    const before = Date.now();
+    const r = await withDeadline(this.pool, this.deadline(), 'PostgreSQL', (c) =>
+      c.query<{ now: number }>('SELECT extract(epoch FROM clock_timestamp())::float8 * 1000 AS now'),
+    );
+    const after = Date.now();
+    this.clockOffset = Number(r.rows[0].now) - (before + after) / 2;
   }
 
   /** Applies the migrations this store lacks (up to `upTo`), one instance at a time. */
@@ -318,27 +429,27 @@ export class PostgresStore implements VehicleStore {
 
   /** Runs fn in one transaction on one connection (each statement under the statement timeout). */
   private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    this.refuseIfHung(1);
     await this.init();
-    let client: pg.PoolClient;
     try {
-      client = await this.pool.connect();
-    } catch (e) {
-      throw this.failure(e, 1);
-    }
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      const out = await fn(client);
-      await client.query('COMMIT');
-      if (this.down) this.reachable();
+      // Transactions are the operator's writes (top-ups, account changes), which may queue on an
+      // account's row behind its charges: they keep the longer wait they always had.
+      const deadline = this.queryTimeoutMs > 0 ? Date.now() + Math.max(this.queryTimeoutMs, TRANSACTION_WAIT_MS) : null;
+      const out = await withDeadline(this.pool, deadline, 'PostgreSQL', async (client) => {
+        await client.query('BEGIN');
+        try {
+          const r = await fn(client);
+          await client.query('COMMIT');
+          return r;
+        } catch (e) {
+          if (!isUnreachable(e)) await client.query('ROLLBACK').catch(() => undefined);
+          throw e;
+        }
+      });
+      if (this.down && this.hung === null) this.reachable();
       return out;
     } catch (e) {
-      // A connection that died goes back to the pool as broken: the pool drops it.
-      if (isUnreachable(e)) broken = e as Error;
-      else await client.query('ROLLBACK').catch(() => undefined);
       throw this.failure(e, 1);
-    } finally {
-      client.release(broken);
     }
   }
 
@@ -348,12 +459,14 @@ export class PostgresStore implements VehicleStore {
     text: string,
     values: unknown[],
     calls = 1,
+    deadline: number | null = this.deadline(),
   ): Promise<pg.QueryResult<R>> {
+    this.refuseIfHung(calls);
     await this.init();
     try {
       // Named: each connection parses and plans the statement once.
-      const r = await this.pool.query<R>({ name, text, values });
-      if (this.down) this.reachable();
+      const r = await withDeadline(this.pool, deadline, 'PostgreSQL', (c) => c.query<R>({ name, text, values }));
+      if (this.down && this.hung === null) this.reachable();
       return r;
     } catch (e) {
       throw this.failure(e, calls);
@@ -411,7 +524,10 @@ export class PostgresStore implements VehicleStore {
     const replica = this.replicas?.pick();
     if (replica) {
       try {
-        return await replica.pool.query<R>({ name, text, values });
+        // Bounded by its own deadline: a hung replica costs a lookup this, then the primary answers.
+        return await withDeadline(replica.pool, Date.now() + this.readTimeoutMs, replica.name, (c) =>
+          c.query<R>({ name, text, values }),
+        );
       } catch (e) {
         this.replicas?.failed(replica.replica, e);
       }
@@ -634,6 +750,7 @@ export class PostgresStore implements VehicleStore {
     // Credits this instance leased go back to their accounts; if the server cannot be reached they
     // stay in its shard, counted in the balance, for another instance to drain.
     await this.accounts.releaseShards().catch(() => undefined);
+    if (this.hung !== null) clearInterval(this.hung.probe);
     await this.replicas?.close();
     await this.pool.end();
   }

@@ -26,6 +26,7 @@ import {
   type CreditResult,
   type UsageCount,
 } from './accounts';
+import { callerLeft, type ChargeCaller } from './store';
 
 export interface Row {
   username: string;
@@ -48,6 +49,7 @@ interface PendingCharge {
   readonly username: string;
   readonly day: string;
   readonly operation: string | undefined;
+  readonly caller: ChargeCaller | undefined;
   readonly resolve: (r: ChargeResult) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -235,9 +237,9 @@ export class SqliteAccounts implements AccountStore {
    * bound) fails every charge in it, and none of them is taken. A charge is durable before its
    * lookup is answered, as before.
    */
-  charge(username: string, day: string, operation?: string): Promise<ChargeResult> {
+  charge(username: string, day: string, operation?: string, caller?: ChargeCaller): Promise<ChargeResult> {
     return new Promise((resolve, reject) => {
-      this.pendingCharges.push({ username, day, operation, resolve, reject });
+      this.pendingCharges.push({ username, day, operation, caller, resolve, reject });
       if (this.pendingCharges.length === 1) setImmediate(() => void this.chargePending());
     });
   }
@@ -245,12 +247,15 @@ export class SqliteAccounts implements AccountStore {
   private async chargePending(): Promise<void> {
     const batch = this.pendingCharges;
     this.pendingCharges = [];
-    let granted: ({ credits: number | null; day_count: number } | undefined)[];
+    let granted: ({ credits: number | null; day_count: number } | 'left' | undefined)[];
     try {
       granted = await this.write(() =>
         this.db
           .transaction(() =>
             batch.map((c) => {
+              // Asked inside the transaction: the answer follows its commit in the same turn, so a
+              // caller still there now is there when it is sent.
+              if (c.caller?.destroyed === true) return 'left' as const;
               const [row] = this.chargeStmt.all({ username: c.username, day: c.day });
               // The usage of a charged lookup is committed with its charge.
               if (row && c.operation !== undefined) this.usageStmt.run(c.username, c.day, c.operation, 1, 0);
@@ -265,7 +270,8 @@ export class SqliteAccounts implements AccountStore {
     }
     batch.forEach((c, i) => {
       const done = granted[i];
-      c.resolve(done ? { ok: true, credits: done.credits, usedToday: done.day_count } : this.refusal(c.username));
+      if (done === 'left') c.reject(callerLeft('SQLite'));
+      else c.resolve(done ? { ok: true, credits: done.credits, usedToday: done.day_count } : this.refusal(c.username));
     });
   }
 

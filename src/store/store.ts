@@ -27,6 +27,20 @@ export interface StoredRecord extends RecordKey {
   readonly payload: string;
 }
 
+/**
+ * The caller a charge is for, as far as the store needs it: its connection, destroyed once the
+ * caller has left (closed it, or given up on the answer). A charge whose caller has left before it
+ * is committed is not kept: nobody is charged for an answer that is never sent.
+ */
+export interface ChargeCaller {
+  readonly destroyed: boolean;
+}
+
+/** The refusal of a charge whose caller left first (see ChargeCaller): answered to nobody. */
+export function callerLeft(store: string): StoreUnavailableError {
+  return new StoreUnavailableError(store, 'the caller closed its connection before the charge', 'did not charge');
+}
+
 /** What a lookup reads: the payload. */
 export interface FoundRecord {
   readonly payload: string;
@@ -131,7 +145,13 @@ export interface VehicleStore extends UpstreamCacheStore {
    * accounts.charge(username, day, operation) in one atomic step and one round trip, with the
    * contract of both. A store without it is asked get(), then accounts.charge().
    */
-  chargeFound?(key: RecordKey, username: string, day: string, operation: string): Promise<FoundCharge>;
+  chargeFound?(
+    key: RecordKey,
+    username: string,
+    day: string,
+    operation: string,
+    caller?: ChargeCaller,
+  ): Promise<FoundCharge>;
   /** Counts every record: a full pass over the key index, for tools and tests, not the request path. */
   count(): Promise<number>;
   /** Records per operation (operations holding none left out): like count(), for import guards and dry runs. */

@@ -16,6 +16,8 @@ export interface RequestContext {
   sandbox?: boolean;
   /** Where the answer came from (store, cache, dvla, ...), for the access log. */
   source?: string;
+  /** The caller's connection: a charge is not kept once it is destroyed (store.ts, ChargeCaller). */
+  readonly socket?: { readonly destroyed: boolean };
 }
 
 // Kept on the request itself under a private symbol rather than in a WeakMap: every request has

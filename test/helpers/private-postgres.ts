@@ -159,3 +159,42 @@ export async function privatePostgres(): Promise<PrivatePostgres> {
   server.start();
   return server;
 }
+
+/**
+ * The server's processes: the postmaster (first line of `postmaster.pid`) and its children (read
+ * from /proc), for a test that freezes the whole server with SIGSTOP, as a hung host would.
+ */
+export function serverProcesses(data: string): number[] {
+  const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === postmaster) children.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return [postmaster, ...children];
+}
+
+/**
+ * Freezes the server (SIGSTOP to the postmaster, then its children): connections are accepted by
+ * the kernel and nothing answers. The returned function thaws it (children first, then the postmaster).
+ */
+export function freezeServer(data: string): () => void {
+  const pids = serverProcesses(data);
+  for (const pid of pids) process.kill(pid, 'SIGSTOP');
+  return () => {
+    for (const pid of [...pids].reverse()) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  };
+}

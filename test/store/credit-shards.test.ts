@@ -110,6 +110,23 @@ describePostgres('credit shards: a busy account charged by several instances wit
     expect((await stores[0].accounts.getAccount('orphan'))?.credits).toBe(0);
   });
 
+  test('a charge on a shard reports the lookups the account made that day, not its place in the batch', async () => {
+    const [a] = stores;
+    await a.accounts.addAccount({ username: 'counted', credits: 1000 });
+    // One at a time: the first on the row (which leases a shard), the others on the shard.
+    const used: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await a.accounts.charge('counted', DAY, 'Check');
+      used.push(r.ok ? r.usedToday : -1);
+    }
+    expect(await shardCredits('counted')).toBeGreaterThan(0);
+    expect(used).toEqual([1, 2, 3, 4]);
+    // A batch of three on the shard: the 5th, 6th and 7th of the day.
+    const batch = await Promise.all([1, 2, 3].map(() => a.accounts.charge('counted', DAY, 'Check')));
+    expect(batch.map((r) => (r.ok ? r.usedToday : -1))).toEqual([5, 6, 7]);
+    expect((await a.accounts.listAccounts(DAY)).find((x) => x.username === 'counted')?.usedToday).toBe(7);
+  });
+
   test('a closed instance gives its shard back to the row', async () => {
     await stores[0].accounts.addAccount({ username: 'back', credits: 1000 });
     const leaving = new PostgresStore(schema.url);

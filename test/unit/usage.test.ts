@@ -11,6 +11,7 @@ class FakeStore {
   batches: UsageCount[][] = [];
   prunes: string[] = [];
   failNext = 0;
+  failPrune = false;
   async addUsage(counts: readonly UsageCount[]): Promise<void> {
     if (this.failNext > 0) {
       this.failNext--;
@@ -20,6 +21,7 @@ class FakeStore {
   }
   async pruneUsage(beforeDay: string): Promise<number> {
     this.prunes.push(beforeDay);
+    if (this.failPrune) throw new Error('canceling statement due to statement timeout');
     return 0;
   }
 }
@@ -171,6 +173,24 @@ describe('UsageRecorder', () => {
     await usage.flush();
     expect(store.prunes).toEqual(['2026-11-17', '2026-11-17']);
     await usage.close();
+  });
+
+  test('a prune that fails after the counts were written does not write them again', async () => {
+    const { store, usage } = setup(7);
+    store.failPrune = true;
+    usage.record('alice', '2026-11-23', 'Check', true);
+    usage.record('alice', '2026-11-23', 'Check', false);
+    await usage.flush();
+    expect(store.prunes).toEqual(['2026-11-17']);
+    // The next flushes have nothing new: nothing is written again.
+    await usage.flush();
+    await usage.flush();
+    usage.record('bob', '2026-11-23', 'Check', true);
+    await usage.close();
+    expect(store.batches).toEqual([
+      [{ username: 'alice', day: '2026-11-23', operation: 'Check', found: 1, notFound: 1 }],
+      [{ username: 'bob', day: '2026-11-23', operation: 'Check', found: 1, notFound: 0 }],
+    ]);
   });
 
   test('USAGE_DAYS=1 keeps today only', async () => {
