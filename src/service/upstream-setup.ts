@@ -37,7 +37,7 @@ export function upstreamChain(
   // With tracing on, each call to a provider is a span (ops/tracing.ts).
   const providers = buildProviders(config).map((p) => (tracing ? tracedProvider(p, tracing) : p));
   const http = upstreamHttp(u.maxBytes);
-  const chain = new UpstreamChain(store, providers, http, u, metrics);
+  const chain = new UpstreamChain(store, providers, http, u, metrics, Date.now, { log });
   const timers: NodeJS.Timeout[] = [];
   for (const p of providers) {
     if (!reportsRemaining(p) || u.regcheck.creditsIntervalMs === 0) continue;

@@ -29,6 +29,7 @@ import {
 } from 'cockatiel';
 import type { Operation } from '../contract/operations';
 import type { UpstreamConfig } from '../config';
+import type { Logger } from '../ops/logger';
 import type { Metrics } from '../ops/metrics';
 import { UpstreamFailure, type Provider, type UpstreamHttp } from '../providers/provider';
 import type { CachedAnswer } from '../store/cache';
@@ -57,6 +58,12 @@ export interface ChainAnswer {
 }
 
 export type UpstreamMetrics = Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker' | 'upstreamQuotaUsed'>;
+
+/** Who hears of what goes wrong in the chain beside its caller. */
+export interface ChainWatch {
+  /** An upstream's permanent failure (a malformed, oversized or too deeply nested answer, refused credentials). */
+  readonly log?: Pick<Logger, 'warn'>;
+}
 
 /** Largest payload a provider's answer may make (the JSON text kept and answered). */
 export const MAX_PAYLOAD_CHARS = 262_144;
@@ -106,6 +113,7 @@ export class UpstreamChain {
     private readonly options: ChainOptions,
     private readonly metrics: UpstreamMetrics | null = null,
     private readonly now: () => number = Date.now,
+    private readonly watch: ChainWatch = {},
   ) {
     this.guarded = providers.map((p) => this.guard(p));
   }
@@ -238,6 +246,10 @@ export class UpstreamChain {
       return JSON.stringify(answer.record);
     } catch (e) {
       const f = this.asFailure(name, e, signal);
+      // A permanent failure is the upstream or its configuration at fault, not the network: the operator is told
+      // why (the breaker bounds how often, since it counts these too).
+      if (f.kind === 'permanent' && !(e instanceof BrokenCircuitError))
+        this.watch.log?.warn('upstream failed', { provider: name, operation: op.name, reason: f.message });
       done(
         f.kind === 'invalid'
           ? 'invalid'
