@@ -31,8 +31,9 @@ import type { Operation } from '../contract/operations';
 import type { UpstreamConfig } from '../config';
 import type { Logger } from '../ops/logger';
 import type { Metrics } from '../ops/metrics';
+import type { CacheWriteWatch } from '../ops/storewatch';
 import { UpstreamFailure, type Provider, type UpstreamHttp } from '../providers/provider';
-import type { CachedAnswer } from '../store/cache';
+import type { CacheEntry, CachedAnswer } from '../store/cache';
 import type { RecordKey, VehicleStore } from '../store/store';
 import { LookupError } from './errors';
 import { motProblem, vehicleProblem } from './records';
@@ -63,6 +64,8 @@ export type UpstreamMetrics = Pick<Metrics, 'upstreamCall' | 'upstreamCache' | '
 export interface ChainWatch {
   /** An upstream's permanent failure (a malformed, oversized or too deeply nested answer, refused credentials). */
   readonly log?: Pick<Logger, 'warn'>;
+  /** The cache's writes failing (the answer is served all the same) and succeeding again. */
+  readonly cache?: CacheWriteWatch;
 }
 
 /** Largest payload a provider's answer may make (the JSON text kept and answered). */
@@ -198,11 +201,11 @@ export class UpstreamChain {
         continue;
       }
       if (outcome === null) continue;
-      await this.store.cachePut({ ...key, payload: outcome, provider: g.provider.name, fetchedAt: this.now() });
+      await this.keep({ ...key, payload: outcome, provider: g.provider.name, fetchedAt: this.now() });
       return { payload: outcome, source: g.provider.name };
     }
     if (failures.length === 0) {
-      await this.store.cachePut({
+      await this.keep({
         ...key,
         payload: null,
         provider: this.guarded.find((g) => g.provider.answers(op.name))?.provider.name ?? '',
@@ -221,6 +224,20 @@ export class UpstreamChain {
       `No upstream could answer for now (${why.slice(0, 300)}); nothing was charged; retry in ${wait} s`,
       wait,
     );
+  }
+
+  /**
+   * Caches a fetched answer. A write that fails (a full disk, the store unreachable) costs the cache, not the answer:
+   * it was paid for, so it is served all the same, and the watch is told.
+   */
+  private async keep(entry: CacheEntry): Promise<void> {
+    try {
+      await this.store.cachePut(entry);
+    } catch (e) {
+      this.watch.cache?.cacheWriteFailed(e);
+      return;
+    }
+    this.watch.cache?.cacheWritten();
   }
 
   /** One provider, through its policies: the checked payload, null for not found, or the failure. */
