@@ -163,6 +163,7 @@ export class Accounts {
     }
     switch (result.reason) {
       case 'credits':
+        this.noteNoCredit(who.username);
         throw outOfCredit(who.username);
       case 'daily':
         this.usedUpDay(who.username, account.dailyLimit);
@@ -177,6 +178,16 @@ export class Accounts {
             `Your username is incorrect: ${quote(who.username)} is not registered; ask the operator to register it`,
           );
     }
+  }
+
+  /**
+   * The store refused a charge for want of credit: the account as cached says so, so that its next lookups are
+   * refused at admission (before an upstream is paid to answer them) until the row is read again.
+   */
+  private noteNoCredit(username: string): void {
+    const e = this.cached.get(username);
+    if (e?.account && e.account.credits !== 0)
+      this.cached.set(username, { ...e, account: { ...e.account, credits: 0 } });
   }
 
   private usedUpDay(username: string, limit: number | null): void {

@@ -10,7 +10,10 @@
 // flight, as many queued), and retries with decorrelated jitter for transient failures only (a
 // 429's Retry-After is honoured when it fits the budget). The whole chain runs inside one time
 // budget (UPSTREAM_TIMEOUT_MS, retries included). Concurrent lookups of one uncached key share one
-// fetch (coalescing): one upstream call per key per process, however many wait for it.
+// fetch (coalescing): one upstream call per key per process, however many wait for it. One caller
+// (username) has at most its credits, and at most half of UPSTREAM_CONCURRENCY, in fetches it
+// started and has not had charged yet (UpstreamCaller): a burst of distinct plates can neither pay
+// the upstream for answers it cannot be charged for, nor take the whole cap from other callers.
 
 import {
   BrokenCircuitError,
@@ -35,7 +38,7 @@ import type { CacheWriteWatch } from '../ops/storewatch';
 import { UpstreamFailure, type Provider, type UpstreamHttp } from '../providers/provider';
 import type { CacheEntry, CachedAnswer } from '../store/cache';
 import type { RecordKey, VehicleStore } from '../store/store';
-import { LookupError } from './errors';
+import { LookupError, quote } from './errors';
 import { motProblem, vehicleProblem } from './records';
 
 /** What the chain reads of UPSTREAM_* (config.ts). */
@@ -67,6 +70,22 @@ export interface ChainWatch {
   /** The cache's writes failing (the answer is served all the same) and succeeding again. */
   readonly cache?: CacheWriteWatch;
 }
+
+/**
+ * Who a lookup is for, as the chain bounds what one caller may have fetched at once: a username's fetches in flight
+ * (those it started; joining another's costs nothing) are at most its credits, and at most its share of
+ * UPSTREAM_CONCURRENCY.
+ */
+export interface UpstreamCaller {
+  readonly username: string;
+  /** Credits left as admitted; null when the caller has no credit bound. */
+  readonly credits: number | null;
+  /** Set when the chain reserved a fetch for this caller: called once the answer is charged (or refused). */
+  release?: () => void;
+}
+
+/** Seconds a caller over its share of fetches in flight is asked to wait. */
+export const SHARE_RETRY_AFTER_S = 1;
 
 /** Largest payload a provider's answer may make (the JSON text kept and answered). */
 export const MAX_PAYLOAD_CHARS = 262_144;
@@ -104,6 +123,10 @@ const STATE_NAMES: Record<CircuitState, string> = {
 export class UpstreamChain {
   private readonly guarded: Guarded[];
   private readonly inflight = new Map<string, Promise<ChainAnswer>>();
+  /** Fetches in flight per username, each reserved until its answer is charged. */
+  private readonly reserved = new Map<string, number>();
+  /** The most fetches one username may have in flight: half of UPSTREAM_CONCURRENCY, at least one. */
+  readonly share: number;
   /**
    * Whole-chain fetches begun (each one upstream call at most per provider, retries aside): for tests and the bench.
    */
@@ -119,6 +142,7 @@ export class UpstreamChain {
     private readonly watch: ChainWatch = {},
   ) {
     this.guarded = providers.map((p) => this.guard(p));
+    this.share = Math.max(1, Math.floor(options.concurrency / 2));
   }
 
   private guard(provider: Provider): Guarded {
@@ -169,9 +193,10 @@ export class UpstreamChain {
 
   /**
    * The answer for a key the store does not hold: from the cache while fresh, else from the providers. Throws
-   * LookupError.
+   * LookupError. `caller`, when given, is held to its bound before a fetch it would start (see UpstreamCaller), and
+   * its `release` set when a fetch was reserved for it.
    */
-  async lookup(op: Operation, key: RecordKey): Promise<ChainAnswer> {
+  async lookup(op: Operation, key: RecordKey, caller?: UpstreamCaller): Promise<ChainAnswer> {
     const cached = await this.store.cacheGet(key);
     if (cached && this.now() - cached.fetchedAt < this.ttlMs(op, cached)) {
       this.metrics?.upstreamCache(op.name, 'hit');
@@ -181,10 +206,47 @@ export class UpstreamChain {
     const id = `${key.operation}\u0000${key.registration}\u0000${key.state}`;
     let shared = this.inflight.get(id);
     if (!shared) {
+      if (caller) this.reserve(caller);
       shared = this.fetch(op, key, cached).finally(() => this.inflight.delete(id));
       this.inflight.set(id, shared);
     }
     return shared;
+  }
+
+  /**
+   * Takes one of the caller's fetches in flight, or refuses: OUT_OF_CREDIT with no credit, RATE_LIMITED (retry in a
+   * second) when its credits are all held by fetches in flight, or it has its share of UPSTREAM_CONCURRENCY.
+   */
+  private reserve(caller: UpstreamCaller): void {
+    const name = caller.username;
+    const held = this.reserved.get(name) ?? 0;
+    const credits = caller.credits;
+    if (credits === 0)
+      throw new LookupError(
+        'OUT_OF_CREDIT',
+        `Out of credit: username ${quote(name)} has no lookup credit left; ask the operator for more`,
+      );
+    if (credits !== null && held >= credits)
+      throw new LookupError(
+        'RATE_LIMITED',
+        `Too many lookups at once: username ${quote(name)} has ${credits} credit${credits === 1 ? '' : 's'}, each held by an upstream lookup in flight; retry in ${SHARE_RETRY_AFTER_S} s`,
+        SHARE_RETRY_AFTER_S,
+      );
+    if (held >= this.share)
+      throw new LookupError(
+        'RATE_LIMITED',
+        `Too many lookups at once: username ${quote(name)} has ${held} upstream lookups in flight, its share of UPSTREAM_CONCURRENCY; retry in ${SHARE_RETRY_AFTER_S} s`,
+        SHARE_RETRY_AFTER_S,
+      );
+    this.reserved.set(name, held + 1);
+    let released = false;
+    caller.release = () => {
+      if (released) return;
+      released = true;
+      const left = (this.reserved.get(name) ?? 1) - 1;
+      if (left === 0) this.reserved.delete(name);
+      else this.reserved.set(name, left);
+    };
   }
 
   private async fetch(op: Operation, key: RecordKey, cached: CachedAnswer | null): Promise<ChainAnswer> {
