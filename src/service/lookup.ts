@@ -152,7 +152,7 @@ export class LookupService {
     // Only a lookup an upstream may be asked to answer is held to the caller's bound on fetches in flight
     // (UpstreamCaller); the fetch reserved for it is released once its answer is charged, or refused.
     const fetchFor: UpstreamCaller | undefined =
-      this.upstream !== null && !charged ? { username, credits: admitted.account?.credits ?? null } : undefined;
+      this.upstream !== null && !charged ? { username, credits: this.accounts.creditsForFetch(admitted) } : undefined;
     try {
       return await this.answer(op, key, stored, fetchFor, admitted, charged, model, regText, notes);
     } finally {

@@ -85,7 +85,7 @@ export interface UpstreamCaller {
 }
 
 /** Seconds a caller over its share of fetches in flight is asked to wait. */
-export const SHARE_RETRY_AFTER_S = 1;
+const SHARE_RETRY_AFTER_S = 1;
 
 /** Largest payload a provider's answer may make (the JSON text kept and answered). */
 export const MAX_PAYLOAD_CHARS = 262_144;
