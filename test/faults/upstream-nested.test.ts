@@ -91,7 +91,8 @@ test('32 concurrent deeply nested answers: /healthz stays fast, each lookup refu
       answers.push(
         ...(await Promise.all(
           Array.from({ length: LOOKUPS }, async (_, i) => {
-            const res = await fetch(`${server!.url}/Check?RegistrationNumber=${prefix}${r}X${i}&username=anyone`);
+            // A caller each: one caller may have only half of UPSTREAM_CONCURRENCY in flight (docs/upstream.md).
+            const res = await fetch(`${server!.url}/Check?RegistrationNumber=${prefix}${r}X${i}&username=caller${i}`);
             return { status: res.status, body: await res.text() };
           }),
         )),
