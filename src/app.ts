@@ -19,7 +19,7 @@ import type { Config } from './config';
 import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
 import { readiness, type ReadinessProbe } from './ops/health';
 import { createLogger, logAccess, type Logger } from './ops/logger';
-import { storeWatcher } from './ops/storewatch';
+import { storeWatcher, type StoreHealth } from './ops/storewatch';
 import { startTracing, tracedLookups, tracedStore, type Tracing } from './ops/tracing';
 import {
   askPrimaryForMetrics,
@@ -92,6 +92,8 @@ interface AppParts {
   readonly metrics: Metrics | null;
   readonly state: { stopping: boolean };
   readonly internalError: InternalError;
+  /** The store's outages and failed cache writes, as the log, reglookup_store_up and /readyz tell them. */
+  readonly health: StoreHealth;
 }
 
 /** Loads and checks the contract, then wires transports, service, accounts and store together. */
@@ -125,7 +127,8 @@ export async function createService(
   await limiter.ready();
   // A store that can stop serving (PostgreSQL unreachable, SQLite's disk full) reports it here: logged once each way,
   // counted.
-  store.watch?.(storeWatcher(log, metrics));
+  const health = storeWatcher(log, metrics);
+  store.watch?.(health);
   if (metrics) gaugesFrom(metrics, config, store, limiter);
   const usage = new UsageRecorder(store, config.usageDays, log);
   const tracing = config.tracing ? startTracing(config.tracing) : null;
@@ -135,7 +138,7 @@ export async function createService(
       serviceName: config.tracing.serviceName,
       sampleRatio: config.tracing.sampleRatio,
     });
-  const { service, upstream } = lookups({ config, store, log, metrics }, limiter, usage, tracing);
+  const { service, upstream } = lookups({ config, store, log, metrics, health }, limiter, usage, tracing);
   const deps = {
     service,
     namespace: config.namespace,
@@ -147,7 +150,7 @@ export async function createService(
   // GET/POST lookups are served before Express too, when nothing but the lookup applies to them.
   const httpLookup = directHttpLookup(deps);
 
-  const parts: AppParts = { config, store, log, metrics, state, internalError };
+  const parts: AppParts = { config, store, log, metrics, state, internalError, health };
   const app = expressApp(
     parts,
     deps,
@@ -187,12 +190,12 @@ export async function createService(
  * (ops/tracing.ts); with it off there is no wrapper, so the request path is as it was.
  */
 function lookups(
-  parts: Pick<AppParts, 'config' | 'store' | 'log' | 'metrics'>,
+  parts: Pick<AppParts, 'config' | 'store' | 'log' | 'metrics' | 'health'>,
   limiter: FlexibleRateLimiter,
   usage: UsageRecorder,
   tracing: Tracing | null,
 ): { service: LookupService; upstream: UpstreamSetup | null } {
-  const { config, store, log, metrics } = parts;
+  const { config, store, log, metrics, health } = parts;
   const traced = tracing
     ? tracedStore(store, tracing, /^postgres/.test(config.databaseUrl) ? 'postgresql' : 'sqlite')
     : store;
@@ -205,7 +208,7 @@ function lookups(
     limiter,
     usage,
   );
-  const upstream = upstreamChain(config, traced, metrics, log, tracing);
+  const upstream = upstreamChain(config, traced, metrics, log, tracing, health);
   const service = new LookupService(reads, accounts, { sandbox: config.sandbox, upstream: upstream?.chain });
   return { service: tracing ? tracedLookups(service, tracing) : service, upstream };
 }
@@ -272,9 +275,13 @@ function operationsRoutes(
   otherProbes: readonly ReadinessProbe[],
   metricsOnServicePort: ServiceOptions['metricsOnServicePort'],
 ): void {
-  const { store, log, metrics, state, internalError } = parts;
+  const { store, log, metrics, state, internalError, health } = parts;
   // The store's probe is one index probe: readiness is asked often and must not cost a pass over millions of rows.
-  const probes: readonly ReadinessProbe[] = [{ name: 'store', check: () => store.isEmpty() }, ...otherProbes];
+  // A store that answers but fails writes (a full disk) leaves the service ready, and degraded.
+  const probes: readonly ReadinessProbe[] = [
+    { name: 'store', check: () => store.isEmpty(), degradedNow: () => health.degraded() },
+    ...otherProbes,
+  ];
   const quiet = (path: string, serve: express.RequestHandler) =>
     app.all(path, (req, res, next) => {
       note(req, { transport: path === '/metrics' ? 'metrics' : 'health' });

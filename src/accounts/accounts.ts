@@ -61,6 +61,8 @@ export class Accounts {
   /** Usernames this process saw reach their daily limit: the UTC day, and the limit then in force. */
   private readonly dailyDone = new Map<string, { readonly day: string; readonly limit: number | null }>();
   private cachedAt = 0;
+  /** Usernames whose charge the store refused for want of credit, and when (noteNoCredit). */
+  private readonly refusedCredit = new Map<string, number>();
   /** Lookups whose usage the store counted with their charge. */
   private readonly countedWithCharge = new WeakSet<Admitted>();
 
@@ -163,6 +165,7 @@ export class Accounts {
     }
     switch (result.reason) {
       case 'credits':
+        this.noteNoCredit(who.username);
         throw outOfCredit(who.username);
       case 'daily':
         this.usedUpDay(who.username, account.dailyLimit);
@@ -177,6 +180,27 @@ export class Accounts {
             `Your username is incorrect: ${quote(who.username)} is not registered; ask the operator to register it`,
           );
     }
+  }
+
+  /**
+   * The store refused a charge for want of credit: for the next ACCOUNT_TTL_MS the caller's upstream fetches are
+   * held to no credit (creditsForFetch), so that a caller whose cached account still shows credits does not pay an
+   * upstream for answers it cannot be charged for. Stored answers are not held back: a top-up is seen at once there.
+   */
+  private noteNoCredit(username: string): void {
+    if (this.refusedCredit.size >= ACCOUNT_CACHE_MAX) this.refusedCredit.clear();
+    this.refusedCredit.set(username, Date.now());
+  }
+
+  /** The credits an upstream fetch for this caller is held to (service/upstream.ts): null for no bound. */
+  creditsForFetch(who: Admitted): number | null {
+    const credits = who.account?.credits ?? null;
+    if (credits === null || this.refusedCredit.size === 0) return credits;
+    const at = this.refusedCredit.get(who.username);
+    if (at === undefined) return credits;
+    if (Date.now() - at < ACCOUNT_TTL_MS) return 0;
+    this.refusedCredit.delete(who.username);
+    return credits;
   }
 
   private usedUpDay(username: string, limit: number | null): void {

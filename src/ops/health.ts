@@ -12,6 +12,11 @@ export interface ReadinessProbe {
    * RATE_LIMIT_ON_REDIS_ERROR=allow: lookups are served without a rate limit).
    */
   readonly degraded?: string;
+  /**
+   * Asked when the check passes: what works in a lesser way now, or null (the store, while its writes fail): the
+   * probe is then `degraded`, and the service ready.
+   */
+  degradedNow?(): string | null;
 }
 
 export interface Readiness {
@@ -60,8 +65,11 @@ export async function readiness(probes: readonly ReadinessProbe[], state: { stop
   );
   results.forEach((r, i) => {
     const name = probes[i].name;
-    if (r.status === 'fulfilled') checks[name] = 'ok';
-    else {
+    if (r.status === 'fulfilled') {
+      const lesser = probes[i].degradedNow?.() ?? null;
+      checks[name] = lesser === null ? 'ok' : 'degraded';
+      if (lesser !== null) degraded.push(`${name}: ${lesser}`);
+    } else {
       // The answer says which dependency fails; its message (which may name a file, a host or SQL) goes to the log.
       const timedOut = r.reason instanceof ProbeTimeout;
       const why = `${name} ${timedOut ? `did not answer within ${PROBE_TIMEOUT_MS} ms` : 'is failing'}`;

@@ -4,7 +4,7 @@
 // docs/upstream.md's table says; what it lacks (model, body style, doors, seats, ...) is left out,
 // which the answer writes as an empty (nil) element; the whole DVLA record is kept under "dvla".
 
-import { failureForStatus, retryAfterOf } from './upstream-status';
+import { failureForStatus, jsonBody, retryAfterOf } from './upstream-status';
 import { UpstreamFailure, type FetchContext, type Provider, type ProviderAnswer } from './provider';
 
 export interface DvlaOptions {
@@ -89,12 +89,7 @@ export class DvlaProvider implements Provider {
         retryAfterOf(res.headers['retry-after']),
       );
     if (res.status !== 200) throw failureForStatus(this.name, res.status, res.headers, 'the DVLA');
-    let body: unknown;
-    try {
-      body = JSON.parse(res.body);
-    } catch {
-      throw new UpstreamFailure(this.name, 'permanent', 'the DVLA answered something that is not JSON');
-    }
+    const body = jsonBody(this.name, 'the DVLA', res.body);
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw new UpstreamFailure(this.name, 'permanent', 'the DVLA answered JSON that is not a vehicle object');
     return { found: true, record: mapDvla(body as Json) };

@@ -10,6 +10,7 @@
 
 import { findOperation, OPERATIONS } from '../contract/operations';
 import { normalizeRegcheckMot, normalizeRegcheckVehicle } from './regcheck-normalize';
+import { parseUpstreamJson } from './http';
 import { failureForStatus, retryAfterOf } from './upstream-status';
 import { UpstreamFailure, type FetchContext, type Provider, type ProviderAnswer } from './provider';
 
@@ -91,14 +92,14 @@ function parseAnswer(provider: string, operation: string, xml: string): Provider
       if (tests === undefined) throw new Error('no <Json> element');
       const ext = elementText(xml, 'ExtendedInformationJson');
       const taxDate = elementText(xml, 'taxDate');
-      const record: Record<string, unknown> = { tests: JSON.parse(tests) as unknown };
-      if (ext !== undefined) record.extendedInformation = JSON.parse(ext) as unknown;
+      const record: Record<string, unknown> = { tests: parseUpstreamJson(tests) };
+      if (ext !== undefined) record.extendedInformation = parseUpstreamJson(ext);
       if (taxDate !== undefined) record.taxDate = taxDate;
       return { found: true, record: normalizeRegcheckMot(record) };
     }
     const json = elementText(xml, 'vehicleJson');
     if (json === undefined) throw new Error('no <vehicleJson> element');
-    const record = JSON.parse(json) as unknown;
+    const record = parseUpstreamJson(json);
     if (typeof record !== 'object' || record === null || Array.isArray(record))
       throw new Error('vehicleJson is not an object');
     return { found: true, record: normalizeRegcheckVehicle(record as Record<string, unknown>) };

@@ -3,6 +3,7 @@
 // refused credentials and anything unexpected are not. Messages name the upstream and the status,
 // never a URL, a header or a body (they may carry a key).
 
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './http';
 import { UpstreamFailure } from './provider';
 
 /** Seconds from a Retry-After header (seconds or an HTTP date), or undefined; at most a day. */
@@ -35,8 +36,17 @@ export function failureForStatus(
   return new UpstreamFailure(provider, 'permanent', `${what} answered an unexpected status ${status}`);
 }
 
-/** The body as JSON, or a permanent failure naming the upstream (never quoting the body). */
+/**
+ * The body as JSON, or a permanent failure naming the upstream (never quoting the body); a body nested deeper than
+ * MAX_JSON_DEPTH is refused before it is parsed.
+ */
 export function jsonBody(provider: string, what: string, body: string): unknown {
+  if (nestsDeeperThan(body, MAX_JSON_DEPTH))
+    throw new UpstreamFailure(
+      provider,
+      'permanent',
+      `${what} answered JSON nested deeper than ${MAX_JSON_DEPTH} levels (${body.length} characters)`,
+    );
   try {
     return JSON.parse(body);
   } catch {

@@ -4,14 +4,14 @@
 // (transport/answers.ts, through resultNodes).
 
 import type { Operation, ResultKind } from '../contract/operations';
-import type { Accounts, Caller } from '../accounts/accounts';
+import type { Accounts, Admitted, Caller } from '../accounts/accounts';
 import type { ChargeCaller, FoundRecord, RecordKey, VehicleStore } from '../store/store';
 import { CONTROL_RE, MAX_PARAM_CHARS } from '../core/params';
 import { LookupError, quote } from './errors';
 import { normalizeRegistration, normalizeState } from './normalize';
 import { modelMatches, parseMot } from './records';
 import { isSandboxPlate, sandboxPayload } from './sandbox';
-import type { UpstreamChain } from './upstream';
+import type { UpstreamCaller, UpstreamChain } from './upstream';
 
 /** A lookup's answer: the found record, for the transport to write (see resultNodes). */
 export interface LookupResult {
@@ -101,17 +101,19 @@ export class LookupService {
    * The record's payload and where it came from: the store (imported records always win), else the
    * upstream chain (its cache, then its providers), else null. An upstream that cannot answer throws
    * SERVICE_UNAVAILABLE (nothing is charged) or, when it finds the registration not valid, INVALID_PARAMETER.
-   * `stored`: what the store already answered (accounts.findCharged), undefined when not asked yet.
+   * `stored`: what the store already answered (accounts.findCharged), undefined when not asked yet. `fetchFor`: who
+   * the upstream's fetch would be for (UpstreamCaller), its reservation released by lookup once charged.
    */
   private async find(
     op: Operation,
     key: RecordKey,
-    stored?: FoundRecord | null,
+    stored: FoundRecord | null | undefined,
+    fetchFor: UpstreamCaller | undefined,
   ): Promise<{ payload: string; source: string } | null> {
     const found = stored === undefined ? await this.store.get(key) : stored;
     if (found !== null) return { payload: found.payload, source: 'store' };
     if (this.upstream === null || !this.upstream.answers(op.name)) return null;
-    const answer = await this.upstream.lookup(op, key);
+    const answer = await this.upstream.lookup(op, key, fetchFor);
     return answer.payload === null ? null : { payload: answer.payload, source: answer.source };
   }
 
@@ -149,7 +151,31 @@ export class LookupService {
     // before anything is charged.
     const stored = model === undefined ? await this.accounts.findCharged(admitted, key, notes?.socket) : undefined;
     const charged = stored !== undefined && stored !== null;
-    const found = await this.find(op, key, stored);
+    // Only a lookup an upstream may be asked to answer is held to the caller's bound on fetches in flight
+    // (UpstreamCaller); the fetch reserved for it is released once its answer is charged, or refused.
+    const fetchFor: UpstreamCaller | undefined =
+      this.upstream !== null && !charged ? { username, credits: this.accounts.creditsForFetch(admitted) } : undefined;
+    try {
+      return await this.answer(op, key, stored, fetchFor, admitted, charged, model, regText, notes);
+    } finally {
+      fetchFor?.release?.();
+    }
+  }
+
+  /** lookup()'s second half: the record found, checked and charged. */
+  private async answer(
+    op: Operation,
+    key: RecordKey,
+    stored: FoundRecord | null | undefined,
+    fetchFor: UpstreamCaller | undefined,
+    admitted: Admitted,
+    charged: boolean,
+    model: string | undefined,
+    regText: string,
+    notes: CallNotes | undefined,
+  ): Promise<LookupResult> {
+    const state = key.state;
+    const found = await this.find(op, key, stored, fetchFor);
     if (notes && found) notes.source = found.source;
     const where = state ? `${op.country}, ${state}` : op.country;
     if (found === null) {

@@ -6,6 +6,7 @@ import type { Config } from '../config';
 import type { ReadinessProbe } from '../ops/health';
 import type { Logger } from '../ops/logger';
 import type { Metrics } from '../ops/metrics';
+import type { CacheWriteWatch } from '../ops/storewatch';
 import { tracedProvider, type Tracing } from '../ops/tracing';
 import { upstreamHttp } from '../providers/http';
 import { reportsRemaining } from '../providers/provider';
@@ -31,13 +32,17 @@ export function upstreamChain(
   metrics: Metrics | null,
   log: Logger,
   tracing: Tracing | null = null,
+  cacheWatch: CacheWriteWatch | null = null,
 ): UpstreamSetup | null {
   const u = config.upstream;
   if (u.providers.length === 0) return null;
   // With tracing on, each call to a provider is a span (ops/tracing.ts).
   const providers = buildProviders(config, log).map((p) => (tracing ? tracedProvider(p, tracing) : p));
   const http = upstreamHttp(u.maxBytes);
-  const chain = new UpstreamChain(store, providers, http, u, metrics, Date.now, log);
+  const chain = new UpstreamChain(store, providers, http, u, metrics, Date.now, {
+    log,
+    ...(cacheWatch ? { cache: cacheWatch } : {}),
+  });
   const timers: NodeJS.Timeout[] = [];
   for (const p of providers) {
     if (!reportsRemaining(p) || u.regcheck.creditsIntervalMs === 0) continue;

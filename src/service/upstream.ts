@@ -13,7 +13,10 @@
 // log, once when it starts failing and when its breaker opens and closes; the caller is told only
 // that the provider is not answering or busy. The whole chain runs inside one time
 // budget (UPSTREAM_TIMEOUT_MS, retries included). Concurrent lookups of one uncached key share one
-// fetch (coalescing): one upstream call per key per process, however many wait for it.
+// fetch (coalescing): one upstream call per key per process, however many wait for it. One caller
+// (username) has at most its credits, and at most half of UPSTREAM_CONCURRENCY, in fetches it
+// started and has not had charged yet (UpstreamCaller): a burst of distinct plates can neither pay
+// the upstream for answers it cannot be charged for, nor take the whole cap from other callers.
 
 import {
   BrokenCircuitError,
@@ -34,10 +37,11 @@ import type { Operation } from '../contract/operations';
 import type { UpstreamConfig } from '../config';
 import type { Logger } from '../ops/logger';
 import type { Metrics } from '../ops/metrics';
+import type { CacheWriteWatch } from '../ops/storewatch';
 import { UpstreamFailure, type Provider, type UpstreamHttp } from '../providers/provider';
-import type { CachedAnswer } from '../store/cache';
+import type { CacheEntry, CachedAnswer } from '../store/cache';
 import type { RecordKey, VehicleStore } from '../store/store';
-import { LookupError } from './errors';
+import { LookupError, quote } from './errors';
 import { motProblem, vehicleProblem } from './records';
 
 /** What the chain reads of UPSTREAM_* (config.ts). */
@@ -61,6 +65,33 @@ export interface ChainAnswer {
 }
 
 export type UpstreamMetrics = Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker' | 'upstreamQuotaUsed'>;
+
+/** Who hears of what goes wrong in the chain beside its caller. */
+export interface ChainWatch {
+  /**
+   * A provider starting to fail, its breaker opening and closing, and each permanent failure (a malformed,
+   * oversized or too deeply nested answer, refused credentials).
+   */
+  readonly log?: ChainLog;
+  /** The cache's writes failing (the answer is served all the same) and succeeding again. */
+  readonly cache?: CacheWriteWatch;
+}
+
+/**
+ * Who a lookup is for, as the chain bounds what one caller may have fetched at once: a username's fetches in flight
+ * (those it started; joining another's costs nothing) are at most its credits, and at most its share of
+ * UPSTREAM_CONCURRENCY.
+ */
+export interface UpstreamCaller {
+  readonly username: string;
+  /** Credits left as admitted; null when the caller has no credit bound. */
+  readonly credits: number | null;
+  /** Set when the chain reserved a fetch for this caller: called once the answer is charged (or refused). */
+  release?: () => void;
+}
+
+/** Seconds a caller over its share of fetches in flight is asked to wait. */
+const SHARE_RETRY_AFTER_S = 1;
 
 /** Largest payload a provider's answer may make (the JSON text kept and answered). */
 export const MAX_PAYLOAD_CHARS = 262_144;
@@ -111,6 +142,10 @@ const STATE_NAMES: Record<CircuitState, string> = {
 export class UpstreamChain {
   private readonly guarded: Guarded[];
   private readonly inflight = new Map<string, Promise<ChainAnswer>>();
+  /** Fetches in flight per username, each reserved until its answer is charged. */
+  private readonly reserved = new Map<string, number>();
+  /** The most fetches one username may have in flight: half of UPSTREAM_CONCURRENCY, at least one. */
+  readonly share: number;
   /**
    * Whole-chain fetches begun (each one upstream call at most per provider, retries aside): for tests and the bench.
    */
@@ -123,9 +158,10 @@ export class UpstreamChain {
     private readonly options: ChainOptions,
     private readonly metrics: UpstreamMetrics | null = null,
     private readonly now: () => number = Date.now,
-    private readonly log: ChainLog | null = null,
+    private readonly watch: ChainWatch = {},
   ) {
     this.guarded = providers.map((p) => this.guard(p));
+    this.share = Math.max(1, Math.floor(options.concurrency / 2));
   }
 
   private guard(provider: Provider): Guarded {
@@ -146,9 +182,9 @@ export class UpstreamChain {
       // The failure that opened it is the first: it is logged as such before the breaker's line.
       if (!g.failing) {
         g.failing = true;
-        this.log?.warn(`upstream ${provider.name} is failing`, { provider: provider.name, reason });
+        this.watch.log?.warn(`upstream ${provider.name} is failing`, { provider: provider.name, reason });
       }
-      this.log?.warn(`upstream ${provider.name}: circuit breaker open; lookups that need it are refused`, {
+      this.watch.log?.warn(`upstream ${provider.name}: circuit breaker open; lookups that need it are refused`, {
         provider: provider.name,
         reason,
         failedLookups: o.breakerFailures,
@@ -158,7 +194,7 @@ export class UpstreamChain {
     breaker.onReset(() => {
       open = false;
       g.failing = false;
-      this.log?.warn(`upstream ${provider.name}: circuit breaker closed; it answers again`, {
+      this.watch.log?.warn(`upstream ${provider.name}: circuit breaker closed; it answers again`, {
         provider: provider.name,
       });
     });
@@ -203,9 +239,10 @@ export class UpstreamChain {
 
   /**
    * The answer for a key the store does not hold: from the cache while fresh, else from the providers. Throws
-   * LookupError.
+   * LookupError. `caller`, when given, is held to its bound before a fetch it would start (see UpstreamCaller), and
+   * its `release` set when a fetch was reserved for it.
    */
-  async lookup(op: Operation, key: RecordKey): Promise<ChainAnswer> {
+  async lookup(op: Operation, key: RecordKey, caller?: UpstreamCaller): Promise<ChainAnswer> {
     const cached = await this.store.cacheGet(key);
     if (cached && this.now() - cached.fetchedAt < this.ttlMs(op, cached)) {
       this.metrics?.upstreamCache(op.name, 'hit');
@@ -215,10 +252,47 @@ export class UpstreamChain {
     const id = `${key.operation}\u0000${key.registration}\u0000${key.state}`;
     let shared = this.inflight.get(id);
     if (!shared) {
+      if (caller) this.reserve(caller);
       shared = this.fetch(op, key, cached).finally(() => this.inflight.delete(id));
       this.inflight.set(id, shared);
     }
     return shared;
+  }
+
+  /**
+   * Takes one of the caller's fetches in flight, or refuses: OUT_OF_CREDIT with no credit, RATE_LIMITED (retry in a
+   * second) when its credits are all held by fetches in flight, or it has its share of UPSTREAM_CONCURRENCY.
+   */
+  private reserve(caller: UpstreamCaller): void {
+    const name = caller.username;
+    const held = this.reserved.get(name) ?? 0;
+    const credits = caller.credits;
+    if (credits === 0)
+      throw new LookupError(
+        'OUT_OF_CREDIT',
+        `Out of credit: username ${quote(name)} has no lookup credit left; ask the operator for more`,
+      );
+    if (credits !== null && held >= credits)
+      throw new LookupError(
+        'RATE_LIMITED',
+        `Too many lookups at once: username ${quote(name)} has ${credits} credit${credits === 1 ? '' : 's'}, each held by an upstream lookup in flight; retry in ${SHARE_RETRY_AFTER_S} s`,
+        SHARE_RETRY_AFTER_S,
+      );
+    if (held >= this.share)
+      throw new LookupError(
+        'RATE_LIMITED',
+        `Too many lookups at once: username ${quote(name)} has ${held} upstream lookups in flight, its share of UPSTREAM_CONCURRENCY; retry in ${SHARE_RETRY_AFTER_S} s`,
+        SHARE_RETRY_AFTER_S,
+      );
+    this.reserved.set(name, held + 1);
+    let released = false;
+    caller.release = () => {
+      if (released) return;
+      released = true;
+      const left = (this.reserved.get(name) ?? 1) - 1;
+      if (left === 0) this.reserved.delete(name);
+      else this.reserved.set(name, left);
+    };
   }
 
   private async fetch(op: Operation, key: RecordKey, cached: CachedAnswer | null): Promise<ChainAnswer> {
@@ -236,11 +310,11 @@ export class UpstreamChain {
         continue;
       }
       if (outcome === null) continue;
-      await this.store.cachePut({ ...key, payload: outcome, provider: g.provider.name, fetchedAt: this.now() });
+      await this.keep({ ...key, payload: outcome, provider: g.provider.name, fetchedAt: this.now() });
       return { payload: outcome, source: g.provider.name };
     }
     if (failures.length === 0) {
-      await this.store.cachePut({
+      await this.keep({
         ...key,
         payload: null,
         provider: this.guarded.find((g) => g.provider.answers(op.name))?.provider.name ?? '',
@@ -263,6 +337,20 @@ export class UpstreamChain {
       `No upstream could answer for now: ${why}; nothing was charged; retry in ${wait} s`,
       wait,
     );
+  }
+
+  /**
+   * Caches a fetched answer. A write that fails (a full disk, the store unreachable) costs the cache, not the answer:
+   * it was paid for, so it is served all the same, and the watch is told.
+   */
+  private async keep(entry: CacheEntry): Promise<void> {
+    try {
+      await this.store.cachePut(entry);
+    } catch (e) {
+      this.watch.cache?.cacheWriteFailed(e);
+      return;
+    }
+    this.watch.cache?.cacheWritten();
   }
 
   /** One provider, through its policies: the checked payload, null for not found, or the failure. */
@@ -290,6 +378,10 @@ export class UpstreamChain {
       return JSON.stringify(answer.record);
     } catch (e) {
       const f = this.asFailure(name, e, signal);
+      // A permanent failure is the upstream or its configuration at fault, not the network: the operator is told
+      // why (the breaker bounds how often, since it counts these too).
+      if (f.kind === 'permanent' && !(e instanceof BrokenCircuitError))
+        this.watch.log?.warn('upstream failed', { provider: name, operation: op.name, reason: f.message });
       const outcome =
         f.kind === 'invalid'
           ? 'invalid'
@@ -307,7 +399,11 @@ export class UpstreamChain {
       }
       if (outcome !== 'breaker_open' && !g.failing) {
         g.failing = true;
-        this.log?.warn(`upstream ${name} is failing`, { provider: name, reason: f.message.slice(0, 300), outcome });
+        this.watch.log?.warn(`upstream ${name} is failing`, {
+          provider: name,
+          reason: f.message.slice(0, 300),
+          outcome,
+        });
       }
       const told =
         outcome === 'busy' || (f.kind === 'transient' && f.retryAfterS !== undefined)
@@ -323,7 +419,7 @@ export class UpstreamChain {
   private answered(g: Guarded): void {
     if (!g.failing) return;
     g.failing = false;
-    this.log?.warn(`upstream ${g.provider.name} answers again`, { provider: g.provider.name });
+    this.watch.log?.warn(`upstream ${g.provider.name} answers again`, { provider: g.provider.name });
   }
 
   /** One call, its answer checked: a bad answer is a failure (the breaker counts it), never cached. */

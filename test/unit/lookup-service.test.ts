@@ -165,6 +165,7 @@ function harness(
     record(who: Admitted, operation: string, found: boolean) {
       calls.records.push([who.username, operation, found]);
     },
+    creditsForFetch: () => null,
   } as unknown as Accounts;
   let upstream: UpstreamChain | undefined;
   if (options.upstream) {

@@ -47,7 +47,7 @@ function chainFor(url: string, env: Record<string, string> = {}) {
     config.upstream,
     null,
     Date.now,
-    log as never,
+    { log: log as never },
   );
   const lookup = (reg: string) =>
     chain.lookup(CHECK, { operation: 'Check', registration: reg, state: '' }).then(
