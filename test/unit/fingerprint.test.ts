@@ -25,3 +25,10 @@ test('an admin path names the username by its fingerprint, decoded first; other 
   expect(loggedPath('/admin/api/overview')).toBe('/admin/api/overview');
   expect(loggedPath('/admin/api/users/%E0%A4%A')).not.toContain('%E0%A4%A');
 });
+
+test('the same username always has the same fingerprint, however many others came between', () => {
+  expect(fingerprint('demo')).toBe('sha256:2a97516c354b');
+  for (let i = 0; i < 10_000; i++) fingerprint(`caller-${i}`);
+  expect(fingerprint('demo')).toBe('sha256:2a97516c354b');
+  expect(fingerprint('x y')).toBe('sha256:887fcea6a803');
+});
