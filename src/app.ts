@@ -17,6 +17,7 @@ import { FlexibleRateLimiter } from './accounts/limiter';
 import { UsageRecorder } from './accounts/usage';
 import type { Config } from './config';
 import { assertContract, loadWsdl, SOAP_PATH } from './contract/wsdl';
+import { fingerprint } from './ops/fingerprint';
 import { readiness, type ReadinessProbe } from './ops/health';
 import { createLogger, logAccess, type Logger } from './ops/logger';
 import { storeWatcher, type StoreHealth } from './ops/storewatch';
@@ -390,7 +391,7 @@ function frontHandler(
         outcome,
         status: this.statusCode,
         ms,
-        username: ctx.username,
+        caller: fingerprint(ctx.username),
         sandbox: ctx.sandbox,
         source: ctx.source,
       },

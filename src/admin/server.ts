@@ -7,6 +7,7 @@
 
 import http from 'node:http';
 import type { AdminToken } from '../config';
+import { fingerprint } from '../ops/fingerprint';
 import type { Logger } from '../ops/logger';
 import { StoreUnavailableError } from '../store/store';
 import type { VehicleStore } from '../store/store';
@@ -131,6 +132,23 @@ function decodeName(raw: string): string {
   }
 }
 
+// A caller's path names its username, the caller's credential: the log line names its fingerprint.
+const USER_PATH = /^(\/admin\/api\/users\/)([^/]*)(.*)$/;
+
+/** The path of an admin request as logged: without its query string, a username as its fingerprint. */
+export function loggedPath(url: string): string {
+  const p = url.split('?')[0];
+  const m = USER_PATH.exec(p);
+  if (!m) return p.slice(0, 200);
+  let name: string;
+  try {
+    name = decodeURIComponent(m[2]);
+  } catch {
+    name = m[2];
+  }
+  return `${m[1]}${fingerprint(name)}${m[3]}`.slice(0, 200);
+}
+
 export function createAdminServer(opts: AdminOptions): http.Server {
   const tokens = new TokenCheck(opts.tokens);
   const gate = new FailureGate();
@@ -184,7 +202,7 @@ export function createAdminServer(opts: AdminOptions): http.Server {
       opts.logger.info('admin request', {
         client,
         method: req.method,
-        path: (req.url ?? '').split('?')[0].slice(0, 200),
+        path: loggedPath(req.url ?? ''),
         status: res.statusCode,
         actor: actor ?? undefined,
         ms: Math.round(performance.now() - start),

@@ -8,6 +8,7 @@ import os from 'node:os';
 import { AccountAdmin, allowProblem, ManageError, rateProblem, SETTING_BOUNDS } from '../accounts/manage';
 import { generateUsername, usernameProblem } from '../accounts/username';
 import { splitList } from '../net/cidr';
+import { fingerprint } from '../ops/fingerprint';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
 import type { VehicleStore } from '../store/store';
 import { usageCsv, usageRange } from '../admin/billing';
@@ -339,8 +340,19 @@ function registerStates(users: Command): void {
     );
 }
 
-/** `users list` and `users usage`: what the accounts hold and what they did. */
+/** `users list` and `users usage`: what the accounts hold and what they did; `users fingerprint`: how logs name one. */
 function registerReports(users: Command): void {
+  users
+    .command('fingerprint')
+    .argument('<username>')
+    .description("the caller's fingerprint, as log lines name it (field caller); reads no store")
+    .action(
+      run(async (name: string) => {
+        if (name === '') throw new InputError('give a username');
+        process.stdout.write(`${fingerprint(name)}\n`);
+      }),
+    );
+
   users
     .command('list')
     .option('--json', 'one JSON array')

@@ -78,7 +78,8 @@ export interface AccessRecord {
   readonly source?: string;
   readonly status: number;
   readonly ms: number;
-  readonly username: string | undefined;
+  /** The caller's fingerprint (ops/fingerprint.ts), `-` without a username: never the username, a credential. */
+  readonly caller: string;
 }
 
 // C0, DEL, C1 and the Unicode line separators: JSON.stringify leaves all but C0 as they are, and
@@ -87,7 +88,7 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 const UNSAFE_ALL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 const escapeChar = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
-/** A value a caller chose (a username, a path), with its control characters written as \uXXXX. */
+/** A value a caller chose (a path, a parameter), with its control characters written as \uXXXX. */
 export function escapeControls(s: string): string {
   return UNSAFE.test(s) ? s.replace(UNSAFE_ALL, escapeChar) : s;
 }

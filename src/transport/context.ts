@@ -9,7 +9,7 @@ export interface RequestContext {
   transport?:
     'soap11' | 'soap12' | 'get' | 'post' | 'json' | 'wsdl' | 'help' | 'health' | 'metrics' | 'credits' | 'other';
   operation?: string;
-  /** The caller's username, once a transport has decoded it (for the access log). */
+  /** The caller's username, once a transport has decoded it; the access log writes only its fingerprint. */
   username?: string;
   errorCode?: string;
   /** Set when the answer came from a sandbox registration (SANDBOX=on), for the access log. */
@@ -39,9 +39,9 @@ export function note(req: IncomingMessage, fields: Partial<Omit<RequestContext, 
 }
 
 /**
- * Notes the username a transport decoded, for the access log: the raw parameter as given (a
- * string, the first of repeated values, or a SOAP element's text), cut to 64 characters. The log
- * escapes what it holds; the service validates it separately.
+ * Notes the username a transport decoded, for the access log's fingerprint: the raw parameter as
+ * given (a string, the first of repeated values, or a SOAP element's text), whole, so that the
+ * fingerprint is the one `reglookup users fingerprint` prints. The service validates it separately.
  */
 export function noteUsername(req: IncomingMessage, raw: unknown): void {
   const ctx = (req as WithContext)[CONTEXT];
@@ -49,7 +49,6 @@ export function noteUsername(req: IncomingMessage, raw: unknown): void {
   let v: unknown = Array.isArray(raw) ? (raw as unknown[])[0] : raw;
   if (v !== null && typeof v === 'object') v = (v as Record<string, unknown>).$value;
   if (typeof v === 'string' || typeof v === 'number') {
-    const s = String(v);
-    ctx.username = s.length > 64 ? s.slice(0, 64) : s;
+    ctx.username = String(v);
   }
 }

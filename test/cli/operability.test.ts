@@ -242,7 +242,7 @@ describe('the access log', () => {
   test('one JSON line per request with its fields; no registration number; control characters escaped; probes only at debug', async () => {
     const { run, url } = await serveCli({ TRUST_PROXY: '127.0.0.1' });
     try {
-      // A username with control characters is refused (INVALID_PARAMETER), and logged escaped.
+      // A username with control characters is refused (INVALID_PARAMETER), and logged by its fingerprint.
       await getFresh(`${url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=al%1B%C2%9Bice`, {
         'X-Request-Id': 'req-get-1',
         'X-Forwarded-For': '203.0.113.7',
@@ -268,20 +268,20 @@ describe('the access log', () => {
         operation: 'Check',
         outcome: 'INVALID_PARAMETER',
         status: 400,
-        username: 'al\u001b\u009bice',
+        caller: 'sha256:a47774ab9a78',
       });
       expect(typeof get.ms).toBe('number');
       expect(typeof get.timestamp).toBe('string');
-      // The escape and the C1 control appear as \u escapes in the line, never as raw bytes.
+      // The username (the caller's credential) is not in the line, escaped or raw; no raw control byte is.
       const raw = lines.find((l) => l.includes('req-get-1')) as string;
-      expect(raw).toContain('al\\u001b\\u009bice');
+      expect(raw).not.toContain('al\\u001b\\u009bice');
       expect(raw).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
       const soap = JSON.parse(lines.find((l) => l.includes('"soap12"')) as string) as Record<string, unknown>;
       expect(soap).toMatchObject({
         transport: 'soap12',
         operation: 'CheckUSA',
         outcome: 'ok',
-        username: 'soapuser',
+        caller: 'sha256:e1b3e486e977',
         client: '127.0.0.1',
       });
       for (const l of lines) {
@@ -307,7 +307,7 @@ describe('the access log', () => {
         / debug request .*transport=health outcome=ok status=200/,
       );
       expect(lines.find((l) => l.includes(' path=/api/reg.asmx/Check '))).toMatch(
-        / info request id=\S+ client=127\.0\.0\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=ok status=200 ms=[\d.]+ username=demo source=store$/,
+        / info request id=\S+ client=127\.0\.0\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=ok status=200 ms=[\d.]+ caller=sha256:2a97516c354b source=store$/,
       );
     } finally {
       run.child.kill('SIGKILL');

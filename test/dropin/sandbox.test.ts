@@ -143,7 +143,7 @@ test('ER19SLO answers as AA19AAA after 5 s on all five transports at once, and o
   }
 });
 
-test('sandbox answers are marked in the access log, with the transport and the username', async () => {
+test('sandbox answers are marked in the access log, with the transport and the caller fingerprint', async () => {
   const server = await startServer({ SANDBOX: 'on', LOG_LEVEL: 'info', LOG_FORMAT: 'json' }, { sample: false });
   const lines: string[] = [];
   const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
@@ -164,7 +164,9 @@ test('sandbox answers are marked in the access log, with the transport and the u
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>)
     .filter((r) => r.message === 'request');
-  const by = (u: string) => requests.find((r) => r.username === u);
+  // The fingerprints of dana, erin and fred (sha256sum of each, first 12 hex characters).
+  const FP: Record<string, string> = { dana: '2c9e0a2585dc', erin: '7cbccb0c4caa', fred: 'd0cfc2e5319b' };
+  const by = (u: string) => requests.find((r) => r.caller === `sha256:${FP[u]}`);
   expect(by('dana')).toMatchObject({ transport: 'json', status: 200, sandbox: true });
   expect(by('erin')).toMatchObject({ transport: 'soap11', status: 500, sandbox: true, outcome: 'VEHICLE_NOT_FOUND' });
   expect(by('fred')).toMatchObject({ transport: 'get', status: 404 });

@@ -298,7 +298,7 @@ describe('SOAP refusals, by what the caller sent (README, Errors and Security)',
     expect(await logOf(none.id)).toMatchObject({
       transport: 'soap11',
       operation: 'Check',
-      username: 'demo',
+      caller: 'sha256:2a97516c354b',
       outcome: 'ok',
       status: 200,
     });
@@ -389,13 +389,13 @@ describe('SOAP refusals, by what the caller sent (README, Errors and Security)',
     expect(await logOf(a.id)).toMatchObject({ transport: 'other', outcome: 'UNSUPPORTED_MEDIA_TYPE' });
   });
 
-  test('a lookup refused by the service is logged with the operation and the username', async () => {
+  test('a lookup refused by the service is logged with the operation and the caller fingerprint', async () => {
     const a = await soap(srv.url, '1.1', check('1.1', 'ZZ99ZZZ', 'carol'));
     expect(a.status).toBe(500);
     expect(await logOf(a.id)).toMatchObject({
       transport: 'soap11',
       operation: 'Check',
-      username: 'carol',
+      caller: 'sha256:4c26d9074c27',
       outcome: 'VEHICLE_NOT_FOUND',
     });
     const b = await soap(srv.url, '1.2', check('1.2', 'RG11ABC', 'dave'));
@@ -404,7 +404,7 @@ describe('SOAP refusals, by what the caller sent (README, Errors and Security)',
     expect(await logOf(b.id)).toMatchObject({
       transport: 'soap12',
       operation: 'Check',
-      username: 'dave',
+      caller: 'sha256:61ea0803f885',
       outcome: 'ok',
     });
   });
@@ -488,7 +488,12 @@ describe('HTTP GET and POST (README, Calling it and Errors)', () => {
     expect(g.status).toBe(200);
     expect(g.headers['content-type']).toBe('text/xml; charset=utf-8');
     expect(Number(g.headers['content-length'])).toBe(Buffer.byteLength(g.body));
-    expect(await logOf(g.id)).toMatchObject({ transport: 'get', operation: 'Check', username: 'demo', outcome: 'ok' });
+    expect(await logOf(g.id)).toMatchObject({
+      transport: 'get',
+      operation: 'Check',
+      caller: 'sha256:2a97516c354b',
+      outcome: 'ok',
+    });
     const h = await raw(srv.url, 'HEAD', '/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=demo');
     expect(h.status).toBe(200);
     expect(h.body).toBe('');
@@ -505,7 +510,12 @@ describe('HTTP GET and POST (README, Calling it and Errors)', () => {
       form,
     );
     expect(p.status).toBe(200);
-    expect(await logOf(p.id)).toMatchObject({ transport: 'post', operation: 'Check', username: 'erin', outcome: 'ok' });
+    expect(await logOf(p.id)).toMatchObject({
+      transport: 'post',
+      operation: 'Check',
+      caller: 'sha256:7cbccb0c4caa',
+      outcome: 'ok',
+    });
     const chunked = await raw(
       srv.url,
       'POST',
@@ -527,7 +537,7 @@ describe('HTTP GET and POST (README, Calling it and Errors)', () => {
       100,
     );
     expect(p.status).toBe(200);
-    expect(await logOf(p.id)).toMatchObject({ transport: 'post', username: 'late', outcome: 'ok' });
+    expect(await logOf(p.id)).toMatchObject({ transport: 'post', caller: 'sha256:089001a35679', outcome: 'ok' });
     const env = check('1.1', 'RG11ABC', 'late');
     const s = await raw(
       srv.url,
@@ -550,13 +560,13 @@ describe('HTTP GET and POST (README, Calling it and Errors)', () => {
     expect(bad.body).toBe('MALFORMED_REQUEST: The body is not valid UTF-8\n');
   });
 
-  test('a refused lookup still logs the username as sent', async () => {
+  test('a refused lookup still logs the fingerprint of the username as sent', async () => {
     const g = await raw(srv.url, 'GET', '/api/reg.asmx/Check?RegistrationNumber=ZZ99ZZZ&username=frank');
     expect(g.status).toBe(404);
     expect(await logOf(g.id)).toMatchObject({
       transport: 'get',
       operation: 'Check',
-      username: 'frank',
+      caller: 'sha256:77646f5a4f31',
       outcome: 'VEHICLE_NOT_FOUND',
     });
   });

@@ -15,7 +15,7 @@ const record = {
   outcome: 'VEHICLE_NOT_FOUND',
   status: 404,
   ms: 1.5,
-  username: 'demo',
+  caller: 'sha256:3f2a9c1b7e4d',
 };
 const turn = () => new Promise((r) => setImmediate(r));
 
@@ -46,7 +46,7 @@ test('an access line is one JSON object per request, batched with the other line
   const writes = await stdoutOf(() => {
     const logger = createLogger('info', 'json');
     logAccess(logger, record);
-    logAccess(logger, { ...record, id: 'req-2', status: 200, outcome: 'ok', username: undefined });
+    logAccess(logger, { ...record, id: 'req-2', status: 200, outcome: 'ok', caller: '-' });
     logger.warn('something to say', { detail: 1 });
   });
   const lines = writes
@@ -62,10 +62,11 @@ test('an access line is one JSON object per request, batched with the other line
     status: 404,
     outcome: 'VEHICLE_NOT_FOUND',
     path: '/api/reg.asmx/Check',
-    username: 'demo',
+    caller: 'sha256:3f2a9c1b7e4d',
   });
   expect(lines[1]).toMatchObject({ id: 'req-2', status: 200, outcome: 'ok' });
-  expect(lines[1]).not.toHaveProperty('username');
+  expect(lines[1]).toMatchObject({ caller: '-' });
+  for (const l of lines) expect(l).not.toHaveProperty('username');
   expect(lines[2]).toMatchObject({ level: 'warn', message: 'something to say', detail: 1 });
   for (const l of lines) expect(Date.parse(l.timestamp)).not.toBeNaN();
   expect(writes.length).toBeLessThanOrEqual(2);
@@ -82,7 +83,7 @@ test('below info, or silent, no access line is written', async () => {
 test('LOG_FORMAT=text: one line of key=value, values with spaces, quotes or controls quoted and escaped', async () => {
   const writes = await stdoutOf(() => {
     const logger = createLogger('info', 'text');
-    logAccess(logger, { ...record, username: 'a b\n"c"\u2028' });
+    logAccess(logger, { ...record, path: 'a b\n"c"\u2028' });
     logger.warn('disk nearly full', { free: 12, where: '/var/lib' });
   });
   const lines = writes
@@ -91,7 +92,7 @@ test('LOG_FORMAT=text: one line of key=value, values with spaces, quotes or cont
     .filter((l) => l !== '');
   expect(lines).toHaveLength(2);
   expect(lines[0]).toMatch(
-    /^\d{4}-\d\d-\d\dT[\d:.]+Z info request id=req-1 client=192\.0\.2\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=VEHICLE_NOT_FOUND status=404 ms=1\.5 username="a b\\n\\"c\\"\\u2028"$/,
+    /^\d{4}-\d\d-\d\dT[\d:.]+Z info request id=req-1 client=192\.0\.2\.1 method=GET path="a b\\n\\"c\\"\\u2028" transport=get operation=Check outcome=VEHICLE_NOT_FOUND status=404 ms=1\.5 caller=sha256:3f2a9c1b7e4d$/,
   );
   expect(lines[1]).toMatch(/^\S+Z warn disk nearly full free=12 where=\/var\/lib$/);
 });
@@ -152,17 +153,17 @@ test('LOG_LEVEL=silent: not even an error is written', async () => {
 
 test('JSON lines: DEL, C1 controls and the Unicode line separators are written as \\uXXXX (four hex digits), as C0 ones are', async () => {
   const writes = await stdoutOf(() =>
-    logAccess(createLogger('info', 'json'), { ...record, username: 'a\u0001b\u007fc\u0085d\u2028e' }),
+    logAccess(createLogger('info', 'json'), { ...record, path: 'a\u0001b\u007fc\u0085d\u2028e' }),
   );
   const line = writes.join('');
-  expect(line).toContain('"username":"a\\u0001b\\u007fc\\u0085d\\u2028e"');
-  expect(JSON.parse(line).username).toBe('a\u0001b\u007fc\u0085d\u2028e');
+  expect(line).toContain('"path":"a\\u0001b\\u007fc\\u0085d\\u2028e"');
+  expect(JSON.parse(line).path).toBe('a\u0001b\u007fc\u0085d\u2028e');
 });
 
 test('JSON lines: quotes, backslashes, non-ASCII text and odd numbers read back exactly as given; ms to the microsecond; absent fields left out', async () => {
   const tricky = {
     ...record,
-    username: 'he said "hi" \\ o\'brien é 漢字 😀',
+    operation: 'he said "hi" \\ o\'brien é 漢字 😀',
     path: '/api/reg.asmx/Check"}',
     client: '::ffff:192.0.2.1',
     ms: 2.3456789,
@@ -198,7 +199,7 @@ test('JSON lines: quotes, backslashes, non-ASCII text and odd numbers read back 
     'outcome',
     'status',
     'ms',
-    'username',
+    'caller',
     'sandbox',
   ]);
   // As JSON.stringify writes a number it cannot represent.

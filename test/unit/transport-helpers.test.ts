@@ -423,14 +423,13 @@ describe('the request context and the access log username', () => {
     expect(contextOf(bare)).toBeUndefined();
   });
 
-  test('noteUsername: a string, the first of repeated values, a SOAP element text, a number; cut to 64', () => {
+  test('noteUsername: a string, the first of repeated values, a SOAP element text, a number; whole, so its fingerprint is the one the CLI prints', () => {
     const cases: Array<[unknown, string | undefined]> = [
       ['alice', 'alice'],
       [['bob', 'carol'], 'bob'],
       [{ $value: 'dave' }, 'dave'],
       [42, '42'],
-      ['u'.repeat(64), 'u'.repeat(64)],
-      ['u'.repeat(65), 'u'.repeat(64)],
+      ['u'.repeat(65), 'u'.repeat(65)],
       [undefined, undefined],
       [null, undefined],
       [{ other: 'x' }, undefined],
