@@ -1,6 +1,6 @@
 // The admin listener (ADMIN_PORT): its own http.Server, never the public port. Every request meets,
 // in order: the security headers; the token (401 for anything without a valid one, whatever the
-// path: nothing is said about what exists), with failures from one address slowed (gate.ts); then the
+// path: nothing is said about what exists), with failures slowed as they arrive, per address and in all (gate.ts); then the
 // console's static files, the OpenAPI document, or a route of the table (routes.ts), whose query and
 // body are checked against the route's own schemas. Errors are the JSON API's {"code","message"}.
 // The access line names the token's name, never the token, and the path without its query.
@@ -11,7 +11,7 @@ import type { Logger } from '../ops/logger';
 import { StoreUnavailableError } from '../store/store';
 import type { VehicleStore } from '../store/store';
 import { AdminError, adminErrorOf, invalid } from './errors';
-import { FailureGate, TokenCheck } from './gate';
+import { FailureGate, TokenCheck, type Hold } from './gate';
 import { openApiDocument, OPENAPI_PATH } from './openapi';
 import { OverviewHistory } from './overview';
 import { ROUTES, type Reply, type Route } from './routes';
@@ -199,7 +199,12 @@ export function createAdminServer(opts: AdminOptions): http.Server {
     // The console's own files carry nothing secret (they are in the package): the page that asks for the token loads
     // without one.
     const file = statics.get(url.pathname);
-    actor = file ? 'console' : tokens.who(req.headers.authorization);
+    if (file) actor = 'console';
+    else {
+      const busyMs = gate.busy(client);
+      if (busyMs > 0) return sendError(res, tooManyAttempts(busyMs));
+      actor = tokens.who(req.headers.authorization);
+    }
     if (actor === null) return refuse(res, gate.failed(client));
     if (!file) gate.succeeded(client);
     serve(req, res, url, actor).catch((e: unknown) => sendFailure(res, e, opts.logger));
@@ -224,10 +229,29 @@ function sendFailure(res: http.ServerResponse, e: unknown, logger: Logger): void
 
 const UNAUTHORIZED = 'a valid admin token is required: Authorization: Bearer <token>';
 
-function refuse(res: http.ServerResponse, waitMs: number): void {
+function refuse(res: http.ServerResponse, hold: Hold): void {
   const headers: Record<string, string> = { 'WWW-Authenticate': 'Bearer realm="reglookup-admin"' };
-  if (waitMs > 0) headers['Retry-After'] = String(Math.ceil(waitMs / 1000));
-  const send = () => sendError(res, new AdminError(401, 'UNAUTHORIZED', UNAUTHORIZED, headers));
-  if (waitMs > 0) setTimeout(send, waitMs).unref();
-  else send();
+  if (hold.waitMs > 0) headers['Retry-After'] = String(Math.ceil(hold.waitMs / 1000));
+  const send = () => {
+    hold.release();
+    if (!res.destroyed) sendError(res, new AdminError(401, 'UNAUTHORIZED', UNAUTHORIZED, headers));
+  };
+  if (hold.waitMs === 0) return send();
+  const timer = setTimeout(send, hold.waitMs);
+  timer.unref();
+  // A client that gives up frees its place among the held refusals; its slot stays taken.
+  res.on('close', () => {
+    clearTimeout(timer);
+    hold.release();
+  });
+}
+
+/** Too many refusals are held for this address, or for all: refused before the token is looked at. */
+function tooManyAttempts(retryMs: number): AdminError {
+  return new AdminError(
+    429,
+    'TOO_MANY_ATTEMPTS',
+    'too many failed attempts are waiting for their answer; retry later',
+    { 'Retry-After': String(Math.ceil(retryMs / 1000)) },
+  );
 }

@@ -119,6 +119,41 @@ test('repeated failures from one address are slowed (Retry-After), and a success
   }
 });
 
+test('100 parallel bad tokens after five failures are answered no faster than serial ones; a good token is not held', async () => {
+  const own = await startAdmin(store);
+  const abort = new AbortController();
+  try {
+    const wrong = client(own.url, 'wrong-token-0123456789abcdef');
+    for (let i = 0; i < 5; i++) await wrong('GET', '/admin/api/users');
+    const start = Date.now();
+    const answered: number[] = [];
+    const flood = Array.from({ length: 100 }, () =>
+      fetch(`${own.url}/admin/api/users`, {
+        headers: { Authorization: 'Bearer wrong-token-0123456789abcdef' },
+        signal: abort.signal,
+      }).then(
+        (r) => answered.push(r.status),
+        () => undefined,
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 1000));
+    // During the flood, from the same address, a good token answers at once.
+    const t = Date.now();
+    expect((await client(own.url, TOKENS[0].token)('GET', '/admin/api/users')).status).toBe(200);
+    expect(Date.now() - t).toBeLessThan(1000);
+    // A serial guesser, waiting 0.25 s, 0.5 s, 1 s, 2 s, 4 s, 8 s, has 5 answers in 11 s; each held at once,
+    // the old way, all 100 were answered within 10 s.
+    await new Promise((r) => setTimeout(r, Math.max(0, start + 11_000 - Date.now())));
+    expect(answered.length).toBeLessThanOrEqual(6);
+    expect(answered.every((s) => s === 401)).toBe(true);
+    abort.abort();
+    await Promise.all(flood);
+  } finally {
+    abort.abort();
+    await own.close();
+  }
+});
+
 test('reglookup serve with ADMIN_PORT: tokens appear in no log line and no metric', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-admin-log-'));
   const token = 'secret-token-9f8e7d6c5b4a3921';
