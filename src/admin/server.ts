@@ -14,7 +14,7 @@ import { AdminError, adminErrorOf, invalid } from './errors';
 import { FailureGate, TokenCheck, type Hold } from './gate';
 import { openApiDocument, OPENAPI_PATH } from './openapi';
 import { OverviewHistory } from './overview';
-import { ROUTES, type Reply, type Route } from './routes';
+import { ROUTES, type AdminContext, type Reply, type Route } from './routes';
 import { check } from './schema';
 import { consoleFiles, serveStatic, type StaticFile } from './static';
 
@@ -26,6 +26,8 @@ export interface AdminOptions {
   readonly metricsText: (() => Promise<string>) | null;
   /** How often the overview keeps a reading (a minute; tests shorten it). */
   readonly overviewEveryMs?: number;
+  /** The time a request may take to arrive, headers and body (REQUEST_TIMEOUT_MS, as on the public port). */
+  readonly requestTimeoutMs?: number;
 }
 
 const MAX_BODY = 65_536;
@@ -64,28 +66,71 @@ function sendError(res: http.ServerResponse, e: AdminError): void {
   sendJson(res, e.status, { code: e.code, message: e.message }, { 'X-Error-Code': e.code, ...e.headers });
 }
 
-function readBody(req: http.IncomingMessage): Promise<string> {
+// A body over MAX_BODY is still read and dropped up to this much more (or for this long) before its
+// 413 goes out: a client still sending when the server answers and closes gets a reset, not the answer.
+const DRAIN_BYTES = 256 * 1024;
+const DRAIN_MS = 1000;
+
+function tooLarge(req: http.IncomingMessage, logger: Logger): AdminError {
+  logger.warn('admin request body too large', {
+    client: req.socket.remoteAddress,
+    path: (req.url ?? '').split('?')[0].slice(0, 200),
+    limit: MAX_BODY,
+  });
+  return new AdminError(413, 'BODY_TOO_LARGE', `the body is larger than ${MAX_BODY} bytes`, { Connection: 'close' });
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body within MAX_BODY, as UTF-8; over it, 413 once a little more of it has been drained. */
+function readBody(req: http.IncomingMessage, logger: Logger): Promise<string> {
   return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
     const chunks: Buffer[] = [];
     let size = 0;
+    let over = false;
+    let timer: NodeJS.Timeout | undefined;
+    let done = false;
+    const refuse = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.removeAllListeners('data');
+      req.pause();
+      reject(tooLarge(req, logger));
+    };
+    const startDrain = () => {
+      over = true;
+      chunks.length = 0;
+      if (req.complete || declared > MAX_BODY + DRAIN_BYTES) return refuse();
+      timer = setTimeout(refuse, DRAIN_MS);
+    };
+    if (declared > MAX_BODY) startDrain();
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) {
-        reject(new AdminError(413, 'BODY_TOO_LARGE', `the body is larger than ${MAX_BODY} bytes`));
-        req.destroy();
-      } else chunks.push(c);
+      if (over) {
+        if (size > MAX_BODY + DRAIN_BYTES) refuse();
+      } else if (size > MAX_BODY) startDrain();
+      else chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => {
+      if (over) return refuse();
+      try {
+        resolve(UTF8.decode(Buffer.concat(chunks)));
+      } catch {
+        reject(new AdminError(400, 'MALFORMED_JSON', 'the body is not valid UTF-8'));
+      }
+    });
     req.on('error', reject);
   });
 }
 
-async function bodyOf(req: http.IncomingMessage, route: Route): Promise<unknown> {
+async function bodyOf(req: http.IncomingMessage, route: Route, logger: Logger): Promise<unknown> {
   if (!route.body) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (type !== 'application/json')
     throw new AdminError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send the body as JSON, with Content-Type: application/json');
-  const text = await readBody(req);
+  const text = await readBody(req, logger);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -131,6 +176,56 @@ function decodeName(raw: string): string {
   }
 }
 
+interface Served {
+  readonly compiled: readonly Compiled[];
+  readonly statics: ReadonlyMap<string, StaticFile>;
+  readonly ctx: AdminContext;
+  readonly logger: Logger;
+}
+
+/** A request with a good token (or for a console file): the file, the document, or the route's answer. */
+async function serve(
+  on: Served,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  url: URL,
+  actor: string,
+): Promise<void> {
+  const { compiled, statics, ctx } = on;
+  const method = req.method ?? 'GET';
+  const file = statics.get(url.pathname);
+  if (file && (method === 'GET' || method === 'HEAD')) return serveStatic(req, res, file);
+  if (url.pathname === OPENAPI_PATH && method === 'GET') return sendJson(res, 200, openApiDocument());
+  const matches = compiled.filter((c) => c.re.test(url.pathname));
+  const hit = matches.find((c) => c.route.method === method);
+  if (!hit) {
+    if (matches.length === 0)
+      throw new AdminError(
+        404,
+        'NOT_FOUND',
+        `nothing is at ${url.pathname.slice(0, 100)}; the API is described at ${OPENAPI_PATH}`,
+      );
+    throw new AdminError(
+      405,
+      'METHOD_NOT_ALLOWED',
+      `${method} is not allowed here; use ${matches.map((m) => m.route.method).join(', ')}`,
+      { Allow: matches.map((m) => m.route.method).join(', ') },
+    );
+  }
+  const m = hit.re.exec(url.pathname) as RegExpExecArray;
+  const params: Record<string, string> = m[1] !== undefined ? { name: decodeName(m[1]) } : {};
+  const query = queryOf(url.searchParams, hit.route);
+  const body = await bodyOf(req, hit.route, on.logger);
+  const reply: Reply = await hit.route.handle({ ctx, params, query, body, headers: req.headers, actor });
+  if (reply.text !== undefined) {
+    res.writeHead(reply.status, {
+      'Content-Type': reply.contentType ?? 'text/plain; charset=utf-8',
+      'Content-Length': Buffer.byteLength(reply.text),
+    });
+    res.end(reply.text);
+  } else sendJson(res, reply.status, reply.body);
+}
+
 export function createAdminServer(opts: AdminOptions): http.Server {
   const tokens = new TokenCheck(opts.tokens);
   const gate = new FailureGate();
@@ -138,77 +233,52 @@ export function createAdminServer(opts: AdminOptions): http.Server {
   const statics: ReadonlyMap<string, StaticFile> = consoleFiles();
   // Read every minute while the listener is open, for the overview's last hour.
   const overview = opts.metricsText ? new OverviewHistory(opts.metricsText, opts.overviewEveryMs) : null;
-  const ctx = { store: opts.store, overview };
+  const on: Served = { compiled, statics, ctx: { store: opts.store, overview }, logger: opts.logger };
 
-  async function serve(req: http.IncomingMessage, res: http.ServerResponse, url: URL, actor: string): Promise<void> {
-    const method = req.method ?? 'GET';
-    const file = statics.get(url.pathname);
-    if (file && (method === 'GET' || method === 'HEAD')) return serveStatic(req, res, file);
-    if (url.pathname === OPENAPI_PATH && method === 'GET') return sendJson(res, 200, openApiDocument());
-    const matches = compiled.filter((c) => c.re.test(url.pathname));
-    const hit = matches.find((c) => c.route.method === method);
-    if (!hit) {
-      if (matches.length === 0)
-        throw new AdminError(
-          404,
-          'NOT_FOUND',
-          `nothing is at ${url.pathname.slice(0, 100)}; the API is described at ${OPENAPI_PATH}`,
-        );
-      throw new AdminError(
-        405,
-        'METHOD_NOT_ALLOWED',
-        `${method} is not allowed here; use ${matches.map((m) => m.route.method).join(', ')}`,
-        { Allow: matches.map((m) => m.route.method).join(', ') },
-      );
-    }
-    const m = hit.re.exec(url.pathname) as RegExpExecArray;
-    const params: Record<string, string> = m[1] !== undefined ? { name: decodeName(m[1]) } : {};
-    const query = queryOf(url.searchParams, hit.route);
-    const body = await bodyOf(req, hit.route);
-    const reply: Reply = await hit.route.handle({ ctx, params, query, body, headers: req.headers, actor });
-    if (reply.text !== undefined) {
-      res.writeHead(reply.status, {
-        'Content-Type': reply.contentType ?? 'text/plain; charset=utf-8',
-        'Content-Length': Buffer.byteLength(reply.text),
+  // The public listener's time-outs (app.ts): a client that sends its request slowly is cut off.
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 10_000;
+  const server = http.createServer(
+    {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: Math.min(requestTimeoutMs, 60_000),
+      connectionsCheckingInterval: 1000,
+    },
+    (req, res) => {
+      const start = performance.now();
+      for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
+      const client = req.socket.remoteAddress ?? '';
+      let actor: string | null = null;
+      res.on('finish', () => {
+        opts.logger.info('admin request', {
+          client,
+          method: req.method,
+          path: (req.url ?? '').split('?')[0].slice(0, 200),
+          status: res.statusCode,
+          actor: actor ?? undefined,
+          ms: Math.round(performance.now() - start),
+        });
       });
-      res.end(reply.text);
-    } else sendJson(res, reply.status, reply.body);
-  }
-
-  const server = http.createServer((req, res) => {
-    const start = performance.now();
-    for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
-    const client = req.socket.remoteAddress ?? '';
-    let actor: string | null = null;
-    res.on('finish', () => {
-      opts.logger.info('admin request', {
-        client,
-        method: req.method,
-        path: (req.url ?? '').split('?')[0].slice(0, 200),
-        status: res.statusCode,
-        actor: actor ?? undefined,
-        ms: Math.round(performance.now() - start),
-      });
-    });
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://admin.invalid');
-    } catch {
-      return sendError(res, invalid('the request target is not a valid path'));
-    }
-    // The console's own files carry nothing secret (they are in the package): the page that asks for the token loads
-    // without one.
-    const file = statics.get(url.pathname);
-    if (file) actor = 'console';
-    else {
-      const busyMs = gate.busy(client);
-      if (busyMs > 0) return sendError(res, tooManyAttempts(busyMs));
-      actor = tokens.who(req.headers.authorization);
-    }
-    if (actor === null) return refuse(res, gate.failed(client));
-    if (!file) gate.succeeded(client);
-    serve(req, res, url, actor).catch((e: unknown) => sendFailure(res, e, opts.logger));
-  });
+      let url: URL;
+      try {
+        url = new URL(req.url ?? '/', 'http://admin.invalid');
+      } catch {
+        return sendError(res, invalid('the request target is not a valid path'));
+      }
+      // The console's own files carry nothing secret (they are in the package): the page that asks for the token loads
+      // without one.
+      const file = statics.get(url.pathname);
+      if (file) actor = 'console';
+      else {
+        const busyMs = gate.busy(client);
+        if (busyMs > 0) return sendError(res, tooManyAttempts(busyMs));
+        actor = tokens.who(req.headers.authorization);
+      }
+      if (actor === null) return refuse(res, gate.failed(client));
+      if (!file) gate.succeeded(client);
+      serve(on, req, res, url, actor).catch((e: unknown) => sendFailure(res, e, opts.logger));
+    },
+  );
+  server.keepAliveTimeout = 5000;
   server.on('listening', () => overview?.start());
   server.on('close', () => overview?.stop());
   return server;
