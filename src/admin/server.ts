@@ -264,6 +264,9 @@ export function createAdminServer(opts: AdminOptions): http.Server {
       } catch {
         return sendError(res, invalid('the request target is not a valid path'));
       }
+      // Browsers ask for it on every console page, without the token: nothing to say, and no failed attempt.
+      if (url.pathname === '/favicon.ico' && (req.method === 'GET' || req.method === 'HEAD'))
+        return void res.writeHead(204).end();
       // The console's own files carry nothing secret (they are in the package): the page that asks for the token loads
       // without one.
       const file = statics.get(url.pathname);

@@ -1,6 +1,7 @@
 // The admin listener's limits (issue 45, point 3): a body over 64 KiB (docs/security.md) answers 413
 // with a one-line message and a log line, not a closed connection; a client that sends its headers
-// or its body slowly is cut off like on the public port (REQUEST_TIMEOUT_MS).
+// or its body slowly is cut off like on the public port (REQUEST_TIMEOUT_MS). /favicon.ico, which
+// browsers ask for without the token, is 204 and no failed login.
 
 import net from 'node:net';
 import type { Logger } from '../../src/ops/logger';
@@ -77,4 +78,21 @@ test('a client that sends its body slowly, with a good token, is cut off', async
   );
   expect(r.closedAfterMs).toBeLessThan(5000);
   expect(r.reply).toMatch(/^HTTP\/1\.1 408/);
+});
+
+test('/favicon.ico answers 204 without a token and is not counted as a failed attempt', async () => {
+  const own = await startAdmin(store);
+  try {
+    for (let i = 0; i < 20; i++) {
+      const r = await fetch(`${own.url}/favicon.ico`);
+      expect(r.status).toBe(204);
+      expect(await r.text()).toBe('');
+    }
+    // Were those 20 counted, this first wrong token would be held and say Retry-After.
+    const wrong = await client(own.url, 'wrong-token-0123456789abcdef')('GET', '/admin/api/users');
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('retry-after')).toBeNull();
+  } finally {
+    await own.close();
+  }
 });
