@@ -15,7 +15,7 @@ import { FailureGate, TokenCheck, type Hold } from './gate';
 import { openApiDocument, OPENAPI_PATH } from './openapi';
 import { OverviewHistory } from './overview';
 import { ROUTES, type AdminContext, type Reply, type Route } from './routes';
-import { check } from './schema';
+import { check, duplicateKey } from './schema';
 import { consoleFiles, serveStatic, type StaticFile } from './static';
 
 export interface AdminOptions {
@@ -137,6 +137,9 @@ async function bodyOf(req: http.IncomingMessage, route: Route, logger: Logger): 
   } catch {
     throw new AdminError(400, 'MALFORMED_JSON', 'the body is not valid JSON');
   }
+  // JSON.parse keeps the last of a key given twice: {"amount":5,"amount":7} would credit 7.
+  const twice = duplicateKey(text);
+  if (twice !== null) throw invalid(`${JSON.stringify(twice.slice(0, 64))} is given more than once in one object`);
   const problem = check(route.body, body);
   if (problem) throw invalid(problem);
   return body;

@@ -10,7 +10,7 @@ import { ConfigError, loadConfig } from '../../src/config';
 import { openStore } from '../../src/store/open';
 import type { VehicleStore } from '../../src/store/store';
 import { client, startAdmin, TOKENS, type TestAdmin } from '../helpers/admin';
-import { startServeProcess } from '../helpers/cli';
+import { runCli, startServeProcess } from '../helpers/cli';
 
 // One test starts `reglookup serve` as a process, and the slowed refusals wait: slow on a busy machine.
 jest.setTimeout(120_000);
@@ -186,6 +186,43 @@ test('reglookup serve with ADMIN_PORT: tokens appear in no log line and no metri
     expect(metricsText).not.toContain(token);
   } finally {
     await served.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('users add refuses invisible characters; users list --suspicious shows existing ones escaped', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-suspicious-'));
+  const env = { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}` };
+  try {
+    const refused = runCli(['users', 'add', 'me\u200bter'], env);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/invisible or formatting characters/);
+    expect(refused.stderr).toContain('U+200B');
+    expect(refused.stderr).toContain('me\\u{200B}ter');
+    expect(refused.stderr).not.toContain('\u200b');
+    expect(runCli(['users', 'add', 'meter'], env).status).toBe(0);
+    expect(runCli(['users', 'list', '--suspicious'], env).stdout).toMatch(/^no username holds/);
+    // Ones that came in before the rule (written to the store directly here).
+    const s = openStore(env.DATABASE_URL);
+    try {
+      for (const username of ['me\u200bter', '\u202eretem']) await s.accounts.addAccount({ username });
+    } finally {
+      await s.close();
+    }
+    const listed = runCli(['users', 'list', '--suspicious'], env);
+    expect(listed.status).toBe(0);
+    expect(listed.stdout).toContain('me\\u{200B}ter');
+    expect(listed.stdout).toContain('\\u{202E}retem');
+    expect(listed.stdout).not.toMatch(/^meter\b/m);
+    expect(listed.stdout).not.toMatch(/[\u200b\u202e]/);
+    const json = JSON.parse(runCli(['users', 'list', '--suspicious', '--json'], env).stdout) as {
+      username: string;
+      escaped: string;
+      holds: string;
+    }[];
+    expect(json.map((r) => r.holds).sort()).toEqual(['U+200B', 'U+202E']);
+    expect(json.find((r) => r.holds === 'U+200B')?.username).toBe('me\u200bter');
+  } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
