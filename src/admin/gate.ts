@@ -15,16 +15,16 @@ import type { AdminToken } from '../config';
 
 export const FREE_FAILURES = 5;
 const WINDOW_MS = 15 * 60_000;
-export const FIRST_DELAY_MS = 250;
+const FIRST_DELAY_MS = 250;
 export const MAX_DELAY_MS = 10_000;
 /** Addresses remembered; beyond, those not (yet) slowed are forgotten first, oldest first. */
-export const MAX_ADDRESSES = 10_000;
+const MAX_ADDRESSES = 10_000;
 /** Failures from all addresses answered without the global spacing, refilled one per GLOBAL_SPACING_MS. */
-export const GLOBAL_BURST = 100;
-export const GLOBAL_SPACING_MS = 100;
+const GLOBAL_BURST = 100;
+const GLOBAL_SPACING_MS = 100;
 /** Refusals held at once, from one address and in all. */
-export const MAX_HELD_PER_ADDRESS = 200;
-export const MAX_HELD = 2_000;
+const MAX_HELD_PER_ADDRESS = 200;
+const MAX_HELD = 2_000;
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
