@@ -7,8 +7,9 @@
 // faster than guesses sent one after another. Across all addresses, failures beyond a burst of
 // GLOBAL_BURST are also spaced GLOBAL_SPACING_MS apart, so that many addresses, or addresses that
 // keep changing, guess no faster than that either. A good token is never held: it is checked on
-// arrival and served at once. How many refusals may be held is bounded (per address and in all);
-// beyond that, a request is refused at once with 429 before its token is looked at.
+// arrival and served at once, so what bounds how fast guesses are checked is how many refusals may be
+// held (per address and in all), each until its turn even when its client has gone; beyond that, a
+// request is refused at once with 429 before its token is looked at.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AdminToken } from '../config';

@@ -313,13 +313,9 @@ function refuse(res: http.ServerResponse, hold: Hold): void {
     if (!res.destroyed) sendError(res, new AdminError(401, 'UNAUTHORIZED', UNAUTHORIZED, headers));
   };
   if (hold.waitMs === 0) return send();
-  const timer = setTimeout(send, hold.waitMs);
-  timer.unref();
-  // A client that gives up frees its place among the held refusals; its slot stays taken.
-  res.on('close', () => {
-    clearTimeout(timer);
-    hold.release();
-  });
+  // A client that gives up keeps its place among the held refusals until its turn: otherwise closing
+  // each guess soon after sending it would have guesses checked as fast as they are sent.
+  setTimeout(send, hold.waitMs).unref();
 }
 
 /** Too many refusals are held for this address, or for all: refused before the token is looked at. */

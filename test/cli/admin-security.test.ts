@@ -4,6 +4,7 @@
 // And its configuration: off unless ADMIN_PORT is set, never on PORT, never without a token.
 
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
@@ -150,6 +151,52 @@ test('100 parallel bad tokens after five failures are answered no faster than se
     await Promise.all(flood);
   } finally {
     abort.abort();
+    await own.close();
+  }
+});
+
+test('guesses whose clients give up keep their places: once 200 wait, more are refused 429 unchecked', async () => {
+  const own = await startAdmin(store);
+  const { port } = new URL(own.url);
+  const request =
+    'GET /admin/api/users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong-token-0123456789abcdef\r\n\r\n';
+  /** A guess on a connection of its own: resolves with the status line's code, or 0 when it was closed unanswered. */
+  const guess = (sockets: net.Socket[]) =>
+    new Promise<number>((resolve) => {
+      const s = net.connect(Number(port), '127.0.0.1', () => s.write(request));
+      sockets.push(s);
+      let reply = '';
+      s.on('data', (d) => {
+        reply += d.toString('latin1');
+        const m = /^HTTP\/1\.1 (\d{3})/.exec(reply);
+        if (m) resolve(Number(m[1]));
+      });
+      s.on('close', () => resolve(0));
+      s.on('error', () => undefined);
+    });
+  const first: net.Socket[] = [];
+  const late: net.Socket[] = [];
+  try {
+    const wrong = client(own.url, 'wrong-token-0123456789abcdef');
+    for (let i = 0; i < 5; i++) await wrong('GET', '/admin/api/users');
+    // 230 at once: 200 are held (one address's most), the rest answered 429 at once.
+    let refused = 0;
+    const flood = Array.from({ length: 230 }, () => guess(first).then((s) => (refused += s === 429 ? 1 : 0)));
+    for (let i = 0; i < 100 && refused === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(refused).toBeGreaterThan(0);
+    // Every client gives up; their places stay taken until their turns (of which a few pass meanwhile:
+    // 0.25 s, 0.75 s, 1.75 s, ... after the first), so of 10 more, most are refused 429 at once.
+    for (const s of first) s.destroy();
+    await Promise.all(flood);
+    await new Promise((r) => setTimeout(r, 300));
+    const more = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        Promise.race([guess(late), new Promise<number>((r) => setTimeout(() => r(-1), 3000))]),
+      ),
+    );
+    expect(more.filter((s) => s === 429).length).toBeGreaterThan(0);
+  } finally {
+    for (const s of [...first, ...late]) s.destroy();
     await own.close();
   }
 });
