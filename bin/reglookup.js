@@ -18,7 +18,7 @@ function fail(message) {
 if (!fs.existsSync(cli)) {
   fail(
     `dist/ is missing: this is an uncompiled checkout (${root}); run "npm run build" (needs the dev dependencies: npm ci), ` +
-      'then "npm prune --omit=dev" for a production install (README, "Production install without Docker")',
+      'then "npm prune --omit=dev" for a production install (docs/operating.md, "Production install without Docker")',
   );
 }
 try {

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Lets a streaming replica clone and follow this PostgreSQL primary (docs/scaling.md, "How the
-# compose file and the README grow"). It makes three things, each only if missing, so it may run
+# Lets a streaming replica clone and follow this PostgreSQL primary (docs/scaling.md,
+# "Docker and compose"). It makes three things, each only if missing, so it may run
 # again on a primary that already has them:
 #   - a login role with the REPLICATION attribute and a password (REPLICATION_USER, REPLICATION_PASSWORD);
 #   - a physical replication slot (REPLICATION_SLOT) for the replica to stream through, so the primary

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A streaming read replica of the compose file's PostgreSQL primary (docker-compose.replica.yml;
-# docs/scaling.md, "How the compose file and the README grow").
+# docs/scaling.md, "Docker and compose").
 #
 # On the first start, with no cluster in PGDATA, it clones the primary with pg_basebackup -R: a copy
 # of the whole cluster (roles and passwords included) plus standby.signal and a primary_conninfo, so

@@ -14,7 +14,7 @@ try {
     built
       ? 'prepare: TypeScript is not installed (production install); not compiling, the dist/ already here is used as it is\n'
       : 'prepare: TypeScript is not installed (production install) and there is no dist/: dist/ must come from a build, ' +
-          'so "npm start" will refuse to run; build first: npm ci && npm run build && npm prune --omit=dev (README, "Production install without Docker")\n',
+          'so "npm start" will refuse to run; build first: npm ci && npm run build && npm prune --omit=dev (docs/operating.md, "Production install without Docker")\n',
   );
   process.exit(0);
 }

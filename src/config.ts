@@ -88,6 +88,11 @@ export interface Config {
    * (SHUTDOWN_DRAIN_MS).
    */
   readonly shutdownDrainMs: number;
+  /**
+   * Whether `serve` stops, as on SIGTERM, when the process that started it exits: set when npm started it (npx, npm
+   * exec, npm start), whose shell between npm and the service does not pass on the signals npm forwards to it.
+   */
+  readonly stopWithParent: boolean;
   /** Upstream providers, their cache and their resilience (docs/upstream.md). */
   readonly upstream: UpstreamConfig;
   /** The DVSA MOT History API (DVSA_*), or null when its credentials are not set (docs/upstream-rdw-dvsa.md). */
@@ -98,7 +103,7 @@ export interface Config {
   readonly tracing: TracingConfig | null;
 }
 
-/** Where and how lookups' traces are sent: OTLP over HTTP (docs/operating.md, Tracing). */
+/** Where and how lookups' traces are sent: OTLP over HTTP (docs/operating.md, "Tracing"). */
 export interface TracingConfig {
   /** The collector's OTLP/HTTP traces URL: OTEL_EXPORTER_OTLP_ENDPOINT with /v1/traces after it. */
   readonly tracesUrl: string;
@@ -147,6 +152,8 @@ export interface DvsaSettings {
   readonly clientSecret: string;
   readonly scope: string;
   readonly apiKey: string;
+  /** Processes sharing the quota through Redis (DVSA_QUOTA_PROCESSES): while Redis fails, each counts 1/N of it. */
+  readonly quotaProcesses: number;
 }
 
 export interface RdwSettings {
@@ -169,6 +176,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /** Every variable this module reads: filled by read(), so the list cannot fall behind the code. */
 const KNOWN = new Set<string>();
+/** Whether KNOWN holds every variable an empty environment reads (a refused environment may stop reading early). */
+let knownComplete = false;
 
 /** A variable that looks like a misspelling of one this service reads (DATABSE_URL for DATABASE_URL). */
 export interface Lookalike {
@@ -199,7 +208,8 @@ function distance(a: string, b: string, max: number): number {
  * HOME is not taken for HOST). Other variables of the environment are none of our business.
  */
 export function lookalikeVariables(env: Env = process.env): Lookalike[] {
-  if (KNOWN.size === 0) {
+  if (!knownComplete) {
+    knownComplete = true;
     try {
       loadConfig({});
     } catch {
@@ -570,6 +580,7 @@ function dvsaSettings(env: Env): DvsaSettings | null {
   const missing = Object.entries(given)
     .filter(([, v]) => v === null)
     .map(([k]) => k);
+  const quotaProcesses = int(env, 'DVSA_QUOTA_PROCESSES', 1, 1, 10_000);
   if (missing.length === 3) return null;
   if (missing.length > 0)
     throw new ConfigError(
@@ -582,6 +593,7 @@ function dvsaSettings(env: Env): DvsaSettings | null {
     clientSecret: given.DVSA_CLIENT_SECRET as string,
     scope,
     apiKey: given.DVSA_API_KEY as string,
+    quotaProcesses,
   };
 }
 
@@ -674,6 +686,7 @@ export function loadConfig(env: Env = process.env): Config {
     creditAlertBelow: int(env, 'CREDIT_ALERT_BELOW', 100, 0, 1_000_000_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     shutdownDrainMs: int(env, 'SHUTDOWN_DRAIN_MS', 2_000, 0, 600_000),
+    stopWithParent: read(env, 'npm_command') !== undefined,
     upstream: upstreamConfig(env),
     dvsa: dvsaSettings(env),
     rdw: rdwSettings(env),

@@ -53,7 +53,7 @@ interface Entry {
 const ACCOUNT_TTL_MS = 1000;
 const ACCOUNT_CACHE_MAX = 10_000;
 
-/** The phrase a client looks for to tell a rejected username (see README, Errors). */
+/** The phrase a client looks for to tell a rejected username (README, "Errors"). */
 const REJECTED = 'Your username is incorrect or not allowed here';
 
 export class Accounts {

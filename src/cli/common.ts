@@ -9,18 +9,25 @@ import type { VehicleStore } from '../store/store';
 
 let warned = false;
 
+/**
+ * Variables that look misspelt, said once a process and once for a cluster (its workers read the same environment).
+ * Also before a configuration error: the misspelling is often its cause (ADMIN_TOKEN for ADMIN_TOKENS).
+ */
+function warnLookalikes(): void {
+  if (warned || !cluster.isPrimary) return;
+  warned = true;
+  for (const l of lookalikeVariables())
+    process.stderr.write(`reglookup: warning: ${l.name} is set but not read; did you mean ${l.known}?\n`);
+}
+
 export function config(): Config {
   try {
     const cfg = loadConfig();
-    // Once a process, and once for a cluster (its workers read the same environment).
-    if (!warned && cluster.isPrimary) {
-      warned = true;
-      for (const l of lookalikeVariables())
-        process.stderr.write(`reglookup: warning: ${l.name} is set but not read; did you mean ${l.known}?\n`);
-    }
+    warnLookalikes();
     return cfg;
   } catch (e) {
     if (e instanceof ConfigError) {
+      warnLookalikes();
       process.stderr.write(`reglookup: ${e.message}\n`);
       process.exit(2);
     }

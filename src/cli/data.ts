@@ -34,7 +34,7 @@ interface ImportFlags {
   fuel?: string;
 }
 
-/** The share of today's records a --replace-all must keep unless told otherwise (README: Full refresh). */
+/** The share of today's records a --replace-all must keep unless told otherwise (docs/data.md, "Full refresh"). */
 export const DEFAULT_MIN_KEEP = 50;
 
 function byOperation(report: ImportReport): string {
@@ -91,7 +91,7 @@ function dryRunSummary(report: ImportReport): string {
     `would add ${d.added} new record(s) and replace ${d.replaced} the store holds (${d.changed} changed, ${d.unchanged} unchanged)`,
   );
   lines.push(
-    `would remove ${d.removed} record(s)${report.replaced === 'all' || report.sampleRemoved > 0 ? ' (every record the file does not hold)' : report.replaced ? " (the replaced operations' records the file does not hold, and deletion lines)" : ' (deletion lines)'}`,
+    `would remove ${d.removed} record(s)${report.sampleRemoved > 0 ? ' (the bundled sample data, all of it)' : report.replaced === 'all' ? ' (every record the file does not hold)' : report.replaced ? " (the replaced operations' records the file does not hold, and deletion lines)" : ' (deletion lines)'}`,
   );
   for (const [op, c] of Object.entries(d.operations))
     lines.push(`  ${op}: ${c.added} added, ${c.changed} changed, ${c.unchanged} unchanged, ${c.removed} removed`);

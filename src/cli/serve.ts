@@ -101,6 +101,26 @@ function listen(server: http.Server, port: number, host: string, portVar: string
  *     the process exits: 0 when every request was answered, 1 when some had to be cut.
  * SIGINT (Ctrl-C at a terminal, where no load balancer waits on /readyz) skips the drain.
  */
+/** How often a service started by npm looks whether the process that started it is still there. */
+const PARENT_CHECK_MS = 1000;
+
+/**
+ * npx runs the service through a shell (npm, then `sh -c`, then node): npm passes a SIGTERM on to the shell, which
+ * exits without passing it further, and the service would go on serving with no one left to stop it. A parent
+ * that is gone leaves the process to another one, so a changed parent pid is taken as that SIGTERM.
+ */
+function stopWhenParentExits(cfg: Config, stop: (signal: NodeJS.Signals) => void, logger: Logger): void {
+  if (!cfg.stopWithParent) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    logger.info('the process that started this one exited', { parentPid: parent });
+    stop('SIGTERM');
+  }, PARENT_CHECK_MS);
+  timer.unref();
+}
+
 /** After the listener closes: how long a connection with no request yet has to send one before it is closed as idle. */
 const IDLE_GRACE_MS = 500;
 
@@ -153,6 +173,7 @@ function drainOnSignals(
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  stopWhenParentExits(cfg, stop, logger);
 }
 
 /** The admin listener (ADMIN_PORT), on `store`; its tokens' names are logged, never the tokens. */
@@ -243,6 +264,7 @@ async function supervise(cfg: Config): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  stopWhenParentExits(cfg, stop, logger);
 }
 
 async function serve(): Promise<void> {

@@ -49,12 +49,17 @@ export async function* csvRuns(input: AsyncIterable<Uint8Array | string>): Async
   if (partialBytes > 0) yield joined(partial, partialBytes);
 }
 
+/** The reason given for the row where a quoted field opens and the input ends before it closes. */
+export const UNCLOSED_QUOTE = 'unclosed quote: a quoted field opens on this line and is never closed';
+
 /**
  * Calls `onRow` with each row of `text` (whole rows, as csvRuns cuts them), its fields unquoted;
  * an empty line is a row of one empty field. A quote inside an unquoted field is taken as text.
- * Fields are separated by commas, or by `separator` (Ukraine's register writes `;`).
+ * Fields are separated by commas, or by `separator` (Ukraine's register writes `;`). A quoted field
+ * still open at the end of `text` (csvRuns cuts only outside quotes, so the input ends inside it)
+ * calls `onUnclosed` in place of that row, when given; without it the field runs to the end.
  */
-export function eachCsvRow(text: string, onRow: (fields: string[]) => void, separator = ','): void {
+export function eachCsvRow(text: string, onRow: (fields: string[]) => void, separator = ',', onUnclosed?: () => void): void {
   let pos = 0;
   const n = text.length;
   // The next quote at or after pos, found once and not again for every row before it.
@@ -76,7 +81,7 @@ export function eachCsvRow(text: string, onRow: (fields: string[]) => void, sepa
       pos = nl + 1;
       continue;
     }
-    pos = quotedRow(text, pos, onRow, separator.charCodeAt(0));
+    pos = quotedRow(text, pos, onRow, separator.charCodeAt(0), onUnclosed);
   }
 }
 
@@ -94,7 +99,7 @@ function everyFieldQuoted(text: string, pos: number, end: number, separator: str
 }
 
 /** One row holding quotes, from `pos` (`separator` as a char code); returns where the next row starts. */
-function quotedRow(text: string, pos: number, onRow: (fields: string[]) => void, separator: number): number {
+function quotedRow(text: string, pos: number, onRow: (fields: string[]) => void, separator: number, onUnclosed?: () => void): number {
   const fields: string[] = [];
   const n = text.length;
   let field = '';
@@ -105,6 +110,10 @@ function quotedRow(text: string, pos: number, onRow: (fields: string[]) => void,
       i++;
       for (;;) {
         const q = text.indexOf('"', i);
+        if (q === -1 && onUnclosed) {
+          onUnclosed();
+          return n;
+        }
         if (q === -1) {
           field += text.slice(i);
           i = n;

@@ -42,7 +42,14 @@ export interface DryRunReport {
 export class DryRun {
   private readonly operations: string[] = [];
 
-  constructor(private readonly store: VehicleStore) {}
+  /**
+   * `removesAll`: the import empties the store before its first line (the bundled sample data giving way to the first
+   * real data), so a key the store holds now is not replaced but removed, and the file's record under it is new.
+   */
+  constructor(
+    private readonly store: VehicleStore,
+    private readonly removesAll = false,
+  ) {}
 
   /**
    * Notes a line applied under `key` (its slot in `keys`, `fresh` when it is the key's first line):
@@ -52,7 +59,7 @@ export class DryRun {
     const state = keys.state as Uint8Array;
     const stored = keys.stored as Uint32Array;
     if (fresh) {
-      const held = await this.store.get(key);
+      const held = this.removesAll ? null : await this.store.get(key);
       state[slot] = held ? HELD : 0;
       stored[slot] = held ? textHash(held.payload) : 0;
       let op = this.operations.indexOf(key.operation);

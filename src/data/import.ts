@@ -16,6 +16,7 @@ import { mvsHeader, MvsHeaderError, withEncoding, type MvsLayout } from './mvs';
 import { CsvInputError, csvRuns, joinFuel, readFuel, splitHeader, vehicleHeaderProblem, type FuelMap } from './rdw';
 import { chunkRunner, type ChunkRunner } from './workers';
 import { csvEntries, isZip, ZipError, zipEntries, zipEntryBytes } from './zip';
+import { isFormatHint } from './parse';
 
 export { parseLine } from './parse';
 export type { DryRunReport, OperationChange } from './dryrun';
@@ -328,7 +329,7 @@ async function planImport(store: VehicleStore, options: ImportOptions): Promise<
   const before = (minKeep > 0 && options.replace === 'all') || options.dryRun ? await store.count() : 0;
   const perOperation = (minKeep > 0 && options.replace === 'named') || options.dryRun;
   const beforeByOperation = perOperation ? await store.countByOperation() : {};
-  const dry = options.dryRun ? new DryRun(store) : null;
+  const dry = options.dryRun ? new DryRun(store, sampleRemoved > 0) : null;
   const batch = dry ? null : await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample });
   const firstLine = options.format === 'rdw' || options.format === 'ua-mvs' ? 1 : 0;
   return {
@@ -424,6 +425,9 @@ async function readAll(store: VehicleStore, plan: ImportPlan, tally: ImportTally
         continue;
       }
       if (kind === INVALID) {
+        // An export's header as the first line of NDJSON: the whole file is of another format.
+        if (at.line === 1 && plan.firstLine === 0 && isFormatHint(chunk.reasons[reason]))
+          throw new ImportInputError(chunk.reasons[reason], at.file);
         tally.invalid++;
         if (tally.errors.length < MAX_REPORTED) tally.errors.push({ line: at.line, reason: chunk.reasons[reason], file: at.file });
         reason++;

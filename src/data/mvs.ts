@@ -11,7 +11,7 @@
 import { normalizeRegistration } from '../service/normalize';
 import { plainJsonText, vehicleProblems } from '../service/records';
 import { BLANK, INVALID, PUT, SKIPPED, type PackedChunk } from './chunk';
-import { eachCsvRow } from './csv';
+import { eachCsvRow, UNCLOSED_QUOTE } from './csv';
 import { keyHash } from './keyset';
 
 const OPERATION = 'CheckUkraine';
@@ -276,6 +276,10 @@ export function packMvsRows(bytes: Uint8Array, layout: MvsLayout): PackedChunk {
       days.push(o.day);
     },
     layout.separator,
+    () => {
+      kinds.push(INVALID);
+      reasons.push(UNCLOSED_QUOTE);
+    },
   );
   return {
     kinds: Uint8Array.from(kinds),

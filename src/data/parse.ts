@@ -15,6 +15,29 @@ const DELETE_KEYS: readonly string[] = ['operation', 'registration', 'state', 'd
 
 export type Parsed = { ok: true; record: StoredRecord; delete: false } | { ok: true; record: RecordKey; delete: true } | { ok: false; reason: string };
 
+/** The names of a header line's fields, split on `separator`, unquoted, in lower case. */
+function headerNames(line: string, separator: string): string[] {
+  return line.split(separator).map((f) => f.trim().replace(/^"(.*)"$/, '$1').trim().toLowerCase());
+}
+
+/**
+ * When a line that is not JSON is the start of a register's export given without its --format, what to give instead:
+ * the reader's error for every line of a large CSV says nothing of why.
+ */
+function formatHint(text: string): string | null {
+  const line = text.replace(/^\uFEFF/, '');
+  if (line.startsWith('PK\u0003\u0004')) return "this is a ZIP archive, as Ukraine's register comes: use --format ua-mvs";
+  if (line.includes(';') && headerNames(line, ';').includes('n_reg_new'))
+    return "this looks like Ukraine's register (a ';'-separated header with N_REG_NEW): use --format ua-mvs";
+  if (headerNames(line, ',').includes('kenteken')) return 'this looks like the RDW export (a CSV header with Kenteken): use --format rdw';
+  return null;
+}
+
+/** Whether a line's reason is formatHint's: the input is a register export, not NDJSON, and reading on is pointless. */
+export function isFormatHint(reason: string): boolean {
+  return /: use --format [\w-]+$/.test(reason);
+}
+
 /** One NDJSON line -> a record to store, a key to delete, or why it cannot be imported. */
 export function parseLine(text: string): Parsed {
   if (text.length > MAX_LINE_CHARS) return { ok: false, reason: `line is longer than ${MAX_LINE_CHARS} characters` };
@@ -22,7 +45,7 @@ export function parseLine(text: string): Parsed {
   try {
     obj = JSON.parse(text);
   } catch (e) {
-    return { ok: false, reason: `not valid JSON (${(e as Error).message})` };
+    return { ok: false, reason: formatHint(text) ?? `not valid JSON (${(e as Error).message})` };
   }
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: false, reason: 'a record must be a JSON object' };
   const r = obj as Record<string, unknown>;

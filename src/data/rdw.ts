@@ -8,7 +8,7 @@
 import { mapRdwFuel, mapRdwVehicle, rdwFieldName, type RdwRow } from '../providers/rdw-map';
 import { normalizeRegistration } from '../service/normalize';
 import { plainJsonText, vehicleProblems } from '../service/records';
-import { CsvInputError, csvRuns, eachCsvRow } from './csv';
+import { CsvInputError, csvRuns, eachCsvRow, UNCLOSED_QUOTE } from './csv';
 import { BLANK, INVALID, PUT, type PackedChunk } from './chunk';
 import { keyHash } from './keyset';
 
@@ -56,12 +56,12 @@ export function packRdwRows(bytes: Uint8Array, columns: readonly string[]): Pack
   const hashes: number[] = [];
   const reasons: string[] = [];
   let text = '';
-  eachCsvRow(decoder.decode(bytes), (fields) => {
+  const refuse = (reason: string) => {
+    kinds.push(INVALID);
+    reasons.push(reason);
+  };
+  const onRow = (fields: string[]) => {
     if (fields.length === 1 && fields[0].trim() === '') return void kinds.push(BLANK);
-    const refuse = (reason: string) => {
-      kinds.push(INVALID);
-      reasons.push(reason);
-    };
     if (fields.length !== columns.length) return refuse(`the row has ${fields.length} field(s) where the header has ${columns.length}`);
     const row = rowOf(columns, fields);
     const reg = normalizeRegistration(typeof row.kenteken === 'string' ? row.kenteken : '');
@@ -79,7 +79,8 @@ export function packRdwRows(bytes: Uint8Array, columns: readonly string[]): Pack
     ends.push(text.length);
     const [a, b] = keyHash(OPERATION, reg.value, '');
     hashes.push(a, b);
-  });
+  };
+  eachCsvRow(decoder.decode(bytes), onRow, ',', () => refuse(UNCLOSED_QUOTE));
   return { kinds: Uint8Array.from(kinds), text, ends: Int32Array.from(ends), hashes: Uint32Array.from(hashes), reasons };
 }
 
@@ -119,7 +120,12 @@ export async function readFuel(input: AsyncIterable<Uint8Array | string>, onRow?
       run = h.rest;
     }
     const cols = columns;
-    eachCsvRow(decoder.decode(run), (fields) => {
+    const unclosed = () => {
+      throw new CsvInputError(`row ${line + 1}: ${UNCLOSED_QUOTE}`);
+    };
+    eachCsvRow(
+      decoder.decode(run),
+      (fields) => {
       line++;
       if (fields.length === 1 && fields[0].trim() === '') return;
       if (fields.length !== cols.length) throw new CsvInputError(`row ${line} has ${fields.length} field(s) where the header has ${cols.length}`);
@@ -134,7 +140,10 @@ export async function readFuel(input: AsyncIterable<Uint8Array | string>, onRow?
       // The plate's first row is held only in its part's text (under rdwFuel): read back from it.
       else if (part !== undefined) several.set(plate, [...((JSON.parse(`{${part}}`) as { rdwFuel: RdwRow[] }).rdwFuel), row]);
       else fuel.set(plate, fuelPart(plate, [row]));
-    });
+      },
+      ',',
+      unclosed,
+    );
     onRow?.(rows);
   }
   for (const [plate, list] of several) fuel.set(plate, fuelPart(plate, list));

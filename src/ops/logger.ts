@@ -118,7 +118,7 @@ export function textLine(
 
 /**
  * The one line per request, in the same stream and shape as the logger's own lines, but without
- * winston's format pipeline, which measured at about a quarter of a GET's time. Health and
+ * winston's format pipeline, which costs about a quarter of a GET's time. Health and
  * readiness probes and scrapes are logged at debug (level 'debug'), everything else at info.
  */
 export function logAccess(logger: Logger, r: AccessRecord, level: 'info' | 'debug' = 'info'): void {

@@ -7,8 +7,8 @@ import v8 from 'node:v8';
 /**
  * V8 lets the old generation grow to up to about four times what survived the last full collection
  * before it collects again. At several thousand requests a second the garbage promoted between
- * collections then lifts RSS from ~110 MB to 160-170 MB within half a minute; a factor of two keeps
- * it flat at ~110-125 MB at no measurable cost in throughput (bench/PROFILE.md, "Third round").
+ * collections then lifts RSS by about half within half a minute; a factor of two keeps it flat,
+ * without costing throughput (bench/PROFILE.md, "Third round").
  * A Node release whose V8 no longer knows the flag is caught by test/integration/memory.test.ts.
  */
 export const HEAP_FLAGS = ['--heap-growing-percent=100'] as const;

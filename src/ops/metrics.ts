@@ -78,7 +78,7 @@ export interface DependencySources {
 const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const BREAKER_STATES = ['closed', 'open', 'half_open', 'isolated'];
 
-/** The upstream providers' series (docs/upstream.md, Metrics). */
+/** The upstream providers' series (docs/upstream.md, "Metrics and logs"). */
 function upstreamMetrics(
   registry: client.Registry,
 ): Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker' | 'upstreamRemaining' | 'upstreamQuotaUsed'> {

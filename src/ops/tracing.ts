@@ -1,4 +1,4 @@
-// OpenTelemetry tracing (docs/operating.md, Tracing), on only when OTEL_EXPORTER_OTLP_ENDPOINT is
+// OpenTelemetry tracing (docs/operating.md, "Tracing"), on only when OTEL_EXPORTER_OTLP_ENDPOINT is
 // set. Off, nothing of the SDK is loaded (its modules are imported by startTracing alone) and the
 // request path makes no span: app.ts assembles the service without the wrappers below. On, each
 // lookup is a span `lookup` (its operation, transport, request id, where the answer came from and

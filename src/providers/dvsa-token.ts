@@ -1,8 +1,10 @@
 // An OAuth 2.0 client-credentials token for the DVSA MOT History API, cached until shortly before
 // it expires and fetched once however many calls wait for it: every caller that finds no fresh
 // token awaits the same request. A token the API refused (401) is dropped, once, by whoever holds
-// it: the calls that held the same stale token share the one refresh. The client secret goes only
-// into the token request's body; no message here holds it, nor the token.
+// it: the calls that held the same stale token share the one refresh. The token request is bounded
+// by the deadline of the lookup that makes it, and every call waiting for it stops waiting at its own
+// deadline: a token endpoint that hangs costs a lookup its time budget, no more. The client secret
+// goes only into the token request's body; no message here holds it, nor the token.
 
 import { UpstreamFailure, type UpstreamHttp } from './provider';
 import { failureForStatus, jsonBody } from './upstream-status';
@@ -16,13 +18,19 @@ export interface TokenConfig {
 
 /** A token is refreshed this long before it expires (or at 90 % of its life, if that is sooner). */
 export const REFRESH_BEFORE_MS = 60_000;
-/** The longest a token request may take, whatever the call that started it. */
+/** The longest a token request may take, however long the call that started it may wait. */
 const TOKEN_TIMEOUT_MS = 10_000;
 
 interface Token {
   readonly value: string;
   /** When to stop using it (ms, the clock of `now`). */
   readonly renewAt: number;
+}
+
+/** What bounds one call's wait for a token: its lookup's signal and deadline. */
+export interface TokenWait {
+  readonly signal?: AbortSignal;
+  readonly deadline?: number;
 }
 
 export class TokenSource {
@@ -34,14 +42,16 @@ export class TokenSource {
   constructor(
     private readonly config: TokenConfig,
     private readonly now: () => number = Date.now,
+    /** Called before each token request (the DVSA quota counts it); may throw to refuse it. */
+    private readonly beforeRequest: (wait: TokenWait) => Promise<void> = async () => undefined,
   ) {}
 
   /** A token that is fresh now: the cached one, or the one being fetched. */
-  async get(http: UpstreamHttp): Promise<string> {
+  async get(http: UpstreamHttp, wait: TokenWait = {}): Promise<string> {
     const t = this.token;
     if (t && this.now() < t.renewAt) return t.value;
     if (!this.pending) {
-      this.pending = this.request(http).then(
+      this.pending = this.request(http, wait).then(
         (token) => {
           this.token = token;
           this.pending = null;
@@ -53,7 +63,7 @@ export class TokenSource {
         },
       );
     }
-    return (await this.pending).value;
+    return (await untilAborted(this.pending, wait.signal)).value;
   }
 
   /** The API refused `stale`: forget it, unless a newer one has taken its place already. */
@@ -61,7 +71,8 @@ export class TokenSource {
     if (this.token?.value === stale) this.token = null;
   }
 
-  private async request(http: UpstreamHttp): Promise<Token> {
+  private async request(http: UpstreamHttp, wait: TokenWait): Promise<Token> {
+    await this.beforeRequest(wait);
     this.requests++;
     const { tokenUrl, clientId, clientSecret, scope } = this.config;
     const body = new URLSearchParams({
@@ -78,7 +89,9 @@ export class TokenSource {
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body,
       },
-      AbortSignal.timeout(TOKEN_TIMEOUT_MS),
+      wait.signal
+        ? AbortSignal.any([wait.signal, AbortSignal.timeout(TOKEN_TIMEOUT_MS)])
+        : AbortSignal.timeout(TOKEN_TIMEOUT_MS),
     ).catch((e: unknown) => {
       if (e instanceof UpstreamFailure)
         throw new UpstreamFailure('dvsa', e.kind, `the DVSA token endpoint: ${e.message}`, e.retryAfterS);
@@ -108,4 +121,25 @@ export class TokenSource {
     const lifeMs = expiresIn * 1000;
     return { value, renewAt: started + lifeMs - Math.min(REFRESH_BEFORE_MS, lifeMs / 10) };
   }
+}
+
+/** `p`, or a transient failure as soon as `signal` aborts (the work behind `p` goes on for whoever else waits). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  const failure = () => new UpstreamFailure('dvsa', 'transient', 'the DVSA token endpoint did not answer in time');
+  if (signal.aborted) return Promise.reject(failure());
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(failure());
+    signal.addEventListener('abort', abort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', abort);
+        resolve(v);
+      },
+      (e: Error) => {
+        signal.removeEventListener('abort', abort);
+        reject(e);
+      },
+    );
+  });
 }

@@ -2,18 +2,23 @@
 // client-credentials token (dvsa-token.ts) and X-API-Key. It answers UKMOT: the vehicle's make and
 // model, its MOT tests as UKTest records (mapDvsa below, docs/upstream-rdw-dvsa.md), and the rest
 // of the vehicle (colour, fuel, dates) as extendedInformation rows. The published quota is taken
-// before every call (dvsa-quota.ts); when it is spent the call is not made and the chain is told
-// when to come back.
+// before every call, a token request and the retry after a refused token included (dvsa-quota.ts):
+// a call over the per-second quota waits its turn within the lookup's deadline; when the quota
+// cannot be had in time the call is not made and the chain is told when the quota frees. A token
+// the API refuses (401, or 403 with the codes the API documents for an expired or missing token)
+// is refreshed once and the call made again; any other 403 is our credentials refused.
 
 import { Redis } from 'ioredis';
 import { DVSA_QUOTA, DvsaQuota, type DvsaQuotaLimits } from './dvsa-quota';
 import type { DvsaSettings } from '../config';
+import type { ReadinessProbe } from '../ops/health';
+import type { Logger } from '../ops/logger';
 import { TokenSource } from './dvsa-token';
 import { UpstreamFailure, type FetchContext, type Provider, type ProviderAnswer } from './provider';
 import { failureForStatus, jsonBody } from './upstream-status';
 
 /** DVSA_* as config.ts reads them. */
-export type DvsaConfig = DvsaSettings;
+export type DvsaConfig = Omit<DvsaSettings, 'quotaProcesses'> & { readonly quotaProcesses?: number };
 
 export interface DvsaDeps {
   /** Redis to share the quota through (REDIS_URL); null or absent: this process's memory. */
@@ -23,14 +28,36 @@ export interface DvsaDeps {
   readonly now?: () => number;
   /** The quota (tests make it small). */
   readonly quota?: DvsaQuotaLimits;
+  /** Where the quota's failing over to the local share is told. */
+  readonly log?: Pick<Logger, 'warn'> | null;
 }
 
 type Json = Record<string, unknown>;
 
 /** How long the first calls wait for Redis before counting in this process's memory instead. */
 const CONNECT_WAIT_MS = 3000;
+/** How long a quota command may wait for Redis before the quota fails over to this process's share. */
+const QUOTA_REDIS_TIMEOUT_MS = 200;
 
 const FAILURE = new Set(['FAIL', 'MAJOR', 'DANGEROUS', 'PRS']);
+
+/** The API's error codes for a token it does not take: MOTH-FB-02 expired, MOTH-FB-04 missing. */
+const TOKEN_CODES = new Set(['MOTH-FB-02', 'MOTH-FB-04']);
+
+/** Whether a 403's body says the token (not the API key or a permission) is what was refused. */
+export function refusesToken(body: string): boolean {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  if (typeof json !== 'object' || json === null) return false;
+  const { errorCode, errorMessage, message } = json as Json;
+  if (typeof errorCode === 'string') return TOKEN_CODES.has(errorCode.trim().toUpperCase());
+  const said = typeof errorMessage === 'string' ? errorMessage : typeof message === 'string' ? message : '';
+  return /\baccess token\b/i.test(said) && /\b(expired|missing|invalid)\b/i.test(said);
+}
 
 const text = (v: unknown): string | undefined =>
   typeof v === 'string' && v.trim() !== ''
@@ -107,17 +134,18 @@ export class DvsaProvider implements Provider {
   private readonly quota: DvsaQuota;
   private readonly redis: Redis | null;
   private readonly connected: Promise<void>;
+  private isConnected = false;
 
   constructor(
     private readonly config: DvsaConfig,
     deps: DvsaDeps = {},
   ) {
-    this.tokens = new TokenSource(config, deps.now);
+    this.tokens = new TokenSource(config, deps.now, (wait) => this.take(wait));
     this.redis = deps.redisUrl
       ? new Redis(deps.redisUrl, {
           enableOfflineQueue: false,
           maxRetriesPerRequest: 1,
-          commandTimeout: 1000,
+          commandTimeout: QUOTA_REDIS_TIMEOUT_MS,
           lazyConnect: false,
         })
       : null;
@@ -134,7 +162,13 @@ export class DvsaProvider implements Provider {
           });
         })
       : Promise.resolve();
-    this.quota = new DvsaQuota(deps.quota ?? DVSA_QUOTA, this.redis, deps.redisPrefix ?? 'reglookup:');
+    this.quota = new DvsaQuota(
+      deps.quota ?? DVSA_QUOTA,
+      this.redis,
+      deps.redisPrefix ?? 'reglookup:',
+      config.quotaProcesses ?? 1,
+      deps.log ?? null,
+    );
   }
 
   answers(operation: string): boolean {
@@ -142,8 +176,31 @@ export class DvsaProvider implements Provider {
   }
 
   async fetch(_operation: string, registration: string, _state: string, ctx: FetchContext): Promise<ProviderAnswer> {
-    await this.connected;
-    const refused = await this.quota.take();
+    if (!this.isConnected) await this.untilConnected(ctx);
+    // The token first: its request takes a call from the quota of its own, and a call's place in
+    // the quota is not held while the token is fetched (the API would see those calls late, at once).
+    await this.tokens.get(ctx.http, ctx);
+    await this.take(ctx);
+    return this.quota.inBurst(() => this.call(registration, ctx));
+  }
+
+  /**
+   * Waits for the first connection to Redis, so that the call counts in the shared quota: at most half of what is left
+   * of the lookup's budget (a Redis that hangs at start-up must not take it all).
+   */
+  private async untilConnected(ctx: FetchContext): Promise<void> {
+    const left = ctx.deadline === undefined ? CONNECT_WAIT_MS : (ctx.deadline - Date.now()) / 2;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.connected.then(() => (this.isConnected = true)),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(CONNECT_WAIT_MS, left))))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** One call from the quota, waited for within the deadline; a transient failure saying when it frees otherwise. */
+  private async take(wait: { readonly signal?: AbortSignal; readonly deadline?: number }): Promise<void> {
+    const refused = await this.quota.take(wait.deadline, wait.signal);
     if (refused) {
       throw new UpstreamFailure(
         this.name,
@@ -152,16 +209,17 @@ export class DvsaProvider implements Provider {
         refused.retryAfterS,
       );
     }
-    return this.quota.inBurst(() => this.call(registration, ctx));
   }
 
   private async call(registration: string, ctx: FetchContext): Promise<ProviderAnswer> {
-    let token = await this.tokens.get(ctx.http);
+    let token = await this.tokens.get(ctx.http, ctx);
     let res = await this.get(registration, token, ctx);
-    if (res.status === 401) {
-      // The token went stale before we thought (revoked, a clock apart): one refresh, one retry.
+    if (res.status === 401 || (res.status === 403 && refusesToken(res.body))) {
+      // The token went stale before we thought (expired, revoked, a clock apart): one refresh (its
+      // request takes a call from the quota, once however many calls held the token), one retry.
       this.tokens.invalidate(token);
-      token = await this.tokens.get(ctx.http);
+      token = await this.tokens.get(ctx.http, ctx);
+      await this.take(ctx);
       res = await this.get(registration, token, ctx);
     }
     const what = 'the DVSA MOT History API';
@@ -186,7 +244,24 @@ export class DvsaProvider implements Provider {
     );
   }
 
+  /**
+   * With Redis, /readyz's check `dvsa-quota`: degraded (still ready) while the quota is counted in this process's share
+   * because Redis fails. Without Redis: none.
+   */
+  readinessProbe(): ReadinessProbe | null {
+    if (!this.redis) return null;
+    return {
+      name: 'dvsa-quota',
+      check: async () => {
+        if (this.quota.degraded()) throw new Error('Redis is failing');
+      },
+      degraded:
+        "Redis is failing: the DVSA quota is counted in each process's share of it (DVSA_QUOTA_PROCESSES), in memory",
+    };
+  }
+
   async close(): Promise<void> {
+    this.quota.close();
     this.redis?.disconnect();
   }
 }

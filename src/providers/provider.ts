@@ -27,6 +27,8 @@ export interface FetchContext {
   readonly signal: AbortSignal;
   /** Which try of this call it is: 1, then 2 and 3 for the chain's retries (a trace's span says it). */
   readonly attempt?: number;
+  /** When the caller's time budget ends (ms since the epoch, Date.now's clock); absent: only the signal bounds it. */
+  readonly deadline?: number;
 }
 
 /**

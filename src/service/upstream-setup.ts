@@ -35,9 +35,9 @@ export function upstreamChain(
   const u = config.upstream;
   if (u.providers.length === 0) return null;
   // With tracing on, each call to a provider is a span (ops/tracing.ts).
-  const providers = buildProviders(config).map((p) => (tracing ? tracedProvider(p, tracing) : p));
+  const providers = buildProviders(config, log).map((p) => (tracing ? tracedProvider(p, tracing) : p));
   const http = upstreamHttp(u.maxBytes);
-  const chain = new UpstreamChain(store, providers, http, u, metrics);
+  const chain = new UpstreamChain(store, providers, http, u, metrics, Date.now, log);
   const timers: NodeJS.Timeout[] = [];
   for (const p of providers) {
     if (!reportsRemaining(p) || u.regcheck.creditsIntervalMs === 0) continue;
@@ -64,6 +64,11 @@ export function upstreamChain(
       if (state !== 'closed') throw new Error(`${p.name} breaker ${state}`);
     },
   }));
+  // A provider with a dependency of its own (dvsa's quota in Redis) says how that is.
+  for (const p of new Set(providers)) {
+    const own = (p as { readinessProbe?: () => ReadinessProbe | null }).readinessProbe?.();
+    if (own) probes.push(own);
+  }
   const stop = () => {
     timers.forEach((t) => clearInterval(t));
     // A provider holding connections of its own (dvsa's Redis for its quota) lets go of them.

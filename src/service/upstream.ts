@@ -5,10 +5,13 @@
 // UPSTREAM_NOT_FOUND_TTL); while the upstreams fail, a cached answer up to UPSTREAM_STALE_IF_ERROR
 // past its TTL is served instead (RFC 5861's stale-if-error).
 //
-// Resilience is cockatiel's, per provider: a circuit breaker (consecutive failures open it; after
-// UPSTREAM_BREAKER_OPEN_MS one probe call is let through), a bulkhead (UPSTREAM_CONCURRENCY calls in
-// flight, as many queued), and retries with decorrelated jitter for transient failures only (a
-// 429's Retry-After is honoured when it fits the budget). The whole chain runs inside one time
+// Resilience is cockatiel's, per provider: a circuit breaker (UPSTREAM_BREAKER_FAILURES failed
+// lookups in a row open it, a lookup's retries counting once; after UPSTREAM_BREAKER_OPEN_MS one
+// probe lookup is let through), a bulkhead (UPSTREAM_CONCURRENCY calls in flight, as many queued),
+// and retries with decorrelated jitter for transient failures only (a 429's Retry-After is honoured
+// when it fits the budget). Why a provider fails (its host, status, the limit reached) goes to the
+// log, once when it starts failing and when its breaker opens and closes; the caller is told only
+// that the provider is not answering or busy. The whole chain runs inside one time
 // budget (UPSTREAM_TIMEOUT_MS, retries included). Concurrent lookups of one uncached key share one
 // fetch (coalescing): one upstream call per key per process, however many wait for it.
 
@@ -29,6 +32,7 @@ import {
 } from 'cockatiel';
 import type { Operation } from '../contract/operations';
 import type { UpstreamConfig } from '../config';
+import type { Logger } from '../ops/logger';
 import type { Metrics } from '../ops/metrics';
 import { UpstreamFailure, type Provider, type UpstreamHttp } from '../providers/provider';
 import type { CachedAnswer } from '../store/cache';
@@ -79,9 +83,22 @@ export function answerProblem(op: Operation, record: unknown): string | null {
 
 interface Guarded {
   readonly provider: Provider;
-  /** The retry policy outermost, so that each call is told which try it is. */
+  /** The breaker outermost, so that a lookup's retries count once; each call is told which try it is. */
   readonly policy: IPolicy<IRetryContext>;
   readonly breaker: ReturnType<typeof circuitBreaker>;
+  /** Its last lookup failed: the next failure is not logged again. */
+  failing: boolean;
+}
+
+/** The chain's log: a provider starting to fail, and its breaker opening and closing. */
+export type ChainLog = Pick<Logger, 'warn'>;
+
+/** A provider's failure: the reason for the log, and what the caller is told (no host, port or setting). */
+class Failed {
+  constructor(
+    readonly failure: UpstreamFailure,
+    readonly told: string,
+  ) {}
 }
 
 const STATE_NAMES: Record<CircuitState, string> = {
@@ -106,6 +123,7 @@ export class UpstreamChain {
     private readonly options: ChainOptions,
     private readonly metrics: UpstreamMetrics | null = null,
     private readonly now: () => number = Date.now,
+    private readonly log: ChainLog | null = null,
   ) {
     this.guarded = providers.map((p) => this.guard(p));
   }
@@ -118,6 +136,32 @@ export class UpstreamChain {
       breaker: new ConsecutiveBreaker(o.breakerFailures),
     });
     breaker.onStateChange((s) => this.metrics?.upstreamBreaker(provider.name, STATE_NAMES[s]));
+    // A half-open probe that fails opens the breaker again: logged once, not at every probe.
+    let open = false;
+    breaker.onBreak((why) => {
+      if (open) return;
+      open = true;
+      const e = 'error' in why ? why.error : undefined;
+      const reason = e instanceof Error ? e.message.slice(0, 300) : 'isolated';
+      // The failure that opened it is the first: it is logged as such before the breaker's line.
+      if (!g.failing) {
+        g.failing = true;
+        this.log?.warn(`upstream ${provider.name} is failing`, { provider: provider.name, reason });
+      }
+      this.log?.warn(`upstream ${provider.name}: circuit breaker open; lookups that need it are refused`, {
+        provider: provider.name,
+        reason,
+        failedLookups: o.breakerFailures,
+        probeAfterMs: o.breakerOpenMs,
+      });
+    });
+    breaker.onReset(() => {
+      open = false;
+      g.failing = false;
+      this.log?.warn(`upstream ${provider.name}: circuit breaker closed; it answers again`, {
+        provider: provider.name,
+      });
+    });
     this.metrics?.upstreamBreaker(provider.name, 'closed');
     const jitter = new ExponentialBackoff({ initialDelay: 100, maxDelay: 2000 });
     // A 429's Retry-After is waited out when it says; otherwise decorrelated jitter.
@@ -137,8 +181,9 @@ export class UpstreamChain {
       ),
       { maxAttempts: 2, backoff: backoff as never },
     );
-    const policy = wrap(retrying, breaker, bulkhead(o.concurrency, o.concurrency));
-    return { provider, policy, breaker };
+    const policy = wrap(breaker, retrying, bulkhead(o.concurrency, o.concurrency));
+    const g: Guarded = { provider, policy, breaker, failing: false };
+    return g;
   }
 
   /** Whether some provider answers the operation. */
@@ -179,13 +224,14 @@ export class UpstreamChain {
   private async fetch(op: Operation, key: RecordKey, cached: CachedAnswer | null): Promise<ChainAnswer> {
     this.fetches++;
     const signal = AbortSignal.timeout(this.options.timeoutMs);
-    const failures: UpstreamFailure[] = [];
+    const deadline = Date.now() + this.options.timeoutMs;
+    const failures: Failed[] = [];
     for (const g of this.guarded) {
       if (!g.provider.answers(op.name)) continue;
-      const outcome = await this.ask(g, op, key, signal);
-      if (outcome instanceof UpstreamFailure) {
-        if (outcome.kind === 'invalid')
-          throw new LookupError('INVALID_PARAMETER', `RegistrationNumber is not valid: ${outcome.message}`);
+      const outcome = await this.ask(g, op, key, signal, deadline);
+      if (outcome instanceof Failed) {
+        if (outcome.failure.kind === 'invalid')
+          throw new LookupError('INVALID_PARAMETER', `RegistrationNumber is not valid: ${outcome.failure.message}`);
         failures.push(outcome);
         continue;
       }
@@ -206,11 +252,15 @@ export class UpstreamChain {
       this.metrics?.upstreamCache(op.name, 'stale');
       return { payload: cached.payload, source: 'cache' };
     }
-    const wait = Math.max(UPSTREAM_RETRY_AFTER_S, ...failures.map((f) => f.retryAfterS ?? 0));
-    const why = failures.map((f) => `${f.provider}: ${f.message}`).join('; ');
+    // When every provider said when it frees (a quota, a 429), that is when to come back.
+    const times = failures.map((f) => f.failure.retryAfterS);
+    const wait = times.every((t) => t !== undefined)
+      ? Math.max(1, ...times)
+      : Math.max(UPSTREAM_RETRY_AFTER_S, ...times.map((t) => t ?? 0));
+    const why = failures.map((f) => f.told).join('; ');
     throw new LookupError(
       'SERVICE_UNAVAILABLE',
-      `No upstream could answer for now (${why.slice(0, 300)}); nothing was charged; retry in ${wait} s`,
+      `No upstream could answer for now: ${why}; nothing was charged; retry in ${wait} s`,
       wait,
     );
   }
@@ -221,15 +271,17 @@ export class UpstreamChain {
     op: Operation,
     key: RecordKey,
     signal: AbortSignal,
-  ): Promise<string | null | UpstreamFailure> {
+    deadline: number,
+  ): Promise<string | null | Failed> {
     const name = g.provider.name;
     const t = performance.now();
     const done = (outcome: string) => this.metrics?.upstreamCall(name, outcome, (performance.now() - t) / 1000);
     try {
       const answer = await g.policy.execute(
-        ({ signal: s, attempt }) => this.once(g.provider, op, key, s, attempt + 1),
+        ({ signal: s, attempt }) => this.once(g.provider, op, key, s, attempt + 1, deadline),
         signal,
       );
+      this.answered(g);
       if (!answer.found) {
         done('not_found');
         return null;
@@ -238,23 +290,58 @@ export class UpstreamChain {
       return JSON.stringify(answer.record);
     } catch (e) {
       const f = this.asFailure(name, e, signal);
-      done(
+      const outcome =
         f.kind === 'invalid'
           ? 'invalid'
           : e instanceof BrokenCircuitError
             ? 'breaker_open'
-            : signal.aborted
-              ? 'timeout'
-              : f.kind,
-      );
-      return f;
+            : e instanceof BulkheadRejectedError
+              ? 'busy'
+              : signal.aborted
+                ? 'timeout'
+                : f.kind;
+      done(outcome);
+      if (f.kind === 'invalid') {
+        this.answered(g);
+        return new Failed(f, '');
+      }
+      if (outcome !== 'breaker_open' && !g.failing) {
+        g.failing = true;
+        this.log?.warn(`upstream ${name} is failing`, { provider: name, reason: f.message.slice(0, 300), outcome });
+      }
+      const told =
+        outcome === 'busy' || (f.kind === 'transient' && f.retryAfterS !== undefined)
+          ? `the ${name} upstream is busy`
+          : f.kind === 'permanent'
+            ? `the ${name} upstream could not give a usable answer`
+            : `the ${name} upstream is not answering`;
+      return new Failed(f, told);
     }
   }
 
+  /** A provider answered: a failing one that answers again (its breaker never opened) says so. */
+  private answered(g: Guarded): void {
+    if (!g.failing) return;
+    g.failing = false;
+    this.log?.warn(`upstream ${g.provider.name} answers again`, { provider: g.provider.name });
+  }
+
   /** One call, its answer checked: a bad answer is a failure (the breaker counts it), never cached. */
-  private async once(p: Provider, op: Operation, key: RecordKey, signal: AbortSignal, attempt: number) {
+  private async once(
+    p: Provider,
+    op: Operation,
+    key: RecordKey,
+    signal: AbortSignal,
+    attempt: number,
+    deadline: number,
+  ) {
     this.metrics?.upstreamQuotaUsed(p.name, 1);
-    const answer = await p.fetch(op.name, key.registration, key.state, { http: this.http, signal, attempt });
+    const answer = await p.fetch(op.name, key.registration, key.state, {
+      http: this.http,
+      signal,
+      attempt,
+      deadline,
+    });
     if (answer.found) {
       const problem = answerProblem(op, answer.record);
       if (problem) throw new UpstreamFailure(p.name, 'permanent', `its answer was refused: ${problem.slice(0, 200)}`);

@@ -102,9 +102,8 @@ interface ChargeWaiter {
 /**
  * Most charge statements of one account one instance has in flight at once. One: while it runs, the
  * charges of the following turns queue and the next statement takes them all, so batches grow with
- * the load and the database spends one commit on each. Measured with two instances (metered /
- * unmetered GET throughput, `npm run bench -- --metered`): 1 in flight 73 %, 2 in flight 62-70 %,
- * 3 in flight 63 % (more, smaller statements cost the database more than the shorter wait saves).
+ * the load and the database spends one commit on each. More in flight make smaller statements, whose
+ * commits cost the database more than the shorter wait saves (bench/SCALING-HISTORY.md).
  */
 const MAX_CHARGES_IN_FLIGHT = 1;
 
@@ -156,10 +155,8 @@ function granting(row: GrantRow | undefined, rank: number): ChargeResult {
  * How long a batch short of the account's expected size waits for the rest (ms), at most once. The
  * expected size is the last batch's and those that queued while it ran: under a steady load the
  * lookups a batch answered come back for the next one, and a batch sent before they are back splits
- * the load into two, each paying a commit. Two instances on one PostgreSQL database, an account
- * charged on every lookup (GET Check, 25 connections each, six interleaved 5 s rounds): PostgreSQL's
- * CPU a lookup 43-45 µs against 57, metered requests/s 82 % of unmetered against 71 %. A batch as
- * large as expected goes at once, and one lookup at a time never waits.
+ * the load into two, each paying a commit (bench/SCALING-HISTORY.md). A batch as large as expected
+ * goes at once, and one lookup at a time never waits.
  */
 const CHARGE_HOLD_MS = 1;
 

@@ -1,8 +1,8 @@
 // Credit shards (PostgreSQL): the part of an account's balance leased to one instance, so that its
 // metered lookups are charged on a row no other instance writes. Without them every charge of an
 // account, from every instance, locks and commits the account's one row, and the instances take
-// turns on it (each waits for the other's commit, then re-reads the row): measured, two instances
-// reached 69-70 % of unmetered throughput and four 62 %.
+// turns on it (each waits for the other's commit, then re-reads the row), so more instances serve a
+// busy account no faster (bench/SCALING-HISTORY.md).
 //
 // The balance of an account is its row's credits plus the credits of its shards (LEASED); every
 // reader sums them, every writer of a balance folds the shards back first.

@@ -65,8 +65,8 @@ function openRecords(file: string): Database.Database {
   db.pragma('busy_timeout = 5000');
   // Lookups are random reads across the whole table, so a page cache larger than the key index and
   // the table's interior pages (~4 MB at 110k records) mostly holds leaves that are seldom read
-  // again: 8 MB. Memory-mapping the file measured no faster than read() through the OS page cache,
-  // and mapped pages count in the process's RSS (+100 MB), so the file is not mapped.
+  // again: 8 MB. Memory-mapping the file is no faster than read() through the OS page cache, and
+  // mapped pages count in the process's RSS, so the file is not mapped.
   db.pragma('mmap_size = 0');
   db.pragma('cache_size = -8192');
   return db;

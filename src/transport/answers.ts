@@ -3,11 +3,10 @@
 // payload (a record is about the size of its import line); the answer's tree and text are made
 // here, per request.
 //
-// Nothing is kept between requests. A cache of recent answers was measured (1,024 payloads, keyed
-// by the payload): with lookups spread over a national register it hardly ever hits, and every
-// request then evicts one long-lived answer and keeps another, garbage the heap can only free in
-// full collections: GET Check went from 109-120 to 182-276 us of CPU a request (bench, 100,000
-// vehicles drawn at random), against 5-10 us for writing an answer afresh.
+// Nothing is kept between requests: lookups spread over a national register seldom ask for one
+// record twice, so a cache of recent answers hardly ever hits, and each request would evict one
+// long-lived answer and keep another, garbage only full collections free. That costs far more than
+// writing an answer afresh (bench/SCALING-HISTORY.md, "Design decisions").
 
 import type { ResultKind } from '../contract/operations';
 import { resultNodes } from '../service/records';

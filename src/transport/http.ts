@@ -101,7 +101,7 @@ function params(
 const OPERATION_PATH = /^\/api\/reg\.asmx\/([^/]+)\/?$/i;
 
 /**
- * MAX_BODY_BYTES holds on every route, not only where a body is used. httpRouter is mounted first,
+ * MAX_BODY_BYTES holds on every route, not only where a body is used. httpHandler is mounted first,
  * so this sees every request Express serves (POST /api/reg.asmx is served before Express and reads
  * its own body). A body sent where none is taken is read within the limit and dropped, so that an
  * oversized one is a 413 here too rather than megabytes quietly read and thrown away.

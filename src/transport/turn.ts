@@ -7,8 +7,8 @@ type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 /**
  * Requests that arrive in one turn of the event loop are served together, in that turn's check
  * phase, rather than each as its socket is read. Their lookups then share one store read
- * transaction and their answers leave in one burst: under load this measured at about half the CPU
- * per SOAP request and 40 % less per GET (bench/PROFILE.md, "Third round"). A request waits
+ * transaction and their answers leave in one burst, which under load costs much less CPU a request
+ * than serving each alone (bench/PROFILE.md, "Third round"). A request waits
  * only for the other sockets of its turn to be read; on an idle service that is none.
  * One request's failure is answered on its own and never keeps the rest of the turn from being served.
  */

@@ -286,6 +286,27 @@ describeSqlite('a mistyped store or variable is not taken silently', () => {
       'reglookup: warning: LOG_LEVL is set but not read; did you mean LOG_LEVEL?',
     ]);
   });
+
+  test('the misspelt variable is reported when start-up fails on a configuration error too, before that error', () => {
+    // ADMIN_TOKEN for ADMIN_TOKENS: the misspelling is why ADMIN_PORT finds no token.
+    const admin = runCli(['serve'], {
+      DATABASE_URL: 'sqlite::memory:',
+      ADMIN_PORT: '0',
+      ADMIN_TOKEN: 'ops:0123456789abcdef0123456789abcdef',
+    });
+    expect(admin.status).toBe(2);
+    const lines = admin.stderr.split('\n').filter((l) => l !== '');
+    expect(lines[0]).toBe('reglookup: warning: ADMIN_TOKEN is set but not read; did you mean ADMIN_TOKENS?');
+    expect(lines[lines.length - 1]).toMatch(/^reglookup: ADMIN_PORT is set but no admin token is/);
+
+    // An error of another variable: the warning is still given, once.
+    const port = runCli(['users', 'list'], { ...seeded(), DATABSE_URL: 'sqlite:elsewhere.db', PORT: 'eighty' });
+    expect(port.status).toBe(2);
+    expect(port.stderr.split('\n').filter((l) => /warning/.test(l))).toEqual([
+      'reglookup: warning: DATABSE_URL is set but not read; did you mean DATABASE_URL?',
+    ]);
+    expect(port.stderr).toMatch(/PORT/);
+  });
 });
 
 describeSqlite('messages', () => {

@@ -62,6 +62,54 @@ describe('reglookup import (the command)', () => {
   });
 });
 
+describe('reglookup import of a register export without its --format', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-import-hint-'));
+  const db = path.join(dir, 'test.db');
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const importOf = (name: string, text: string, input?: string) => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, text);
+    return runCli(['import', input === undefined ? file : '-'], { DATABASE_URL: `sqlite:${db}` }, input);
+  };
+
+  // The first columns of RDW's registered-vehicles CSV (opendata.rdw.nl, m9d7-ebf2), written by hand.
+  const rdw = 'Kenteken,Voertuigsoort,Merk,Handelsbenaming\r\n' + 'AB123C,Personenauto,FORD,FOCUS\r\n'.repeat(3);
+  // A yearly file of Ukraine's register (data.gov.ua): ';'-separated, quoted, the plate in N_REG_NEW.
+  const mvs =
+    '\uFEFF"PERSON";"REG_ADDR_KOATUU";"OPER_CODE";"OPER_NAME";"D_REG";"BRAND";"MODEL";"MAKE_YEAR";"N_REG_NEW"\n' +
+    '"P";"8036100000";"70";"REGISTRATION";"2024-01-02";"FORD";"FOCUS";"2010";"AA1234BB"\n';
+
+  test('an RDW CSV: one line saying to use --format rdw, exit 1, nothing imported, not a JSON error a line', () => {
+    const r = importOf('vehicles.csv', rdw);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      /vehicles\.csv: this looks like the RDW export .*: use --format rdw; nothing was imported/,
+    );
+    expect(r.stderr).not.toMatch(/not valid JSON/);
+  });
+
+  test("Ukraine's register CSV: the hint names --format ua-mvs, on standard input too", () => {
+    for (const r of [importOf('reestrtz2024.csv', mvs), importOf('stdin.csv', '', mvs)]) {
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/this looks like Ukraine's register .*: use --format ua-mvs; nothing was imported/);
+      expect(r.stderr).not.toMatch(/not valid JSON/);
+    }
+  });
+
+  test("a ZIP archive (a local file header's signature, PK 3 4, first) is how Ukraine's register comes", () => {
+    const r = importOf('reestrtz2024.zip', 'PK\u0003\u0004\u0014\u0000\u0000\u0000\u0008\u0000junk\n');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/reestrtz2024\.zip: this is a ZIP archive.*: use --format ua-mvs; nothing was imported/);
+  });
+
+  test('a line of NDJSON that is not JSON, with no export header, is still reported as not JSON', () => {
+    const r = importOf('broken.ndjson', 'Kentekens and more\n');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/broken\.ndjson:1: not valid JSON/);
+    expect(r.stderr).not.toMatch(/--format/);
+  });
+});
+
 describe('reglookup import - and the refusals of the data commands', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-stdin-'));
   const run = (db: string, args: string[], input?: string) =>

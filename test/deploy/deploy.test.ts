@@ -3,7 +3,7 @@
 // image's start command (the Dockerfile's CMD, in the image's layout) run against PostgreSQL.
 // Expectations come from the issue and the README: three replicas, PostgreSQL with a volume, Redis,
 // nginx on 8080, health checks, start order, SAMPLE_DATA=false, a non-root user. The read replica
-// (docs/scaling.md, "How the compose file and the README grow"): docker-compose.replica.yml on top
+// (docs/scaling.md, "Docker and compose"): docker-compose.replica.yml on top
 // of it, checked the same way, and its two scripts run outside Docker against a private primary.
 
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -722,8 +722,8 @@ test('a production install (`npm ci --omit=dev`) runs `prepare` without TypeScri
     });
     expect(run.status).toBe(0);
     expect(fs.existsSync(path.join(dir, 'dist'))).toBe(false);
-    // ...but says that there is nothing to run until dist/ comes from a build (README, "Production install without
-    // Docker").
+    // ...but says that there is nothing to run until dist/ comes from a build (docs/operating.md,
+    // "Production install without Docker").
     expect(run.stdout).toMatch(/dist\/ must come from a build/);
     expect(run.stdout).toMatch(/npm run build/);
   } finally {

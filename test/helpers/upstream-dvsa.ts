@@ -4,7 +4,8 @@
 // (Authorization: Bearer) and the API key (X-API-Key): 401 for a bad or revoked token, 403 for a
 // bad key, 404 for a plate it does not hold, 400 for ER19BAD, 429 for ER19THR, 500 for ER19ERR.
 // Vehicles are written by hand after the API's documented answer. Tests steer it: expires_in,
-// a delay on token answers, the token endpoint down (503), revoking every token issued so far.
+// a delay on token answers, the token endpoint down (503), revoking every token issued so far (401),
+// or letting them expire (403 with the API's MOTH-FB-02, as its error-code table documents).
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -87,8 +88,14 @@ export interface FakeDvsa {
   tokenDelayMs: number;
   /** The token endpoint answers 503. */
   tokenDown: boolean;
+  /** The token endpoint takes requests and never answers them (a hung endpoint). */
+  tokenHung: boolean;
   /** Every token issued so far stops working (401). */
   revokeAll(): void;
+  /** Every token issued so far has expired (403, errorCode MOTH-FB-02). */
+  expireAll(): void;
+  /** When each MOT request arrived (ms, Date.now). */
+  readonly motTimes: number[];
   /** Form bodies of the token requests (to check what was asked for). */
   readonly tokenBodies: URLSearchParams[];
   close(): Promise<void>;
@@ -96,6 +103,8 @@ export interface FakeDvsa {
 
 export async function startFakeDvsa(): Promise<FakeDvsa> {
   const valid = new Set<string>();
+  const held = new Set<http.ServerResponse>();
+  const expired = new Set<string>();
   let issued = 0;
   const state: Omit<FakeDvsa, 'apiUrl' | 'tokenUrl' | 'close'> = {
     tokenRequests: 0,
@@ -103,7 +112,13 @@ export async function startFakeDvsa(): Promise<FakeDvsa> {
     expiresIn: 3599,
     tokenDelayMs: 0,
     tokenDown: false,
+    tokenHung: false,
     revokeAll: () => valid.clear(),
+    expireAll: () => {
+      for (const t of valid) expired.add(t);
+      valid.clear();
+    },
+    motTimes: [],
     tokenBodies: [],
   };
   const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -117,6 +132,7 @@ export async function startFakeDvsa(): Promise<FakeDvsa> {
         state.tokenRequests++;
         const form = new URLSearchParams(body);
         state.tokenBodies.push(form);
+        if (state.tokenHung) return held.add(res);
         if (state.tokenDown) return json(res, 503, { error: 'temporarily_unavailable' });
         const ok =
           form.get('grant_type') === 'client_credentials' &&
@@ -139,9 +155,19 @@ export async function startFakeDvsa(): Promise<FakeDvsa> {
       const m = /^\/v1\/trade\/vehicles\/registration\/([^/]+)$/.exec(u.pathname);
       if (req.method !== 'GET' || !m) return json(res, 404, { errorCode: 'MOTH-NP-01', errorMessage: 'No such path' });
       state.motRequests++;
+      state.motTimes.push(Date.now());
       const auth = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+      if (auth && expired.has(auth[1]))
+        return json(res, 403, {
+          errorCode: 'MOTH-FB-02',
+          errorMessage: 'The access token sent with the request has expired',
+        });
       if (!auth || !valid.has(auth[1])) return json(res, 401, { message: 'Unauthorized' });
-      if (req.headers['x-api-key'] !== DVSA_CLIENT.apiKey) return json(res, 403, { message: 'Forbidden' });
+      if (req.headers['x-api-key'] !== DVSA_CLIENT.apiKey)
+        return json(res, 403, {
+          errorCode: 'MOTH-FB-03',
+          errorMessage: 'The API key sent with the request is not recognised',
+        });
       const reg = decodeURIComponent(m[1]);
       if (STATUS[reg])
         return json(
@@ -161,6 +187,10 @@ export async function startFakeDvsa(): Promise<FakeDvsa> {
   return Object.assign(state, {
     apiUrl: base,
     tokenUrl: `${base}/oauth2/v2.0/token`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => {
+      for (const r of held) r.destroy();
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   });
 }

@@ -1,5 +1,5 @@
 // CACHE_TTL_MS on PostgreSQL: a record changed by anyone is served in its old form for at most
-// CACHE_TTL_MS (README, "Scaling out"); this process's own imports are seen at once.
+// CACHE_TTL_MS (docs/scaling.md); this process's own imports are seen at once.
 
 import { PostgresStore } from '../../src/store/postgres';
 import { describePostgres, sqlIn, testSchema } from '../helpers/postgres';

@@ -184,6 +184,32 @@ describeStores('%s store', (kind) => {
     expect(await store.count()).toBe(2);
   });
 
+  test('--dry-run and the import agree on the sample: what the dry run says the store would hold, it then holds', async () => {
+    // The same file each time: the README's demo plate RG11 ABC with real data, and one more plate.
+    const file = [check('RG11ABC', 'REAL DEMO'), check('REAL1', 'REAL ONE')];
+    for (const options of [{}, { replace: 'all' as const }]) {
+      await store.close();
+      url = kind.url();
+      store = open(url);
+      await loadSampleIfEmpty(store, createLogger('silent', 'json'));
+      const sampleSize = await store.count();
+      const dry = await run(store, { ...options, dryRun: true }, ...file);
+      const real = await run(store, options, ...file);
+      expect(real.committed).toBe(true);
+      // The sample goes whole: the file's records are new data, none replaces a sample record.
+      expect(dry.dryRun).toMatchObject({ before: sampleSize, added: 2, replaced: 0, removed: sampleSize });
+      expect(dry.sampleRemoved).toBe(real.sampleRemoved);
+      expect(dry.dryRun!.removed).toBe(real.sampleRemoved);
+      expect(await store.count()).toBe(dry.dryRun!.before + dry.dryRun!.added - dry.dryRun!.removed);
+      expect(dry.dryRun!.operations.Check).toMatchObject({ added: 2, changed: 0, unchanged: 0 });
+    }
+    // Real data, --replace-all: the same arithmetic, with a record replaced and one removed.
+    const dry = await run(store, { replace: 'all', dryRun: true }, check('REAL1', 'CHANGED'), check('REAL2', 'TWO'));
+    await run(store, { replace: 'all' }, check('REAL1', 'CHANGED'), check('REAL2', 'TWO'));
+    expect(dry.dryRun).toMatchObject({ before: 2, added: 1, replaced: 1, changed: 1, removed: 1 });
+    expect(await store.count()).toBe(2);
+  });
+
   test('a full refresh while another instance reads: the old data set until the commit, then the new one', async () => {
     await run(store, {}, check('LIVE1', 'OLD LIVE'), check('GONE1', 'OLD GONE'));
     const reader = open(url);

@@ -32,7 +32,13 @@ test('the three credentials: DVSA on its published hosts', () => {
     clientSecret: 'secret-1',
     scope: 'https://tapi.dvsa.gov.uk/.default',
     apiKey: 'key-1',
+    quotaProcesses: 1,
   });
+});
+
+test('DVSA_QUOTA_PROCESSES: the processes sharing the quota, 1 unless set', () => {
+  expect(loadConfig({ ...creds, DVSA_QUOTA_PROCESSES: '4' }).dvsa?.quotaProcesses).toBe(4);
+  expect(refusal({ ...creds, DVSA_QUOTA_PROCESSES: '0' })).toMatch(/DVSA_QUOTA_PROCESSES/);
 });
 
 test('a partial set names what is missing and shows no value', () => {

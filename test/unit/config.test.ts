@@ -121,6 +121,13 @@ describe.each([...byName.values()].map((r) => [r.name, r] as const))(
 );
 
 describe('values the generic checks above do not reach', () => {
+  it('stops with its parent only when npm started it (npx, npm exec, npm start set npm_command)', () => {
+    expect(loadConfig({ npm_command: 'exec' }).stopWithParent).toBe(true);
+    expect(loadConfig({ npm_command: 'start' }).stopWithParent).toBe(true);
+    // systemd, Docker, nohup or a shell: a parent that exits is no reason to stop.
+    expect(loadConfig({}).stopWithParent).toBe(false);
+  });
+
   test('RATE_LIMIT: 0, or a decimal from 0.001 to 1000000 (0.5 is one lookup every 2 s)', () => {
     const rate = (v: string) => loadConfig({ RATE_LIMIT: v }).rateLimit;
     expect([rate('0'), rate('0.001'), rate('0.5'), rate('0.125'), rate('2.75'), rate('1000000')]).toEqual([

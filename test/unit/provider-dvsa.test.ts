@@ -5,7 +5,8 @@
 // of every message, and the published quota (15 a second, 500,000 a day) taken before each call, in
 // memory. (Shared through Redis: test/redis/provider-dvsa.test.ts.)
 
-import { createDvsaProvider, type DvsaProvider } from '../../src/providers/dvsa';
+import net from 'node:net';
+import { createDvsaProvider, refusesToken, type DvsaProvider } from '../../src/providers/dvsa';
 import { UpstreamFailure } from '../../src/providers/provider';
 import { motProblems } from '../../src/service/records';
 import { fetchContext } from '../helpers/upstream-http';
@@ -214,10 +215,112 @@ test('the per-second quota: calls over it are refused before calling DVSA, trans
 });
 
 test('the daily quota: spent, the call is refused for hours, not seconds', async () => {
-  const p = provider({ quota: { perSecond: 15, burst: 10, perDay: 2 } });
+  // Three a day: the token request and two calls.
+  const p = provider({ quota: { perSecond: 15, burst: 10, perDay: 3 } });
   await mot(p, 'AB12CDE');
   await mot(p, 'AB12CDE');
   const e = await failureOf(mot(p, 'AB12CDE'));
   expect(e.kind).toBe('transient');
   expect(e.retryAfterS).toBeGreaterThan(3600);
+});
+
+/** A context with the chain's deadline: the signal and the time it aborts at. */
+function deadlineContext(ms: number) {
+  return { ...fetchContext(ms), deadline: Date.now() + ms };
+}
+
+describe('a 403 about the token (the API documents MOTH-FB-02 expired, MOTH-FB-04 missing)', () => {
+  test.each([
+    ['{"errorCode":"MOTH-FB-02","errorMessage":"The access token sent with the request has expired"}', true],
+    ['{"errorCode":"MOTH-FB-04","errorMessage":"The access token is missing from the request"}', true],
+    ['{"message":"The access token sent with the request has expired"}', true],
+    ['{"errorCode":"MOTH-FB-03","errorMessage":"The API key sent with the request is not recognised"}', false],
+    ['{"errorCode":"MOTH-FB-01","errorMessage":"You do not have permission to access this endpoint"}', false],
+    ['{"message":"Forbidden"}', false],
+    ['Forbidden', false],
+  ])('%s is about the token: %s', (body, expected) => {
+    expect(refusesToken(body)).toBe(expected);
+  });
+
+  test('tokens expired (403 MOTH-FB-02): one refresh and one retry, however many calls held it', async () => {
+    const p = provider();
+    await mot(p, 'AB12CDE');
+    fake.expireAll();
+    fake.tokenDelayMs = 100;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => mot(p, 'AB12CDE')));
+    expect(answers.every((a) => a.found)).toBe(true);
+    expect(p.tokens.requests).toBe(2);
+  });
+
+  test('a 403 for the API key is not retried with a new token', async () => {
+    const p = provider({ quota: ROOMY }, { apiKey: 'bad-key-xyz' });
+    const e = await failureOf(mot(p, 'AB12CDE'));
+    expect(e.kind).toBe('permanent');
+    expect(p.tokens.requests).toBe(1);
+  });
+});
+
+test('a token refresh and its retry each take a call from the quota (issue 43, point 8)', async () => {
+  // Five calls a day: the first lookup takes two (its call, the token), the second three (its call,
+  // the refresh, the retry); a third finds the day spent.
+  const p = provider({ quota: { perSecond: 100, burst: 10, perDay: 5 } });
+  expect((await mot(p, 'AB12CDE')).found).toBe(true);
+  fake.expireAll();
+  expect((await mot(p, 'AB12CDE')).found).toBe(true);
+  const e = await failureOf(mot(p, 'AB12CDE'));
+  expect([e.kind, e.retryAfterS! > 3600]).toEqual(['transient', true]);
+});
+
+test('20 concurrent lookups of distinct plates under the published quota (15/s, burst 10): all answered within 2 s', async () => {
+  const p = provider({ quota: { perSecond: 15, burst: 10, perDay: 500_000 } });
+  const before = fake.motTimes.length;
+  const t0 = Date.now();
+  const plates = Array.from({ length: 20 }, (_, i) => `QW${String(i).padStart(2, '0')}ABC`);
+  const answers = await Promise.all(plates.map((r) => p.fetch('UKMOT', r, '', deadlineContext(5000))));
+  const took = Date.now() - t0;
+  expect(answers).toHaveLength(20);
+  expect(took).toBeLessThan(2000);
+  const times = fake.motTimes.slice(before);
+  expect(times).toHaveLength(20);
+  // Never over 15 a second: the calls of the first second are at most 15.
+  expect(times.filter((t) => t < times[0] + 900).length).toBeLessThanOrEqual(15);
+});
+
+test('over the per-second quota with too little time left: refused at once, told to come back in a second', async () => {
+  const p = provider({ quota: { perSecond: 2, burst: 10, perDay: 1000 } });
+  await mot(p, 'AB12CDE'); // the token and the call: the second is spent
+  const t0 = Date.now();
+  const e = await failureOf(p.fetch('UKMOT', 'AB12CDE', '', deadlineContext(100)));
+  expect(Date.now() - t0).toBeLessThan(100);
+  expect([e.kind, e.retryAfterS]).toEqual(['transient', 1]);
+});
+
+test('a token endpoint that accepts and never answers: the call fails at its deadline, not later', async () => {
+  const sockets: net.Socket[] = [];
+  const hung = net.createServer((s) => sockets.push(s));
+  await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
+  try {
+    const { clientId, clientSecret, scope, apiKey } = DVSA_CLIENT;
+    const p = createDvsaProvider(
+      {
+        url: fake.apiUrl,
+        tokenUrl: `http://127.0.0.1:${(hung.address() as net.AddressInfo).port}/token`,
+        clientId,
+        clientSecret,
+        scope,
+        apiKey,
+      },
+      { quota: ROOMY },
+    );
+    providers.push(p);
+    const t0 = Date.now();
+    const e = await failureOf(p.fetch('UKMOT', 'AB12CDE', '', deadlineContext(500)));
+    const took = Date.now() - t0;
+    expect(e.kind).toBe('transient');
+    expect(took).toBeGreaterThanOrEqual(450);
+    expect(took).toBeLessThan(900);
+  } finally {
+    sockets.forEach((s) => s.destroy());
+    await new Promise<void>((r) => hung.close(() => r()));
+  }
 });
