@@ -14,7 +14,7 @@ import {
 import type { AuditEntry, CreditOnceResult } from '../store/admin';
 import type { VehicleStore } from '../store/store';
 import { dayOf, today } from './clock';
-import { usernameProblem } from './username';
+import { escapeInvisible, newUsernameProblem } from './username';
 
 /** What an operator may set, and within which bounds (shared by the CLI's options and the API's JSON). */
 export const SETTING_BOUNDS = {
@@ -56,8 +56,8 @@ export function rateProblem(n: number): string | null {
 }
 
 export function checkUsername(name: string): void {
-  const problem = usernameProblem(name);
-  if (problem) throw new ManageError('INVALID_INPUT', `${problem}: ${JSON.stringify(name.slice(0, 80))}`);
+  const problem = newUsernameProblem(name);
+  if (problem) throw new ManageError('INVALID_INPUT', `${problem}: "${escapeInvisible(name.slice(0, 80))}"`);
 }
 
 /** The request a top-up's Idempotency-Key stands for. */

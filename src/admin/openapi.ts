@@ -22,6 +22,7 @@ const ERROR: Schema = {
 const STATUS_TEXT: Record<number, string> = {
   400: 'the input is not valid (the message says which field and why)',
   401: 'no valid admin token',
+  429: 'too many failed attempts from this address, or from all, are waiting for their answer (Retry-After)',
   404: 'no such username',
   409: 'the username exists',
   422: 'the Idempotency-Key was used for another request',
@@ -47,7 +48,7 @@ function operation(route: Route): Record<string, unknown> {
   if (route.ok.schema)
     ok.content = { ...json(route.ok.schema), ...(route.ok.csv ? { 'text/csv': { schema: { type: 'string' } } } : {}) };
   const responses: Record<string, unknown> = { [String(route.ok.status)]: ok };
-  for (const status of [401, ...route.errors])
+  for (const status of [401, 429, ...route.errors])
     responses[String(status)] = {
       description: STATUS_TEXT[status] ?? 'an error',
       content: json({ $ref: '#/components/schemas/Error' }),

@@ -85,3 +85,32 @@ export function check(schema: Schema, v: unknown, at = ''): string | null {
   }
   return checkScalar(schema, v, what);
 }
+
+/**
+ * The first key given twice in one object of `text`, which must be valid JSON (JSON.parse keeps the
+ * last of them silently), or null. One pass over the text, no recursion: bounded by the body limit.
+ */
+export function duplicateKey(text: string): string | null {
+  // One frame per open object (its keys, and whether a key comes next) or array (null).
+  const stack: ({ keys: Set<string>; keyNext: boolean } | null)[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    const top = stack[stack.length - 1];
+    if (c === '{') stack.push({ keys: new Set(), keyNext: true });
+    else if (c === '[') stack.push(null);
+    else if (c === '}' || c === ']') stack.pop();
+    else if (c === ',' && top) top.keyNext = true;
+    else if (c === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      if (top?.keyNext) {
+        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        if (top.keys.has(key)) return key;
+        top.keys.add(key);
+        top.keyNext = false;
+      }
+      i = j;
+    }
+  }
+  return null;
+}

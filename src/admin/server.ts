@@ -1,6 +1,6 @@
 // The admin listener (ADMIN_PORT): its own http.Server, never the public port. Every request meets,
 // in order: the security headers; the token (401 for anything without a valid one, whatever the
-// path: nothing is said about what exists), with failures from one address slowed (gate.ts); then the
+// path: nothing is said about what exists), with failures slowed as they arrive, per address and in all (gate.ts); then the
 // console's static files, the OpenAPI document, or a route of the table (routes.ts), whose query and
 // body are checked against the route's own schemas. Errors are the JSON API's {"code","message"}.
 // The access line names the token's name, never the token, and the path without its query.
@@ -12,11 +12,11 @@ import type { Logger } from '../ops/logger';
 import { StoreUnavailableError } from '../store/store';
 import type { VehicleStore } from '../store/store';
 import { AdminError, adminErrorOf, invalid } from './errors';
-import { FailureGate, TokenCheck } from './gate';
+import { FailureGate, TokenCheck, type Hold } from './gate';
 import { openApiDocument, OPENAPI_PATH } from './openapi';
 import { OverviewHistory } from './overview';
-import { ROUTES, type Reply, type Route } from './routes';
-import { check } from './schema';
+import { ROUTES, type AdminContext, type Reply, type Route } from './routes';
+import { check, duplicateKey } from './schema';
 import { consoleFiles, serveStatic, type StaticFile } from './static';
 
 export interface AdminOptions {
@@ -27,6 +27,8 @@ export interface AdminOptions {
   readonly metricsText: (() => Promise<string>) | null;
   /** How often the overview keeps a reading (a minute; tests shorten it). */
   readonly overviewEveryMs?: number;
+  /** The time a request may take to arrive, headers and body (REQUEST_TIMEOUT_MS, as on the public port). */
+  readonly requestTimeoutMs?: number;
 }
 
 const MAX_BODY = 65_536;
@@ -65,34 +67,80 @@ function sendError(res: http.ServerResponse, e: AdminError): void {
   sendJson(res, e.status, { code: e.code, message: e.message }, { 'X-Error-Code': e.code, ...e.headers });
 }
 
-function readBody(req: http.IncomingMessage): Promise<string> {
+// A body over MAX_BODY is still read and dropped up to this much more (or for this long) before its
+// 413 goes out: a client still sending when the server answers and closes gets a reset, not the answer.
+const DRAIN_BYTES = 256 * 1024;
+const DRAIN_MS = 1000;
+
+function tooLarge(req: http.IncomingMessage, logger: Logger): AdminError {
+  logger.warn('admin request body too large', {
+    client: req.socket.remoteAddress,
+    path: loggedPath(req.url ?? ''),
+    limit: MAX_BODY,
+  });
+  return new AdminError(413, 'BODY_TOO_LARGE', `the body is larger than ${MAX_BODY} bytes`, { Connection: 'close' });
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body within MAX_BODY, as UTF-8; over it, 413 once a little more of it has been drained. */
+function readBody(req: http.IncomingMessage, logger: Logger): Promise<string> {
   return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
     const chunks: Buffer[] = [];
     let size = 0;
+    let over = false;
+    let timer: NodeJS.Timeout | undefined;
+    let done = false;
+    const refuse = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      req.removeAllListeners('data');
+      req.pause();
+      reject(tooLarge(req, logger));
+    };
+    const startDrain = () => {
+      over = true;
+      chunks.length = 0;
+      if (req.complete || declared > MAX_BODY + DRAIN_BYTES) return refuse();
+      timer = setTimeout(refuse, DRAIN_MS);
+    };
+    if (declared > MAX_BODY) startDrain();
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) {
-        reject(new AdminError(413, 'BODY_TOO_LARGE', `the body is larger than ${MAX_BODY} bytes`));
-        req.destroy();
-      } else chunks.push(c);
+      if (over) {
+        if (size > MAX_BODY + DRAIN_BYTES) refuse();
+      } else if (size > MAX_BODY) startDrain();
+      else chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => {
+      if (over) return refuse();
+      try {
+        resolve(UTF8.decode(Buffer.concat(chunks)));
+      } catch {
+        reject(new AdminError(400, 'MALFORMED_JSON', 'the body is not valid UTF-8'));
+      }
+    });
     req.on('error', reject);
   });
 }
 
-async function bodyOf(req: http.IncomingMessage, route: Route): Promise<unknown> {
+async function bodyOf(req: http.IncomingMessage, route: Route, logger: Logger): Promise<unknown> {
   if (!route.body) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (type !== 'application/json')
     throw new AdminError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send the body as JSON, with Content-Type: application/json');
-  const text = await readBody(req);
+  const text = await readBody(req, logger);
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     throw new AdminError(400, 'MALFORMED_JSON', 'the body is not valid JSON');
   }
+  // JSON.parse keeps the last of a key given twice: {"amount":5,"amount":7} would credit 7.
+  const twice = duplicateKey(text);
+  if (twice !== null) throw invalid(`${JSON.stringify(twice.slice(0, 64))} is given more than once in one object`);
   const problem = check(route.body, body);
   if (problem) throw invalid(problem);
   return body;
@@ -149,6 +197,56 @@ export function loggedPath(url: string): string {
   return `${m[1]}${fingerprint(name)}${m[3]}`.slice(0, 200);
 }
 
+interface Served {
+  readonly compiled: readonly Compiled[];
+  readonly statics: ReadonlyMap<string, StaticFile>;
+  readonly ctx: AdminContext;
+  readonly logger: Logger;
+}
+
+/** A request with a good token (or for a console file): the file, the document, or the route's answer. */
+async function serve(
+  on: Served,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  url: URL,
+  actor: string,
+): Promise<void> {
+  const { compiled, statics, ctx } = on;
+  const method = req.method ?? 'GET';
+  const file = statics.get(url.pathname);
+  if (file && (method === 'GET' || method === 'HEAD')) return serveStatic(req, res, file);
+  if (url.pathname === OPENAPI_PATH && method === 'GET') return sendJson(res, 200, openApiDocument());
+  const matches = compiled.filter((c) => c.re.test(url.pathname));
+  const hit = matches.find((c) => c.route.method === method);
+  if (!hit) {
+    if (matches.length === 0)
+      throw new AdminError(
+        404,
+        'NOT_FOUND',
+        `nothing is at ${url.pathname.slice(0, 100)}; the API is described at ${OPENAPI_PATH}`,
+      );
+    throw new AdminError(
+      405,
+      'METHOD_NOT_ALLOWED',
+      `${method} is not allowed here; use ${matches.map((m) => m.route.method).join(', ')}`,
+      { Allow: matches.map((m) => m.route.method).join(', ') },
+    );
+  }
+  const m = hit.re.exec(url.pathname) as RegExpExecArray;
+  const params: Record<string, string> = m[1] !== undefined ? { name: decodeName(m[1]) } : {};
+  const query = queryOf(url.searchParams, hit.route);
+  const body = await bodyOf(req, hit.route, on.logger);
+  const reply: Reply = await hit.route.handle({ ctx, params, query, body, headers: req.headers, actor });
+  if (reply.text !== undefined) {
+    res.writeHead(reply.status, {
+      'Content-Type': reply.contentType ?? 'text/plain; charset=utf-8',
+      'Content-Length': Buffer.byteLength(reply.text),
+    });
+    res.end(reply.text);
+  } else sendJson(res, reply.status, reply.body);
+}
+
 export function createAdminServer(opts: AdminOptions): http.Server {
   const tokens = new TokenCheck(opts.tokens);
   const gate = new FailureGate();
@@ -156,72 +254,55 @@ export function createAdminServer(opts: AdminOptions): http.Server {
   const statics: ReadonlyMap<string, StaticFile> = consoleFiles();
   // Read every minute while the listener is open, for the overview's last hour.
   const overview = opts.metricsText ? new OverviewHistory(opts.metricsText, opts.overviewEveryMs) : null;
-  const ctx = { store: opts.store, overview };
+  const on: Served = { compiled, statics, ctx: { store: opts.store, overview }, logger: opts.logger };
 
-  async function serve(req: http.IncomingMessage, res: http.ServerResponse, url: URL, actor: string): Promise<void> {
-    const method = req.method ?? 'GET';
-    const file = statics.get(url.pathname);
-    if (file && (method === 'GET' || method === 'HEAD')) return serveStatic(req, res, file);
-    if (url.pathname === OPENAPI_PATH && method === 'GET') return sendJson(res, 200, openApiDocument());
-    const matches = compiled.filter((c) => c.re.test(url.pathname));
-    const hit = matches.find((c) => c.route.method === method);
-    if (!hit) {
-      if (matches.length === 0)
-        throw new AdminError(
-          404,
-          'NOT_FOUND',
-          `nothing is at ${url.pathname.slice(0, 100)}; the API is described at ${OPENAPI_PATH}`,
-        );
-      throw new AdminError(
-        405,
-        'METHOD_NOT_ALLOWED',
-        `${method} is not allowed here; use ${matches.map((m) => m.route.method).join(', ')}`,
-        { Allow: matches.map((m) => m.route.method).join(', ') },
-      );
-    }
-    const m = hit.re.exec(url.pathname) as RegExpExecArray;
-    const params: Record<string, string> = m[1] !== undefined ? { name: decodeName(m[1]) } : {};
-    const query = queryOf(url.searchParams, hit.route);
-    const body = await bodyOf(req, hit.route);
-    const reply: Reply = await hit.route.handle({ ctx, params, query, body, headers: req.headers, actor });
-    if (reply.text !== undefined) {
-      res.writeHead(reply.status, {
-        'Content-Type': reply.contentType ?? 'text/plain; charset=utf-8',
-        'Content-Length': Buffer.byteLength(reply.text),
+  // The public listener's time-outs (app.ts): a client that sends its request slowly is cut off.
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 10_000;
+  const server = http.createServer(
+    {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: Math.min(requestTimeoutMs, 60_000),
+      connectionsCheckingInterval: 1000,
+    },
+    (req, res) => {
+      const start = performance.now();
+      for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
+      const client = req.socket.remoteAddress ?? '';
+      let actor: string | null = null;
+      res.on('finish', () => {
+        opts.logger.info('admin request', {
+          client,
+          method: req.method,
+          path: loggedPath(req.url ?? ''),
+          status: res.statusCode,
+          actor: actor ?? undefined,
+          ms: Math.round(performance.now() - start),
+        });
       });
-      res.end(reply.text);
-    } else sendJson(res, reply.status, reply.body);
-  }
-
-  const server = http.createServer((req, res) => {
-    const start = performance.now();
-    for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
-    const client = req.socket.remoteAddress ?? '';
-    let actor: string | null = null;
-    res.on('finish', () => {
-      opts.logger.info('admin request', {
-        client,
-        method: req.method,
-        path: loggedPath(req.url ?? ''),
-        status: res.statusCode,
-        actor: actor ?? undefined,
-        ms: Math.round(performance.now() - start),
-      });
-    });
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://admin.invalid');
-    } catch {
-      return sendError(res, invalid('the request target is not a valid path'));
-    }
-    // The console's own files carry nothing secret (they are in the package): the page that asks for the token loads
-    // without one.
-    const file = statics.get(url.pathname);
-    actor = file ? 'console' : tokens.who(req.headers.authorization);
-    if (actor === null) return refuse(res, gate.failed(client));
-    if (!file) gate.succeeded(client);
-    serve(req, res, url, actor).catch((e: unknown) => sendFailure(res, e, opts.logger));
-  });
+      let url: URL;
+      try {
+        url = new URL(req.url ?? '/', 'http://admin.invalid');
+      } catch {
+        return sendError(res, invalid('the request target is not a valid path'));
+      }
+      // Browsers ask for it on every console page, without the token: nothing to say, and no failed attempt.
+      if (url.pathname === '/favicon.ico' && (req.method === 'GET' || req.method === 'HEAD'))
+        return void res.writeHead(204).end();
+      // The console's own files carry nothing secret (they are in the package): the page that asks for the token loads
+      // without one.
+      const file = statics.get(url.pathname);
+      if (file) actor = 'console';
+      else {
+        const busyMs = gate.busy(client);
+        if (busyMs > 0) return sendError(res, tooManyAttempts(busyMs));
+        actor = tokens.who(req.headers.authorization);
+      }
+      if (actor === null) return refuse(res, gate.failed(client));
+      if (!file) gate.succeeded(client);
+      serve(on, req, res, url, actor).catch((e: unknown) => sendFailure(res, e, opts.logger));
+    },
+  );
+  server.keepAliveTimeout = 5000;
   server.on('listening', () => overview?.start());
   server.on('close', () => overview?.stop());
   return server;
@@ -242,10 +323,25 @@ function sendFailure(res: http.ServerResponse, e: unknown, logger: Logger): void
 
 const UNAUTHORIZED = 'a valid admin token is required: Authorization: Bearer <token>';
 
-function refuse(res: http.ServerResponse, waitMs: number): void {
+function refuse(res: http.ServerResponse, hold: Hold): void {
   const headers: Record<string, string> = { 'WWW-Authenticate': 'Bearer realm="reglookup-admin"' };
-  if (waitMs > 0) headers['Retry-After'] = String(Math.ceil(waitMs / 1000));
-  const send = () => sendError(res, new AdminError(401, 'UNAUTHORIZED', UNAUTHORIZED, headers));
-  if (waitMs > 0) setTimeout(send, waitMs).unref();
-  else send();
+  if (hold.waitMs > 0) headers['Retry-After'] = String(Math.ceil(hold.waitMs / 1000));
+  const send = () => {
+    hold.release();
+    if (!res.destroyed) sendError(res, new AdminError(401, 'UNAUTHORIZED', UNAUTHORIZED, headers));
+  };
+  if (hold.waitMs === 0) return send();
+  // A client that gives up keeps its place among the held refusals until its turn: otherwise closing
+  // each guess soon after sending it would have guesses checked as fast as they are sent.
+  setTimeout(send, hold.waitMs).unref();
+}
+
+/** Too many refusals are held for this address, or for all: refused before the token is looked at. */
+function tooManyAttempts(retryMs: number): AdminError {
+  return new AdminError(
+    429,
+    'TOO_MANY_ATTEMPTS',
+    'too many failed attempts are waiting for their answer; retry later',
+    { 'Retry-After': String(Math.ceil(retryMs / 1000)) },
+  );
 }

@@ -183,7 +183,13 @@ async function listenAdmin(
   logger: Logger,
   metricsText: (() => Promise<string>) | null,
 ): Promise<http.Server> {
-  const server = createAdminServer({ store, tokens: cfg.adminTokens, logger, metricsText });
+  const server = createAdminServer({
+    store,
+    tokens: cfg.adminTokens,
+    logger,
+    metricsText,
+    requestTimeoutMs: cfg.requestTimeoutMs,
+  });
   const port = await listen(server, cfg.adminPort as number, cfg.adminHost, 'ADMIN_PORT');
   logger.info('admin API listening', {
     url: `http://${cfg.adminHost === '0.0.0.0' ? 'localhost' : cfg.adminHost}:${port}/admin/`,

@@ -6,7 +6,7 @@ import { today, dayOf } from '../accounts/clock';
 import fs from 'node:fs';
 import os from 'node:os';
 import { AccountAdmin, allowProblem, ManageError, rateProblem, SETTING_BOUNDS } from '../accounts/manage';
-import { generateUsername, usernameProblem } from '../accounts/username';
+import { escapeInvisible, generateUsername, invisibleIn, newUsernameProblem } from '../accounts/username';
 import { splitList } from '../net/cidr';
 import { fingerprint } from '../ops/fingerprint';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
@@ -110,8 +110,8 @@ function settings(opts: SettingOptions): AccountChanges {
 }
 
 function checkName(name: string): void {
-  const problem = usernameProblem(name);
-  if (problem) throw new InputError(`${problem}: ${JSON.stringify(name.slice(0, 80))}`);
+  const problem = newUsernameProblem(name);
+  if (problem) throw new InputError(`${problem}: "${escapeInvisible(name.slice(0, 80))}"`);
 }
 
 /** A name fit for one line of a table: as it is, or JSON-quoted when it holds spaces or controls. */
@@ -340,6 +340,29 @@ function registerStates(users: Command): void {
     );
 }
 
+/**
+ * `users list --suspicious`: the usernames that hold a character a new one may not (they predate the
+ * rule, or came in by `users import`), escaped so that they can be told apart, with what each holds.
+ */
+function listSuspicious(all: readonly AccountSummary[], json: boolean): void {
+  const found = all.filter((a) => invisibleIn(a.username) !== null);
+  if (json) {
+    const rows = found.map((a) => ({
+      username: a.username,
+      escaped: escapeInvisible(a.username),
+      holds: invisibleIn(a.username),
+    }));
+    process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+    return;
+  }
+  if (found.length === 0) {
+    process.stdout.write('no username holds invisible or formatting characters\n');
+    return;
+  }
+  const rows = found.map((a) => [escapeInvisible(a.username), String(invisibleIn(a.username)), String(a.enabled)]);
+  process.stdout.write(table(['USERNAME (ESCAPED)', 'HOLDS', 'ENABLED'], rows));
+}
+
 /** `users list` and `users usage`: what the accounts hold and what they did; `users fingerprint`: how logs name one. */
 function registerReports(users: Command): void {
   users
@@ -356,10 +379,15 @@ function registerReports(users: Command): void {
   users
     .command('list')
     .option('--json', 'one JSON array')
+    .option(
+      '--suspicious',
+      'only usernames holding invisible or formatting characters (bidirectional controls, zero-width, ...), shown escaped',
+    )
     .description('every username with its settings and the lookups it made today (UTC)')
     .action(
-      run(async (opts: { json?: boolean }) => {
+      run(async (opts: { json?: boolean; suspicious?: boolean }) => {
         const list = await withStore((s) => s.accounts.listAccounts(today()), EXISTING);
+        if (opts.suspicious) return listSuspicious(list, opts.json === true);
         if (opts.json) {
           process.stdout.write(JSON.stringify(list.map(jsonAccount), null, 2) + '\n');
           return;

@@ -4,13 +4,14 @@
 // And its configuration: off unless ADMIN_PORT is set, never on PORT, never without a token.
 
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
 import { openStore } from '../../src/store/open';
 import type { VehicleStore } from '../../src/store/store';
 import { client, startAdmin, TOKENS, type TestAdmin } from '../helpers/admin';
-import { startServeProcess } from '../helpers/cli';
+import { runCli, startServeProcess } from '../helpers/cli';
 
 // One test starts `reglookup serve` as a process, and the slowed refusals wait: slow on a busy machine.
 jest.setTimeout(120_000);
@@ -119,6 +120,87 @@ test('repeated failures from one address are slowed (Retry-After), and a success
   }
 });
 
+test('100 parallel bad tokens after five failures are answered no faster than serial ones; a good token is not held', async () => {
+  const own = await startAdmin(store);
+  const abort = new AbortController();
+  try {
+    const wrong = client(own.url, 'wrong-token-0123456789abcdef');
+    for (let i = 0; i < 5; i++) await wrong('GET', '/admin/api/users');
+    const start = Date.now();
+    const answered: number[] = [];
+    const flood = Array.from({ length: 100 }, () =>
+      fetch(`${own.url}/admin/api/users`, {
+        headers: { Authorization: 'Bearer wrong-token-0123456789abcdef' },
+        signal: abort.signal,
+      }).then(
+        (r) => answered.push(r.status),
+        () => undefined,
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 1000));
+    // During the flood, from the same address, a good token answers at once.
+    const t = Date.now();
+    expect((await client(own.url, TOKENS[0].token)('GET', '/admin/api/users')).status).toBe(200);
+    expect(Date.now() - t).toBeLessThan(1000);
+    // A serial guesser, waiting 0.25 s, 0.5 s, 1 s, 2 s, 4 s, 8 s, has 5 answers in 11 s; each held at once,
+    // the old way, all 100 were answered within 10 s.
+    await new Promise((r) => setTimeout(r, Math.max(0, start + 11_000 - Date.now())));
+    expect(answered.length).toBeLessThanOrEqual(6);
+    expect(answered.every((s) => s === 401)).toBe(true);
+    abort.abort();
+    await Promise.all(flood);
+  } finally {
+    abort.abort();
+    await own.close();
+  }
+});
+
+test('guesses whose clients give up keep their places: once 200 wait, more are refused 429 unchecked', async () => {
+  const own = await startAdmin(store);
+  const { port } = new URL(own.url);
+  const request =
+    'GET /admin/api/users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong-token-0123456789abcdef\r\n\r\n';
+  /** A guess on a connection of its own: resolves with the status line's code, or 0 when it was closed unanswered. */
+  const guess = (sockets: net.Socket[]) =>
+    new Promise<number>((resolve) => {
+      const s = net.connect(Number(port), '127.0.0.1', () => s.write(request));
+      sockets.push(s);
+      let reply = '';
+      s.on('data', (d) => {
+        reply += d.toString('latin1');
+        const m = /^HTTP\/1\.1 (\d{3})/.exec(reply);
+        if (m) resolve(Number(m[1]));
+      });
+      s.on('close', () => resolve(0));
+      s.on('error', () => undefined);
+    });
+  const first: net.Socket[] = [];
+  const late: net.Socket[] = [];
+  try {
+    const wrong = client(own.url, 'wrong-token-0123456789abcdef');
+    for (let i = 0; i < 5; i++) await wrong('GET', '/admin/api/users');
+    // 230 at once: 200 are held (one address's most), the rest answered 429 at once.
+    let refused = 0;
+    const flood = Array.from({ length: 230 }, () => guess(first).then((s) => (refused += s === 429 ? 1 : 0)));
+    for (let i = 0; i < 100 && refused === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(refused).toBeGreaterThan(0);
+    // Every client gives up; their places stay taken until their turns (of which a few pass meanwhile:
+    // 0.25 s, 0.75 s, 1.75 s, ... after the first), so of 10 more, most are refused 429 at once.
+    for (const s of first) s.destroy();
+    await Promise.all(flood);
+    await new Promise((r) => setTimeout(r, 300));
+    const more = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        Promise.race([guess(late), new Promise<number>((r) => setTimeout(() => r(-1), 3000))]),
+      ),
+    );
+    expect(more.filter((s) => s === 429).length).toBeGreaterThan(0);
+  } finally {
+    for (const s of [...first, ...late]) s.destroy();
+    await own.close();
+  }
+});
+
 test('reglookup serve with ADMIN_PORT: tokens appear in no log line and no metric', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-admin-log-'));
   const token = 'secret-token-9f8e7d6c5b4a3921';
@@ -151,6 +233,43 @@ test('reglookup serve with ADMIN_PORT: tokens appear in no log line and no metri
     expect(metricsText).not.toContain(token);
   } finally {
     await served.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('users add refuses invisible characters; users list --suspicious shows existing ones escaped', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-suspicious-'));
+  const env = { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}` };
+  try {
+    const refused = runCli(['users', 'add', 'me\u200bter'], env);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/invisible or formatting characters/);
+    expect(refused.stderr).toContain('U+200B');
+    expect(refused.stderr).toContain('me\\u{200B}ter');
+    expect(refused.stderr).not.toContain('\u200b');
+    expect(runCli(['users', 'add', 'meter'], env).status).toBe(0);
+    expect(runCli(['users', 'list', '--suspicious'], env).stdout).toMatch(/^no username holds/);
+    // Ones that came in before the rule (written to the store directly here).
+    const s = openStore(env.DATABASE_URL);
+    try {
+      for (const username of ['me\u200bter', '\u202eretem']) await s.accounts.addAccount({ username });
+    } finally {
+      await s.close();
+    }
+    const listed = runCli(['users', 'list', '--suspicious'], env);
+    expect(listed.status).toBe(0);
+    expect(listed.stdout).toContain('me\\u{200B}ter');
+    expect(listed.stdout).toContain('\\u{202E}retem');
+    expect(listed.stdout).not.toMatch(/^meter\b/m);
+    expect(listed.stdout).not.toMatch(/[\u200b\u202e]/);
+    const json = JSON.parse(runCli(['users', 'list', '--suspicious', '--json'], env).stdout) as {
+      username: string;
+      escaped: string;
+      holds: string;
+    }[];
+    expect(json.map((r) => r.holds).sort()).toEqual(['U+200B', 'U+202E']);
+    expect(json.find((r) => r.holds === 'U+200B')?.username).toBe('me\u200bter');
+  } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });

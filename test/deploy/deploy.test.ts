@@ -494,6 +494,8 @@ function nginxCopy(dir: string, upstream: string, port: number): string {
       .replace(/server reglookup:8080\b/, `server ${upstream}`)
       .replace(/listen 8080;/, `listen 127.0.0.1:${port};`)
       .replace(/pid [^;]+;/, `pid ${path.join(dir, 'nginx.pid')};`)
+      // The access log into a file of the test's own (the container's stdout is not the test's).
+      .replace('access_log /dev/stdout noquery;', `access_log ${path.join(dir, 'access.log')} noquery;`)
       // Temporary files in the test's own directory, not the machine's /var/lib/nginx.
       .replace(
         /^http \{$/m,
@@ -519,6 +521,46 @@ describeIf('nginx', 'nginx', 'deploy/nginx.conf', () => {
     const t = spawnSync('nginx', ['-t', ...nginxArgs(dir, file)], { encoding: 'utf8' });
     expect(t.stderr).toMatch(/syntax is ok/);
     expect(t.stderr).toMatch(/test is successful/);
+  });
+
+  test('its logs hold no query string: a username sent in one is in no access or error line', async () => {
+    const port = await freePort();
+    // The replicas down (nothing listens on port 9): the request fails upstream, which nginx logs at `error`.
+    expect(fs.readFileSync(path.join(ROOT, 'deploy', 'nginx.conf'), 'utf8')).toMatch(
+      /access_log \/dev\/stdout noquery;/,
+    );
+    const file = nginxCopy(dir, '127.0.0.1:9', port);
+    const access = path.join(dir, 'access.log');
+    expect(fs.readFileSync(file, 'utf8')).toContain(`access_log ${access} noquery;`);
+    const proc = spawn('nginx', nginxArgs(dir, file), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.stdout!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const secret = 'caller-secret-7f3e9a1c5b2d4e6f';
+    try {
+      let status = 0;
+      for (let i = 0; i < 100 && status === 0; i++) {
+        status = await fetch(
+          `http://127.0.0.1:${port}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=${secret}`,
+          {
+            headers: { Referer: `http://example.test/?username=${secret}` },
+          },
+        ).then(
+          (r) => r.status,
+          () => 0,
+        );
+        if (status === 0) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(status).toBe(502);
+    } finally {
+      const closed = new Promise((r) => proc.on('close', r));
+      proc.kill('SIGQUIT');
+      await closed;
+    }
+    const lines = fs.readFileSync(access, 'utf8');
+    expect(lines).toMatch(/"GET \/api\/reg\.asmx\/Check HTTP\/1\.1" 502 /);
+    expect(lines + stderr).not.toContain(secret);
+    expect(lines + stderr).not.toContain('username=');
   });
 
   describePostgres('serving through it', () => {

@@ -25,6 +25,7 @@ export async function startAdmin(
     logger?: Logger;
     metricsText?: () => Promise<string>;
     overviewEveryMs?: number;
+    requestTimeoutMs?: number;
   } = {},
 ): Promise<TestAdmin> {
   const server = createAdminServer({
@@ -33,6 +34,7 @@ export async function startAdmin(
     logger: opts.logger ?? createLogger('silent', 'json'),
     metricsText: opts.metricsText ?? null,
     overviewEveryMs: opts.overviewEveryMs,
+    requestTimeoutMs: opts.requestTimeoutMs,
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
