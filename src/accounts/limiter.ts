@@ -14,6 +14,7 @@
 // at once, without asking Redis, until a PING once a second (or a reconnect) finds it back: a hung
 // Redis costs a time-out only to the lookups that find it so, not to every lookup after them.
 
+import { messageOf } from '../core/errors';
 import cluster from 'node:cluster';
 import { Redis } from 'ioredis';
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
@@ -128,7 +129,7 @@ export function hostSharedLimits(config: LimiterConfig, logger: Logger): void {
       })
       .catch((e: unknown) =>
         logger.error('the rate limit could not answer a worker', {
-          error: String((e as Error)?.message ?? e).slice(0, 300),
+          error: messageOf(e).slice(0, 300),
         }),
       );
   });
@@ -258,7 +259,7 @@ class Outage {
     this.logger.warn(
       `${this.what} cannot be reached; rate limits are ${this.onError === 'allow' ? 'not applied (RATE_LIMIT_ON_REDIS_ERROR=allow)' : 'refusing every lookup (RATE_LIMIT_ON_REDIS_ERROR=deny)'} until it is back`,
       {
-        error: String((e as Error)?.message ?? e).slice(0, 300),
+        error: messageOf(e).slice(0, 300),
       },
     );
   }
@@ -383,7 +384,7 @@ export class FlexibleRateLimiter implements RateLimiter {
   private failed(e: unknown): void {
     this.outage.failed(e);
     if (!this.redis) return;
-    this.lastError = String((e as Error)?.message ?? e).slice(0, 300);
+    this.lastError = messageOf(e).slice(0, 300);
     this.open = true;
     if (this.closed) return;
     this.probeTimer ??= setInterval(() => this.probe(), PROBE_EVERY_MS);

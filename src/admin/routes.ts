@@ -2,6 +2,7 @@
 // its handler. The router (server.ts) matches and checks requests by this table, and the OpenAPI
 // document (openapi.ts) is written from it, so the document says what the routes do.
 
+import { messageOf } from '../core/errors';
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   AccountAdmin,
@@ -440,7 +441,7 @@ export const ROUTES: readonly Route[] = [
         throw new AdminError(
           503,
           'METRICS_UNAVAILABLE',
-          `the metrics could not be collected now (${String((e as Error)?.message ?? e).slice(0, 100)}); retry in a few seconds`,
+          `the metrics could not be collected now (${messageOf(e).slice(0, 100)}); retry in a few seconds`,
         );
       });
       return { status: 200, body };

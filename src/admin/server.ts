@@ -8,6 +8,7 @@
 import http from 'node:http';
 import type { AdminToken } from '../config';
 import type { Logger } from '../ops/logger';
+import { ERRORS, stackOf } from '../core/errors';
 import { StoreUnavailableError } from '../store/store';
 import type { VehicleStore } from '../store/store';
 import { AdminError, adminErrorOf, invalid } from './errors';
@@ -218,8 +219,8 @@ function sendFailure(res: http.ServerResponse, e: unknown, logger: Logger): void
       res,
       new AdminError(503, 'SERVICE_UNAVAILABLE', 'the store cannot be reached; retry in a few seconds'),
     );
-  logger.error('admin request failed', { error: String((e as Error)?.stack ?? e) });
-  sendError(res, new AdminError(500, 'INTERNAL_ERROR', 'internal error; the request was logged'));
+  logger.error('admin request failed', { error: stackOf(e) });
+  sendError(res, new AdminError(500, 'INTERNAL_ERROR', ERRORS.INTERNAL_ERROR.message));
 }
 
 const UNAUTHORIZED = 'a valid admin token is required: Authorization: Bearer <token>';

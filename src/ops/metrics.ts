@@ -4,6 +4,7 @@
 // additions per request: the counters' label children are looked up once and kept, never made per
 // request, and the request counter is a plain tally that becomes Prometheus samples only when scraped.
 
+import { messageOf } from '../core/errors';
 import cluster from 'node:cluster';
 import client from 'prom-client';
 import type { ImportRun } from '../store/store';
@@ -473,7 +474,7 @@ export function clusterMetrics(): () => Promise<string> {
     if (msg?.type !== ASK) return;
     text().then(
       (t) => worker.send({ type: ANSWER, id: msg.id, text: t }),
-      (e: unknown) => worker.send({ type: ANSWER, id: msg.id, error: String((e as Error)?.message ?? e) }),
+      (e: unknown) => worker.send({ type: ANSWER, id: msg.id, error: messageOf(e) }),
     );
   });
   return text;

@@ -23,5 +23,5 @@ export function asLookupError(err: unknown): LookupError {
       STORE_RETRY_AFTER_S,
     );
   }
-  return new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged.');
+  return LookupError.internal();
 }

@@ -13,6 +13,7 @@
 // After this process changes records (an import), no replica is used until a check that began after
 // the change finds it caught up: this process never reads its own import back in its old form.
 
+import { messageOf } from '../core/errors';
 import pg from 'pg';
 
 /** The shape of a readiness probe (ops/health.ts), which this layer may not import. */
@@ -79,7 +80,7 @@ export class Replicas {
   /** A read on this replica failed: not used again until a check finds it caught up. */
   failed(replica: object, e: unknown): void {
     const r = replica as Replica;
-    r.error = String((e as Error)?.message ?? e).slice(0, 200);
+    r.error = messageOf(e).slice(0, 200);
     r.caughtUpAt = 0;
   }
 

@@ -12,6 +12,7 @@
 //   then all of the new ones;
 // - imports take one transaction-scoped advisory lock, so two imports into one database take turns.
 
+import { messageOf } from '../core/errors';
 import { cacheWhere, type CacheEntry, type CacheFilter, type CachedAnswer, type CacheStatsRow } from './cache';
 import pg from 'pg';
 import { migrate, type Migration, type MigrationReport, type MigrationTarget } from './migrations/runner';
@@ -235,7 +236,7 @@ export class PostgresStore implements VehicleStore {
     if (this.down) return;
     this.down = true;
     this.downSince = Date.now();
-    this.watcher?.down('PostgreSQL', String((e as Error)?.message ?? e).slice(0, 300));
+    this.watcher?.down('PostgreSQL', messageOf(e).slice(0, 300));
   }
 
   private reachable(): void {

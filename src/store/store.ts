@@ -3,6 +3,7 @@
 // (callers, credits, daily counts, usage) is its own interface, AccountStore, in accounts.ts, which a
 // store exposes as `store.accounts` beside `store.admin`.
 
+import { messageOf } from '../core/errors';
 import type { AccountStore, ChargeResult } from './accounts';
 import type { AdminStore } from './admin';
 import type { UpstreamCacheStore } from './cache';
@@ -211,7 +212,7 @@ export class StoreUnavailableError extends Error {
     /** What is wrong, as the log says it after the store's name. */
     readonly problem = 'cannot be reached',
   ) {
-    super(`${store} ${problem}: ${String((cause as Error)?.message ?? cause).slice(0, 300)}`, { cause });
+    super(`${store} ${problem}: ${messageOf(cause).slice(0, 300)}`, { cause });
     this.name = 'StoreUnavailableError';
   }
 }
