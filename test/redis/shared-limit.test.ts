@@ -9,11 +9,11 @@ import { CLI } from '../helpers/cli';
 import { startRedisServer } from '../helpers/private-redis';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { SqliteStore } from '../../src/store/sqlite';
+import { freePort } from '../helpers/port';
 
 jest.setTimeout(120_000);
 
@@ -38,17 +38,6 @@ beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-shared-'));
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Served {
   readonly url: string;
