@@ -111,7 +111,7 @@ export interface TracingConfig {
 }
 
 /** The names PROVIDERS may list, in no particular order. */
-export const PROVIDER_NAMES = ['store', 'dvla', 'dvsa', 'rdw', 'regcheck'] as const;
+const PROVIDER_NAMES = ['store', 'dvla', 'dvsa', 'rdw', 'regcheck'] as const;
 
 export interface UpstreamConfig {
   /** PROVIDERS without `store` (asked first always: imported records win), in the order given; empty: store only. */
@@ -171,7 +171,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 const KNOWN = new Set<string>();
 
 /** A variable that looks like a misspelling of one this service reads (DATABSE_URL for DATABASE_URL). */
-export interface Lookalike {
+interface Lookalike {
   readonly name: string;
   readonly known: string;
 }

@@ -21,7 +21,7 @@ import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes 
 import type { ReadinessProbe } from '../ops/health';
 import type { Logger } from '../ops/logger';
 
-export const BURST_WINDOW_S = 60;
+const BURST_WINDOW_S = 60;
 const CONNECT_WAIT_MS = 3000;
 
 export interface LimiterConfig {
@@ -84,7 +84,7 @@ interface RateMessage {
  * turn cost two workers about a fifth more CPU a request than none). Lower rates are asked per
  * turn, each lookup counted in the primary.
  */
-export const LEASE_MIN_RATE = 100;
+const LEASE_MIN_RATE = 100;
 /** A lease is at most this share of what is left of the window, divided by the number of workers. */
 const LEASE_SHARE = 4;
 
@@ -272,7 +272,7 @@ class Outage {
 }
 
 /** How often a Redis known to be failing is asked (PING) whether it is back. */
-export const PROBE_EVERY_MS = 1000;
+const PROBE_EVERY_MS = 1000;
 const DENIED: Refusal = { retryAfter: 1, unavailable: true };
 const ADMITTED: Promise<Refusal | null> = Promise.resolve(null);
 

@@ -6,10 +6,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AdminToken } from '../config';
 
-export const FREE_FAILURES = 5;
+const FREE_FAILURES = 5;
 const WINDOW_MS = 15 * 60_000;
 const FIRST_DELAY_MS = 250;
-export const MAX_DELAY_MS = 10_000;
+const MAX_DELAY_MS = 10_000;
 const MAX_ADDRESSES = 10_000;
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();

@@ -4,15 +4,7 @@
 
 import { messageOf } from '../core/errors';
 import type { IncomingHttpHeaders } from 'node:http';
-import {
-  AccountAdmin,
-  allowProblem,
-  fromDayFor,
-  ManageError,
-  noSuch,
-  rateProblem,
-  SETTING_BOUNDS,
-} from '../accounts/manage';
+import { AccountAdmin, allowProblem, fromDayFor, noSuch, rateProblem, SETTING_BOUNDS } from '../accounts/manage';
 import { today } from '../accounts/clock';
 import { generateUsername } from '../accounts/username';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
@@ -24,7 +16,7 @@ import type { Schema } from './schema';
 import { cacheFilterOf } from '../service/cachefilter';
 import type { CacheFilter } from '../store/cache';
 
-export interface AdminContext {
+interface AdminContext {
   readonly store: VehicleStore;
   /** The service's metrics, read every minute for the overview (null: METRICS=off). */
   readonly overview: OverviewHistory | null;
@@ -103,7 +95,7 @@ const SETTINGS: Record<string, Schema> = {
   },
 };
 
-export const USER: Schema = {
+const USER: Schema = {
   type: 'object',
   required: ['username', 'enabled', 'credits', 'dailyLimit', 'rate', 'allow'],
   properties: {
@@ -153,7 +145,7 @@ const LIMIT: Param = {
 const CURSOR: Param = { description: "the previous page's `next`", schema: { type: 'string', maxLength: 400 } };
 const NAME_ERRORS = [404];
 
-export function userJson(a: Account | AccountSummary): Record<string, unknown> {
+function userJson(a: Account | AccountSummary): Record<string, unknown> {
   const out: Record<string, unknown> = {
     username: a.username,
     enabled: a.enabled,
@@ -167,7 +159,7 @@ export function userJson(a: Account | AccountSummary): Record<string, unknown> {
 }
 
 /** An opaque cursor: where the next page starts, base64url of JSON. */
-export function cursorOf(value: string | number): string {
+function cursorOf(value: string | number): string {
   return Buffer.from(JSON.stringify({ v: value })).toString('base64url');
 }
 
@@ -677,5 +669,3 @@ function auditRoutes(): Route[] {
     },
   ];
 }
-
-export { ManageError };

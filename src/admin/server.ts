@@ -19,7 +19,7 @@ import { ROUTES, type Reply, type Route } from './routes';
 import { check } from './schema';
 import { consoleFiles, serveStatic, type StaticFile } from './static';
 
-export interface AdminOptions {
+interface AdminOptions {
   readonly store: VehicleStore;
   readonly tokens: readonly AdminToken[];
   readonly logger: Logger;
@@ -32,7 +32,7 @@ export interface AdminOptions {
 const MAX_BODY = 65_536;
 
 /** Sent with every answer: no framing, no sniffing, no inline script, nothing kept by caches. */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'X-Frame-Options': 'DENY',
   'Content-Security-Policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",

@@ -36,7 +36,7 @@ interface ImportFlags {
 }
 
 /** The share of today's records a --replace-all must keep unless told otherwise (README: Full refresh). */
-export const DEFAULT_MIN_KEEP = 50;
+const DEFAULT_MIN_KEEP = 50;
 
 function byOperation(report: ImportReport): string {
   const parts = Object.entries(report.byOperation)

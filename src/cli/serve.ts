@@ -21,7 +21,7 @@ import type { VehicleStore } from '../store/store';
 import { config, openConfiguredStore, startupFailed } from './common';
 
 /** Something shutdown closes after the last answer: the store, Redis (#12 adds its client here), ... */
-export interface Closer {
+interface Closer {
   readonly name: string;
   close(): Promise<unknown>;
 }

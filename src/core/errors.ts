@@ -3,9 +3,9 @@
 // at the bottom of the layers (docs/architecture.md): the service, the accounts and the transports
 // all throw or render these.
 
-export type SoapRole = 'Client' | 'Server' | 'VersionMismatch' | 'MustUnderstand';
+type SoapRole = 'Client' | 'Server' | 'VersionMismatch' | 'MustUnderstand';
 
-export interface ErrorSpec {
+interface ErrorSpec {
   readonly status: number;
   readonly role: SoapRole;
   readonly summary: string;

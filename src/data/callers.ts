@@ -19,7 +19,7 @@ export async function exportCallers(store: ManagedStore, write: (line: string) =
   return { callers: accounts.length, usage: usage.length };
 }
 
-export class CallersFileError extends Error {}
+class CallersFileError extends Error {}
 
 const isInt = (v: unknown, min: number, max: number): boolean => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 

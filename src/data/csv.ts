@@ -6,7 +6,7 @@
 import { joined } from './chunk';
 
 /** The longest row read as one; a longer one (most likely a quote never closed) stops the import. */
-export const MAX_ROW_BYTES = 4 << 20;
+const MAX_ROW_BYTES = 4 << 20;
 
 export class CsvInputError extends Error {}
 

@@ -17,8 +17,7 @@ import { CsvInputError, csvRuns, joinFuel, readFuel, splitHeader, vehicleHeaderP
 import { chunkRunner, type ChunkRunner } from './workers';
 import { csvEntries, isZip, ZipError, zipEntries, zipEntryBytes } from './zip';
 
-export { parseLine } from './parse';
-export type { DryRunReport, OperationChange } from './dryrun';
+export type { DryRunReport } from './dryrun';
 
 /** How many bad lines are reported before the rest are only counted. */
 const MAX_REPORTED = 50;
@@ -83,7 +82,7 @@ export class ImportInputError extends Error {
 }
 
 /** The import was stopped (ImportOptions.signal) before it committed; nothing was imported. */
-export class ImportAborted extends Error {
+class ImportAborted extends Error {
   constructor() {
     super('the import was interrupted; nothing was imported');
   }
@@ -142,7 +141,7 @@ type Run = Uint8Array | { readonly overlong: true };
  * without a line break is a line. Lines are cut at LF bytes, which never occur inside a UTF-8
  * multi-byte character.
  */
-export async function* readRuns(input: AsyncIterable<Uint8Array | string>, onBytes?: (bytes: number) => void): AsyncGenerator<Run> {
+async function* readRuns(input: AsyncIterable<Uint8Array | string>, onBytes?: (bytes: number) => void): AsyncGenerator<Run> {
   let partial: Uint8Array[] = []; // the line being read, up to the end of the last chunk (copies)
   let partialBytes = 0;
   let bytes = 0;

@@ -121,7 +121,7 @@ function amount(fields: readonly string[], i: number): number | undefined {
 }
 
 /** D_REG as a day number (days since 1970-01-01) and as YYYY-MM-DD, or null. */
-export function mvsDate(t: string | undefined): { day: number; iso: string } | null {
+function mvsDate(t: string | undefined): { day: number; iso: string } | null {
   if (t === undefined) return null;
   let m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T][\d:.]*)?$/.exec(t);
   let y: string, mo: string, d: string;
@@ -143,7 +143,7 @@ export function mvsDate(t: string | undefined): { day: number; iso: string } | n
  * Brand and model without the model twice: until 2018 BRAND holds the brand and the model together
  * (`TESLA  MODEL X` beside MODEL `MODEL  X`), so a BRAND ending in the MODEL is cut back to the brand.
  */
-export function brandAndModel(brand: string | undefined, model: string | undefined): [string | undefined, string | undefined] {
+function brandAndModel(brand: string | undefined, model: string | undefined): [string | undefined, string | undefined] {
   if (brand === undefined || model === undefined) return [brand, model];
   const b = brand.toUpperCase();
   const m = model.toUpperCase();
@@ -185,7 +185,7 @@ function whole(fields: readonly string[], i: number): number | undefined {
  * table), then the other columns under keys of vehicleJson. PERSON and REG_ADDR_KOATUU are not read.
  * Written as JSON text directly (millions of rows: no object a row to stringify).
  */
-export function mvsPayload(fields: readonly string[], layout: MvsLayout, iso: string): string {
+function mvsPayload(fields: readonly string[], layout: MvsLayout, iso: string): string {
   const { at } = layout;
   const [make, model] = brandAndModel(text(fields, at.BRAND), text(fields, at.MODEL));
   const engine = whole(fields, at.CAPACITY);

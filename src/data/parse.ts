@@ -13,7 +13,7 @@ const MAX_LINE_CHARS = 1024 * 1024;
 const RECORD_KEYS: readonly string[] = ['operation', 'registration', 'state', 'vehicle', 'mot', 'delete'];
 const DELETE_KEYS: readonly string[] = ['operation', 'registration', 'state', 'delete'];
 
-export type Parsed = { ok: true; record: StoredRecord; delete: false } | { ok: true; record: RecordKey; delete: true } | { ok: false; reason: string };
+type Parsed = { ok: true; record: StoredRecord; delete: false } | { ok: true; record: RecordKey; delete: true } | { ok: false; reason: string };
 
 /** One NDJSON line -> a record to store, a key to delete, or why it cannot be imported. */
 export function parseLine(text: string): Parsed {

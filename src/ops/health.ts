@@ -16,7 +16,7 @@ export interface ReadinessProbe {
   readonly degraded?: string;
 }
 
-export interface Readiness {
+interface Readiness {
   readonly ready: boolean;
   readonly checks: Record<string, string>;
   /** Why not ready, for humans: which checks fail (no detail that could name a file or a host). */

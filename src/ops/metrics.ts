@@ -11,7 +11,7 @@ import type { ImportRun } from '../store/store';
 import { VERSION } from './version';
 
 /** Error codes that are a refusal of the caller (credit, quota, rate), counted on their own. */
-export const REFUSAL_CODES = ['OUT_OF_CREDIT', 'DAILY_LIMIT_REACHED', 'RATE_LIMITED'] as const;
+const REFUSAL_CODES = ['OUT_OF_CREDIT', 'DAILY_LIMIT_REACHED', 'RATE_LIMITED'] as const;
 
 // Seconds. Requests are served in well under a millisecond when cached and up to the request timeout.
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

@@ -16,7 +16,7 @@ export interface DvsaQuotaLimits {
 export const DVSA_QUOTA: DvsaQuotaLimits = { perSecond: 15, burst: 10, perDay: 500_000 };
 
 /** A refusal: the seconds to wait. */
-export interface QuotaRefusal {
+interface QuotaRefusal {
   readonly retryAfterS: number;
   readonly which: 'second' | 'day';
 }

@@ -7,7 +7,7 @@
 import { UpstreamFailure, type UpstreamHttp } from './provider';
 import { failureForStatus, jsonBody } from './upstream-status';
 
-export interface TokenConfig {
+interface TokenConfig {
   readonly tokenUrl: string;
   readonly clientId: string;
   readonly clientSecret: string;
@@ -15,7 +15,7 @@ export interface TokenConfig {
 }
 
 /** A token is refreshed this long before it expires (or at 90 % of its life, if that is sooner). */
-export const REFRESH_BEFORE_MS = 60_000;
+const REFRESH_BEFORE_MS = 60_000;
 /** The longest a token request may take, whatever the call that started it. */
 const TOKEN_TIMEOUT_MS = 10_000;
 

@@ -20,11 +20,6 @@ const FACTORIES: Readonly<Record<string, Factory>> = {
   rdw: (c) => createRdwProvider(c.rdw),
 };
 
-/** Whether a provider of that name is built into this release. */
-export function knownProvider(name: string): boolean {
-  return Object.hasOwn(FACTORIES, name);
-}
-
 /** The providers PROVIDERS lists (the store aside), in its order. */
 export function buildProviders(config: Config): Provider[] {
   const names = config.upstream.providers;

@@ -37,7 +37,7 @@ import { LookupError } from './errors';
 import { motProblem, vehicleProblem } from './records';
 
 /** What the chain reads of UPSTREAM_* (config.ts). */
-export type ChainOptions = Pick<
+type ChainOptions = Pick<
   UpstreamConfig,
   | 'ttlS'
   | 'motTtlS'
@@ -50,21 +50,21 @@ export type ChainOptions = Pick<
 >;
 
 /** What the chain found: a payload (or nothing) and where it came from, for the access log. */
-export interface ChainAnswer {
+interface ChainAnswer {
   readonly payload: string | null;
   /** `cache`, or the provider that answered just now. */
   readonly source: string;
 }
 
-export type UpstreamMetrics = Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker' | 'upstreamQuotaUsed'>;
+type UpstreamMetrics = Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker' | 'upstreamQuotaUsed'>;
 
 /** Largest payload a provider's answer may make (the JSON text kept and answered). */
-export const MAX_PAYLOAD_CHARS = 262_144;
+const MAX_PAYLOAD_CHARS = 262_144;
 // Characters XML 1.0 cannot carry, even escaped (as records.ts refuses them in an import).
 const NOT_XML_RE =
   /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 /** Seconds a caller is asked to wait when no upstream could answer and the upstreams gave no time. */
-export const UPSTREAM_RETRY_AFTER_S = 30;
+const UPSTREAM_RETRY_AFTER_S = 30;
 
 /** Why a provider's record cannot be answered, or null: the import's checks, then the payload's size and characters. */
 export function answerProblem(op: Operation, record: unknown): string | null {

@@ -36,7 +36,7 @@ import {
   LAST_IMPORT_KEY,
 } from './store';
 
-export interface PostgresOptions {
+interface PostgresOptions {
   /** Most connections this process holds (DATABASE_POOL). */
   readonly pool?: number;
   /**

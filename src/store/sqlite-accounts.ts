@@ -39,7 +39,7 @@ export interface Row {
 }
 
 /** What the store does after each write: tell its watcher how writes go. */
-export interface WriteHooks {
+interface WriteHooks {
   written(): void;
   failed(e: unknown): void;
 }

@@ -8,8 +8,6 @@ import type { AccountStore, ChargeResult } from './accounts';
 import type { AdminStore } from './admin';
 import type { UpstreamCacheStore } from './cache';
 
-export type { Account } from './accounts';
-
 export interface RecordKey {
   /** Catalogue operation name (UKMOT for test histories). */
   readonly operation: string;

@@ -12,7 +12,7 @@ import { note } from './context';
 import { parseForm, queryString } from './http';
 import { sendPlainError } from './plain';
 
-export const CREDITS_PATH = '/ajax/getcredits.aspx';
+const CREDITS_PATH = '/ajax/getcredits.aspx';
 
 const NAMES = namesIgnoringCase(['username']);
 

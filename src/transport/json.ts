@@ -20,7 +20,7 @@ import { baseUrl } from './help';
 import { parseForm, queryString } from './http';
 import { lookupFailure } from './lookup';
 
-export interface JsonDeps {
+interface JsonDeps {
   readonly service: LookupService;
   readonly logger: Logger;
   /** CORS_ORIGINS: allowed origins, ['*'] for any, [] for none. */

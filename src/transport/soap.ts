@@ -19,8 +19,8 @@ import { escapeAttr, escapeText, soapResponseXml } from './xml';
 import { scanEnvelope, XmlRejected } from './xmlguard';
 import { lookupFailure, type TransportDeps } from './lookup';
 
-export const SOAP11_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
-export const SOAP12_NS = 'http://www.w3.org/2003/05/soap-envelope';
+const SOAP11_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
+const SOAP12_NS = 'http://www.w3.org/2003/05/soap-envelope';
 export type SoapVersion = '1.1' | '1.2';
 
 const ENVELOPE_NS: Record<SoapVersion, string> = { '1.1': SOAP11_NS, '1.2': SOAP12_NS };
