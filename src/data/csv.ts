@@ -38,13 +38,15 @@ export async function* csvRuns(input: AsyncIterable<Uint8Array | string>): Async
     if (cut === -1) {
       partial.push(chunk.slice());
       partialBytes += chunk.length;
-      if (partialBytes > MAX_ROW_BYTES) throw new CsvInputError(`a row is longer than ${MAX_ROW_BYTES} bytes (is a quoted field never closed?)`);
+      if (partialBytes > MAX_ROW_BYTES)
+        throw new CsvInputError(`a row is longer than ${MAX_ROW_BYTES} bytes (is a quoted field never closed?)`);
       continue;
     }
     yield joined([...partial, chunk.subarray(0, cut + 1)], partialBytes + cut + 1);
     partial = cut + 1 < chunk.length ? [chunk.slice(cut + 1)] : [];
     partialBytes = chunk.length - cut - 1;
-    if (partialBytes > MAX_ROW_BYTES) throw new CsvInputError(`a row is longer than ${MAX_ROW_BYTES} bytes (is a quoted field never closed?)`);
+    if (partialBytes > MAX_ROW_BYTES)
+      throw new CsvInputError(`a row is longer than ${MAX_ROW_BYTES} bytes (is a quoted field never closed?)`);
   }
   if (partialBytes > 0) yield joined(partial, partialBytes);
 }

@@ -134,7 +134,12 @@ function mvsDate(t: string | undefined): { day: number; iso: string } | null {
   }
   const [year, month, dd] = [Number(y), Number(mo), Number(d)];
   // Date.UTC would carry 31.02 into March: the day must be one of its month's.
-  const days = month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : 30 + ((month + (month >> 3)) & 1);
+  const days =
+    month === 2
+      ? year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+        ? 29
+        : 28
+      : 30 + ((month + (month >> 3)) & 1);
   if (month < 1 || month > 12 || dd < 1 || dd > days || year < 1970) return null;
   return { day: Date.UTC(year, month - 1, dd) / 86_400_000, iso: `${y}-${mo}-${d}` };
 }
@@ -196,7 +201,10 @@ function mvsPayload(fields: readonly string[], layout: MvsLayout, iso: string): 
   const json =
     member('Description', description === undefined ? cc : cc === undefined ? description : `${description} ${cc}`) +
     // 1900 is the register's placeholder for an unknown year.
-    member('RegistrationYear', year !== undefined && /^\d{4}$/.test(year) && year !== '1900' ? Number(year) : undefined) +
+    member(
+      'RegistrationYear',
+      year !== undefined && /^\d{4}$/.test(year) && year !== '1900' ? Number(year) : undefined,
+    ) +
     (make === undefined ? '' : `,"CarMake":{"CurrentTextValue":${quoted(make)}}`) +
     (model === undefined ? '' : `,"CarModel":{"CurrentTextValue":${quoted(model)}}`) +
     composite('BodyStyle', null, text(fields, at.BODY)) +
@@ -239,7 +247,10 @@ function rowOutcome(fields: readonly string[], layout: MvsLayout): Outcome {
   const raw = text(fields, layout.at.D_REG);
   const date = mvsDate(raw);
   if (!date)
-    return { kind: INVALID, reason: `D_REG ${JSON.stringify(raw ?? '')} is not a date (DD.MM.YY, DD.MM.YYYY or YYYY-MM-DD)` };
+    return {
+      kind: INVALID,
+      reason: `D_REG ${JSON.stringify(raw ?? '')} is not a date (DD.MM.YY, DD.MM.YYYY or YYYY-MM-DD)`,
+    };
   const payload = mvsPayload(fields, layout, date.iso);
   // Its texts hold nothing XML cannot carry (text() drops it); what is left to check is a text too
   // long, which only a payload this long can hold.

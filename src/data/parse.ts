@@ -13,7 +13,10 @@ const MAX_LINE_CHARS = 1024 * 1024;
 const RECORD_KEYS: readonly string[] = ['operation', 'registration', 'state', 'vehicle', 'mot', 'delete'];
 const DELETE_KEYS: readonly string[] = ['operation', 'registration', 'state', 'delete'];
 
-type Parsed = { ok: true; record: StoredRecord; delete: false } | { ok: true; record: RecordKey; delete: true } | { ok: false; reason: string };
+type Parsed =
+  | { ok: true; record: StoredRecord; delete: false }
+  | { ok: true; record: RecordKey; delete: true }
+  | { ok: false; reason: string };
 
 /** One NDJSON line -> a record to store, a key to delete, or why it cannot be imported. */
 export function parseLine(text: string): Parsed {
@@ -24,7 +27,8 @@ export function parseLine(text: string): Parsed {
   } catch (e) {
     return { ok: false, reason: `not valid JSON (${(e as Error).message})` };
   }
-  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: false, reason: 'a record must be a JSON object' };
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj))
+    return { ok: false, reason: 'a record must be a JSON object' };
   const r = obj as Record<string, unknown>;
   const isDelete = r.delete !== undefined;
   if (isDelete && r.delete !== true) return { ok: false, reason: '"delete" must be true (or absent)' };
@@ -32,12 +36,19 @@ export function parseLine(text: string): Parsed {
   // the message a line with one problem always gave), so that a line is fixed in one go.
   const problems: string[] = [];
   const unknown = unknownKeyProblem('the record', r, isDelete ? DELETE_KEYS : RECORD_KEYS);
-  if (unknown) problems.push(isDelete && RECORD_KEYS.includes(Object.keys(r).find((k) => !DELETE_KEYS.includes(k)) ?? '') ? `a deletion holds only operation, registration, state and "delete":true` : unknown);
+  if (unknown)
+    problems.push(
+      isDelete && RECORD_KEYS.includes(Object.keys(r).find((k) => !DELETE_KEYS.includes(k)) ?? '')
+        ? `a deletion holds only operation, registration, state and "delete":true`
+        : unknown,
+    );
   const op = typeof r.operation === 'string' ? findOperation(r.operation) : undefined;
   if (typeof r.operation !== 'string') problems.push('"operation" is missing (e.g. "Check", "CheckUSA", "UKMOT")');
   else if (!op) {
     const near = suggestOperation(r.operation);
-    problems.push(`unknown operation "${r.operation.slice(0, 40)}"${near ? ` (names are case-sensitive here: did you mean "${near.name}"?)` : ''}`);
+    problems.push(
+      `unknown operation "${r.operation.slice(0, 40)}"${near ? ` (names are case-sensitive here: did you mean "${near.name}"?)` : ''}`,
+    );
   }
   let registration = '';
   if (typeof r.registration !== 'string') problems.push('"registration" must be a string');
@@ -58,7 +69,10 @@ export function parseLine(text: string): Parsed {
     problems.push(`"state" is only for CheckUSA, CheckCanada and CheckAustralia, not ${op.name}`);
   }
   if (!op) return refused(problems);
-  if (isDelete) return problems.length ? refused(problems) : { ok: true, delete: true, record: { operation: op.name, registration, state } };
+  if (isDelete)
+    return problems.length
+      ? refused(problems)
+      : { ok: true, delete: true, record: { operation: op.name, registration, state } };
 
   const plain = plainJsonText(text);
   const body = op.result === 'UKMOTData' ? 'mot' : 'vehicle';
