@@ -171,7 +171,10 @@ export class OverviewHistory {
     return this.overviewAt(this.kept, now);
   }
 
-  /** A reading less than a tenth of the interval after the last kept one adds no span of its own (too short to chart). */
+  /**
+   * A reading less than a tenth of the interval after the last kept one adds no span of its own (too
+   * short to chart).
+   */
   overviewAt(kept: readonly Reading[], now: Reading): Overview {
     const last = kept[kept.length - 1];
     const series = last && now.at - last.at < this.everyMs / 10 ? kept : [...kept, now];

@@ -39,7 +39,10 @@ export interface ImportReport {
   readonly repeated: number;
   /** Rows left out by the format, counted (--format ua-mvs only: rows without a plate). */
   readonly skipped?: number;
-  /** Rows older than a row of the same key read before, so not applied (--format ua-mvs only: the newest operation wins). */
+  /**
+   * Rows older than a row of the same key read before, so not applied (--format ua-mvs only: the
+   * newest operation wins).
+   */
   readonly superseded?: number;
   /** Files whose rows cannot hold a plate (--format ua-mvs only: no N_REG_NEW column; their rows are in `skipped`). */
   readonly withoutPlates?: readonly string[];

@@ -157,7 +157,10 @@ function brandAndModel(brand: string | undefined, model: string | undefined): [s
   return [brand, model];
 }
 
-/** The operation's code and name, from OPER_CODE and OPER_NAME (its name may repeat the code: `40 - ...`) or the fused column. */
+/**
+ * The operation's code and name, from OPER_CODE and OPER_NAME (its name may repeat the code:
+ * `40 - ...`) or the fused column.
+ */
 function operationOf(fields: readonly string[], layout: MvsLayout): [number | undefined, string | undefined] {
   const joined = layout.fused >= 0 ? text(fields, layout.fused) : undefined;
   const codeText = joined === undefined ? text(fields, layout.at.OPER_CODE) : undefined;
@@ -261,7 +264,10 @@ function rowOutcome(fields: readonly string[], layout: MvsLayout): Outcome {
   return { kind: PUT, registration: reg.value, day: date.day, payload };
 }
 
-/** A run of whole rows of one file -> its rows' outcomes, packed as chunk.ts packs NDJSON lines, with each record's day. */
+/**
+ * A run of whole rows of one file -> its rows' outcomes, packed as chunk.ts packs NDJSON lines, with
+ * each record's day.
+ */
 export function packMvsRows(bytes: Uint8Array, layout: MvsLayout): PackedChunk {
   const kinds: number[] = [];
   const ends: number[] = [];

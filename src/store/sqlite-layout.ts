@@ -130,7 +130,10 @@ function missingAccounts(file: string, accountsFile: string): MigrationError {
   );
 }
 
-/** The schema version a records file is at: recorded, or inferred for one from before schema_version; 0 for a new file. */
+/**
+ * The schema version a records file is at: recorded, or inferred for one from before schema_version;
+ * 0 for a new file.
+ */
 function versionOf(db: Database.Database): number {
   return recordedVersion(db) ?? inferVersion(db);
 }

@@ -34,7 +34,7 @@ export function postSoap(
 
 /** GET /api/reg.asmx/{operation} with the parameters in the query string, the answer not yet read. */
 export function httpGet(base: string, operation: string, params: Record<string, string>): Promise<Response> {
-  return fetch(`${base}/api/reg.asmx/${operation}?${new URLSearchParams(params)}`);
+  return fetch(`${base}/api/reg.asmx/${operation}?${new URLSearchParams(params).toString()}`);
 }
 
 export async function call(

@@ -25,7 +25,7 @@ const HAVE_REDIS =
 const HAVE_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
 function needs(ok: boolean, what: string): jest.It {
   if (ok || IN_CI) return test;
-  // eslint-disable-next-line no-console
+
   console.warn(`skipped: ${what} (Debian package redis-server)`);
   return test.skip;
 }
@@ -106,7 +106,7 @@ function lookup(
             resolve({
               status: res.statusCode ?? 0,
               code: res.headers['x-error-code'] as string | undefined,
-              retryAfter: res.headers['retry-after'] as string | undefined,
+              retryAfter: res.headers['retry-after'],
               body,
             }),
           );

@@ -75,7 +75,7 @@ async function harness(corsOrigins: readonly string[]): Promise<Harness> {
       logger,
       corsOrigins,
       publicUrl: null,
-      trustProxy: { list: [], has: () => false } as never,
+      trustProxy: { list: [], has: () => false },
     }),
   );
   app.use(creditsRouter(new CreditsService(store, 'registered'), logger));

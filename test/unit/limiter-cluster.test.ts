@@ -13,7 +13,7 @@ const mockCluster = Object.assign(new EventEmitter(), {
   isWorker: true,
   isPrimary: false,
   isMaster: false,
-  workers: {} as Record<string, unknown>,
+  workers: {},
 });
 jest.mock('node:cluster', () => mockCluster);
 jest.mock('cluster', () => mockCluster);
