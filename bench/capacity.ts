@@ -16,7 +16,8 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { importStream } from '../src/data/import';
 import { PostgresStore } from '../src/store/postgres';
-import { freePort, privatePrimaryAndReplica } from '../test/helpers/private-postgres';
+import { freePort } from '../test/helpers/port';
+import { privatePrimaryAndReplica } from '../test/helpers/private-postgres';
 import { startRedisServer } from '../test/helpers/private-redis';
 import { cpuSeconds } from './proc';
 

@@ -647,7 +647,7 @@ async function against(ref: string, db: string, regsFile: string, out: (s?: stri
 
 /** `--short`: the same comparison, briefly, against the newest release tag, or a line saying there is none. */
 async function againstLastRelease(db: string, regsFile: string, out: (s?: string) => void): Promise<number> {
-  let described: string | null = null;
+  let described: string | null;
   try {
     // A tag on HEAD itself names this build, not a previous release: the newest one before it.
     const atHead = git(['tag', '--points-at', 'HEAD']).split('\n').filter(Boolean);

@@ -96,11 +96,11 @@ async function startService(env: Record<string, string>): Promise<{ child: Child
         /:(\d+)\/api\/reg\.asmx[^\n]*"message":"listening"/.exec(out);
       if (!m) return;
       // From here on its output (the access log) is read and dropped.
-      child.stdout!.off('data', onData);
-      child.stdout!.resume();
+      child.stdout.off('data', onData);
+      child.stdout.resume();
       resolve(`http://127.0.0.1:${m[1]}`);
     };
-    child.stdout!.on('data', onData);
+    child.stdout.on('data', onData);
     child.on('exit', (code) => reject(new Error(`the service exited (${code}): ${out.slice(-500)}`)));
   });
   return { child, url };

@@ -29,6 +29,7 @@ import {
   type Metrics,
 } from './ops/metrics';
 import { VERSION } from './ops/version';
+import { stackOf } from './core/errors';
 import { LookupError } from './service/errors';
 import { CreditsService } from './service/credits';
 import { LookupService } from './service/lookup';
@@ -113,8 +114,8 @@ export async function createService(
   // A failure no transport answered: logged with its stack, answered with one plain line (or, once
   // the answer has begun, by closing the connection: sendPlainError).
   const internalError: InternalError = (req, res, e) => {
-    log.error('unhandled error', { error: String((e as Error)?.stack ?? e) });
-    sendPlainError(req, res, new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'));
+    log.error('unhandled error', { error: stackOf(e) });
+    sendPlainError(req, res, LookupError.internal());
   };
   const limiter = new FlexibleRateLimiter(
     {

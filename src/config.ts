@@ -28,7 +28,10 @@ export interface Config {
   readonly databasePool: number;
   /** PostgreSQL: longest a request's statement may run, ms; 0 for no limit (DATABASE_STATEMENT_TIMEOUT_MS). */
   readonly databaseStatementTimeoutMs: number;
-  /** PostgreSQL: longest a store call waits for its answer, enforced by this process, ms; 0: none (DATABASE_QUERY_TIMEOUT_MS). */
+  /**
+   * PostgreSQL: longest a store call waits for its answer, enforced by this process, ms; 0: none
+   * (DATABASE_QUERY_TIMEOUT_MS).
+   */
   readonly databaseQueryTimeoutMs: number;
   /** PostgreSQL: longest a lookup waits for a read replica before asking the primary, ms (DATABASE_READ_TIMEOUT_MS). */
   readonly databaseReadTimeoutMs: number;
@@ -120,7 +123,7 @@ export interface TracingConfig {
 }
 
 /** The names PROVIDERS may list, in no particular order. */
-export const PROVIDER_NAMES = ['store', 'dvla', 'dvsa', 'rdw', 'regcheck'] as const;
+const PROVIDER_NAMES = ['store', 'dvla', 'dvsa', 'rdw', 'regcheck'] as const;
 
 export interface UpstreamConfig {
   /** PROVIDERS without `store` (asked first always: imported records win), in the order given; empty: store only. */
@@ -184,7 +187,7 @@ const KNOWN = new Set<string>();
 let knownComplete = false;
 
 /** A variable that looks like a misspelling of one this service reads (DATABSE_URL for DATABASE_URL). */
-export interface Lookalike {
+interface Lookalike {
   readonly name: string;
   readonly known: string;
 }

@@ -14,13 +14,14 @@
 // at once, without asking Redis, until a PING once a second (or a reconnect) finds it back: a hung
 // Redis costs a time-out only to the lookups that find it so, not to every lookup after them.
 
+import { messageOf } from '../core/errors';
 import cluster from 'node:cluster';
 import { Redis } from 'ioredis';
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { ReadinessProbe } from '../ops/health';
 import type { Logger } from '../ops/logger';
 
-export const BURST_WINDOW_S = 60;
+const BURST_WINDOW_S = 60;
 const CONNECT_WAIT_MS = 3000;
 
 export interface LimiterConfig {
@@ -83,7 +84,7 @@ interface RateMessage {
  * turn cost two workers about a fifth more CPU a request than none). Lower rates are asked per
  * turn, each lookup counted in the primary.
  */
-export const LEASE_MIN_RATE = 100;
+const LEASE_MIN_RATE = 100;
 /** A lease is at most this share of what is left of the window, divided by the number of workers. */
 const LEASE_SHARE = 4;
 
@@ -128,7 +129,7 @@ export function hostSharedLimits(config: LimiterConfig, logger: Logger): void {
       })
       .catch((e: unknown) =>
         logger.error('the rate limit could not answer a worker', {
-          error: String((e as Error)?.message ?? e).slice(0, 300),
+          error: messageOf(e).slice(0, 300),
         }),
       );
   });
@@ -258,7 +259,7 @@ class Outage {
     this.logger.warn(
       `${this.what} cannot be reached; rate limits are ${this.onError === 'allow' ? 'not applied (RATE_LIMIT_ON_REDIS_ERROR=allow)' : 'refusing every lookup (RATE_LIMIT_ON_REDIS_ERROR=deny)'} until it is back`,
       {
-        error: String((e as Error)?.message ?? e).slice(0, 300),
+        error: messageOf(e).slice(0, 300),
       },
     );
   }
@@ -271,7 +272,7 @@ class Outage {
 }
 
 /** How often a Redis known to be failing is asked (PING) whether it is back. */
-export const PROBE_EVERY_MS = 1000;
+const PROBE_EVERY_MS = 1000;
 const DENIED: Refusal = { retryAfter: 1, unavailable: true };
 const ADMITTED: Promise<Refusal | null> = Promise.resolve(null);
 
@@ -383,7 +384,7 @@ export class FlexibleRateLimiter implements RateLimiter {
   private failed(e: unknown): void {
     this.outage.failed(e);
     if (!this.redis) return;
-    this.lastError = String((e as Error)?.message ?? e).slice(0, 300);
+    this.lastError = messageOf(e).slice(0, 300);
     this.open = true;
     if (this.closed) return;
     this.probeTimer ??= setInterval(() => this.probe(), PROBE_EVERY_MS);

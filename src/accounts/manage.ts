@@ -11,7 +11,7 @@ import {
   type AccountInput,
   type CreditResult,
 } from '../store/accounts';
-import type { AuditEntry, CreditOnceResult } from '../store/admin';
+import type { CreditOnceResult } from '../store/admin';
 import type { VehicleStore } from '../store/store';
 import { dayOf, today } from './clock';
 import { escapeInvisible, newUsernameProblem } from './username';
@@ -55,13 +55,13 @@ export function rateProblem(n: number): string | null {
   return n !== 0 && (n < min || n > max) ? `must be 0 (none) or between ${min} and ${max}, got ${n}` : null;
 }
 
-export function checkUsername(name: string): void {
+function checkUsername(name: string): void {
   const problem = newUsernameProblem(name);
   if (problem) throw new ManageError('INVALID_INPUT', `${problem}: "${escapeInvisible(name.slice(0, 80))}"`);
 }
 
 /** The request a top-up's Idempotency-Key stands for. */
-export function fingerprint(username: string, amount: number): string {
+function fingerprint(username: string, amount: number): string {
   return createHash('sha256').update(`${username}\u0000${amount}`).digest('base64url');
 }
 
@@ -160,8 +160,6 @@ export function noSuch(name: string): ManageError {
 }
 
 /** An account's settings as the audit log and the API show them. */
-export function settingsOf(a: Account): Record<string, unknown> {
+function settingsOf(a: Account): Record<string, unknown> {
   return { credits: a.credits, dailyLimit: a.dailyLimit, rate: a.rate, allow: [...a.allow], enabled: a.enabled };
 }
-
-export type { AuditEntry };

@@ -4,6 +4,7 @@
 // keeps and flushes its own counts; the store adds them up. Records older than the kept days are
 // deleted at most once an hour, and audit entries with them.
 
+import { messageOf } from '../core/errors';
 import type { Logger } from '../ops/logger';
 import type { AccountStore, UsageCount } from '../store/accounts';
 import type { AdminStore } from '../store/admin';
@@ -93,7 +94,7 @@ export class UsageRecorder {
       } catch (e) {
         if (!(e instanceof StoreUnavailableError))
           this.logger.warn('pruning old usage records failed; tried again in an hour', {
-            error: String((e as Error)?.message ?? e),
+            error: messageOf(e),
           });
       }
     }
@@ -119,7 +120,7 @@ export class UsageRecorder {
     else if (this.failingSince === 0) {
       this.failingSince = Date.now();
       this.logger.error('writing usage records failed; kept in memory and retried every flush until written', {
-        error: String((e as Error)?.message ?? e),
+        error: messageOf(e),
       });
     }
   }

@@ -6,7 +6,7 @@ import type { AdminStore } from '../store/admin';
 import { invalid } from './errors';
 
 /** The longest range one request may ask for. */
-export const MAX_RANGE_DAYS = 366;
+const MAX_RANGE_DAYS = 366;
 
 const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
 

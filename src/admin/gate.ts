@@ -14,10 +14,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AdminToken } from '../config';
 
-export const FREE_FAILURES = 5;
+const FREE_FAILURES = 5;
 const WINDOW_MS = 15 * 60_000;
 const FIRST_DELAY_MS = 250;
-export const MAX_DELAY_MS = 10_000;
+const MAX_DELAY_MS = 10_000;
 /** Addresses remembered; beyond, those not (yet) slowed are forgotten first, oldest first. */
 const MAX_ADDRESSES = 10_000;
 /** Failures from all addresses answered without the global spacing, refilled one per GLOBAL_SPACING_MS. */

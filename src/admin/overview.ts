@@ -13,7 +13,7 @@ const LOOKUP_TRANSPORTS = new Set(['soap11', 'soap12', 'get', 'post', 'json']);
 /** Error codes that refuse the caller (credit, daily limit, rate): docs/interface.md's refusals. */
 const REFUSALS = new Set(['OUT_OF_CREDIT', 'DAILY_LIMIT_REACHED', 'RATE_LIMITED']);
 /** How often a reading is kept, and how many: an hour of minutes. */
-export const OVERVIEW_EVERY_MS = 60_000;
+const OVERVIEW_EVERY_MS = 60_000;
 const KEPT = 61;
 
 /** One reading of the counters, cumulative since the service started. */
@@ -27,7 +27,7 @@ interface Reading {
   readonly upstreams: Map<string, { breaker: string; calls: Record<string, number> }>;
 }
 
-export interface Minute {
+interface Minute {
   /** The end of the span, ms since the epoch, and its length (a minute, or less for the last). */
   readonly at: number;
   readonly ms: number;
@@ -38,7 +38,7 @@ export interface Minute {
   readonly p99: number | null;
 }
 
-export interface UpstreamState {
+interface UpstreamState {
   readonly provider: string;
   /** closed, open, half_open. */
   readonly breaker: string;
@@ -46,7 +46,7 @@ export interface UpstreamState {
   readonly calls: Record<string, number>;
 }
 
-export interface Overview {
+interface Overview {
   /** When it was read (ms since the epoch). */
   readonly at: number;
   /** Lookups answered since start, by outcome (ok, or the error code). */
@@ -171,7 +171,10 @@ export class OverviewHistory {
     return this.overviewAt(this.kept, now);
   }
 
-  /** A reading less than a tenth of the interval after the last kept one adds no span of its own (too short to chart). */
+  /**
+   * A reading less than a tenth of the interval after the last kept one adds no span of its own (too
+   * short to chart).
+   */
   overviewAt(kept: readonly Reading[], now: Reading): Overview {
     const last = kept[kept.length - 1];
     const series = last && now.at - last.at < this.everyMs / 10 ? kept : [...kept, now];

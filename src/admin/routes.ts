@@ -2,16 +2,9 @@
 // its handler. The router (server.ts) matches and checks requests by this table, and the OpenAPI
 // document (openapi.ts) is written from it, so the document says what the routes do.
 
+import { messageOf } from '../core/errors';
 import type { IncomingHttpHeaders } from 'node:http';
-import {
-  AccountAdmin,
-  allowProblem,
-  fromDayFor,
-  ManageError,
-  noSuch,
-  rateProblem,
-  SETTING_BOUNDS,
-} from '../accounts/manage';
+import { AccountAdmin, allowProblem, fromDayFor, noSuch, rateProblem, SETTING_BOUNDS } from '../accounts/manage';
 import { today } from '../accounts/clock';
 import { generateUsername } from '../accounts/username';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
@@ -102,7 +95,7 @@ const SETTINGS: Record<string, Schema> = {
   },
 };
 
-export const USER: Schema = {
+const USER: Schema = {
   type: 'object',
   required: ['username', 'enabled', 'credits', 'dailyLimit', 'rate', 'allow'],
   properties: {
@@ -152,7 +145,7 @@ const LIMIT: Param = {
 const CURSOR: Param = { description: "the previous page's `next`", schema: { type: 'string', maxLength: 400 } };
 const NAME_ERRORS = [404];
 
-export function userJson(a: Account | AccountSummary): Record<string, unknown> {
+function userJson(a: Account | AccountSummary): Record<string, unknown> {
   const out: Record<string, unknown> = {
     username: a.username,
     enabled: a.enabled,
@@ -166,7 +159,7 @@ export function userJson(a: Account | AccountSummary): Record<string, unknown> {
 }
 
 /** An opaque cursor: where the next page starts, base64url of JSON. */
-export function cursorOf(value: string | number): string {
+function cursorOf(value: string | number): string {
   return Buffer.from(JSON.stringify({ v: value })).toString('base64url');
 }
 
@@ -440,7 +433,7 @@ export const ROUTES: readonly Route[] = [
         throw new AdminError(
           503,
           'METRICS_UNAVAILABLE',
-          `the metrics could not be collected now (${String((e as Error)?.message ?? e).slice(0, 100)}); retry in a few seconds`,
+          `the metrics could not be collected now (${messageOf(e).slice(0, 100)}); retry in a few seconds`,
         );
       });
       return { status: 200, body };
@@ -676,5 +669,3 @@ function auditRoutes(): Route[] {
     },
   ];
 }
-
-export { ManageError };

@@ -1,14 +1,16 @@
 // The admin listener (ADMIN_PORT): its own http.Server, never the public port. Every request meets,
 // in order: the security headers; the token (401 for anything without a valid one, whatever the
-// path: nothing is said about what exists), with failures slowed as they arrive, per address and in all (gate.ts); then the
-// console's static files, the OpenAPI document, or a route of the table (routes.ts), whose query and
-// body are checked against the route's own schemas. Errors are the JSON API's {"code","message"}.
-// The access line names the token's name, never the token, and the path without its query.
+// path: nothing is said about what exists), with failures slowed as they arrive, per address and in
+// all (gate.ts); then the console's static files, the OpenAPI document, or a route of the table
+// (routes.ts), whose query and body are checked against the route's own schemas. Errors are the
+// JSON API's {"code","message"}. The access line names the token's name, never the token, and the
+// path without its query.
 
 import http from 'node:http';
 import type { AdminToken } from '../config';
 import { fingerprint } from '../ops/fingerprint';
 import type { Logger } from '../ops/logger';
+import { ERRORS, stackOf } from '../core/errors';
 import { StoreUnavailableError } from '../store/store';
 import type { VehicleStore } from '../store/store';
 import { AdminError, adminErrorOf, invalid } from './errors';
@@ -19,7 +21,7 @@ import { ROUTES, type AdminContext, type Reply, type Route } from './routes';
 import { check, duplicateKey } from './schema';
 import { consoleFiles, serveStatic, type StaticFile } from './static';
 
-export interface AdminOptions {
+interface AdminOptions {
   readonly store: VehicleStore;
   readonly tokens: readonly AdminToken[];
   readonly logger: Logger;
@@ -34,7 +36,7 @@ export interface AdminOptions {
 const MAX_BODY = 65_536;
 
 /** Sent with every answer: no framing, no sniffing, no inline script, nothing kept by caches. */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'X-Frame-Options': 'DENY',
   'Content-Security-Policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
@@ -317,8 +319,8 @@ function sendFailure(res: http.ServerResponse, e: unknown, logger: Logger): void
       res,
       new AdminError(503, 'SERVICE_UNAVAILABLE', 'the store cannot be reached; retry in a few seconds'),
     );
-  logger.error('admin request failed', { error: String((e as Error)?.stack ?? e) });
-  sendError(res, new AdminError(500, 'INTERNAL_ERROR', 'internal error; the request was logged'));
+  logger.error('admin request failed', { error: stackOf(e) });
+  sendError(res, new AdminError(500, 'INTERNAL_ERROR', ERRORS.INTERNAL_ERROR.message));
 }
 
 const UNAUTHORIZED = 'a valid admin token is required: Authorization: Bearer <token>';

@@ -18,7 +18,7 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 
-export const CONSOLE_DIR = path.resolve(__dirname, '..', '..', 'console');
+const CONSOLE_DIR = path.resolve(__dirname, '..', '..', 'console');
 
 /** Path on the admin listener -> file: /admin/ is the console's index.html, /admin/<file> its other files. */
 export function consoleFiles(dir = CONSOLE_DIR): Map<string, StaticFile> {

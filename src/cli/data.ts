@@ -1,6 +1,7 @@
 // `reglookup import [--replace|--replace-all] FILE`, `export [FILE]`, `backup FILE`: moving data
 // in and out of the store (the use-cases are in data/; this is their command line).
 
+import { messageOf } from '../core/errors';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,7 +36,7 @@ interface ImportFlags {
 }
 
 /** The share of today's records a --replace-all must keep unless told otherwise (docs/data.md, "Full refresh"). */
-export const DEFAULT_MIN_KEEP = 50;
+const DEFAULT_MIN_KEEP = 50;
 
 function byOperation(report: ImportReport): string {
   const parts = Object.entries(report.byOperation)
@@ -222,7 +223,7 @@ async function runImport(files: string[], flags: ImportFlags): Promise<void> {
 async function noteImport(store: VehicleStore, committed: boolean): Promise<void> {
   await store.noteImport({ at: Date.now(), committed }).catch((e: unknown) => {
     process.stderr.write(
-      `reglookup: could not note the import's result in the store (reglookup_last_import_success): ${String((e as Error)?.message ?? e)}\n`,
+      `reglookup: could not note the import's result in the store (reglookup_last_import_success): ${messageOf(e)}\n`,
     );
   });
 }

@@ -11,7 +11,7 @@ export interface Meter {
   stop(): void;
 }
 
-export type Unit = 'bytes' | 'records' | 'pages';
+type Unit = 'bytes' | 'records' | 'pages';
 
 const MB = 1024 * 1024;
 

@@ -9,6 +9,7 @@ import net from 'node:net';
 import type { Command } from 'commander';
 import { createAdminServer } from '../admin/server';
 import { createHttpServer, createService, sampleAtStart } from '../app';
+import { messageOf, stackOf } from '../core/errors';
 import { ConfigError, DEFAULT_DATABASE_URL, type Config } from '../config';
 import { hostSharedLimits } from '../accounts/limiter';
 import { createLogger, type Logger } from '../ops/logger';
@@ -20,7 +21,7 @@ import type { VehicleStore } from '../store/store';
 import { config, openConfiguredStore, startupFailed } from './common';
 
 /** Something shutdown closes after the last answer: the store, Redis (#12 adds its client here), ... */
-export interface Closer {
+interface Closer {
   readonly name: string;
   close(): Promise<unknown>;
 }
@@ -155,7 +156,7 @@ function drainOnSignals(
         try {
           await c.close();
         } catch (e) {
-          logger.error('could not close on shutdown', { what: c.name, error: String((e as Error)?.message ?? e) });
+          logger.error('could not close on shutdown', { what: c.name, error: messageOf(e) });
         }
       }
       logger.info('stopped', { cut });
@@ -276,11 +277,9 @@ async function serve(): Promise<void> {
   if (cfg.metrics) metrics();
   const store = await openNamedStore(cfg, logger, cluster.isPrimary);
   if (cluster.isPrimary) await sampleAtStart(store, cfg, logger);
-  process.on('unhandledRejection', (e) =>
-    logger.error('unhandled rejection', { error: String((e as Error)?.stack ?? e) }),
-  );
+  process.on('unhandledRejection', (e) => logger.error('unhandled rejection', { error: stackOf(e) }));
   process.on('uncaughtException', (e) => {
-    logger.error('uncaught exception; exiting', { error: String(e?.stack ?? e) });
+    logger.error('uncaught exception; exiting', { error: stackOf(e) });
     logger.on('finish', () => process.exit(1));
     logger.end();
     setTimeout(() => process.exit(1), 1000).unref();

@@ -18,7 +18,7 @@ import { config, fatal, withStore } from './common';
 class InputError extends Error {}
 
 /** Who the audit log names for a change made with `reglookup users`: the machine's user. */
-export function cliActor(): string {
+function cliActor(): string {
   let user = 'unknown';
   try {
     user = os.userInfo().username;

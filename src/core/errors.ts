@@ -3,12 +3,14 @@
 // at the bottom of the layers (docs/architecture.md): the service, the accounts and the transports
 // all throw or render these.
 
-export type SoapRole = 'Client' | 'Server' | 'VersionMismatch' | 'MustUnderstand';
+type SoapRole = 'Client' | 'Server' | 'VersionMismatch' | 'MustUnderstand';
 
-export interface ErrorSpec {
+interface ErrorSpec {
   readonly status: number;
   readonly role: SoapRole;
   readonly summary: string;
+  /** The text every answer with this code carries, where the text does not depend on the request. */
+  readonly message?: string;
 }
 
 export const ERRORS = {
@@ -67,7 +69,12 @@ export const ERRORS = {
     role: 'MustUnderstand',
     summary: 'A SOAP header marked mustUnderstand that this service does not process.',
   },
-  INTERNAL_ERROR: { status: 500, role: 'Server', summary: 'Something failed on our side; the log has the detail.' },
+  INTERNAL_ERROR: {
+    status: 500,
+    role: 'Server',
+    summary: 'Something failed on our side; the log has the detail.',
+    message: 'Internal error; the request was logged',
+  },
   SERVICE_UNAVAILABLE: {
     status: 503,
     role: 'Server',
@@ -93,6 +100,15 @@ export class LookupError extends Error {
   get spec(): ErrorSpec {
     return ERRORS[this.code];
   }
+
+  /**
+   * INTERNAL_ERROR with its one text: the cause goes to the log, never to the caller. `suffix` (the
+   * sandbox's tag) is appended after a space.
+   */
+  static internal(suffix?: string): LookupError {
+    const text = ERRORS.INTERNAL_ERROR.message;
+    return new LookupError('INTERNAL_ERROR', suffix === undefined ? text : `${text} ${suffix}`);
+  }
 }
 
 /** A value safe to quote inside an error message: bounded, printable, one line. */
@@ -100,4 +116,14 @@ export function quote(value: string, max = 40): string {
   const cut = [...value].slice(0, max).join('');
   const printable = cut.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '?');
   return `'${printable}${[...value].length > max ? '…' : ''}'`;
+}
+
+/** Any thrown value as one string for the log: an Error's stack (which begins with its message), else the value. */
+export function stackOf(e: unknown): string {
+  return String((e as Error)?.stack ?? e);
+}
+
+/** Any thrown value as one line for a message: an Error's message, else the value. */
+export function messageOf(e: unknown): string {
+  return String((e as Error)?.message ?? e);
 }

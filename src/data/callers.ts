@@ -11,26 +11,51 @@ import { allowProblem, rateProblem, SETTING_BOUNDS, type ManagedStore } from '..
 import { usernameProblem } from '../accounts/username';
 import type { Account, UsageCount } from '../store/accounts';
 
-export async function exportCallers(store: ManagedStore, write: (line: string) => void): Promise<{ callers: number; usage: number }> {
+export async function exportCallers(
+  store: ManagedStore,
+  write: (line: string) => void,
+): Promise<{ callers: number; usage: number }> {
   const accounts = await store.accounts.listAccounts('');
-  for (const a of accounts) write(JSON.stringify({ caller: { username: a.username, credits: a.credits, dailyLimit: a.dailyLimit, rate: a.rate, allow: a.allow, enabled: a.enabled } }));
+  for (const a of accounts)
+    write(
+      JSON.stringify({
+        caller: {
+          username: a.username,
+          credits: a.credits,
+          dailyLimit: a.dailyLimit,
+          rate: a.rate,
+          allow: a.allow,
+          enabled: a.enabled,
+        },
+      }),
+    );
   const usage = await store.admin.usageRange('0000-01-01', '9999-12-31');
-  for (const u of usage) write(JSON.stringify({ usage: { username: u.username, day: u.day, operation: u.operation, found: u.found, notFound: u.notFound } }));
+  for (const u of usage)
+    write(
+      JSON.stringify({
+        usage: { username: u.username, day: u.day, operation: u.operation, found: u.found, notFound: u.notFound },
+      }),
+    );
   return { callers: accounts.length, usage: usage.length };
 }
 
-export class CallersFileError extends Error {}
+class CallersFileError extends Error {}
 
-const isInt = (v: unknown, min: number, max: number): boolean => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+const isInt = (v: unknown, min: number, max: number): boolean =>
+  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 
 function callerProblem(c: Record<string, unknown>): string | null {
   if (typeof c.username !== 'string') return 'caller.username must be a string';
   const u = usernameProblem(c.username);
   if (u) return u;
-  if (c.credits !== null && !isInt(c.credits, 0, SETTING_BOUNDS.credits.max)) return `caller.credits must be null or a whole number 0..${SETTING_BOUNDS.credits.max}`;
-  if (c.dailyLimit !== null && !isInt(c.dailyLimit, SETTING_BOUNDS.dailyLimit.min, SETTING_BOUNDS.dailyLimit.max)) return 'caller.dailyLimit must be null or a whole number of at least 1';
-  if (c.rate !== null && (typeof c.rate !== 'number' || rateProblem(c.rate))) return 'caller.rate must be null, 0 or a number of lookups per second';
-  if (!Array.isArray(c.allow) || c.allow.some((x) => typeof x !== 'string')) return 'caller.allow must be a list of addresses or CIDRs';
+  if (c.credits !== null && !isInt(c.credits, 0, SETTING_BOUNDS.credits.max))
+    return `caller.credits must be null or a whole number 0..${SETTING_BOUNDS.credits.max}`;
+  if (c.dailyLimit !== null && !isInt(c.dailyLimit, SETTING_BOUNDS.dailyLimit.min, SETTING_BOUNDS.dailyLimit.max))
+    return 'caller.dailyLimit must be null or a whole number of at least 1';
+  if (c.rate !== null && (typeof c.rate !== 'number' || rateProblem(c.rate)))
+    return 'caller.rate must be null, 0 or a number of lookups per second';
+  if (!Array.isArray(c.allow) || c.allow.some((x) => typeof x !== 'string'))
+    return 'caller.allow must be a list of addresses or CIDRs';
   const a = allowProblem(c.allow as string[]);
   if (a) return `caller.allow: ${a}`;
   if (typeof c.enabled !== 'boolean') return 'caller.enabled must be true or false';
@@ -38,9 +63,11 @@ function callerProblem(c: Record<string, unknown>): string | null {
 }
 
 function usageProblem(u: Record<string, unknown>): string | null {
-  if (typeof u.username !== 'string' || typeof u.operation !== 'string') return 'usage.username and usage.operation must be strings';
+  if (typeof u.username !== 'string' || typeof u.operation !== 'string')
+    return 'usage.username and usage.operation must be strings';
   if (typeof u.day !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(u.day)) return 'usage.day must be YYYY-MM-DD';
-  if (!isInt(u.found, 0, Number.MAX_SAFE_INTEGER) || !isInt(u.notFound, 0, Number.MAX_SAFE_INTEGER)) return 'usage.found and usage.notFound must be whole numbers';
+  if (!isInt(u.found, 0, Number.MAX_SAFE_INTEGER) || !isInt(u.notFound, 0, Number.MAX_SAFE_INTEGER))
+    return 'usage.found and usage.notFound must be whole numbers';
   return null;
 }
 
@@ -58,23 +85,41 @@ export function parseCallers(lines: readonly string[]): { callers: Account[]; us
       problems.push(`line ${i + 1}: not JSON`);
       return;
     }
-    const problem = v?.caller ? callerProblem(v.caller) : v?.usage ? usageProblem(v.usage) : 'neither a "caller" nor a "usage" line';
+    const problem = v?.caller
+      ? callerProblem(v.caller)
+      : v?.usage
+        ? usageProblem(v.usage)
+        : 'neither a "caller" nor a "usage" line';
     if (problem) problems.push(`line ${i + 1}: ${problem}`);
     else if (v.caller) callers.push(v.caller as unknown as Account);
     else usage.push(v.usage as unknown as UsageCount);
   });
-  if (problems.length > 0) throw new CallersFileError(`${problems.length} line(s) refused, nothing imported: ${problems.slice(0, 5).join('; ')}`);
+  if (problems.length > 0)
+    throw new CallersFileError(
+      `${problems.length} line(s) refused, nothing imported: ${problems.slice(0, 5).join('; ')}`,
+    );
   return { callers, usage };
 }
 
 /** Writes the callers (settings always; usage only of callers new to the store). */
-export async function importCallers(store: ManagedStore, parsed: { callers: Account[]; usage: UsageCount[] }, actor: string): Promise<{ callers: number; added: number; usage: number }> {
+export async function importCallers(
+  store: ManagedStore,
+  parsed: { callers: Account[]; usage: UsageCount[] },
+  actor: string,
+): Promise<{ callers: number; added: number; usage: number }> {
   const fresh = new Set<string>();
   for (const c of parsed.callers) {
     const before = await store.accounts.getAccount(c.username);
     if (!before) fresh.add(c.username);
     await store.accounts.putAccount(c);
-    await store.admin.addAudit({ at: new Date().toISOString(), actor, action: 'import', target: c.username, before: before ?? null, after: c });
+    await store.admin.addAudit({
+      at: new Date().toISOString(),
+      actor,
+      action: 'import',
+      target: c.username,
+      before: before ?? null,
+      after: c,
+    });
   }
   const usage = parsed.usage.filter((u) => fresh.has(u.username));
   for (let i = 0; i < usage.length; i += 1000) await store.accounts.addUsage(usage.slice(i, i + 1000));

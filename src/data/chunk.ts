@@ -84,7 +84,13 @@ export function packLines(bytes: Uint8Array): PackedChunk {
 
 /** A line too long to be read as one (the reader skipped it): one INVALID line. */
 export function overlongLine(reason: string): PackedChunk {
-  return { kinds: Uint8Array.of(INVALID), text: '', ends: new Int32Array(0), hashes: new Uint32Array(0), reasons: [reason] };
+  return {
+    kinds: Uint8Array.of(INVALID),
+    text: '',
+    ends: new Int32Array(0),
+    hashes: new Uint32Array(0),
+    reasons: [reason],
+  };
 }
 
 /**

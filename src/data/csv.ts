@@ -6,7 +6,7 @@
 import { joined } from './chunk';
 
 /** The longest row read as one; a longer one (most likely a quote never closed) stops the import. */
-export const MAX_ROW_BYTES = 4 << 20;
+const MAX_ROW_BYTES = 4 << 20;
 
 export class CsvInputError extends Error {}
 
@@ -38,13 +38,15 @@ export async function* csvRuns(input: AsyncIterable<Uint8Array | string>): Async
     if (cut === -1) {
       partial.push(chunk.slice());
       partialBytes += chunk.length;
-      if (partialBytes > MAX_ROW_BYTES) throw new CsvInputError(`a row is longer than ${MAX_ROW_BYTES} bytes (is a quoted field never closed?)`);
+      if (partialBytes > MAX_ROW_BYTES)
+        throw new CsvInputError(`a row is longer than ${MAX_ROW_BYTES} bytes (is a quoted field never closed?)`);
       continue;
     }
     yield joined([...partial, chunk.subarray(0, cut + 1)], partialBytes + cut + 1);
     partial = cut + 1 < chunk.length ? [chunk.slice(cut + 1)] : [];
     partialBytes = chunk.length - cut - 1;
-    if (partialBytes > MAX_ROW_BYTES) throw new CsvInputError(`a row is longer than ${MAX_ROW_BYTES} bytes (is a quoted field never closed?)`);
+    if (partialBytes > MAX_ROW_BYTES)
+      throw new CsvInputError(`a row is longer than ${MAX_ROW_BYTES} bytes (is a quoted field never closed?)`);
   }
   if (partialBytes > 0) yield joined(partial, partialBytes);
 }
@@ -59,7 +61,12 @@ export const UNCLOSED_QUOTE = 'unclosed quote: a quoted field opens on this line
  * still open at the end of `text` (csvRuns cuts only outside quotes, so the input ends inside it)
  * calls `onUnclosed` in place of that row, when given; without it the field runs to the end.
  */
-export function eachCsvRow(text: string, onRow: (fields: string[]) => void, separator = ',', onUnclosed?: () => void): void {
+export function eachCsvRow(
+  text: string,
+  onRow: (fields: string[]) => void,
+  separator = ',',
+  onUnclosed?: () => void,
+): void {
   let pos = 0;
   const n = text.length;
   // The next quote at or after pos, found once and not again for every row before it.
@@ -99,7 +106,13 @@ function everyFieldQuoted(text: string, pos: number, end: number, separator: str
 }
 
 /** One row holding quotes, from `pos` (`separator` as a char code); returns where the next row starts. */
-function quotedRow(text: string, pos: number, onRow: (fields: string[]) => void, separator: number, onUnclosed?: () => void): number {
+function quotedRow(
+  text: string,
+  pos: number,
+  onRow: (fields: string[]) => void,
+  separator: number,
+  onUnclosed?: () => void,
+): number {
   const fields: string[] = [];
   const n = text.length;
   let field = '';

@@ -81,7 +81,8 @@ export class DryRun {
     beforeByOperation: Readonly<Record<string, number>>,
     replaces: (operation: string) => boolean,
   ): DryRunReport {
-    const ops: Record<string, { added: number; changed: number; unchanged: number; removed: number; kept: number }> = {};
+    const ops: Record<string, { added: number; changed: number; unchanged: number; removed: number; kept: number }> =
+      {};
     const of = (op: string) => (ops[op] ??= { added: 0, changed: 0, unchanged: 0, removed: 0, kept: 0 });
     const state = keys.state as Uint8Array;
     const opIndex = keys.operation as Uint8Array;

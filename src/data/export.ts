@@ -32,7 +32,12 @@ async function* exported(store: VehicleStore, withCache: boolean): AsyncIterable
  * count. `withCache`: the answers fetched from upstream providers follow, as record lines (so an
  * import of the file makes them imported records).
  */
-export async function exportRecords(store: VehicleStore, out: Writable, onRecord?: (records: number) => void, options: { withCache?: boolean } = {}): Promise<number> {
+export async function exportRecords(
+  store: VehicleStore,
+  out: Writable,
+  onRecord?: (records: number) => void,
+  options: { withCache?: boolean } = {},
+): Promise<number> {
   let n = 0;
   let buffered = '';
   for await (const r of exported(store, options.withCache === true)) {

@@ -18,8 +18,7 @@ import { chunkRunner, type ChunkRunner } from './workers';
 import { csvEntries, isZip, ZipError, zipEntries, zipEntryBytes } from './zip';
 import { isFormatHint } from './parse';
 
-export { parseLine } from './parse';
-export type { DryRunReport, OperationChange } from './dryrun';
+export type { DryRunReport } from './dryrun';
 
 /** How many bad lines are reported before the rest are only counted. */
 const MAX_REPORTED = 50;
@@ -41,7 +40,10 @@ export interface ImportReport {
   readonly repeated: number;
   /** Rows left out by the format, counted (--format ua-mvs only: rows without a plate). */
   readonly skipped?: number;
-  /** Rows older than a row of the same key read before, so not applied (--format ua-mvs only: the newest operation wins). */
+  /**
+   * Rows older than a row of the same key read before, so not applied (--format ua-mvs only: the
+   * newest operation wins).
+   */
   readonly superseded?: number;
   /** Files whose rows cannot hold a plate (--format ua-mvs only: no N_REG_NEW column; their rows are in `skipped`). */
   readonly withoutPlates?: readonly string[];
@@ -71,7 +73,6 @@ export interface ShrinkRefusal {
   readonly minKeep: number;
 }
 
-
 /** Why an import's input could not be read to its end (a damaged gzip file); nothing was imported. */
 export class ImportInputError extends Error {
   constructor(
@@ -84,7 +85,7 @@ export class ImportInputError extends Error {
 }
 
 /** The import was stopped (ImportOptions.signal) before it committed; nothing was imported. */
-export class ImportAborted extends Error {
+class ImportAborted extends Error {
   constructor() {
     super('the import was interrupted; nothing was imported');
   }
@@ -143,7 +144,10 @@ type Run = Uint8Array | { readonly overlong: true };
  * without a line break is a line. Lines are cut at LF bytes, which never occur inside a UTF-8
  * multi-byte character.
  */
-export async function* readRuns(input: AsyncIterable<Uint8Array | string>, onBytes?: (bytes: number) => void): AsyncGenerator<Run> {
+async function* readRuns(
+  input: AsyncIterable<Uint8Array | string>,
+  onBytes?: (bytes: number) => void,
+): AsyncGenerator<Run> {
   let partial: Uint8Array[] = []; // the line being read, up to the end of the last chunk (copies)
   let partialBytes = 0;
   let bytes = 0;
@@ -203,7 +207,10 @@ const GZIP_MAGIC = [0x1f, 0x8b];
  * The input's bytes, decompressed when they start as gzip data does (1f 8b: national data sets come
  * compressed, whatever the file is called), with onBytes called with the bytes read as stored.
  */
-async function* inflated(input: AsyncIterable<Uint8Array | string>, onBytes?: (bytes: number) => void): AsyncGenerator<Uint8Array | string> {
+async function* inflated(
+  input: AsyncIterable<Uint8Array | string>,
+  onBytes?: (bytes: number) => void,
+): AsyncGenerator<Uint8Array | string> {
   const it = input[Symbol.asyncIterator]();
   let bytes = 0;
   const counted = (c: Uint8Array | string) => {
@@ -224,7 +231,8 @@ async function* inflated(input: AsyncIterable<Uint8Array | string>, onBytes?: (b
   const feed = (async () => {
     let chunk: Uint8Array | string = head;
     for (;;) {
-      if (!gunzip.write(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk))) await new Promise<void>((resolve) => gunzip.once('drain', resolve));
+      if (!gunzip.write(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk)))
+        await new Promise<void>((resolve) => gunzip.once('drain', resolve));
       if (gunzip.destroyed) return;
       const r = await it.next();
       if (r.done) break;
@@ -236,7 +244,8 @@ async function* inflated(input: AsyncIterable<Uint8Array | string>, onBytes?: (b
     for await (const out of gunzip as AsyncIterable<Buffer>) yield out;
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    if (typeof err.code === 'string' && err.code.startsWith('Z_')) throw new ImportInputError(`the gzip data is damaged or cut short (${err.message})`);
+    if (typeof err.code === 'string' && err.code.startsWith('Z_'))
+      throw new ImportInputError(`the gzip data is damaged or cut short (${err.message})`);
     throw e;
   } finally {
     gunzip.destroy();
@@ -273,7 +282,11 @@ async function* abortable<T>(input: AsyncIterable<T>, signal?: AbortSignal): Asy
 }
 
 /** Imports a stream of NDJSON; all or nothing. */
-export async function importStream(store: VehicleStore, input: Readable, options: ImportOptions = {}): Promise<ImportReport> {
+export async function importStream(
+  store: VehicleStore,
+  input: Readable,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
   return importChunks(store, input as AsyncIterable<Uint8Array | string>, options);
 }
 
@@ -330,7 +343,9 @@ async function planImport(store: VehicleStore, options: ImportOptions): Promise<
   const perOperation = (minKeep > 0 && options.replace === 'named') || options.dryRun;
   const beforeByOperation = perOperation ? await store.countByOperation() : {};
   const dry = options.dryRun ? new DryRun(store, sampleRemoved > 0) : null;
-  const batch = dry ? null : await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample });
+  const batch = dry
+    ? null
+    : await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample });
   const firstLine = options.format === 'rdw' || options.format === 'ua-mvs' ? 1 : 0;
   return {
     replaceAll,
@@ -387,7 +402,11 @@ async function importParsed(
   return settle(plan, tally, keys, options);
 }
 
-async function importChunks(store: VehicleStore, input: AsyncIterable<Uint8Array | string>, options: ImportOptions): Promise<ImportReport> {
+async function importChunks(
+  store: VehicleStore,
+  input: AsyncIterable<Uint8Array | string>,
+  options: ImportOptions,
+): Promise<ImportReport> {
   return importParsed(store, options, (runner, tally) => {
     const bytes = inflated(abortable(input, options.signal), options.onBytes);
     if (options.format === 'ua-mvs') return parsedMvsRuns(oneSource('(stdin)', bytes), runner, tally);
@@ -402,7 +421,13 @@ interface Cursor {
 }
 
 /** Every parsed line into the batch (or, for a dry run, noted against the store), tallied; the keys seen. */
-async function readAll(store: VehicleStore, plan: ImportPlan, tally: ImportTally, chunks: AsyncIterable<PackedChunk>, signal?: AbortSignal): Promise<KeySet> {
+async function readAll(
+  store: VehicleStore,
+  plan: ImportPlan,
+  tally: ImportTally,
+  chunks: AsyncIterable<PackedChunk>,
+  signal?: AbortSignal,
+): Promise<KeySet> {
   const keys = new KeySet(1 << 16, { days: plan.dated, dry: plan.dry !== null });
   const at: Cursor = { file: undefined, line: plan.firstLine };
   for await (const chunk of chunks) {
@@ -429,7 +454,8 @@ async function readAll(store: VehicleStore, plan: ImportPlan, tally: ImportTally
         if (at.line === 1 && plan.firstLine === 0 && isFormatHint(chunk.reasons[reason]))
           throw new ImportInputError(chunk.reasons[reason], at.file);
         tally.invalid++;
-        if (tally.errors.length < MAX_REPORTED) tally.errors.push({ line: at.line, reason: chunk.reasons[reason], file: at.file });
+        if (tally.errors.length < MAX_REPORTED)
+          tally.errors.push({ line: at.line, reason: chunk.reasons[reason], file: at.file });
         reason++;
         continue;
       }
@@ -443,7 +469,14 @@ async function readAll(store: VehicleStore, plan: ImportPlan, tally: ImportTally
 }
 
 /** One record or deletion (its fields from `at` in the chunk's ends) into the batch, or noted by a dry run. */
-async function applyLine(plan: ImportPlan, tally: ImportTally, keys: KeySet, chunk: PackedChunk, at: number, isDelete: boolean): Promise<void> {
+async function applyLine(
+  plan: ImportPlan,
+  tally: ImportTally,
+  keys: KeySet,
+  chunk: PackedChunk,
+  at: number,
+  isDelete: boolean,
+): Promise<void> {
   const { batch, dry, named, replaceAll, fuel } = plan;
   const { text, ends, hashes, days } = chunk;
   const from = at === 0 ? 0 : ends[at - 1];
@@ -505,15 +538,31 @@ function shrinkOf(plan: ImportPlan, tally: ImportTally): ShrinkRefusal | undefin
  * The end of an import: rolled back (invalid lines, a dry run, a refused shrink, an interrupt) or committed, and its
  * report.
  */
-async function settle(plan: ImportPlan, tally: ImportTally, keys: KeySet, options: ImportOptions): Promise<ImportReport> {
+async function settle(
+  plan: ImportPlan,
+  tally: ImportTally,
+  keys: KeySet,
+  options: ImportOptions,
+): Promise<ImportReport> {
   const { batch, dry, before, named, replaceAll, sampleRemoved } = plan;
-  const { lines, imported, deleted, repeated, byOperation, errors, invalid, skipped, superseded, withoutPlates } = tally;
+  const { lines, imported, deleted, repeated, byOperation, errors, invalid, skipped, superseded, withoutPlates } =
+    tally;
   const common = { lines, errors, invalid, ...(plan.dated ? { skipped, superseded, withoutPlates } : {}) };
   if (invalid > 0) {
     await batch?.rollback();
     countImport(0, false);
     const dryRun = dry ? dry.report(new KeySet(16, { dry: true }), before, {}, () => false) : undefined;
-    return { ...common, imported: 0, deleted: 0, repeated: 0, byOperation: {}, committed: false, replaced: null, sampleRemoved: 0, dryRun };
+    return {
+      ...common,
+      imported: 0,
+      deleted: 0,
+      repeated: 0,
+      byOperation: {},
+      committed: false,
+      replaced: null,
+      sampleRemoved: 0,
+      dryRun,
+    };
   }
   const replace: Replace | null = named ?? (options.replace === 'all' ? 'all' : null);
   const shrinkRefused = shrinkOf(plan, tally);
@@ -538,7 +587,11 @@ async function settle(plan: ImportPlan, tally: ImportTally, keys: KeySet, option
 async function* parsedRuns(runs: AsyncIterable<Run>, runner: ChunkRunner): AsyncGenerator<PackedChunk> {
   const ahead: Promise<PackedChunk>[] = [];
   for await (const run of runs) {
-    ahead.push(run instanceof Uint8Array ? runner.run(run) : Promise.resolve(overlongLine(`line is longer than ${MAX_LINE_BYTES} bytes`)));
+    ahead.push(
+      run instanceof Uint8Array
+        ? runner.run(run)
+        : Promise.resolve(overlongLine(`line is longer than ${MAX_LINE_BYTES} bytes`)),
+    );
     if (ahead.length >= MAX_AHEAD) yield await (ahead.shift() as Promise<PackedChunk>);
   }
   while (ahead.length > 0) yield await (ahead.shift() as Promise<PackedChunk>);
@@ -548,7 +601,10 @@ async function* parsedRuns(runs: AsyncIterable<Run>, runner: ChunkRunner): Async
  * RDW's vehicles CSV (format 'rdw') cut into runs of whole rows, its header read here and handed
  * with every run to the runner, which parses and maps rows as it does NDJSON lines.
  */
-async function* parsedRdwRuns(input: AsyncIterable<Uint8Array | string>, runner: ChunkRunner): AsyncGenerator<PackedChunk> {
+async function* parsedRdwRuns(
+  input: AsyncIterable<Uint8Array | string>,
+  runner: ChunkRunner,
+): AsyncGenerator<PackedChunk> {
   const ahead: Promise<PackedChunk>[] = [];
   let columns: string[] | null = null;
   try {
@@ -592,7 +648,11 @@ async function* oneSource(name: string, bytes: AsyncIterable<Uint8Array | string
  * header read here (its layout, and its encoding from its first rows), the runs parsed by the runner
  * and handed on in order, each with its file's name.
  */
-async function* parsedMvsRuns(sources: AsyncIterable<Source>, runner: ChunkRunner, tally: ImportTally): AsyncGenerator<PackedChunk> {
+async function* parsedMvsRuns(
+  sources: AsyncIterable<Source>,
+  runner: ChunkRunner,
+  tally: ImportTally,
+): AsyncGenerator<PackedChunk> {
   const ahead: Promise<PackedChunk>[] = [];
   let name: string | undefined;
   try {
@@ -602,7 +662,11 @@ async function* parsedMvsRuns(sources: AsyncIterable<Source>, runner: ChunkRunne
       let encoded = false;
       for await (let run of csvRuns(source.bytes)) {
         if (layout === null) {
-          if (isZip(run)) throw new ImportInputError('a ZIP archive is read from a file, not from standard input (its directory is at its end)', file);
+          if (isZip(run))
+            throw new ImportInputError(
+              'a ZIP archive is read from a file, not from standard input (its directory is at its end)',
+              file,
+            );
           const header = mvsHeader(run);
           layout = header.layout;
           if (layout.at.N_REG_NEW === -1) tally.withoutPlates.push(file);
@@ -616,7 +680,8 @@ async function* parsedMvsRuns(sources: AsyncIterable<Source>, runner: ChunkRunne
       if (layout === null) throw new ImportInputError('it is empty (no header row)', file);
     }
   } catch (e) {
-    if (e instanceof CsvInputError || e instanceof MvsHeaderError || e instanceof ZipError) throw new ImportInputError(e.message, name);
+    if (e instanceof CsvInputError || e instanceof MvsHeaderError || e instanceof ZipError)
+      throw new ImportInputError(e.message, name);
     throw e;
   }
   while (ahead.length > 0) yield await (ahead.shift() as Promise<PackedChunk>);
@@ -626,7 +691,11 @@ async function* parsedMvsRuns(sources: AsyncIterable<Source>, runner: ChunkRunne
  * The CSV files of Ukraine's register as given: a ZIP's CSV entries (data/zip.ts), a gzip-compressed
  * or plain CSV file; `onBytes` is told the bytes read of all the files together, as stored.
  */
-async function* fileSources(files: readonly string[], handles: readonly fs.promises.FileHandle[], options: ImportOptions): AsyncGenerator<Source> {
+async function* fileSources(
+  files: readonly string[],
+  handles: readonly fs.promises.FileHandle[],
+  options: ImportOptions,
+): AsyncGenerator<Source> {
   let base = 0;
   for (let i = 0; i < files.length; i++) {
     const [file, handle] = [files[i], handles[i]];
@@ -643,10 +712,16 @@ async function* fileSources(files: readonly string[], handles: readonly fs.promi
         throw e instanceof ZipError ? new ImportInputError(e.message, file) : e;
       }
       for (const entry of entries)
-        yield { name: entries.length > 1 ? `${file}:${entry.name}` : file, bytes: abortable(zipEntryBytes(handle, entry, count), options.signal) };
+        yield {
+          name: entries.length > 1 ? `${file}:${entry.name}` : file,
+          bytes: abortable(zipEntryBytes(handle, entry, count), options.signal),
+        };
     } else {
       const from = base;
-      yield { name: file, bytes: inflated(abortable(fileChunks(handle), options.signal), (b) => options.onBytes?.(from + b)) };
+      yield {
+        name: file,
+        bytes: inflated(abortable(fileChunks(handle), options.signal), (b) => options.onBytes?.(from + b)),
+      };
     }
     base += size;
   }
@@ -657,7 +732,11 @@ async function* fileSources(files: readonly string[], handles: readonly fs.promi
  * CSV (plain or gzip-compressed), as one import: all or nothing, a plate's newest operation winning
  * across the files whatever their order.
  */
-export async function importFiles(store: VehicleStore, files: readonly string[], options: ImportOptions = {}): Promise<ImportReport> {
+export async function importFiles(
+  store: VehicleStore,
+  files: readonly string[],
+  options: ImportOptions = {},
+): Promise<ImportReport> {
   // Opened before the store's batch begins, so that a missing file fails before anything is written.
   const handles: fs.promises.FileHandle[] = [];
   try {
@@ -673,7 +752,11 @@ export async function importFiles(store: VehicleStore, files: readonly string[],
   }
 }
 
-export async function importFile(store: VehicleStore, file: string, options: ImportOptions = {}): Promise<ImportReport> {
+export async function importFile(
+  store: VehicleStore,
+  file: string,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
   if (options.format === 'ua-mvs') return importFiles(store, [file], options);
   // Opened before the store's batch begins, so that a missing file fails as it did with a stream.
   const handle = await fs.promises.open(file, 'r');
@@ -690,7 +773,11 @@ export async function importFile(store: VehicleStore, file: string, options: Imp
  * RDW's fuel CSV (8ys7-d773, plain or gzip-compressed) read whole into the map an 'rdw' import
  * joins by kenteken (data/rdw.ts); before the import's batch begins, so that nothing waits on it.
  */
-export async function readFuelFile(file: string, onBytes?: (bytes: number) => void, signal?: AbortSignal): Promise<FuelMap> {
+export async function readFuelFile(
+  file: string,
+  onBytes?: (bytes: number) => void,
+  signal?: AbortSignal,
+): Promise<FuelMap> {
   const handle = await fs.promises.open(file, 'r');
   try {
     return await readFuel(inflated(abortable(fileChunks(handle), signal), onBytes));

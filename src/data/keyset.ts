@@ -11,7 +11,7 @@
 // the file leaves there, to tell records added, changed and unchanged apart.
 
 /** The values kept beside each key, when asked for. */
-export interface KeyValues {
+interface KeyValues {
   /** The day of the row applied under the key (`day`). */
   readonly days?: boolean;
   /** A dry run's view of the key (`state`, `operation`, `stored`). */

@@ -121,7 +121,7 @@ function amount(fields: readonly string[], i: number): number | undefined {
 }
 
 /** D_REG as a day number (days since 1970-01-01) and as YYYY-MM-DD, or null. */
-export function mvsDate(t: string | undefined): { day: number; iso: string } | null {
+function mvsDate(t: string | undefined): { day: number; iso: string } | null {
   if (t === undefined) return null;
   let m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T][\d:.]*)?$/.exec(t);
   let y: string, mo: string, d: string;
@@ -134,7 +134,12 @@ export function mvsDate(t: string | undefined): { day: number; iso: string } | n
   }
   const [year, month, dd] = [Number(y), Number(mo), Number(d)];
   // Date.UTC would carry 31.02 into March: the day must be one of its month's.
-  const days = month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : 30 + ((month + (month >> 3)) & 1);
+  const days =
+    month === 2
+      ? year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+        ? 29
+        : 28
+      : 30 + ((month + (month >> 3)) & 1);
   if (month < 1 || month > 12 || dd < 1 || dd > days || year < 1970) return null;
   return { day: Date.UTC(year, month - 1, dd) / 86_400_000, iso: `${y}-${mo}-${d}` };
 }
@@ -143,7 +148,7 @@ export function mvsDate(t: string | undefined): { day: number; iso: string } | n
  * Brand and model without the model twice: until 2018 BRAND holds the brand and the model together
  * (`TESLA  MODEL X` beside MODEL `MODEL  X`), so a BRAND ending in the MODEL is cut back to the brand.
  */
-export function brandAndModel(brand: string | undefined, model: string | undefined): [string | undefined, string | undefined] {
+function brandAndModel(brand: string | undefined, model: string | undefined): [string | undefined, string | undefined] {
   if (brand === undefined || model === undefined) return [brand, model];
   const b = brand.toUpperCase();
   const m = model.toUpperCase();
@@ -152,7 +157,10 @@ export function brandAndModel(brand: string | undefined, model: string | undefin
   return [brand, model];
 }
 
-/** The operation's code and name, from OPER_CODE and OPER_NAME (its name may repeat the code: `40 - ...`) or the fused column. */
+/**
+ * The operation's code and name, from OPER_CODE and OPER_NAME (its name may repeat the code:
+ * `40 - ...`) or the fused column.
+ */
 function operationOf(fields: readonly string[], layout: MvsLayout): [number | undefined, string | undefined] {
   const joined = layout.fused >= 0 ? text(fields, layout.fused) : undefined;
   const codeText = joined === undefined ? text(fields, layout.at.OPER_CODE) : undefined;
@@ -185,7 +193,7 @@ function whole(fields: readonly string[], i: number): number | undefined {
  * table), then the other columns under keys of vehicleJson. PERSON and REG_ADDR_KOATUU are not read.
  * Written as JSON text directly (millions of rows: no object a row to stringify).
  */
-export function mvsPayload(fields: readonly string[], layout: MvsLayout, iso: string): string {
+function mvsPayload(fields: readonly string[], layout: MvsLayout, iso: string): string {
   const { at } = layout;
   const [make, model] = brandAndModel(text(fields, at.BRAND), text(fields, at.MODEL));
   const engine = whole(fields, at.CAPACITY);
@@ -196,7 +204,10 @@ export function mvsPayload(fields: readonly string[], layout: MvsLayout, iso: st
   const json =
     member('Description', description === undefined ? cc : cc === undefined ? description : `${description} ${cc}`) +
     // 1900 is the register's placeholder for an unknown year.
-    member('RegistrationYear', year !== undefined && /^\d{4}$/.test(year) && year !== '1900' ? Number(year) : undefined) +
+    member(
+      'RegistrationYear',
+      year !== undefined && /^\d{4}$/.test(year) && year !== '1900' ? Number(year) : undefined,
+    ) +
     (make === undefined ? '' : `,"CarMake":{"CurrentTextValue":${quoted(make)}}`) +
     (model === undefined ? '' : `,"CarModel":{"CurrentTextValue":${quoted(model)}}`) +
     composite('BodyStyle', null, text(fields, at.BODY)) +
@@ -239,7 +250,10 @@ function rowOutcome(fields: readonly string[], layout: MvsLayout): Outcome {
   const raw = text(fields, layout.at.D_REG);
   const date = mvsDate(raw);
   if (!date)
-    return { kind: INVALID, reason: `D_REG ${JSON.stringify(raw ?? '')} is not a date (DD.MM.YY, DD.MM.YYYY or YYYY-MM-DD)` };
+    return {
+      kind: INVALID,
+      reason: `D_REG ${JSON.stringify(raw ?? '')} is not a date (DD.MM.YY, DD.MM.YYYY or YYYY-MM-DD)`,
+    };
   const payload = mvsPayload(fields, layout, date.iso);
   // Its texts hold nothing XML cannot carry (text() drops it); what is left to check is a text too
   // long, which only a payload this long can hold.
@@ -250,7 +264,10 @@ function rowOutcome(fields: readonly string[], layout: MvsLayout): Outcome {
   return { kind: PUT, registration: reg.value, day: date.day, payload };
 }
 
-/** A run of whole rows of one file -> its rows' outcomes, packed as chunk.ts packs NDJSON lines, with each record's day. */
+/**
+ * A run of whole rows of one file -> its rows' outcomes, packed as chunk.ts packs NDJSON lines, with
+ * each record's day.
+ */
 export function packMvsRows(bytes: Uint8Array, layout: MvsLayout): PackedChunk {
   const kinds: number[] = [];
   const ends: number[] = [];

@@ -13,11 +13,20 @@ const MAX_LINE_CHARS = 1024 * 1024;
 const RECORD_KEYS: readonly string[] = ['operation', 'registration', 'state', 'vehicle', 'mot', 'delete'];
 const DELETE_KEYS: readonly string[] = ['operation', 'registration', 'state', 'delete'];
 
-export type Parsed = { ok: true; record: StoredRecord; delete: false } | { ok: true; record: RecordKey; delete: true } | { ok: false; reason: string };
+type Parsed =
+  | { ok: true; record: StoredRecord; delete: false }
+  | { ok: true; record: RecordKey; delete: true }
+  | { ok: false; reason: string };
 
 /** The names of a header line's fields, split on `separator`, unquoted, in lower case. */
 function headerNames(line: string, separator: string): string[] {
-  return line.split(separator).map((f) => f.trim().replace(/^"(.*)"$/, '$1').trim().toLowerCase());
+  return line.split(separator).map((f) =>
+    f
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .trim()
+      .toLowerCase(),
+  );
 }
 
 /**
@@ -26,10 +35,12 @@ function headerNames(line: string, separator: string): string[] {
  */
 function formatHint(text: string): string | null {
   const line = text.replace(/^\uFEFF/, '');
-  if (line.startsWith('PK\u0003\u0004')) return "this is a ZIP archive, as Ukraine's register comes: use --format ua-mvs";
+  if (line.startsWith('PK\u0003\u0004'))
+    return "this is a ZIP archive, as Ukraine's register comes: use --format ua-mvs";
   if (line.includes(';') && headerNames(line, ';').includes('n_reg_new'))
     return "this looks like Ukraine's register (a ';'-separated header with N_REG_NEW): use --format ua-mvs";
-  if (headerNames(line, ',').includes('kenteken')) return 'this looks like the RDW export (a CSV header with Kenteken): use --format rdw';
+  if (headerNames(line, ',').includes('kenteken'))
+    return 'this looks like the RDW export (a CSV header with Kenteken): use --format rdw';
   return null;
 }
 
@@ -47,7 +58,8 @@ export function parseLine(text: string): Parsed {
   } catch (e) {
     return { ok: false, reason: formatHint(text) ?? `not valid JSON (${(e as Error).message})` };
   }
-  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return { ok: false, reason: 'a record must be a JSON object' };
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj))
+    return { ok: false, reason: 'a record must be a JSON object' };
   const r = obj as Record<string, unknown>;
   const isDelete = r.delete !== undefined;
   if (isDelete && r.delete !== true) return { ok: false, reason: '"delete" must be true (or absent)' };
@@ -55,12 +67,19 @@ export function parseLine(text: string): Parsed {
   // the message a line with one problem always gave), so that a line is fixed in one go.
   const problems: string[] = [];
   const unknown = unknownKeyProblem('the record', r, isDelete ? DELETE_KEYS : RECORD_KEYS);
-  if (unknown) problems.push(isDelete && RECORD_KEYS.includes(Object.keys(r).find((k) => !DELETE_KEYS.includes(k)) ?? '') ? `a deletion holds only operation, registration, state and "delete":true` : unknown);
+  if (unknown)
+    problems.push(
+      isDelete && RECORD_KEYS.includes(Object.keys(r).find((k) => !DELETE_KEYS.includes(k)) ?? '')
+        ? `a deletion holds only operation, registration, state and "delete":true`
+        : unknown,
+    );
   const op = typeof r.operation === 'string' ? findOperation(r.operation) : undefined;
   if (typeof r.operation !== 'string') problems.push('"operation" is missing (e.g. "Check", "CheckUSA", "UKMOT")');
   else if (!op) {
     const near = suggestOperation(r.operation);
-    problems.push(`unknown operation "${r.operation.slice(0, 40)}"${near ? ` (names are case-sensitive here: did you mean "${near.name}"?)` : ''}`);
+    problems.push(
+      `unknown operation "${r.operation.slice(0, 40)}"${near ? ` (names are case-sensitive here: did you mean "${near.name}"?)` : ''}`,
+    );
   }
   let registration = '';
   if (typeof r.registration !== 'string') problems.push('"registration" must be a string');
@@ -81,7 +100,10 @@ export function parseLine(text: string): Parsed {
     problems.push(`"state" is only for CheckUSA, CheckCanada and CheckAustralia, not ${op.name}`);
   }
   if (!op) return refused(problems);
-  if (isDelete) return problems.length ? refused(problems) : { ok: true, delete: true, record: { operation: op.name, registration, state } };
+  if (isDelete)
+    return problems.length
+      ? refused(problems)
+      : { ok: true, delete: true, record: { operation: op.name, registration, state } };
 
   const plain = plainJsonText(text);
   const body = op.result === 'UKMOTData' ? 'mot' : 'vehicle';

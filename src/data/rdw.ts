@@ -34,8 +34,10 @@ export function splitHeader(run: Uint8Array): { columns: string[]; rest: Uint8Ar
 
 /** Why a header is not one of the registered-vehicles data set, or null. */
 export function vehicleHeaderProblem(columns: readonly string[]): string | null {
-  if (!columns.includes('kenteken')) return `its header has no Kenteken (kenteken) column: is it RDW's registered-vehicles CSV (m9d7-ebf2)?`;
-  if (!columns.includes('merk') && columns.includes('brandstof_omschrijving')) return 'it is the fuel data set (8ys7-d773): give it with --fuel, after the registered-vehicles file';
+  if (!columns.includes('kenteken'))
+    return `its header has no Kenteken (kenteken) column: is it RDW's registered-vehicles CSV (m9d7-ebf2)?`;
+  if (!columns.includes('merk') && columns.includes('brandstof_omschrijving'))
+    return 'it is the fuel data set (8ys7-d773): give it with --fuel, after the registered-vehicles file';
   return null;
 }
 
@@ -62,7 +64,8 @@ export function packRdwRows(bytes: Uint8Array, columns: readonly string[]): Pack
   };
   const onRow = (fields: string[]) => {
     if (fields.length === 1 && fields[0].trim() === '') return void kinds.push(BLANK);
-    if (fields.length !== columns.length) return refuse(`the row has ${fields.length} field(s) where the header has ${columns.length}`);
+    if (fields.length !== columns.length)
+      return refuse(`the row has ${fields.length} field(s) where the header has ${columns.length}`);
     const row = rowOf(columns, fields);
     const reg = normalizeRegistration(typeof row.kenteken === 'string' ? row.kenteken : '');
     if (!reg.ok) return refuse(`kenteken ${reg.reason}`);
@@ -81,7 +84,13 @@ export function packRdwRows(bytes: Uint8Array, columns: readonly string[]): Pack
     hashes.push(a, b);
   };
   eachCsvRow(decoder.decode(bytes), onRow, ',', () => refuse(UNCLOSED_QUOTE));
-  return { kinds: Uint8Array.from(kinds), text, ends: Int32Array.from(ends), hashes: Uint32Array.from(hashes), reasons };
+  return {
+    kinds: Uint8Array.from(kinds),
+    text,
+    ends: Int32Array.from(ends),
+    hashes: Uint32Array.from(hashes),
+    reasons,
+  };
 }
 
 /** kenteken (normalised) -> the record's fuel part as JSON members (`"FuelType":...,"rdwFuel":[...]`), for joinFuel. */
@@ -104,7 +113,10 @@ function fuelPart(plate: string, rows: readonly RdwRow[]): string {
  * read, and held only as that text. Rows of one plate need not be next to each other: a plate met
  * again (a hybrid) has its rows kept as objects until the end, then its part made from all of them.
  */
-export async function readFuel(input: AsyncIterable<Uint8Array | string>, onRow?: (rows: number) => void): Promise<FuelMap> {
+export async function readFuel(
+  input: AsyncIterable<Uint8Array | string>,
+  onRow?: (rows: number) => void,
+): Promise<FuelMap> {
   const fuel: FuelMap = new Map();
   const several = new Map<string, RdwRow[]>();
   let columns: string[] | null = null;
@@ -115,7 +127,9 @@ export async function readFuel(input: AsyncIterable<Uint8Array | string>, onRow?
       const h = splitHeader(run);
       columns = h.columns;
       if (!columns.includes('kenteken') || !columns.includes('brandstof_omschrijving')) {
-        throw new CsvInputError(`its header has no Kenteken and Brandstof omschrijving columns: is it RDW's fuel CSV (8ys7-d773)?`);
+        throw new CsvInputError(
+          `its header has no Kenteken and Brandstof omschrijving columns: is it RDW's fuel CSV (8ys7-d773)?`,
+        );
       }
       run = h.rest;
     }
@@ -126,20 +140,22 @@ export async function readFuel(input: AsyncIterable<Uint8Array | string>, onRow?
     eachCsvRow(
       decoder.decode(run),
       (fields) => {
-      line++;
-      if (fields.length === 1 && fields[0].trim() === '') return;
-      if (fields.length !== cols.length) throw new CsvInputError(`row ${line} has ${fields.length} field(s) where the header has ${cols.length}`);
-      const row = rowOf(cols, fields);
-      const reg = normalizeRegistration(typeof row.kenteken === 'string' ? row.kenteken : '');
-      if (!reg.ok) throw new CsvInputError(`row ${line}: kenteken ${reg.reason}`);
-      rows++;
-      const plate = reg.value;
-      const more = several.get(plate);
-      const part = fuel.get(plate);
-      if (more) more.push(row);
-      // The plate's first row is held only in its part's text (under rdwFuel): read back from it.
-      else if (part !== undefined) several.set(plate, [...((JSON.parse(`{${part}}`) as { rdwFuel: RdwRow[] }).rdwFuel), row]);
-      else fuel.set(plate, fuelPart(plate, [row]));
+        line++;
+        if (fields.length === 1 && fields[0].trim() === '') return;
+        if (fields.length !== cols.length)
+          throw new CsvInputError(`row ${line} has ${fields.length} field(s) where the header has ${cols.length}`);
+        const row = rowOf(cols, fields);
+        const reg = normalizeRegistration(typeof row.kenteken === 'string' ? row.kenteken : '');
+        if (!reg.ok) throw new CsvInputError(`row ${line}: kenteken ${reg.reason}`);
+        rows++;
+        const plate = reg.value;
+        const more = several.get(plate);
+        const part = fuel.get(plate);
+        if (more) more.push(row);
+        // The plate's first row is held only in its part's text (under rdwFuel): read back from it.
+        else if (part !== undefined)
+          several.set(plate, [...(JSON.parse(`{${part}}`) as { rdwFuel: RdwRow[] }).rdwFuel, row]);
+        else fuel.set(plate, fuelPart(plate, [row]));
       },
       ',',
       unclosed,

@@ -48,7 +48,13 @@ const READ_BYTES = 1 << 20;
 
 /** Whether bytes begin as a ZIP archive does (a local header, or the end record of an empty one). */
 export function isZip(head: Uint8Array): boolean {
-  return head.length >= 4 && head[0] === 0x50 && head[1] === 0x4b && (head[2] === 3 || head[2] === 5) && head[3] === head[2] + 1;
+  return (
+    head.length >= 4 &&
+    head[0] === 0x50 &&
+    head[1] === 0x4b &&
+    (head[2] === 3 || head[2] === 5) &&
+    head[3] === head[2] + 1
+  );
 }
 
 async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
@@ -87,24 +93,35 @@ async function directoryOf(handle: FileHandle, fileSize: number): Promise<Direct
     }
   }
   if (at === -1) throw new ZipError('it is not a ZIP archive, or it is cut short (no end of central directory)');
-  if (buf.readUInt16LE(at + 4) !== 0 && buf.readUInt16LE(at + 4) !== MAX16) throw new ZipError('it is split over several disks');
-  let dir: Directory = { entries: buf.readUInt16LE(at + 10), size: buf.readUInt32LE(at + 12), offset: buf.readUInt32LE(at + 16) };
-  if ((dir.entries === MAX16 || dir.size === MAX32 || dir.offset === MAX32) && at >= 20 && buf.readUInt32LE(at - 20) === ZIP64_LOCATOR) {
+  if (buf.readUInt16LE(at + 4) !== 0 && buf.readUInt16LE(at + 4) !== MAX16)
+    throw new ZipError('it is split over several disks');
+  let dir: Directory = {
+    entries: buf.readUInt16LE(at + 10),
+    size: buf.readUInt32LE(at + 12),
+    offset: buf.readUInt32LE(at + 16),
+  };
+  if (
+    (dir.entries === MAX16 || dir.size === MAX32 || dir.offset === MAX32) &&
+    at >= 20 &&
+    buf.readUInt32LE(at - 20) === ZIP64_LOCATOR
+  ) {
     const where = u64(buf, at - 20 + 8);
     if (where + 56 > fileSize) throw new ZipError('its ZIP64 end record lies outside the file');
     const z = await readAt(handle, where, 56);
     if (z.readUInt32LE(0) !== ZIP64_EOCD) throw new ZipError('its ZIP64 end record is damaged');
     dir = { entries: u64(z, 32), size: u64(z, 40), offset: u64(z, 48) };
   }
-  if (dir.entries > ZIP_LIMITS.entries) throw new ZipError(`it holds ${dir.entries} entries (at most ${ZIP_LIMITS.entries} are read)`);
-  if (dir.size > ZIP_LIMITS.directoryBytes) throw new ZipError(`its directory is ${dir.size} bytes (at most ${ZIP_LIMITS.directoryBytes} are read)`);
+  if (dir.entries > ZIP_LIMITS.entries)
+    throw new ZipError(`it holds ${dir.entries} entries (at most ${ZIP_LIMITS.entries} are read)`);
+  if (dir.size > ZIP_LIMITS.directoryBytes)
+    throw new ZipError(`its directory is ${dir.size} bytes (at most ${ZIP_LIMITS.directoryBytes} are read)`);
   if (dir.offset + dir.size > fileSize) throw new ZipError('it is cut short (its directory lies past its end)');
   return dir;
 }
 
 /** The sizes and offset an entry's ZIP64 extra field holds in place of the 0xFFFFFFFF its record shows. */
 function zip64Fields(extra: Buffer, sizes: { size: number; compressedSize: number; offset: number }): void {
-  for (let p = 0; p + 4 <= extra.length; ) {
+  for (let p = 0; p + 4 <= extra.length;) {
     const id = extra.readUInt16LE(p);
     const len = extra.readUInt16LE(p + 2);
     if (id === 0x0001) {
@@ -138,11 +155,16 @@ function entryAt(cd: Buffer, p: number, dir: Directory): { entry: ZipEntry; next
   if (next > cd.length) throw new ZipError('its central directory is damaged');
   const rawName = cd.subarray(p + 46, p + 46 + nameLen);
   const name = (flags & 0x800 ? utf8 : oem).decode(rawName);
-  const sizes = { compressedSize: cd.readUInt32LE(p + 20), size: cd.readUInt32LE(p + 24), offset: cd.readUInt32LE(p + 42) };
+  const sizes = {
+    compressedSize: cd.readUInt32LE(p + 20),
+    size: cd.readUInt32LE(p + 24),
+    offset: cd.readUInt32LE(p + 42),
+  };
   zip64Fields(cd.subarray(p + 46 + nameLen, p + 46 + nameLen + extraLen), sizes);
   const entry: ZipEntry = { name, method: cd.readUInt16LE(p + 10), crc32: cd.readUInt32LE(p + 16), ...sizes };
   if (flags & 0x41) throw new ZipError(`${name} is encrypted`);
-  if (entry.offset + 30 + entry.compressedSize > dir.offset) throw new ZipError(`${name} lies outside the archive's data`);
+  if (entry.offset + 30 + entry.compressedSize > dir.offset)
+    throw new ZipError(`${name} lies outside the archive's data`);
   return { entry, next };
 }
 
@@ -173,11 +195,21 @@ export function csvEntries(entries: readonly ZipEntry[]): ZipEntry[] {
   const files = entries.filter(isFile);
   const chosen = files.length === 1 ? files : files.filter((e) => CSV_NAME_RE.test(e.name));
   if (chosen.length === 0)
-    throw new ZipError(`it holds no CSV file (${files.length ? files.map((e) => e.name).slice(0, 5).join(', ') : 'no file at all'})`);
+    throw new ZipError(
+      `it holds no CSV file (${
+        files.length
+          ? files
+              .map((e) => e.name)
+              .slice(0, 5)
+              .join(', ')
+          : 'no file at all'
+      })`,
+    );
   const byOffset = [...chosen].sort((a, b) => a.offset - b.offset);
   for (let i = 1; i < byOffset.length; i++) {
     const prev = byOffset[i - 1];
-    if (prev.offset + 30 + prev.compressedSize > byOffset[i].offset) throw new ZipError(`${prev.name} and ${byOffset[i].name} overlap`);
+    if (prev.offset + 30 + prev.compressedSize > byOffset[i].offset)
+      throw new ZipError(`${prev.name} and ${byOffset[i].name} overlap`);
   }
   for (const e of chosen) checkDeclared(e);
   return chosen;
@@ -186,16 +218,27 @@ export function csvEntries(entries: readonly ZipEntry[]): ZipEntry[] {
 /** What an entry declares, against ZIP_LIMITS and the methods read here. */
 function checkDeclared(e: ZipEntry): void {
   if (e.method !== STORED && e.method !== DEFLATED)
-    throw new ZipError(`${e.name} is compressed with method ${e.method}${e.method === 9 ? ' (Deflate64)' : ''}; only stored and deflated entries are read`);
-  if (e.size > ZIP_LIMITS.entryBytes) throw new ZipError(`${e.name} is ${e.size} bytes inflated (at most ${ZIP_LIMITS.entryBytes} are read)`);
-  if (e.method === STORED && e.size !== e.compressedSize) throw new ZipError(`${e.name} is damaged (stored, yet its two sizes differ)`);
+    throw new ZipError(
+      `${e.name} is compressed with method ${e.method}${e.method === 9 ? ' (Deflate64)' : ''}; only stored and deflated entries are read`,
+    );
+  if (e.size > ZIP_LIMITS.entryBytes)
+    throw new ZipError(`${e.name} is ${e.size} bytes inflated (at most ${ZIP_LIMITS.entryBytes} are read)`);
+  if (e.method === STORED && e.size !== e.compressedSize)
+    throw new ZipError(`${e.name} is damaged (stored, yet its two sizes differ)`);
   if (e.size > Math.max(e.compressedSize, 1) * ZIP_LIMITS.ratio)
-    throw new ZipError(`${e.name} would inflate ${Math.round(e.size / Math.max(e.compressedSize, 1))} times (at most ${ZIP_LIMITS.ratio}): a ZIP bomb, or not a register's file`);
+    throw new ZipError(
+      `${e.name} would inflate ${Math.round(e.size / Math.max(e.compressedSize, 1))} times (at most ${ZIP_LIMITS.ratio}): a ZIP bomb, or not a register's file`,
+    );
 }
 
 /** The entry's compressed bytes, read from the file a chunk at a time (each chunk a fresh buffer). */
-async function* rawBytes(handle: FileHandle, start: number, length: number, onBytes?: (n: number) => void): AsyncGenerator<Buffer> {
-  for (let done = 0; done < length; ) {
+async function* rawBytes(
+  handle: FileHandle,
+  start: number,
+  length: number,
+  onBytes?: (n: number) => void,
+): AsyncGenerator<Buffer> {
+  for (let done = 0; done < length;) {
     const n = Math.min(READ_BYTES, length - done);
     const buf = await readAt(handle, start + done, n);
     done += n;
@@ -209,10 +252,15 @@ async function* rawBytes(handle: FileHandle, start: number, length: number, onBy
  * compressed bytes read. Throws ZipError when they do not match what the directory declares: more
  * bytes than its size (stopped there), fewer, or another CRC-32.
  */
-export async function* zipEntryBytes(handle: FileHandle, entry: ZipEntry, onBytes?: (n: number) => void): AsyncGenerator<Uint8Array> {
+export async function* zipEntryBytes(
+  handle: FileHandle,
+  entry: ZipEntry,
+  onBytes?: (n: number) => void,
+): AsyncGenerator<Uint8Array> {
   checkDeclared(entry);
   const local = await readAt(handle, entry.offset, 30);
-  if (local.readUInt32LE(0) !== LOCAL) throw new ZipError(`${entry.name} is damaged (no local header where the directory points)`);
+  if (local.readUInt32LE(0) !== LOCAL)
+    throw new ZipError(`${entry.name} is damaged (no local header where the directory points)`);
   if (local.readUInt16LE(6) & 0x41) throw new ZipError(`${entry.name} is encrypted`);
   if (local.readUInt16LE(8) !== entry.method) throw new ZipError(`${entry.name} is damaged (its two headers disagree)`);
   const start = entry.offset + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
@@ -221,13 +269,17 @@ export async function* zipEntryBytes(handle: FileHandle, entry: ZipEntry, onByte
   let crc = 0;
   const counted = (b: Uint8Array): Uint8Array => {
     out += b.length;
-    if (out > entry.size) throw new ZipError(`${entry.name} inflates to more than the ${entry.size} bytes its directory gives (a ZIP bomb, or damaged)`);
+    if (out > entry.size)
+      throw new ZipError(
+        `${entry.name} inflates to more than the ${entry.size} bytes its directory gives (a ZIP bomb, or damaged)`,
+      );
     crc = zlib.crc32(b, crc);
     return b;
   };
   if (entry.method === STORED) for await (const b of raw) yield counted(b);
   else for await (const b of inflateRaw(raw, entry.name)) yield counted(b);
-  if (out !== entry.size) throw new ZipError(`${entry.name} is damaged (${out} bytes where its directory gives ${entry.size})`);
+  if (out !== entry.size)
+    throw new ZipError(`${entry.name} is damaged (${out} bytes where its directory gives ${entry.size})`);
   if (crc >>> 0 !== entry.crc32 >>> 0) throw new ZipError(`${entry.name} is damaged (its CRC-32 does not match)`);
 }
 
@@ -252,7 +304,8 @@ async function* inflateRaw(input: AsyncGenerator<Buffer>, name: string): AsyncGe
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (e instanceof ZipError) throw e;
-    if (typeof err.code === 'string' && err.code.startsWith('Z_')) throw new ZipError(`${name} is damaged (${err.message})`);
+    if (typeof err.code === 'string' && err.code.startsWith('Z_'))
+      throw new ZipError(`${name} is damaged (${err.message})`);
     throw e;
   } finally {
     inflate.destroy();

@@ -2,6 +2,8 @@
 // /readyz: every named probe answers in time and the service is not shutting down. The probes
 // are a list handed to createService, so that each dependency (the store, Redis, ...) brings its own.
 
+import { messageOf } from '../core/errors';
+
 export interface ReadinessProbe {
   /** Named in the JSON answer and the log: 'store', 'redis', ... */
   readonly name: string;
@@ -19,7 +21,7 @@ export interface ReadinessProbe {
   degradedNow?(): string | null;
 }
 
-export interface Readiness {
+interface Readiness {
   readonly ready: boolean;
   readonly checks: Record<string, string>;
   /** Why not ready, for humans: which checks fail (no detail that could name a file or a host). */
@@ -81,7 +83,7 @@ export async function readiness(probes: readonly ReadinessProbe[], state: { stop
         checks[name] = timedOut ? 'no answer in time' : 'failing';
         reasons.push(why);
       }
-      details.push({ probe: name, error: String((r.reason as Error)?.message ?? r.reason).slice(0, 500) });
+      details.push({ probe: name, error: messageOf(r.reason).slice(0, 500) });
     }
   });
   const lesser = degraded.length > 0 ? { degraded: degraded.join('; ') } : {};

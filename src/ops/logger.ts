@@ -58,7 +58,7 @@ function stdout(): BatchedWriter {
 const accessSinks = new WeakMap<Logger, { out: BatchedWriter; format: 'json' | 'text' }>();
 
 /** The access log's fields, in the order a text line gives them. Never a registration number. */
-export interface AccessRecord {
+interface AccessRecord {
   readonly id: string;
   /** The caller's address (behind TRUST_PROXY proxies, the forwarded one). */
   readonly client: string;
@@ -89,7 +89,7 @@ const UNSAFE_ALL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 const escapeChar = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /** A value a caller chose (a path, a parameter), with its control characters written as \uXXXX. */
-export function escapeControls(s: string): string {
+function escapeControls(s: string): string {
   return UNSAFE.test(s) ? s.replace(UNSAFE_ALL, escapeChar) : s;
 }
 

@@ -4,13 +4,14 @@
 // additions per request: the counters' label children are looked up once and kept, never made per
 // request, and the request counter is a plain tally that becomes Prometheus samples only when scraped.
 
+import { messageOf } from '../core/errors';
 import cluster from 'node:cluster';
 import client from 'prom-client';
 import type { ImportRun } from '../store/store';
 import { VERSION } from './version';
 
 /** Error codes that are a refusal of the caller (credit, quota, rate), counted on their own. */
-export const REFUSAL_CODES = ['OUT_OF_CREDIT', 'DAILY_LIMIT_REACHED', 'RATE_LIMITED'] as const;
+const REFUSAL_CODES = ['OUT_OF_CREDIT', 'DAILY_LIMIT_REACHED', 'RATE_LIMITED'] as const;
 
 // Seconds. Requests are served in well under a millisecond when cached and up to the request timeout.
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -473,7 +474,7 @@ export function clusterMetrics(): () => Promise<string> {
     if (msg?.type !== ASK) return;
     text().then(
       (t) => worker.send({ type: ANSWER, id: msg.id, text: t }),
-      (e: unknown) => worker.send({ type: ANSWER, id: msg.id, error: String((e as Error)?.message ?? e) }),
+      (e: unknown) => worker.send({ type: ANSWER, id: msg.id, error: messageOf(e) }),
     );
   });
   return text;

@@ -1,6 +1,7 @@
 // METRICS_PORT: a server of its own that answers only GET /metrics, so that the metrics can be kept
 // off the public port (bind it where only the scraper reaches).
 
+import { messageOf } from '../core/errors';
 import http from 'node:http';
 import { CONTENT_TYPE } from './metrics';
 import type { Logger } from './logger';
@@ -19,7 +20,7 @@ export function createMetricsServer(text: () => Promise<string>, logger: Logger)
     text().then(
       (t) => res.writeHead(200, { 'Content-Type': CONTENT_TYPE }).end(req.method === 'HEAD' ? undefined : t),
       (e: unknown) => {
-        logger.error('metrics scrape failed', { error: String((e as Error)?.message ?? e) });
+        logger.error('metrics scrape failed', { error: messageOf(e) });
         res
           .writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' })
           .end('The metrics could not be collected; the log has the detail\n');

@@ -7,7 +7,7 @@
 import { failureForStatus, jsonBody, retryAfterOf } from './upstream-status';
 import { UpstreamFailure, type FetchContext, type Provider, type ProviderAnswer } from './provider';
 
-export interface DvlaOptions {
+interface DvlaOptions {
   readonly url: string;
   readonly apiKey: string;
 }
@@ -20,7 +20,7 @@ const text = (v: unknown): string | undefined => (typeof v === 'string' && v.tri
 const whole = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) ? v : undefined);
 
 /** A DVLA record (the 200 answer's object) as a vehicle object in the import format (docs/data.md). */
-export function mapDvla(d: Json): Json {
+function mapDvla(d: Json): Json {
   const make = text(d.make);
   const colour = text(d.colour);
   const fuel = text(d.fuelType);

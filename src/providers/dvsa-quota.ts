@@ -15,6 +15,7 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from '../ops/logger';
+import { messageOf } from '../core/errors';
 
 export interface DvsaQuotaLimits {
   readonly perSecond: number;
@@ -25,7 +26,7 @@ export interface DvsaQuotaLimits {
 export const DVSA_QUOTA: DvsaQuotaLimits = { perSecond: 15, burst: 10, perDay: 500_000 };
 
 /** A refusal: the seconds to wait. */
-export interface QuotaRefusal {
+interface QuotaRefusal {
   readonly retryAfterS: number;
   readonly which: 'second' | 'day';
 }
@@ -89,7 +90,7 @@ export class DvsaQuota {
     this.failing = true;
     this.log?.warn(
       'the DVSA quota cannot be counted in Redis; each process counts its share of it in memory until Redis is back',
-      { error: String((e as Error)?.message ?? e).slice(0, 300), share: `${this.local.second.points}/s` },
+      { error: messageOf(e).slice(0, 300), share: `${this.local.second.points}/s` },
     );
     this.probe ??= setInterval(() => {
       const redis = this.redis;

@@ -9,7 +9,7 @@
 import { UpstreamFailure, type UpstreamHttp } from './provider';
 import { failureForStatus, jsonBody } from './upstream-status';
 
-export interface TokenConfig {
+interface TokenConfig {
   readonly tokenUrl: string;
   readonly clientId: string;
   readonly clientSecret: string;
@@ -17,7 +17,7 @@ export interface TokenConfig {
 }
 
 /** A token is refreshed this long before it expires (or at 90 % of its life, if that is sooner). */
-export const REFRESH_BEFORE_MS = 60_000;
+const REFRESH_BEFORE_MS = 60_000;
 /** The longest a token request may take, however long the call that started it may wait. */
 const TOKEN_TIMEOUT_MS = 10_000;
 
@@ -28,7 +28,7 @@ interface Token {
 }
 
 /** What bounds one call's wait for a token: its lookup's signal and deadline. */
-export interface TokenWait {
+interface TokenWait {
   readonly signal?: AbortSignal;
   readonly deadline?: number;
 }

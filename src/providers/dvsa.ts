@@ -18,9 +18,9 @@ import { UpstreamFailure, type FetchContext, type Provider, type ProviderAnswer 
 import { failureForStatus, jsonBody } from './upstream-status';
 
 /** DVSA_* as config.ts reads them. */
-export type DvsaConfig = Omit<DvsaSettings, 'quotaProcesses'> & { readonly quotaProcesses?: number };
+type DvsaConfig = Omit<DvsaSettings, 'quotaProcesses'> & { readonly quotaProcesses?: number };
 
-export interface DvsaDeps {
+interface DvsaDeps {
   /** Redis to share the quota through (REDIS_URL); null or absent: this process's memory. */
   readonly redisUrl?: string | null;
   readonly redisPrefix?: string;
@@ -69,7 +69,7 @@ const text = (v: unknown): string | undefined =>
 const RESULTS: Readonly<Record<string, string>> = { PASSED: 'Pass', FAILED: 'Fail' };
 
 /** One DVSA motTests entry as a UKTest record (docs/data.md). */
-export function mapDvsaTest(t: Json): Json {
+function mapDvsaTest(t: Json): Json {
   const out: Json = {};
   const completed = text(t.completedDate);
   if (completed !== undefined) out.TestDate = /^\d{4}-\d{2}-\d{2}/.test(completed) ? completed.slice(0, 10) : completed;
@@ -111,7 +111,7 @@ const EXTENDED: ReadonlyArray<readonly [string, string]> = [
 ];
 
 /** A DVSA vehicle (the 200 answer) as an MOT history record (docs/data.md): make, model, tests, extendedInformation. */
-export function mapDvsa(v: Json): Json {
+function mapDvsa(v: Json): Json {
   const out: Json = {};
   const make = text(v.make);
   if (make !== undefined) out.make = make;

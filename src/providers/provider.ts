@@ -40,7 +40,7 @@ export type ProviderAnswer =
   { readonly found: true; readonly record: Readonly<Record<string, unknown>> } | { readonly found: false };
 
 /** Why an upstream could not answer. */
-export type FailureKind =
+type FailureKind =
   /** The upstream said the registration is not valid for it (DVLA's 400): answered as INVALID_PARAMETER. */
   | 'invalid'
   /** Worth retrying (a time-out, a refused connection, 429, 500, 502, 503, 504). */
@@ -74,7 +74,7 @@ export interface Provider {
 }
 
 /** A provider whose upstream keeps an allowance it can be asked about (RegCheck's credits): exported as a metric. */
-export interface ReportsRemaining {
+interface ReportsRemaining {
   /** What is left of the allowance. Throws UpstreamFailure. */
   remaining(ctx: FetchContext): Promise<number>;
 }

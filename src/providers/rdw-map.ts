@@ -15,7 +15,7 @@ type Json = Record<string, unknown>;
 const NO_VALUE = new Set(['', 'N.V.T.', 'NIET GEREGISTREERD', 'ONBEKEND']);
 
 /** A field's text, or undefined when RDW gives none. */
-export function rdwText(row: RdwRow, field: string): string | undefined {
+function rdwText(row: RdwRow, field: string): string | undefined {
   const v = row[field];
   if (typeof v === 'number' && Number.isFinite(v)) return String(v);
   if (typeof v !== 'string') return undefined;
@@ -54,7 +54,7 @@ function dateOf(t: string): string | undefined {
  * An RDW date field as YYYY-MM-DD, or undefined: the field itself (YYYYMMDD in the API and the
  * export), else its `_dt` twin (the API's `YYYY-MM-DDT...`, the export's month-first `... DT`).
  */
-export function rdwDate(row: RdwRow, field: string): string | undefined {
+function rdwDate(row: RdwRow, field: string): string | undefined {
   for (const name of [field, `${field}_dt`]) {
     const t = rdwText(row, name);
     const date = t === undefined ? undefined : dateOf(t);

@@ -11,10 +11,10 @@ import { mapRdw, type RdwRow } from './rdw-map';
 import { failureForStatus, jsonBody } from './upstream-status';
 
 /** RDW_URL and RDW_APP_TOKEN as config.ts reads them. */
-export type RdwConfig = RdwSettings;
+type RdwConfig = RdwSettings;
 
-export const RDW_VEHICLES = 'm9d7-ebf2';
-export const RDW_FUEL = '8ys7-d773';
+const RDW_VEHICLES = 'm9d7-ebf2';
+const RDW_FUEL = '8ys7-d773';
 
 /** A Dutch plate as RDW writes a kenteken: letters and digits, upper case, no dashes. */
 const KENTEKEN_RE = /^[A-Z0-9]{1,10}$/;

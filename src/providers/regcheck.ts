@@ -14,7 +14,7 @@ import { parseUpstreamJson } from './http';
 import { failureForStatus, retryAfterOf } from './upstream-status';
 import { UpstreamFailure, type FetchContext, type Provider, type ProviderAnswer } from './provider';
 
-export interface RegcheckOptions {
+interface RegcheckOptions {
   readonly url: string;
   readonly username: string;
 }
@@ -24,7 +24,7 @@ const ENTITY = /&(?:(amp|lt|gt|quot|apos)|#(\d{1,7})|#x([0-9a-fA-F]{1,6}));|&/g;
 const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
 /** XML text with its references resolved; an undefined entity or a bare '&' is refused. */
-export function xmlText(raw: string): string {
+function xmlText(raw: string): string {
   return raw.replace(ENTITY, (m, name: string | undefined, dec: string | undefined, hex: string | undefined) => {
     if (name) return NAMED[name];
     const code = dec !== undefined ? Number(dec) : hex !== undefined ? parseInt(hex, 16) : NaN;
@@ -37,7 +37,7 @@ export function xmlText(raw: string): string {
  * The text of the first element named `name` (any prefix, no child elements), or undefined when it
  * is absent or nil; one linear pass of indexOf, no backtracking.
  */
-export function elementText(xml: string, name: string): string | undefined {
+function elementText(xml: string, name: string): string | undefined {
   const open = new RegExp(`<(?:[A-Za-z_][\\w.-]*:)?${name}(\\s[^<>]*)?(/?)>`, 'g');
   const m = open.exec(xml);
   if (!m || m[2] === '/') return undefined;

@@ -14,7 +14,7 @@ import { UkVehicleProvider } from './uk';
 type Factory = (config: Config, log: ProviderLog | null) => Provider;
 
 /** Where a provider tells the operator of trouble of its own (the DVSA's quota failing over). */
-export type ProviderLog = Pick<Logger, 'warn'>;
+type ProviderLog = Pick<Logger, 'warn'>;
 
 // config.ts refuses a provider listed without its credentials, so the non-null assertions hold.
 const FACTORIES: Readonly<Record<string, Factory>> = {
@@ -23,11 +23,6 @@ const FACTORIES: Readonly<Record<string, Factory>> = {
   dvsa: (c, log) => createDvsaProvider(c.dvsa!, { redisUrl: c.redisUrl, redisPrefix: c.redisPrefix, log }),
   rdw: (c) => createRdwProvider(c.rdw),
 };
-
-/** Whether a provider of that name is built into this release. */
-export function knownProvider(name: string): boolean {
-  return Object.hasOwn(FACTORIES, name);
-}
 
 /** The providers PROVIDERS lists (the store aside), in its order. */
 export function buildProviders(config: Config, log: ProviderLog | null = null): Provider[] {

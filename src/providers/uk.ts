@@ -64,7 +64,7 @@ function fillFromDvsa(out: Json, sources: Record<string, string>, v: Record<stri
 }
 
 /** One record from the DVLA's (mapDvla's) and the DVSA's (UKMOT) records, either of which may be missing. */
-export function mergeUk(dvla: Json | null, dvsaMot: Json | null, unanswered: Record<string, string>): Json {
+function mergeUk(dvla: Json | null, dvsaMot: Json | null, unanswered: Record<string, string>): Json {
   const out: Json = {};
   const sources: Record<string, string> = {};
   for (const [key, value] of Object.entries(dvla ?? {})) {

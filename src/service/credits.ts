@@ -11,7 +11,7 @@ import { paramValue, type RawParams } from './lookup';
  * answer into an int (C#'s int.Parse, Java's Integer.parseInt) neither overflow nor read 0.
  * A larger balance is reported as this too.
  */
-export const UNMETERED_CREDITS = 2147483647;
+const UNMETERED_CREDITS = 2147483647;
 
 const CREDITS_CALL = { name: 'getcredits', required: ['username'] } as const;
 

@@ -4,10 +4,10 @@
 import { LookupError } from '../core/errors';
 import { StoreUnavailableError } from '../store/store';
 
-export { ERRORS, LookupError, quote, type ErrorCode, type ErrorSpec, type SoapRole } from '../core/errors';
+export { ERRORS, LookupError, quote, type ErrorCode } from '../core/errors';
 
 /** Seconds a caller is asked to wait while the store cannot be reached. */
-export const STORE_RETRY_AFTER_S = 5;
+const STORE_RETRY_AFTER_S = 5;
 
 /**
  * Any thrown value as a LookupError: a store that cannot be reached is SERVICE_UNAVAILABLE (the
@@ -23,5 +23,5 @@ export function asLookupError(err: unknown): LookupError {
       STORE_RETRY_AFTER_S,
     );
   }
-  return new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged.');
+  return LookupError.internal();
 }

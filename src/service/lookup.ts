@@ -38,7 +38,7 @@ export interface CallNotes {
   readonly socket?: ChargeCaller;
 }
 
-export interface LookupOptions {
+interface LookupOptions {
   /** SANDBOX=on: the sandbox registrations (service/sandbox.ts) answer before the store is asked. */
   readonly sandbox?: boolean;
   /** The upstream providers (PROVIDERS), asked for what the store does not hold; none: the store answers alone. */
@@ -46,7 +46,7 @@ export interface LookupOptions {
 }
 
 /** Who asks for a parameter: an operation, or another call taking parameters (the credits endpoint). */
-export type ParamsOwner = Pick<Operation, 'name' | 'required'>;
+type ParamsOwner = Pick<Operation, 'name' | 'required'>;
 
 export type { Caller } from '../accounts/accounts';
 

@@ -3,7 +3,7 @@
 
 import type { StateCountry } from '../contract/operations';
 
-export const MAX_REGISTRATION_CHARS = 32;
+const MAX_REGISTRATION_CHARS = 32;
 
 // Cyrillic letters that look like Latin ones (after upper-casing): a Ukrainian or Kazakh plate
 // typed on either keyboard must match.
@@ -28,7 +28,7 @@ const SEPARATORS_RE = /[\s\-\u2010-\u2015.\u00b7\u2022\u30fb]/g;
 const CONTROL_RE =
   /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-export type Checked = { ok: true; value: string } | { ok: false; reason: string };
+type Checked = { ok: true; value: string } | { ok: false; reason: string };
 
 /** What a registration and a state both ignore: case, separators; Cyrillic look-alikes read as Latin. */
 function fold(s: string): string {

@@ -13,7 +13,7 @@ export interface XNode {
   readonly absent?: boolean;
 }
 
-export const MOT_TEST_FIELDS = ['TestDate', 'ExpiryDate', 'Result', 'Odometer', 'TestNumber'] as const;
+const MOT_TEST_FIELDS = ['TestDate', 'ExpiryDate', 'Result', 'Odometer', 'TestNumber'] as const;
 const MOT_TEST_LISTS = ['FailureReasons', 'Advisories'] as const;
 /**
  * The keys an MOT history and an MOT test may hold: anything else is refused (a misspelling would vanish from the
@@ -234,7 +234,7 @@ function motTestProblem(t: Json, where: string, plain: boolean): string | null {
   return null;
 }
 
-export interface MotHistory {
+interface MotHistory {
   make?: string;
   model?: string;
   taxDate?: string;

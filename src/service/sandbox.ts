@@ -101,7 +101,7 @@ function failure(plate: Plate): LookupError | null {
     case 'ER19THR':
       return new LookupError('RATE_LIMITED', `Too many requests; retry in 30 s ${tag}`, 30);
     case 'ER19ERR':
-      return new LookupError('INTERNAL_ERROR', `Internal error; the request was logged ${tag}`);
+      return LookupError.internal(tag);
     case 'ER19MNT':
       return new LookupError('SERVICE_UNAVAILABLE', `Service unavailable for maintenance; retry in 120 s ${tag}`, 120);
     default:

@@ -2,6 +2,7 @@
 // its readiness probe and, for providers that report an allowance (RegCheck's credits), the
 // periodic reading of it into a metric. None when PROVIDERS names no upstream.
 
+import { messageOf } from '../core/errors';
 import type { Config } from '../config';
 import type { ReadinessProbe } from '../ops/health';
 import type { Logger } from '../ops/logger';
@@ -52,7 +53,7 @@ export function upstreamChain(
         (e: unknown) =>
           log.warn('could not read an upstream allowance', {
             provider: p.name,
-            error: String((e as Error)?.message ?? e),
+            error: messageOf(e),
           }),
       );
     };

@@ -58,16 +58,16 @@ export type ChainOptions = Pick<
 >;
 
 /** What the chain found: a payload (or nothing) and where it came from, for the access log. */
-export interface ChainAnswer {
+interface ChainAnswer {
   readonly payload: string | null;
   /** `cache`, or the provider that answered just now. */
   readonly source: string;
 }
 
-export type UpstreamMetrics = Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker' | 'upstreamQuotaUsed'>;
+type UpstreamMetrics = Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker' | 'upstreamQuotaUsed'>;
 
 /** Who hears of what goes wrong in the chain beside its caller. */
-export interface ChainWatch {
+interface ChainWatch {
   /**
    * A provider starting to fail, its breaker opening and closing, and each permanent failure (a malformed,
    * oversized or too deeply nested answer, refused credentials).
@@ -94,12 +94,12 @@ export interface UpstreamCaller {
 const SHARE_RETRY_AFTER_S = 1;
 
 /** Largest payload a provider's answer may make (the JSON text kept and answered). */
-export const MAX_PAYLOAD_CHARS = 262_144;
+const MAX_PAYLOAD_CHARS = 262_144;
 // Characters XML 1.0 cannot carry, even escaped (as records.ts refuses them in an import).
 const NOT_XML_RE =
   /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 /** Seconds a caller is asked to wait when no upstream could answer and the upstreams gave no time. */
-export const UPSTREAM_RETRY_AFTER_S = 30;
+const UPSTREAM_RETRY_AFTER_S = 30;
 
 /** Why a provider's record cannot be answered, or null: the import's checks, then the payload's size and characters. */
 export function answerProblem(op: Operation, record: unknown): string | null {
@@ -122,7 +122,7 @@ interface Guarded {
 }
 
 /** The chain's log: a provider starting to fail, and its breaker opening and closing. */
-export type ChainLog = Pick<Logger, 'warn'>;
+type ChainLog = Pick<Logger, 'warn'>;
 
 /** A provider's failure: the reason for the log, and what the caller is told (no host, port or setting). */
 class Failed {

@@ -8,7 +8,7 @@ import { SqliteStore } from './sqlite';
 import type { MigrationReport } from './migrations/runner';
 import type { VehicleStore } from './store';
 
-export interface StoreOptions {
+interface StoreOptions {
   /** PostgreSQL: connections per process (DATABASE_POOL). */
   readonly pool?: number;
   /** PostgreSQL: longest a request's statement may run, ms (DATABASE_STATEMENT_TIMEOUT_MS); 0: none. */
@@ -26,7 +26,7 @@ export interface StoreOptions {
 }
 
 /** A store whose schema is brought up to date by versioned migrations (`reglookup migrate`). */
-export interface MigratableStore extends VehicleStore {
+interface MigratableStore extends VehicleStore {
   migrate(upTo?: number): Promise<MigrationReport>;
 }
 

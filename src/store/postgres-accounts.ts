@@ -114,7 +114,10 @@ interface ChargeWaiter {
   readonly key: RecordKey | null;
   /** The caller's connection: its charge is not kept once it is destroyed. */
   readonly caller: ChargeCaller | null;
-  /** When the caller is answered SERVICE_UNAVAILABLE if its charge has not been answered (Date.now() ms; null: never). */
+  /**
+   * When the caller is answered SERVICE_UNAVAILABLE if its charge has not been answered (Date.now() ms;
+   * null: never).
+   */
   readonly deadline: number | null;
   resolve(r: FoundCharge): void;
   reject(e: unknown): void;

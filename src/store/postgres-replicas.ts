@@ -16,6 +16,7 @@
 // After this process changes records (an import), no replica is used until a check that began after
 // the change finds it caught up: this process never reads its own import back in its old form.
 
+import { messageOf } from '../core/errors';
 import pg from 'pg';
 import { withDeadline } from './postgres-deadline';
 
@@ -85,7 +86,7 @@ export class Replicas {
   /** A read on this replica failed: not used again until a check finds it caught up. */
   failed(replica: object, e: unknown): void {
     const r = replica as Replica;
-    r.error = String((e as Error)?.message ?? e).slice(0, 200);
+    r.error = messageOf(e).slice(0, 200);
     r.caughtUpAt = 0;
   }
 

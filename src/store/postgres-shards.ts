@@ -45,7 +45,7 @@ export function pastDeadline(param: string): string {
 }
 
 /** A charge waiting in a batch: chargeFound's record key, or null for a plain charge. */
-export interface ShardWaiter {
+interface ShardWaiter {
   readonly operation: string | null;
   readonly key: RecordKey | null;
 }
@@ -54,7 +54,7 @@ export interface ShardWaiter {
  * What the shard statement did with a batch: each lookup's result, or undefined for those the row
  * must charge (every lookup to be charged, when the shard could not cover them all).
  */
-export interface ShardBatch {
+interface ShardBatch {
   readonly results: (FoundCharge | undefined)[];
   /** The record found for each lookup, whether or not the shard charged it. */
   readonly found: FoundCharge['found'][];

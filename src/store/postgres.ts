@@ -12,6 +12,7 @@
 //   then all of the new ones;
 // - imports take one transaction-scoped advisory lock, so two imports into one database take turns.
 
+import { messageOf } from '../core/errors';
 import { cacheWhere, type CacheEntry, type CacheFilter, type CachedAnswer, type CacheStatsRow } from './cache';
 import pg from 'pg';
 import { migrate, type Migration, type MigrationReport, type MigrationTarget } from './migrations/runner';
@@ -36,7 +37,7 @@ import {
   LAST_IMPORT_KEY,
 } from './store';
 
-export interface PostgresOptions {
+interface PostgresOptions {
   /** Most connections this process holds (DATABASE_POOL). */
   readonly pool?: number;
   /**
@@ -50,7 +51,10 @@ export interface PostgresOptions {
    * Imports, exports and migrations are not bounded.
    */
   readonly queryTimeoutMs?: number;
-  /** Longest a record lookup waits for a read replica before it is asked of the primary, ms (DATABASE_READ_TIMEOUT_MS). */
+  /**
+   * Longest a record lookup waits for a read replica before it is asked of the primary, ms
+   * (DATABASE_READ_TIMEOUT_MS).
+   */
   readonly readTimeoutMs?: number;
   /**
    * Lookups answered from this process's memory for at most this long, ms (CACHE_TTL_MS); 0: off.
@@ -282,7 +286,7 @@ export class PostgresStore implements VehicleStore {
     if (this.down) return;
     this.down = true;
     this.downSince = Date.now();
-    this.watcher?.down('PostgreSQL', String((e as Error)?.message ?? e).slice(0, 300));
+    this.watcher?.down('PostgreSQL', messageOf(e).slice(0, 300));
   }
 
   private reachable(): void {

@@ -40,7 +40,7 @@ export interface Row {
 }
 
 /** What the store does after each write: tell its watcher how writes go. */
-export interface WriteHooks {
+interface WriteHooks {
   written(): void;
   failed(e: unknown): void;
 }

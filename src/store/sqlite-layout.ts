@@ -24,7 +24,7 @@ import { ACCOUNT_TABLES, SQLITE_ACCOUNTS_MIGRATIONS } from './migrations/sqlite-
 import { isBusy } from './sqlite-lock';
 
 /** The records step that moves the account tables out (migrations/sqlite.ts). */
-export const ACCOUNTS_MOVED_VERSION = 7;
+const ACCOUNTS_MOVED_VERSION = 7;
 /** How long opening an old-layout file waits for every other process to close it before refusing. */
 const SOLE_ACCESS_WAIT_MS = 10_000;
 
@@ -38,7 +38,7 @@ export function accountsFileOf(file: string): string {
   return ext ? `${file.slice(0, -ext.length)}.accounts${ext}` : `${file}.accounts`;
 }
 
-export interface SqliteFiles {
+interface SqliteFiles {
   /** The records file's connection: records and meta, written by imports. */
   readonly records: Database.Database;
   /** The accounts file's connection: everything written while serving. */
@@ -130,7 +130,10 @@ function missingAccounts(file: string, accountsFile: string): MigrationError {
   );
 }
 
-/** The schema version a records file is at: recorded, or inferred for one from before schema_version; 0 for a new file. */
+/**
+ * The schema version a records file is at: recorded, or inferred for one from before schema_version;
+ * 0 for a new file.
+ */
 function versionOf(db: Database.Database): number {
   return recordedVersion(db) ?? inferVersion(db);
 }
@@ -213,7 +216,7 @@ function moveAccounts(db: Database.Database, accountsFile: string, isNew: boolea
 }
 
 /** Every row of `tables`, column for column, and the AUTOINCREMENT counters (audit ids keep growing). */
-export function copyTables(from: Database.Database, to: Database.Database, tables: readonly string[]): void {
+function copyTables(from: Database.Database, to: Database.Database, tables: readonly string[]): void {
   for (const table of tables) {
     const cols = (from.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
     const list = cols.join(', ');
@@ -241,7 +244,7 @@ function syncFolder(dir: string): void {
 }
 
 /** What `migrate --to 6` did. */
-export interface MovedBack {
+interface MovedBack {
   /** False: the file was at schema version 6 or older already, with its accounts in it. */
   readonly moved: boolean;
   readonly accountsFile: string;

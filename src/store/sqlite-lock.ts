@@ -11,7 +11,7 @@
 import { StoreUnavailableError } from './store';
 
 /** Longest a write waits for another connection's write lock. */
-export const LOCK_WAIT_MS = 5000;
+const LOCK_WAIT_MS = 5000;
 const FIRST_PAUSE_MS = 2;
 const LONGEST_PAUSE_MS = 50;
 
@@ -30,7 +30,7 @@ export function isBusy(e: unknown): boolean {
  * The store's failure as the operator should read it: a full disk or an I/O error as StoreUnavailableError, anything
  * else as it was.
  */
-export function sqliteFailure(e: unknown, file: string): unknown {
+function sqliteFailure(e: unknown, file: string): unknown {
   const code = codeOf(e);
   if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
     return new StoreUnavailableError(

@@ -3,11 +3,10 @@
 // (callers, credits, daily counts, usage) is its own interface, AccountStore, in accounts.ts, which a
 // store exposes as `store.accounts` beside `store.admin`.
 
+import { messageOf } from '../core/errors';
 import type { AccountStore, ChargeResult } from './accounts';
 import type { AdminStore } from './admin';
 import type { UpstreamCacheStore } from './cache';
-
-export type { Account } from './accounts';
 
 export interface RecordKey {
   /** Catalogue operation name (UKMOT for test histories). */
@@ -231,7 +230,7 @@ export class StoreUnavailableError extends Error {
     /** What is wrong, as the log says it after the store's name. */
     readonly problem = 'cannot be reached',
   ) {
-    super(`${store} ${problem}: ${String((cause as Error)?.message ?? cause).slice(0, 300)}`, { cause });
+    super(`${store} ${problem}: ${messageOf(cause).slice(0, 300)}`, { cause });
     this.name = 'StoreUnavailableError';
   }
 }

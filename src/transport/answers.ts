@@ -12,7 +12,7 @@ import type { ResultKind } from '../contract/operations';
 import { resultNodes } from '../service/records';
 import { httpResultInner, soapResultInner } from './xml';
 
-export type Form = 'soap' | 'http';
+type Form = 'soap' | 'http';
 
 /** The children of a lookup's result element, as the given transport writes them. */
 export function resultInner(result: { readonly kind: ResultKind; readonly payload: string }, form: Form): string {

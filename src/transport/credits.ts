@@ -5,13 +5,14 @@
 import express from 'express';
 import { namesIgnoringCase } from '../contract/operations';
 import type { CreditsService } from '../service/credits';
+import { stackOf } from '../core/errors';
 import { asLookupError, LookupError } from '../service/errors';
 import type { Logger } from '../ops/logger';
 import { note } from './context';
 import { parseForm, queryString } from './http';
 import { sendPlainError } from './plain';
 
-export const CREDITS_PATH = '/ajax/getcredits.aspx';
+const CREDITS_PATH = '/ajax/getcredits.aspx';
 
 const NAMES = namesIgnoringCase(['username']);
 
@@ -48,7 +49,7 @@ export function creditsRouter(credits: CreditsService, logger: Logger): express.
       })
       .catch((e: unknown) => {
         const err = asLookupError(e);
-        if (err.code === 'INTERNAL_ERROR') logger.error('credits failed', { error: String((e as Error)?.stack ?? e) });
+        if (err.code === 'INTERNAL_ERROR') logger.error('credits failed', { error: stackOf(e) });
         sendPlainError(req, res, err);
       });
   });

@@ -13,13 +13,13 @@ import { LookupError } from '../service/errors';
 import type { TrustedProxies } from '../config';
 import { note } from './context';
 import { discoDocument } from './disco';
-import { plainHost, publicBase } from './forwarded';
+import { publicBase } from './forwarded';
 import { parseForm, queryString } from './http';
 import { HELP_CSP, operationPage, servicePage, unknownOperationPage, type PageLinks } from './pages';
 import { sendPlainError } from './plain';
 import { operationSamples } from './samples';
 
-export interface HelpDeps {
+interface HelpDeps {
   readonly wsdl: string;
   readonly namespace: string;
   readonly publicUrl: string | null;
@@ -32,8 +32,6 @@ const MAX_CACHED = 32;
 
 /** Where the JSON API's OpenAPI document is served (issue #11), relative to the base URL. */
 const OPENAPI_PATH = '/api/json.aspx/openapi.json';
-
-export { plainHost };
 
 /**
  * The base URL a caller used (scheme, host, and behind a trusted proxy the forwarded scheme, host

@@ -3,26 +3,17 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express from 'express';
-import type { Limits, TrustedProxies } from '../config';
+import type { Limits } from '../config';
 import { findOperation, suggestOperation } from '../contract/operations';
 import { asLookupError, LookupError, quote } from '../service/errors';
-import type { LookupService, RawParams } from '../service/lookup';
-import type { Logger } from '../ops/logger';
+import type { RawParams } from '../service/lookup';
 import { bodyIfArrived, checkCharset, decodeUtf8, endIfArrived, hasBody, parseMediaType, readBody } from './body';
 import { contextOf, note, noteUsername } from './context';
 import { callerOf } from './forwarded';
 import { sendPlainError } from './plain';
 import { resultInner } from './answers';
 import { httpResultXml } from './xml';
-
-export interface HttpDeps {
-  readonly service: LookupService;
-  readonly namespace: string;
-  readonly limits: Limits;
-  readonly logger: Logger;
-  /** Proxies whose X-Forwarded-For names the caller's address (TRUST_PROXY). */
-  readonly trustProxy: TrustedProxies;
-}
+import { lookupFailure, type TransportDeps } from './lookup';
 
 const MAX_PAIRS = 64;
 /** What a repeated parameter's message says of HTTP GET/POST's case rule. */
@@ -128,7 +119,7 @@ function decodeName(raw: string): string {
 }
 
 /** The lookup itself, on a request already known to be GET/POST /api/reg.asmx/{name}. */
-function lookupRoute(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse, name: string) => void {
+function lookupRoute(deps: TransportDeps): (req: IncomingMessage, res: ServerResponse, name: string) => void {
   return (req, res, name) => {
     note(req, { transport: req.method === 'POST' ? 'post' : 'get' });
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') {
@@ -167,10 +158,7 @@ function lookupRoute(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse
         res.end(req.method === 'HEAD' ? undefined : body);
       })
       .catch((e: unknown) => {
-        const err = asLookupError(e);
-        if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox)
-          deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
-        sendPlainError(req, res, err);
+        sendPlainError(req, res, lookupFailure(req, e, op.name, deps.logger));
       });
   };
 }
@@ -182,7 +170,7 @@ function lookupRoute(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse
  * form body is read by the lookup itself). Express's own work a request (its request and response
  * prototypes, the middleware stack) is then not paid on the lookup path.
  */
-export function directHttpLookup(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function directHttpLookup(deps: TransportDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
   const lookup = lookupRoute(deps);
   return (req, res) => {
     const url = req.url ?? '';
@@ -206,7 +194,7 @@ export function directHttpLookup(deps: HttpDeps): (req: IncomingMessage, res: Se
  * its own path (no router layers on the lookup route) and passes everything else on, after the
  * body limit.
  */
-export function httpHandler(deps: HttpDeps): express.RequestHandler {
+export function httpHandler(deps: TransportDeps): express.RequestHandler {
   const limitBody = bodyLimit(deps.limits);
   const lookup = lookupRoute(deps);
   return (req, res, next) => {

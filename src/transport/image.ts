@@ -10,7 +10,7 @@ import { note } from './context';
 import { sendPlainError } from './plain';
 import { escapeAttr } from './xml';
 
-export const IMAGE_PATH = '/image.aspx';
+const IMAGE_PATH = '/image.aspx';
 
 /** Longest "Make Model" text drawn (characters); its base64 (up to 4 UTF-8 bytes a character) bounds the segment. */
 const MAX_TEXT_CHARS = 80;

@@ -18,8 +18,9 @@ import type { Logger } from '../ops/logger';
 import { contextOf, note } from './context';
 import { baseUrl } from './help';
 import { parseForm, queryString } from './http';
+import { lookupFailure } from './lookup';
 
-export interface JsonDeps {
+interface JsonDeps {
   readonly service: LookupService;
   readonly logger: Logger;
   /** CORS_ORIGINS: allowed origins, ['*'] for any, [] for none. */
@@ -216,10 +217,7 @@ function jsonLookup(
     .lookup(op, raw, callerOf(req, deps.trustProxy), contextOf(req))
     .then((result) => send(req, res, 200, resultJson(result), cors))
     .catch((e: unknown) => {
-      const err = asLookupError(e);
-      if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox)
-        deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
-      sendJsonError(req, res, err, cors);
+      sendJsonError(req, res, lookupFailure(req, e, op.name, deps.logger), cors);
     });
 }
 

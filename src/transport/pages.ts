@@ -50,7 +50,7 @@ const STYLE = [
 export const HELP_CSP = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
 
 /** HTML text and attribute values: & < > " ' all escaped. */
-export function html(s: string): string {
+function html(s: string): string {
   return escapeAttr(s).replace(/'/g, '&#39;');
 }
 

@@ -6,12 +6,10 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import * as soap from 'soap';
-import type { Limits, TrustedProxies } from '../config';
 import { findOperation, OPERATIONS, type Operation } from '../contract/operations';
 import { SOAP_PATH } from '../contract/wsdl';
+import { stackOf } from '../core/errors';
 import { asLookupError, LookupError, quote } from '../service/errors';
-import type { LookupService } from '../service/lookup';
-import type { Logger } from '../ops/logger';
 import { bodyIfArrived, checkCharset, decodeUtf8, parseMediaType, readBody, type MediaType } from './body';
 import { contextOf, note, noteUsername } from './context';
 import { callerOf } from './forwarded';
@@ -19,9 +17,10 @@ import { sendPlainError } from './plain';
 import { resultInner } from './answers';
 import { escapeAttr, escapeText, soapResponseXml } from './xml';
 import { scanEnvelope, XmlRejected } from './xmlguard';
+import { lookupFailure, type TransportDeps } from './lookup';
 
-export const SOAP11_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
-export const SOAP12_NS = 'http://www.w3.org/2003/05/soap-envelope';
+const SOAP11_NS = 'http://schemas.xmlsoap.org/soap/envelope/';
+const SOAP12_NS = 'http://www.w3.org/2003/05/soap-envelope';
 export type SoapVersion = '1.1' | '1.2';
 
 const ENVELOPE_NS: Record<SoapVersion, string> = { '1.1': SOAP11_NS, '1.2': SOAP12_NS };
@@ -33,15 +32,6 @@ export const SOAP_CONTENT_TYPE: Readonly<Record<SoapVersion, string>> = {
 const CONTENT_TYPE = SOAP_CONTENT_TYPE;
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
-
-export interface SoapDeps {
-  readonly service: LookupService;
-  readonly namespace: string;
-  readonly limits: Limits;
-  readonly logger: Logger;
-  /** Proxies whose X-Forwarded-For names the caller's address (TRUST_PROXY). */
-  readonly trustProxy: TrustedProxies;
-}
 
 function faultCode(version: SoapVersion, err: LookupError): string {
   const role = err.spec.role;
@@ -98,7 +88,13 @@ function unquote(s: string): string {
 }
 
 /** Why this request cannot go to node-soap, as a LookupError; the operation it names otherwise. */
-function screen(version: SoapVersion, xml: string, req: IncomingMessage, media: MediaType, deps: SoapDeps): Operation {
+function screen(
+  version: SoapVersion,
+  xml: string,
+  req: IncomingMessage,
+  media: MediaType,
+  deps: TransportDeps,
+): Operation {
   let shape;
   try {
     shape = scanEnvelope(xml, deps.limits);
@@ -169,17 +165,15 @@ function lookupBody(
   params: Record<string, unknown>,
   req: IncomingMessage,
   res: ServerResponse,
-  deps: SoapDeps,
+  deps: TransportDeps,
 ): Promise<string> {
   // Noted before validation, so that the access log names the caller of a refused request too.
   noteUsername(req, params.username);
   return deps.service.lookup(op, params, callerOf(req, deps.trustProxy), contextOf(req)).then(
     (result) => soapResponseXml(op.name, deps.namespace, resultInner(result, 'soap')),
     (e: unknown) => {
-      const err = asLookupError(e);
+      const err = lookupFailure(req, e, op.name, deps.logger);
       note(req, { errorCode: err.code });
-      if (err.code === 'INTERNAL_ERROR' && !contextOf(req)?.sandbox)
-        deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
       if (err.retryAfter) res.setHeader('Retry-After', err.retryAfter);
       throw err;
     },
@@ -187,7 +181,7 @@ function lookupBody(
 }
 
 /** node-soap's service object: one method per catalogue operation, for every port of the WSDL. */
-function soapServices(version: SoapVersion, deps: SoapDeps): soap.IServices {
+function soapServices(version: SoapVersion, deps: TransportDeps): soap.IServices {
   const methods: Record<string, soap.ISoapServiceMethod> = {};
   for (const op of OPERATIONS) {
     methods[op.name] = (args: unknown, _cb: unknown, _headers: unknown, req: IncomingMessage, res: ServerResponse) =>
@@ -221,7 +215,7 @@ interface Listening {
 }
 
 /** soap.listen on a private emitter: we take its request listener and call it for screened requests. */
-function listen(version: SoapVersion, wsdl: string, deps: SoapDeps): Promise<Listening> {
+function listen(version: SoapVersion, wsdl: string, deps: TransportDeps): Promise<Listening> {
   const host = new EventEmitter() as unknown as Server;
   return new Promise((resolve, reject) => {
     const server = soap.listen(host, {
@@ -285,7 +279,7 @@ function serveDirect(
   params: Record<string, string>,
   req: IncomingMessage,
   res: ServerResponse,
-  deps: SoapDeps,
+  deps: TransportDeps,
 ): void {
   const send = (status: number, body: string) => {
     res.statusCode = status;
@@ -296,12 +290,9 @@ function serveDirect(
     .then(
       (xml) => send(200, xml),
       (e: unknown) => {
-        // A LookupError was noted by lookupBody; anything else (an answer that could not be written) is ours to log.
-        if (!(e instanceof LookupError)) {
-          deps.logger.error('lookup failed', { operation: op.name, error: String((e as Error)?.stack ?? e) });
-          note(req, { errorCode: 'INTERNAL_ERROR' });
-        }
-        const err = asLookupError(e);
+        // A LookupError was noted and logged by lookupBody; anything else (an answer that could not be written) is new.
+        const err = e instanceof LookupError ? e : lookupFailure(req, e, op.name, deps.logger);
+        if (err !== e) note(req, { errorCode: err.code });
         send(err.spec.status === 413 ? 413 : 500, faultXml(version, deps.namespace, err));
       },
     )
@@ -322,7 +313,7 @@ function netUnderNodeSoap(
   req: IncomingMessage,
   res: ServerResponse,
   version: SoapVersion,
-  deps: SoapDeps,
+  deps: TransportDeps,
   marker: string,
 ): void {
   const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
@@ -332,12 +323,7 @@ function netUnderNodeSoap(
     if (res.statusCode >= 500 && !res.headersSent && !text.includes(marker)) {
       deps.logger.error('node-soap failed on a screened request', { body: text.slice(0, 2000) });
       note(req, { errorCode: 'INTERNAL_ERROR' });
-      sendFault(
-        res,
-        version,
-        deps.namespace,
-        new LookupError('INTERNAL_ERROR', 'Internal error; the request was logged'),
-      );
+      sendFault(res, version, deps.namespace, LookupError.internal());
       return res;
     }
     return end(chunk);
@@ -345,7 +331,7 @@ function netUnderNodeSoap(
 }
 
 /** The handler for POST /api/reg.asmx. */
-export async function createSoapHandler(wsdl: string, deps: SoapDeps): Promise<Listener> {
+export async function createSoapHandler(wsdl: string, deps: TransportDeps): Promise<Listener> {
   const listening: Record<SoapVersion, Listening> = {
     '1.1': await listen('1.1', wsdl, deps),
     '1.2': await listen('1.2', wsdl, deps),
@@ -370,8 +356,7 @@ export async function createSoapHandler(wsdl: string, deps: SoapDeps): Promise<L
     note(req, { transport: version === '1.1' ? 'soap11' : 'soap12' });
     const fail = (e: unknown) => {
       const err = asLookupError(e);
-      if (err.code === 'INTERNAL_ERROR')
-        deps.logger.error('soap request failed', { error: String((e as Error)?.stack ?? e) });
+      if (err.code === 'INTERNAL_ERROR') deps.logger.error('soap request failed', { error: stackOf(e) });
       note(req, { errorCode: err.code });
       sendFault(res, version, deps.namespace, err);
     };

@@ -16,12 +16,12 @@ export type GuardLimits = Omit<Limits, 'maxBodyBytes'>;
 
 export class XmlRejected extends Error {}
 
-export interface Qualified {
+interface Qualified {
   readonly local: string;
   readonly ns: string;
 }
 
-export interface EnvelopeShape {
+interface EnvelopeShape {
   readonly root: Qualified;
   /** The first element inside Body, if any. */
   readonly operation: Qualified | null;

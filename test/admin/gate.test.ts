@@ -7,7 +7,10 @@ import { FailureGate } from '../../src/admin/gate';
 
 const T0 = 1_000_000_000;
 
-/** When the k-th (from 1) slowed refusal of a serial guesser is answered, ms after the first: 0.25 s doubling to 10 s. */
+/**
+ * When the k-th (from 1) slowed refusal of a serial guesser is answered, ms after the first: 0.25 s doubling
+ * to 10 s.
+ */
 function serialAnswerAt(k: number): number {
   let at = 0;
   for (let i = 1; i <= k; i++) at += Math.min(10_000, 250 * 2 ** (i - 1));

@@ -176,9 +176,9 @@ describeWithChromium('the help pages in Chromium', () => {
           await page.getByLabel('State', { exact: true }).fill(demo.state!.value);
           await page.getByLabel('username', { exact: true }).fill('demo');
         }
-        const widths = (await page.evaluate(
+        const widths = await page.evaluate<{ page: number; window: number }>(
           '({ page: document.documentElement.scrollWidth, window: window.innerWidth })',
-        )) as { page: number; window: number };
+        );
         expect(widths.page).toBeLessThanOrEqual(widths.window);
         await page.screenshot({ path: path.join(ARTIFACTS, shot) });
       }

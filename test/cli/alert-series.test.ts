@@ -7,23 +7,14 @@
 import { execFileSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startRedisServer } from '../helpers/private-redis';
 import { LISTENING, startCli, serveCli } from '../helpers/cli';
 import { startServer, type TestServer } from '../helpers/server';
+import { freePort } from '../helpers/port';
 
 jest.setTimeout(120_000);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A GET on a fresh connection (a cluster's workers each take some). */
 function getFresh(url: string): Promise<string> {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { call } from '../helpers/call';
 import { LISTENING, startCli, serveCli } from '../helpers/cli';
 import { startServer, type TestServer } from '../helpers/server';
+import { freePort } from '../helpers/port';
 
 jest.setTimeout(60_000);
 
@@ -30,15 +31,6 @@ function getFresh(
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
       })
       .on('error', reject);
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
   });
 }
 

@@ -22,7 +22,7 @@ function request(kind: Kind, i: number): { head: string; body: Buffer; expect: s
   let body: string;
   if (kind === 'get') {
     // A GET with a body is read to its end before it is answered: the body holds it in flight.
-    path = `/api/reg.asmx/Check?${new URLSearchParams(params)}`;
+    path = `/api/reg.asmx/Check?${new URLSearchParams(params).toString()}`;
     headers = { 'Content-Type': 'application/x-www-form-urlencoded' };
     body = 'padding=' + 'x'.repeat(40);
   } else if (kind === 'post') {

@@ -8,7 +8,6 @@
 
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -22,6 +21,7 @@ import {
   type PrivatePostgres,
 } from '../helpers/private-postgres';
 import { startServeProcess, type ServeProcess } from '../helpers/cli';
+import { freePort } from '../helpers/port';
 
 jest.setTimeout(240_000);
 
@@ -36,15 +36,6 @@ function describeIf(tool: string, pkg: string, name: string, fn: () => void): vo
   const ok = have(tool);
   if (!ok && !ci) process.stderr.write(`${name}: skipped, ${tool} is not installed (Debian package ${pkg})\n`);
   (ok || ci ? describe : describe.skip)(name, fn);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 type Service = {
@@ -534,8 +525,8 @@ describeIf('nginx', 'nginx', 'deploy/nginx.conf', () => {
     expect(fs.readFileSync(file, 'utf8')).toContain(`access_log ${access} noquery;`);
     const proc = spawn('nginx', nginxArgs(dir, file), { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
-    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    proc.stdout!.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.stdout.on('data', (d: Buffer) => (stderr += d.toString()));
     const secret = 'caller-secret-7f3e9a1c5b2d4e6f';
     try {
       let status = 0;

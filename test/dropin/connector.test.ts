@@ -3,7 +3,7 @@
 // HTTP GET, and reads the text of a non-200 answer with two regular expressions, copied here from
 // the issue: one for a rejected username, one for "no vehicle". Expected values are the README's.
 
-import { call, type Answer } from '../helpers/call';
+import { call, fetchAnswer, type Answer } from '../helpers/call';
 import { basic } from '../helpers/json';
 import { startServer, type TestServer } from '../helpers/server';
 
@@ -38,9 +38,8 @@ afterAll(async () => {
   await Promise.all([open.close(), registered.close()]);
 });
 
-async function credits(base: string, query: string, init: RequestInit = {}): Promise<Answer> {
-  const res = await fetch(`${base}/ajax/getcredits.aspx${query}`, init);
-  return { status: res.status, headers: res.headers, body: await res.text() };
+function credits(base: string, query: string, init: RequestInit = {}): Promise<Answer> {
+  return fetchAnswer(base, `/ajax/getcredits.aspx${query}`, init);
 }
 
 describe('the connection test: GET /ajax/getcredits.aspx', () => {

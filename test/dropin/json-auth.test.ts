@@ -5,6 +5,7 @@
 
 import { startServer, type TestServer } from '../helpers/server';
 import { exchange } from '../security/wire';
+import { fetchAnswer } from '../helpers/call';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -17,13 +18,8 @@ afterAll(async () => {
 const PATH = '/api/json.aspx/Check/RG11ABC';
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
-async function get(path: string, authorization?: string): Promise<{ status: number; headers: Headers; body: string }> {
-  const res = await fetch(
-    server.url + path,
-    authorization === undefined ? {} : { headers: { Authorization: authorization } },
-  );
-  return { status: res.status, headers: res.headers, body: await res.text() };
-}
+const get = (path: string, authorization?: string) =>
+  fetchAnswer(server.url, path, authorization === undefined ? {} : { headers: { Authorization: authorization } });
 
 function expectMalformed(status: number, type: string | null, body: string): void {
   expect([status, type]).toEqual([400, 'application/json; charset=utf-8']);

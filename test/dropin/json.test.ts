@@ -4,7 +4,7 @@
 // given, HEAD, OPTIONS and CORS. Expected values come from the sample data, the README and the issue.
 
 import { OPERATIONS } from '../../src/contract/operations';
-import { call, type Answer } from '../helpers/call';
+import { call, fetchAnswer as get, type Answer } from '../helpers/call';
 import { basic, callJson } from '../helpers/json';
 import { demo, demoParams } from '../helpers/sample';
 import { startServer, type TestServer } from '../helpers/server';
@@ -27,11 +27,6 @@ afterAll(async () => {
 });
 
 const xmlUnescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-
-async function get(base: string, path: string, init: RequestInit = {}): Promise<Answer> {
-  const res = await fetch(base + path, init);
-  return { status: res.status, headers: res.headers, body: await res.text() };
-}
 
 function expectJsonError(a: Answer, status: number, code: string): { code: string; message: string } {
   expect([a.status, a.headers.get('content-type')]).toEqual([status, 'application/json; charset=utf-8']);

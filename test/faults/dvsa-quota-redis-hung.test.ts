@@ -10,7 +10,7 @@ import { createDvsaProvider } from '../../src/providers/dvsa';
 import { call, type Answer } from '../helpers/call';
 import { fetchContext } from '../helpers/upstream-http';
 import { startServeProcess, type ServeProcess } from '../helpers/cli';
-import { freePort } from '../helpers/private-postgres';
+import { freePort } from '../helpers/port';
 import { startRedisServer } from '../helpers/private-redis';
 import { DVSA_CLIENT, startFakeDvsa, type FakeDvsa } from '../helpers/upstream-dvsa';
 import { recordScenario } from './scenario';

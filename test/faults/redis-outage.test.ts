@@ -8,7 +8,7 @@
 
 import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { startRedisServer } from '../helpers/private-redis';
-import { freePort } from '../helpers/private-postgres';
+import { freePort } from '../helpers/port';
 import { call, type Answer } from '../helpers/call';
 import { startServeProcess, type ServeProcess } from '../helpers/cli';
 import { recordScenario } from './scenario';

@@ -37,7 +37,7 @@ function get(
   });
 }
 
-async function caller(url: string, agent: http.Agent, running: () => boolean, t: Tally, lb = true): Promise<void> {
+async function caller(url: string, agent: http.Agent, running: () => boolean, t: Tally): Promise<void> {
   while (running()) {
     const r = await get(url, agent);
     if ('status' in r) {

@@ -7,10 +7,11 @@
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from '../helpers/private-postgres';
+import { freePort } from '../helpers/port';
 import { startServer, type TestServer } from '../helpers/server';
 import { DVLA_TEST_KEY } from '../helpers/upstream-dvla';
 import { recordScenario } from './scenario';
+import { httpGet } from '../helpers/call';
 
 jest.setTimeout(120_000);
 
@@ -31,7 +32,7 @@ async function startDvlaProcess(port: number): Promise<ChildProcessWithoutNullSt
   return child;
 }
 
-const get = (base: string, reg: string) => fetch(`${base}/api/reg.asmx/Check?RegistrationNumber=${reg}&username=fleet`);
+const get = (base: string, reg: string) => httpGet(base, 'Check', { RegistrationNumber: reg, username: 'fleet' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('the DVLA killed mid-run: stale answers flow, new plates are refused, the breaker opens and /readyz says so; it recovers', async () => {

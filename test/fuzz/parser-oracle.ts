@@ -34,7 +34,7 @@ export function reachesNodeSoap(xml: string): boolean {
 
 /** node-soap's reader for our WSDL, as soap.listen builds it: returns why it failed on an envelope, or null. */
 export async function nodeSoapReader(): Promise<(xml: string) => string | null> {
-  const wsdl = new WSDL(loadWsdl(NS), '', { returnFault: true } as never);
+  const wsdl = new WSDL(loadWsdl(NS), '', { returnFault: true });
   await new Promise<void>((resolve, reject) => wsdl.onReady((err) => (err ? reject(err) : resolve())));
   return (xml) => {
     if (!reachesNodeSoap(xml)) return null;

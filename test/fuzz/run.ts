@@ -30,7 +30,7 @@ function tally(r: FuzzRequest, status: number, code: string | undefined): void {
 async function main(): Promise<void> {
   process.on('uncaughtException', (e) => {
     process.stderr.write(
-      `\nFAIL: the process crashed: ${String((e as Error)?.stack ?? e)}\n  last request: ${lastRequest ? describeRequest(lastRequest) : '(none)'}\n  seed: ${seed}\n`,
+      `\nFAIL: the process crashed: ${String(e?.stack ?? e)}\n  last request: ${lastRequest ? describeRequest(lastRequest) : '(none)'}\n  seed: ${seed}\n`,
     );
     process.exit(1);
   });

@@ -52,7 +52,7 @@ export interface Answer {
   readonly headers: Headers;
   readonly text: string;
   /** The body as JSON (undefined when it is not). */
-  readonly json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly json: any;
 }
 
 /** Calls the admin API as a token holder: call('POST', '/admin/api/users', { username: 'x' }). */

@@ -11,28 +11,49 @@ export interface Answer {
   readonly body: string;
 }
 
+/** One request, its answer read whole as text. */
+export async function fetchAnswer(base: string, path: string, init: RequestInit = {}): Promise<Answer> {
+  const res = await fetch(base + path, init);
+  return { status: res.status, headers: res.headers, body: await res.text() };
+}
+
+/** A SOAP envelope POSTed to /api/reg.asmx as a well-behaved client sends `operation` (Check), plus `headers`. */
+export function postSoap(
+  base: string,
+  version: '1.1' | '1.2',
+  body: string,
+  headers: Record<string, string> = {},
+  operation = 'Check',
+): Promise<Answer> {
+  return fetchAnswer(base, '/api/reg.asmx', {
+    method: 'POST',
+    headers: { ...soapHeaders(version, operation), ...headers },
+    body,
+  });
+}
+
+/** GET /api/reg.asmx/{operation} with the parameters in the query string, the answer not yet read. */
+export function httpGet(base: string, operation: string, params: Record<string, string>): Promise<Response> {
+  return fetch(`${base}/api/reg.asmx/${operation}?${new URLSearchParams(params).toString()}`);
+}
+
 export async function call(
   base: string,
   transport: Transport,
   operation: string,
   params: Record<string, string>,
 ): Promise<Answer> {
-  let res: Response;
   if (transport === 'get') {
-    res = await fetch(`${base}/api/reg.asmx/${operation}?${new URLSearchParams(params)}`);
-  } else if (transport === 'post') {
-    res = await fetch(`${base}/api/reg.asmx/${operation}`, {
+    const res = await httpGet(base, operation, params);
+    return { status: res.status, headers: res.headers, body: await res.text() };
+  }
+  if (transport === 'post') {
+    return fetchAnswer(base, `/api/reg.asmx/${operation}`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(params).toString(),
     });
-  } else {
-    const version = transport === 'soap11' ? '1.1' : '1.2';
-    res = await fetch(`${base}/api/reg.asmx`, {
-      method: 'POST',
-      headers: soapHeaders(version, operation),
-      body: envelope(version, operation, params),
-    });
   }
-  return { status: res.status, headers: res.headers, body: await res.text() };
+  const version = transport === 'soap11' ? '1.1' : '1.2';
+  return postSoap(base, version, envelope(version, operation, params), {}, operation);
 }

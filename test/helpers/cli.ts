@@ -58,8 +58,8 @@ export function serve(env: Record<string, string>, extraNodeArgs: readonly strin
   });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -74,10 +74,10 @@ export function serve(env: Record<string, string>, extraNodeArgs: readonly strin
       const m = /(http:\/\/127\.0\.0\.1:\d+\/api\/reg\.asmx)/.exec(out);
       if (!m) return;
       clearTimeout(timer);
-      child.stdout!.off('data', look);
+      child.stdout.off('data', look);
       resolve({ url: m[1], child, output: () => out, stop });
     };
-    child.stdout!.on('data', look);
+    child.stdout.on('data', look);
     child.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`serve exited ${code}: ${out}\n${err}`));

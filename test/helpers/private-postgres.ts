@@ -7,9 +7,9 @@
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './port';
 
 /** The newest installed server's bin folder, or null when there is none. */
 export function postgresBin(): string | null {
@@ -20,17 +20,6 @@ export function postgresBin(): string | null {
     .filter((v) => fs.existsSync(path.join(root, v, 'bin', 'initdb')))
     .sort((a, b) => Number(b) - Number(a));
   return versions.length > 0 ? path.join(root, versions[0], 'bin') : null;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export interface PrivatePostgres {

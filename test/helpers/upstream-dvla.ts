@@ -115,7 +115,7 @@ export async function startFakeDvla(
         return send(404, errorBody({ status: 404, title: 'Not Found', detail: 'No such path' }));
       keys.push(String(req.headers['x-api-key'] ?? ''));
       if (req.headers['x-api-key'] !== DVLA_TEST_KEY) return send(403, JSON.stringify({ message: 'Forbidden' }));
-      let reg = '';
+      let reg: string;
       try {
         reg = String((JSON.parse(body) as { registrationNumber?: unknown }).registrationNumber ?? '');
       } catch {

@@ -20,7 +20,10 @@ import {
 
 export const REGCHECK_TEST_USERNAME = 'relay-account';
 
-/** Operation -> registration -> the XML answer. The plates are ours (the answers carry none), but 04MH8917 and BL64JTZ. */
+/**
+ * Operation -> registration -> the XML answer. The plates are ours (the answers carry none), but
+ * 04MH8917 and BL64JTZ.
+ */
 export const REGCHECK_ANSWERS: Record<string, Record<string, string>> = {
   Check: {
     AB11BMW: UK_BMW_520_XML,

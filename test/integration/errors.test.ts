@@ -6,8 +6,15 @@
 import { ERRORS, type ErrorCode } from '../../src/service/errors';
 import { SqliteStore } from '../../src/store/sqlite';
 import type { FoundRecord, RecordKey } from '../../src/store/store';
-import { call, TRANSPORTS, type Answer, type Transport } from '../helpers/call';
-import { envelope, NS, SOAP11, SOAP12, soapHeaders } from '../helpers/soap';
+import {
+  call,
+  fetchAnswer as raw,
+  postSoap as soapRaw,
+  TRANSPORTS,
+  type Answer,
+  type Transport,
+} from '../helpers/call';
+import { envelope, NS, SOAP11, SOAP12 } from '../helpers/soap';
 import { startServer, type TestServer } from '../helpers/server';
 import { leakIn } from '../security/answers';
 import { documentedError, documentedErrors } from '../helpers/readme';
@@ -40,24 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([open, registered, limited, broken, sandbox].map((s) => s.close()));
 });
-
-async function raw(base: string, path: string, init: RequestInit): Promise<Answer> {
-  const res = await fetch(base + path, init);
-  return { status: res.status, headers: res.headers, body: await res.text() };
-}
-
-function soapRaw(
-  base: string,
-  version: '1.1' | '1.2',
-  body: string,
-  headers: Record<string, string> = {},
-): Promise<Answer> {
-  return raw(base, '/api/reg.asmx', {
-    method: 'POST',
-    headers: { ...soapHeaders(version, 'Check'), ...headers },
-    body,
-  });
-}
 
 const isSoap = (t: Transport) => t === 'soap11' || t === 'soap12';
 

@@ -9,6 +9,7 @@
 
 import { startServer, type TestServer } from '../helpers/server';
 import { exchange, type WireAnswer } from '../security/wire';
+import { fetchAnswer } from '../helpers/call';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -24,9 +25,10 @@ function raw(target: string, host: string): Promise<WireAnswer> {
   });
 }
 
+/** What two spellings of a query must agree on: the status, the error code and the page. */
 async function get(path: string): Promise<{ status: number; code: string | null; text: string }> {
-  const res = await fetch(srv.url + path);
-  return { status: res.status, code: res.headers.get('x-error-code'), text: await res.text() };
+  const a = await fetchAnswer(srv.url, path);
+  return { status: a.status, code: a.headers.get('x-error-code'), text: a.body };
 }
 
 // Every page that writes the service's address.

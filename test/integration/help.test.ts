@@ -19,6 +19,7 @@ import {
   type Shape,
 } from '../helpers/helppages';
 import { readmeSection } from '../helpers/readme';
+import { fetchAnswer } from '../helpers/call';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -28,16 +29,13 @@ afterAll(async () => {
   await srv.close();
 });
 
-async function get(path: string): Promise<{ status: number; headers: Headers; text: string }> {
-  const res = await fetch(srv.url + path);
-  return { status: res.status, headers: res.headers, text: await res.text() };
-}
+const get = (path: string) => fetchAnswer(srv.url, path);
 
 const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
 
 describe('the service page', () => {
   test('lists every operation the WSDL declares, each linking to its page with its parameters and result', async () => {
-    const { status, headers, text } = await get('/api/reg.asmx');
+    const { status, headers, body: text } = await get('/api/reg.asmx');
     expect(status).toBe(200);
     expect(headers.get('content-type')).toBe('text/html; charset=utf-8');
     const ops = wsdlOperations();
@@ -52,14 +50,14 @@ describe('the service page', () => {
   });
 
   test("links to the WSDL, the DISCO document and the JSON API's OpenAPI document at the address the caller used", async () => {
-    const { text } = await get('/api/reg.asmx');
+    const { body: text } = await get('/api/reg.asmx');
     expect(text).toContain(`href="${srv.url}/api/reg.asmx?WSDL"`);
     expect(text).toContain(`href="${srv.url}/api/reg.asmx?disco"`);
     expect(text).toContain(`href="${srv.url}/api/json.aspx/openapi.json"`);
   });
 
   test("?WSDL is still the WSDL file byte for byte, with this server's address in the ports", async () => {
-    const { headers, text } = await get('/api/reg.asmx?WSDL');
+    const { headers, body: text } = await get('/api/reg.asmx?WSDL');
     expect(headers.get('content-type')).toBe('text/xml; charset=utf-8');
     expect(text).toBe(WSDL_TEXT.split('http://localhost/api/reg.asmx').join(`${srv.url}/api/reg.asmx`));
   });
@@ -69,7 +67,7 @@ describe('an operation page', () => {
   test.each(['CheckUSA', 'UKMOT'])(
     '%s: says what it does, with a labelled field per WSDL parameter in a form that POSTs to the operation',
     async (op) => {
-      const { status, text } = await get(`/api/reg.asmx?op=${op}`);
+      const { status, body: text } = await get(`/api/reg.asmx?op=${op}`);
       expect(status).toBe(200);
       expect(text).toContain(`<h2>${op}</h2>`);
       const doc = new RegExp(`<wsdl:operation name="${op}">\\s*<wsdl:documentation[^>]*>([^<]+)<`).exec(WSDL_TEXT)![1];
@@ -92,7 +90,7 @@ describe('an operation page', () => {
   );
 
   test('the test form, sent as a browser sends it, answers with the vehicle', async () => {
-    const { text } = await get('/api/reg.asmx?op=CheckUSA');
+    const { body: text } = await get('/api/reg.asmx?op=CheckUSA');
     const names = [...text.matchAll(/<input id="[^"]+" name="([^"]+)"/g)].map((m) => m[1]);
     const values = demoValues('CheckUSA');
     const body = new URLSearchParams(names.map((n): [string, string] => [n, values[n] ?? ''])).toString();
@@ -107,7 +105,7 @@ describe('an operation page', () => {
 
   test('headings go h1, h2, h3 without a skip; the page sets lang, loads nothing from elsewhere and runs no script', async () => {
     for (const path of ['/api/reg.asmx', '/api/reg.asmx?op=Check', '/api/reg.asmx?op=Nope']) {
-      const { text } = await get(path);
+      const { body: text } = await get(path);
       expect(text).toMatch(/^<!DOCTYPE html>\n<html lang="en">/);
       const levels = [...text.matchAll(/<h([1-6])[\s>]/g)].map((m) => Number(m[1]));
       expect(levels[0]).toBe(1);
@@ -153,7 +151,7 @@ describe('sample messages', () => {
 
   const pages = new Map<string, string>();
   async function page(op: string): Promise<string> {
-    if (!pages.has(op)) pages.set(op, (await get(`/api/reg.asmx?op=${op}`)).text);
+    if (!pages.has(op)) pages.set(op, (await get(`/api/reg.asmx?op=${op}`)).body);
     return pages.get(op)!;
   }
 
@@ -214,7 +212,7 @@ describe('sample messages', () => {
 
 describe('?disco', () => {
   test("is a DISCO document pointing at the WSDL and at both SOAP bindings' address", async () => {
-    const { status, headers, text } = await get('/api/reg.asmx?disco');
+    const { status, headers, body: text } = await get('/api/reg.asmx?disco');
     expect(status).toBe(200);
     expect(headers.get('content-type')).toBe('text/xml; charset=utf-8');
     const doc = await shapeOf(text);
@@ -246,11 +244,11 @@ describe('an unknown operation', () => {
     const wrongCase = await get('/api/reg.asmx?op=checkusa');
     expect(wrongCase.status).toBe(404);
     expect(wrongCase.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(wrongCase.text).toContain('<a href="?op=CheckUSA">CheckUSA</a>');
+    expect(wrongCase.body).toContain('<a href="?op=CheckUSA">CheckUSA</a>');
     const none = await get('/api/reg.asmx?op=NoSuchThing');
     expect(none.status).toBe(404);
-    expect(none.text).toContain('Unknown operation');
-    expect(none.text).not.toContain('?op=Check');
+    expect(none.body).toContain('Unknown operation');
+    expect(none.body).not.toContain('?op=Check');
   });
 });
 
@@ -259,7 +257,7 @@ describe('headers', () => {
     const stated = /`Content-Security-Policy: ([^`]+)`/.exec(readmeSection('Help pages'));
     expect(stated).not.toBeNull();
     for (const path of ['/api/reg.asmx', '/api/reg.asmx?op=UKMOT', '/api/reg.asmx?op=Nope']) {
-      const { headers, text } = await get(path);
+      const { headers, body: text } = await get(path);
       expect(headers.get('content-security-policy')).toBe(stated![1]);
       expect(headers.get('x-content-type-options')).toBe('nosniff');
       const styles = [...text.matchAll(/<style>([\s\S]*?)<\/style>/g)];

@@ -200,6 +200,7 @@ describe('bodies', () => {
       sock.on('data', (d) => (text += d.toString('latin1')));
       sock.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
       sock.on('close', () => resolve({ text, error }));
+      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- it awaits only timers: nothing in it rejects
       sock.on('connect', async () => {
         sock.write(
           `POST /api/reg.asmx/Check HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,

@@ -25,10 +25,10 @@ let out = '';
 let writeSpy: jest.SpyInstance;
 
 beforeAll(async () => {
-  writeSpy = jest.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array) => {
+  writeSpy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
     return true;
-  }) as typeof process.stdout.write);
+  });
   srv = await startServer({ LOG_LEVEL: 'info', MAX_BODY_BYTES: '2048' });
   broken = await startServer({ LOG_LEVEL: 'info' }, { store: new BrokenStore(':memory:') });
   sandbox = await startServer({ LOG_LEVEL: 'info', SANDBOX: 'on' });

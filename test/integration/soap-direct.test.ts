@@ -4,7 +4,8 @@
 
 import { simpleParams } from '../../src/transport/soap';
 import { startServer, type TestServer } from '../helpers/server';
-import { envelope, NS, soapHeaders } from '../helpers/soap';
+import { envelope, NS } from '../helpers/soap';
+import { postSoap } from '../helpers/call';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -12,14 +13,15 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
+/** What the direct path must answer exactly as node-soap does: the status, the headers that matter, the bytes. */
 async function post(version: '1.1' | '1.2', body: string) {
-  const res = await fetch(`${srv.url}/api/reg.asmx`, { method: 'POST', headers: soapHeaders(version, 'Check'), body });
+  const a = await postSoap(srv.url, version, body);
   return {
-    status: res.status,
-    type: res.headers.get('content-type'),
-    length: res.headers.get('content-length'),
-    retry: res.headers.get('retry-after'),
-    body: await res.text(),
+    status: a.status,
+    type: a.headers.get('content-type'),
+    length: a.headers.get('content-length'),
+    retry: a.headers.get('retry-after'),
+    body: a.body,
   };
 }
 

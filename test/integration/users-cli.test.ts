@@ -47,8 +47,8 @@ async function users(...args: string[]): Promise<Run> {
     return true;
   };
   const spies = [
-    jest.spyOn(process.stdout, 'write').mockImplementation(write('out') as typeof process.stdout.write),
-    jest.spyOn(process.stderr, 'write').mockImplementation(write('err') as typeof process.stderr.write),
+    jest.spyOn(process.stdout, 'write').mockImplementation(write('out')),
+    jest.spyOn(process.stderr, 'write').mockImplementation(write('err')),
     jest.spyOn(process, 'exit').mockImplementation(((code?: number) => {
       throw new Exit(code ?? 0);
     }) as typeof process.exit),

@@ -6,38 +6,16 @@
 
 import { spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { startRedisServer } from '../helpers/private-redis';
-import net from 'node:net';
 import { Redis } from 'ioredis';
 import { FlexibleRateLimiter, type LimiterConfig } from '../../src/accounts/limiter';
-import type { Logger } from '../../src/ops/logger';
+import { freePort } from '../helpers/port';
+import { fakeLogger } from '../helpers/logger';
 
 const HAVE_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
 const maybe = HAVE_REDIS_SERVER ? describe : describe.skip;
 if (!HAVE_REDIS_SERVER) console.warn('limiter-redis.test.ts: skipped, no redis-server (Debian package redis-server)');
 
 jest.setTimeout(30_000);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-function fakeLogger() {
-  const lines: Array<{ level: string; message: string }> = [];
-  const at = (level: string) => (message: string) => {
-    lines.push({ level, message });
-  };
-  return {
-    logger: { warn: at('warn'), info: at('info'), error: at('error'), debug: at('debug') } as unknown as Logger,
-    lines,
-  };
-}
 
 maybe('in Redis', () => {
   let port: number;

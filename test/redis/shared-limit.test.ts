@@ -9,11 +9,11 @@ import { CLI } from '../helpers/cli';
 import { startRedisServer } from '../helpers/private-redis';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { SqliteStore } from '../../src/store/sqlite';
+import { freePort } from '../helpers/port';
 
 jest.setTimeout(120_000);
 
@@ -25,7 +25,7 @@ const HAVE_REDIS =
 const HAVE_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
 function needs(ok: boolean, what: string): jest.It {
   if (ok || IN_CI) return test;
-  // eslint-disable-next-line no-console
+
   console.warn(`skipped: ${what} (Debian package redis-server)`);
   return test.skip;
 }
@@ -38,17 +38,6 @@ beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-shared-'));
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Served {
   readonly url: string;
@@ -117,7 +106,7 @@ function lookup(
             resolve({
               status: res.statusCode ?? 0,
               code: res.headers['x-error-code'] as string | undefined,
-              retryAfter: res.headers['retry-after'] as string | undefined,
+              retryAfter: res.headers['retry-after'],
               body,
             }),
           );

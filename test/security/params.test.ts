@@ -339,7 +339,7 @@ describe('percent-encoding that is not UTF-8', () => {
   test('well-formed UTF-8 percent-encoding is decoded, so a plate typed in Cyrillic finds its record', async () => {
     // 'АА1234ВС' in Cyrillic letters is the Ukrainian sample AA1234BC in Latin look-alikes.
     const res = await fetch(
-      `${server.url}/api/reg.asmx/CheckUkraine?${new URLSearchParams({ RegistrationNumber: 'АА1234ВС', username: 'demo' })}`,
+      `${server.url}/api/reg.asmx/CheckUkraine?${new URLSearchParams({ RegistrationNumber: 'АА1234ВС', username: 'demo' }).toString()}`,
     );
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('<Vehicle');

@@ -43,7 +43,7 @@ describe('answers written at lookup', () => {
       expect(resultInner(result, 'http')).toBe(http);
       // The SOAP form is compact, the HTTP form one element a line (README, "Calling").
       expect(soap).not.toContain('\r\n');
-      expect(http).toMatch(/^\r\n  </);
+      expect(http).toMatch(/^\r\n {2}</);
       if (op.result === 'Vehicle') {
         expect(soap.startsWith('<vehicleJson>')).toBe(true);
         expect(http).toContain('\r\n  <vehicleData>');

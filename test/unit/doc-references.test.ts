@@ -20,7 +20,10 @@ function walk(dir: string): string[] {
   });
 }
 
-/** The file's text with comment leaders removed at line starts, so a quoted name broken over two comment lines reads as one. */
+/**
+ * The file's text with comment leaders removed at line starts, so a quoted name broken over two comment lines
+ * reads as one.
+ */
 function flattened(text: string): string {
   return text.replace(/\s*\n\s*(?:#|\/\/|\*(?!\/))?\s*/g, ' ');
 }

@@ -656,7 +656,7 @@ describe('failures on our side (README, Errors: INTERNAL_ERROR, "the log has the
         logger,
         corsOrigins: [],
         publicUrl: null,
-        trustProxy: { list: [], has: () => false } as never,
+        trustProxy: { list: [], has: () => false },
       }),
     );
     app.use(creditsRouter(credits, logger));
@@ -778,7 +778,7 @@ describe('what each transport tells the access log (README, The access log: tran
         logger,
         corsOrigins: [],
         publicUrl: null,
-        trustProxy: { list: [], has: () => false } as never,
+        trustProxy: { list: [], has: () => false },
       }),
     );
     app.use(creditsRouter(credits, logger));

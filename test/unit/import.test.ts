@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
-import { importStream, parseLine } from '../../src/data/import';
+import { importStream } from '../../src/data/import';
+import { parseLine } from '../../src/data/parse';
 import { SqliteStore } from '../../src/store/sqlite';
 
 const car = {

@@ -19,6 +19,7 @@ import { helpRouter } from '../../src/transport/help';
 import { jsonHandler } from '../../src/transport/json';
 import type { Logger } from '../../src/ops/logger';
 import { basic } from '../helpers/json';
+import { fetchAnswer as get } from '../helpers/call';
 
 const WSDL = fs.readFileSync(path.resolve(__dirname, '../../wsdl/reg.wsdl'), 'utf8');
 const VEHICLE = '{"Description":"FORD FOCUS","CarMake":{"CurrentTextValue":"FORD"}}';
@@ -74,7 +75,7 @@ async function harness(corsOrigins: readonly string[]): Promise<Harness> {
       logger,
       corsOrigins,
       publicUrl: null,
-      trustProxy: { list: [], has: () => false } as never,
+      trustProxy: { list: [], has: () => false },
     }),
   );
   app.use(creditsRouter(new CreditsService(store, 'registered'), logger));
@@ -115,11 +116,6 @@ interface Got {
   status: number;
   headers: Headers;
   body: string;
-}
-
-async function get(base: string, path: string, init: RequestInit = {}): Promise<Got> {
-  const res = await fetch(base + path, init);
-  return { status: res.status, headers: res.headers, body: await res.text() };
 }
 
 /** A GET with the Host header given (fetch does not let a caller set it). */

@@ -13,13 +13,13 @@ const mockCluster = Object.assign(new EventEmitter(), {
   isWorker: true,
   isPrimary: false,
   isMaster: false,
-  workers: {} as Record<string, unknown>,
+  workers: {},
 });
 jest.mock('node:cluster', () => mockCluster);
 jest.mock('cluster', () => mockCluster);
 
 import { FlexibleRateLimiter, hostSharedLimits, type LimiterConfig } from '../../src/accounts/limiter';
-import type { Logger } from '../../src/ops/logger';
+import { fakeLogger } from '../helpers/logger';
 
 jest.setTimeout(15_000);
 
@@ -43,17 +43,6 @@ beforeAll(() => {
 afterAll(() => {
   process.send = realSend;
 });
-
-function fakeLogger() {
-  const lines: Array<{ level: string; message: string }> = [];
-  const at = (level: string) => (message: string) => {
-    lines.push({ level, message });
-  };
-  return {
-    logger: { warn: at('warn'), info: at('info'), error: at('error'), debug: at('debug') } as unknown as Logger,
-    lines,
-  };
-}
 
 function limiter(config: Partial<LimiterConfig> = {}) {
   const { logger, lines } = fakeLogger();

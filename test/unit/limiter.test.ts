@@ -6,16 +6,7 @@
 // Retry-After: 1, and one warning is logged per outage. The clock is Jest's.
 
 import { FlexibleRateLimiter, type LimiterConfig } from '../../src/accounts/limiter';
-import type { Logger } from '../../src/ops/logger';
-
-function fakeLogger() {
-  const lines: Array<{ level: string; message: string; meta?: unknown }> = [];
-  const at = (level: string) => (message: string, meta?: unknown) => {
-    lines.push({ level, message, meta });
-  };
-  const logger = { warn: at('warn'), info: at('info'), error: at('error'), debug: at('debug') } as unknown as Logger;
-  return { logger, lines };
-}
+import { fakeLogger } from '../helpers/logger';
 
 function limiter(config: Partial<LimiterConfig> = {}) {
   const { logger, lines } = fakeLogger();

@@ -437,7 +437,7 @@ describe('the heap tuning and the version', () => {
   });
 
   const versionWith = (readFileSync: () => string): string => {
-    jest.spyOn(fs, 'readFileSync').mockImplementationOnce(readFileSync as never);
+    jest.spyOn(fs, 'readFileSync').mockImplementationOnce(readFileSync);
     let v!: string;
     jest.isolateModules(() => {
       v = (require('../../src/ops/version') as typeof import('../../src/ops/version')).VERSION;

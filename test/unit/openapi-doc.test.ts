@@ -7,7 +7,6 @@
 import { OPERATIONS } from '../../src/contract/operations';
 import { JSON_PATH, jsonPathTemplate, OPENAPI_PATH, openApiDocument } from '../../src/contract/openapi';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 const CODES = ['MISSING_PARAMETER', 'VEHICLE_NOT_FOUND'];
 // Built in each test (not once at load), so that what the document is made of counts as tested.
 let doc: any;

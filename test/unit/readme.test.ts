@@ -55,12 +55,15 @@ test('every environment variable read by the config is documented', () => {
 test('every variable in the configuration tables is one the configuration reads (a row for a variable that does nothing fails)', () => {
   // What loadConfig asks the environment for, recorded as it asks (an empty environment is valid).
   const asked = new Set<string>();
-  const env = new Proxy({} as Record<string, string | undefined>, {
-    get(_t, name) {
-      if (typeof name === 'string') asked.add(name);
-      return undefined;
+  const env = new Proxy<Record<string, string | undefined>>(
+    {},
+    {
+      get(_t, name) {
+        if (typeof name === 'string') asked.add(name);
+        return undefined;
+      },
     },
-  });
+  );
   loadConfig(env);
   const src = fs.readFileSync(path.join(root, 'src/config.ts'), 'utf8');
   // Variables read only under a condition (set when another is) are found by name in the source.

@@ -16,6 +16,7 @@ import { createSoapHandler } from '../../src/transport/soap';
 import { httpHandler } from '../../src/transport/http';
 import { setContext, type RequestContext } from '../../src/transport/context';
 import { envelope, NS, soapHeaders } from '../helpers/soap';
+import { postSoap } from '../helpers/call';
 
 const LIMITS = { maxBodyBytes: 65536, maxDepth: 32, maxTextChars: 8192, maxElements: 1000, maxAttributes: 32 };
 
@@ -65,8 +66,8 @@ afterAll(async () => {
 });
 
 async function post(version: '1.1' | '1.2', body: string) {
-  const res = await fetch(`${base}/api/reg.asmx`, { method: 'POST', headers: soapHeaders(version, 'Check'), body });
-  return { status: res.status, type: res.headers.get('content-type'), body: await res.text() };
+  const a = await postSoap(base, version, body);
+  return { status: a.status, type: a.headers.get('content-type'), body: a.body };
 }
 
 test('the service gets the operation, the parameters as node-soap read them, and the socket address', async () => {

@@ -84,7 +84,7 @@ test('five failed lookups open the breaker, not two; each retried; one line each
   expect(dvla.totalCalls()).toBe(before);
   expect(e?.message).toMatch(/the dvla upstream is not answering/);
   expect(e?.message).not.toMatch(/UPSTREAM_|breaker/);
-  c.close();
+  await c.close();
 });
 
 test('a success between failures starts the count again', async () => {
@@ -96,7 +96,7 @@ test('a success between failures starts the count again', async () => {
   expect(c.lines.filter((l) => /answers again/.test(l.message))).toHaveLength(1);
   await c.lookup('BS06AAA');
   expect(c.state()).toBe('closed');
-  c.close();
+  await c.close();
 });
 
 test('the breaker closes after its probe: one line saying so', async () => {
@@ -112,7 +112,7 @@ test('the breaker closes after its probe: one line saying so', async () => {
     'upstream dvla: circuit breaker open; lookups that need it are refused',
     'upstream dvla: circuit breaker closed; it answers again',
   ]);
-  c.close();
+  await c.close();
 });
 
 test("the caller's message names no host, port or setting; the log has the reason", async () => {
@@ -130,7 +130,7 @@ test("the caller's message names no host, port or setting; the log has the reaso
   for (const leak of ['127.0.0.1', String(port), 'UPSTREAM_', 'ECONNREFUSED']) expect(e?.message).not.toContain(leak);
   expect(String(c.lines[0].meta.reason)).toContain(`127.0.0.1:${port}`);
   expect(String(c.lines[0].meta.reason)).toContain('ECONNREFUSED');
-  c.close();
+  await c.close();
 });
 
 test('the concurrency cap: the caller is told the upstream is busy, the limit is logged', async () => {
@@ -141,12 +141,12 @@ test('the concurrency cap: the caller is told the upstream is busy, the limit is
     const busy = errors.filter((e) => e !== null);
     expect(busy.length).toBeGreaterThan(0);
     for (const e of busy) {
-      expect(e!.message).toMatch(/the dvla upstream is busy/);
-      expect(e!.message).not.toContain('UPSTREAM_');
+      expect(e.message).toMatch(/the dvla upstream is busy/);
+      expect(e.message).not.toContain('UPSTREAM_');
     }
     expect(c.lines.some((l) => String(l.meta.reason).includes('UPSTREAM_CONCURRENCY'))).toBe(true);
   } finally {
     dvla.delayMs = 0;
   }
-  c.close();
+  await c.close();
 });

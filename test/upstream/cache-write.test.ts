@@ -18,10 +18,10 @@ describeStores('a fetched answer whose cache write fails (%s)', (kind) => {
   let writeSpy: jest.SpyInstance;
 
   beforeAll(async () => {
-    writeSpy = jest.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array) => {
+    writeSpy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
       return true;
-    }) as typeof process.stdout.write);
+    });
     dvla = await startFakeDvla();
     const url = kind.url();
     store = openStore(url);

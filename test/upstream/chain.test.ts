@@ -6,6 +6,7 @@ import { startServer, type TestServer } from '../helpers/server';
 import { DVLA_TEST_KEY, startFakeDvla, type FakeDvla } from '../helpers/upstream-dvla';
 import { DVSA_CLIENT, startFakeDvsa, type FakeDvsa } from '../helpers/upstream-dvsa';
 import { startFakeRdw, type FakeRdw } from '../helpers/upstream-rdw';
+import { httpGet } from '../helpers/call';
 
 let dvla: FakeDvla;
 let dvsa: FakeDvsa;
@@ -41,8 +42,7 @@ afterAll(async () => {
   await Promise.all([dvla.close(), dvsa.close(), rdw.close()]);
 });
 
-const get = (op: string, reg: string) =>
-  fetch(`${svc.url}/api/reg.asmx/${op}?RegistrationNumber=${encodeURIComponent(reg)}&username=tester`);
+const get = (op: string, reg: string) => httpGet(svc.url, op, { RegistrationNumber: reg, username: 'tester' });
 
 test('UKMOT from the DVSA, then from the cache', async () => {
   const res = await get('UKMOT', 'AB12 CDE');

@@ -4,6 +4,7 @@
 
 import { startServer, type TestServer } from '../helpers/server';
 import { AA19AAA, DVLA_TEST_KEY, startFakeDvla, type FakeDvla } from '../helpers/upstream-dvla';
+import { httpGet } from '../helpers/call';
 
 let dvla: FakeDvla;
 let svc: TestServer;
@@ -31,7 +32,7 @@ beforeEach(() => {
 });
 
 const get = (base: string, reg: string, op = 'Check', username = 'tester') =>
-  fetch(`${base}/api/reg.asmx/${op}?${new URLSearchParams({ RegistrationNumber: reg, username })}`);
+  httpGet(base, op, { RegistrationNumber: reg, username });
 
 function element(xml: string, path: string): string | undefined {
   // path: Parent/Child, text of the first match inside the first Parent.

@@ -97,7 +97,7 @@ test("the upstream's credits are read from its credits endpoint into a metric", 
     text = await (await fetch(`${relay.url}/metrics`)).text();
     const m = /reglookup_upstream_remaining\{provider="regcheck"\} (\d+)/.exec(text);
     const left = (await upstream.store.accounts.getAccount('relay'))?.credits;
-    if (m && Number(m[1]) === left && left! < 1000) return;
+    if (m && Number(m[1]) === left && left < 1000) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(

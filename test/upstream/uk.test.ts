@@ -9,6 +9,7 @@ import { startServer, type TestServer } from '../helpers/server';
 import { DVLA_TEST_KEY, startFakeDvla, type FakeDvla } from '../helpers/upstream-dvla';
 import { DVSA_CLIENT, DVSA_VEHICLES, startFakeDvsa, type FakeDvsa } from '../helpers/upstream-dvsa';
 import { AA19AAA_FORD_FOCUS, AE13SJX_PORSCHE_911 } from '../fixtures/dvsa-answers';
+import { httpGet } from '../helpers/call';
 
 let dvla: FakeDvla;
 let dvsa: FakeDvsa;
@@ -52,9 +53,7 @@ afterAll(async () => {
 });
 
 const get = (g: TestServer, reg: string, op = 'Check') =>
-  fetch(
-    `${g.url}/api/reg.asmx/${op}?${new URLSearchParams({ RegistrationNumber: reg, username: 'caller' }).toString()}`,
-  );
+  httpGet(g.url, op, { RegistrationNumber: reg, username: 'caller' });
 
 const unescape = (s: string) =>
   s

@@ -35,7 +35,7 @@ export interface MigrationReport {
 export class MigrationError extends Error {}
 
 /** Checks a list of migrations: versions 1..n, in order, none twice. */
-export function checkMigrations(list: readonly Migration[]): void {
+function checkMigrations(list: readonly Migration[]): void {
   list.forEach((m, i) => {
     if (m.version !== i + 1)
       throw new MigrationError(`migration '${m.name}' has version ${m.version}, expected ${i + 1}`);
@@ -47,11 +47,7 @@ export function checkMigrations(list: readonly Migration[]): void {
  * A store at a version this release does not know (written by a newer release) is refused rather
  * than served with a schema it cannot read.
  */
-export function pendingMigrations<M extends Migration>(
-  applied: readonly number[],
-  list: readonly M[],
-  upTo = Infinity,
-): M[] {
+function pendingMigrations<M extends Migration>(applied: readonly number[], list: readonly M[], upTo = Infinity): M[] {
   checkMigrations(list);
   const have = new Set(applied);
   const newest = Math.max(0, ...have);

@@ -27,7 +27,7 @@ export interface SqliteMigration extends Migration {
 }
 
 /** What a step needs from outside the file it changes. */
-export interface MigrateHooks {
+interface MigrateHooks {
   /** Copies the account tables to the accounts file, inside the migration's transaction (step 7). */
   moveAccounts?(db: Database.Database): void;
 }
