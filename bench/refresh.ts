@@ -8,7 +8,8 @@
 //   npm run bench:refresh -- --short       200,000 rows, printed only
 //   BENCH_REFRESH_ROWS=1000000             another size (printed only)
 //   npm run bench:refresh -- --against REF the same, plain and loaded, on commit REF too (a git worktree
-//                                          under bench/.work, built with tsc), e.g. --against 7998aff^
+//                                          in the temporary directory, built with tsc, removed after), e.g.
+//                                          --against 7998aff^
 //
 // Every import is `reglookup import` as the daily refresh runs it (nice 10, idle I/O class), a process of
 // its own, with its wall time and its peak RSS. The callers are open-loop (a request every 20 ms whatever the answers take), so a
@@ -279,7 +280,8 @@ function buildAgainst(ref: string): { root: string; label: string } {
     return r.stdout.trim();
   };
   const sha = git('rev-parse', '--verify', `${ref}^{commit}`);
-  const root = path.join(WORK, `against-${sha.slice(0, 12)}`);
+  // Outside this checkout, so that jest and git here never see a second copy of the project.
+  const root = path.join(os.tmpdir(), `reglookup-bench-against-${sha.slice(0, 12)}`);
   if (!fs.existsSync(path.join(root, 'dist', 'cli.js'))) {
     log(`building ${ref} (${sha.slice(0, 12)}) in ${root}`);
     if (!fs.existsSync(root)) git('worktree', 'add', '--detach', root, sha);
@@ -335,7 +337,11 @@ async function main(): Promise<void> {
   if (AGAINST) builds.push(buildAgainst(AGAINST));
   const loadBefore = load();
   const runs: Run[] = [];
-  for (const b of builds) runs.push(await runOn(b.label, b.root, csv));
+  try {
+    for (const b of builds) runs.push(await runOn(b.label, b.root, csv));
+  } finally {
+    for (const b of builds.slice(1)) spawnSync('git', ['worktree', 'remove', '--force', b.root], { cwd: ROOT });
+  }
   const cpu = os.cpus();
   const lines = [
     `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpu.length} cores (${cpu[0]?.model.trim() ?? '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; load average ${loadBefore} before, ${load()} after (the machine shared with other work).`,
