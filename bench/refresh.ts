@@ -137,6 +137,8 @@ interface Lookup {
   readonly due: number; // ms since the caller started
   readonly ms: number;
   readonly ok: boolean;
+  /** A refused lookup's plate, status and the start of its answer (or the error), for the report. */
+  readonly why?: string;
 }
 
 /** One caller making RATE lookups a second of plates drawn from the first `rows`, until stopped. */
@@ -154,8 +156,8 @@ function caller(url: string, username: string, rows: number, seed: number) {
   const one = (due: number) => {
     const plate = keyOf(next()).registration;
     const p = new Promise<void>((resolve) => {
-      const done = (ok: boolean) => {
-        lookups.push({ due: due - start, ms: performance.now() - due, ok });
+      const done = (ok: boolean, why: string) => {
+        lookups.push({ due: due - start, ms: performance.now() - due, ok, ...(ok ? {} : { why: `${plate}: ${why}` }) });
         resolve();
       };
       const req = http.get(
@@ -165,12 +167,14 @@ function caller(url: string, username: string, rows: number, seed: number) {
           let body = '';
           res.setEncoding('utf8');
           res.on('data', (d: string) => (body += d));
-          res.on('end', () => done(res.statusCode === 200 && body.includes('<Description>')));
-          res.on('error', () => done(false));
+          res.on('end', () =>
+            done(res.statusCode === 200 && body.includes('<Description>'), `${res.statusCode} ${body.slice(0, 300)}`),
+          );
+          res.on('error', (e) => done(false, e.message));
         },
       );
       req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', () => done(false));
+      req.on('error', (e) => done(false, e.message));
     });
     inFlight.add(p);
     void p.then(() => inFlight.delete(p));
@@ -203,6 +207,8 @@ interface Window {
   readonly p50: number;
   readonly p99: number;
   readonly max: number;
+  /** Each refused lookup: when it was due, from the window's start, and what it was answered. */
+  readonly refusedHow: string[];
 }
 
 function windowOf(lookups: Lookup[], from: number, to: number): Window {
@@ -211,6 +217,7 @@ function windowOf(lookups: Lookup[], from: number, to: number): Window {
   return {
     n: w.length,
     refused: w.filter((l) => !l.ok).length,
+    refusedHow: w.filter((l) => !l.ok).map((l) => `${((l.due - from) / 1000).toFixed(1)} s in, ${l.why}`),
     p50: quantile(ms, 0.5),
     p99: quantile(ms, 0.99),
     max: ms.length ? Math.max(...ms) : NaN,
@@ -322,6 +329,13 @@ function table(run: Run): string[] {
     `| under load as a share of the plain import | ${share.toFixed(0)} % | >= 90 % |`,
     `| first load into an empty store, rows/s | ${rate(run.firstLoad)} (${(run.firstLoad.ms / 1000).toFixed(1)} s, peak RSS ${f0(run.firstLoad.rssMb)} MB) | |`,
     '',
+    ...[
+      ...m.before.refusedHow.map((x) => `metered, before: ${x}`),
+      ...m.during.refusedHow.map((x) => `metered, during: ${x}`),
+      ...u.before.refusedHow.map((x) => `unmetered, before: ${x}`),
+      ...u.during.refusedHow.map((x) => `unmetered, during: ${x}`),
+    ].map((x) => `- refused: \`${x.replace(/\s+/g, ' ').replace(/`/g, "'")}\``),
+    '',
   ];
 }
 
@@ -345,7 +359,7 @@ async function main(): Promise<void> {
   const cpu = os.cpus();
   const lines = [
     `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpu.length} cores (${cpu[0]?.model.trim() ?? '?'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; load average ${loadBefore} before, ${load()} after (the machine shared with other work).`,
-    `Reproduce with \`npm run bench:refresh${AGAINST ? ` -- --against '${AGAINST}'` : ''}\`${ROWS !== 2_000_000 && !SHORT ? ` (BENCH_REFRESH_ROWS=${ROWS})` : ''}${SHORT ? ' -- --short' : ''}. ${f0(ROWS)} generated RDW rows (${(fs.statSync(csv).size / 1e6).toFixed(0)} MB of CSV, \`--format rdw\` without \`--fuel\`), one CheckNetherlands record each; the callers look up random plates of the file, GET CheckNetherlands, ${RATE} a second each, open-loop; ${BEFORE_S} s of lookups before the import (the first second left out).`,
+    `Reproduce with \`${ROWS !== 2_000_000 && !SHORT ? `BENCH_REFRESH_ROWS=${ROWS} ` : ''}npm run bench:refresh${SHORT || AGAINST ? ' --' : ''}${SHORT ? ' --short' : ''}${AGAINST ? ` --against '${AGAINST}'` : ''}\`. ${f0(ROWS)} generated RDW rows (${(fs.statSync(csv).size / 1e6).toFixed(0)} MB of CSV, \`--format rdw\` without \`--fuel\`), one CheckNetherlands record each; every import ${NICE ? `at nice ${NICE} and the idle I/O class, as deploy/reglookup-refresh@.service runs it` : "at the service's priority"}; the callers look up random plates of the file, GET CheckNetherlands, ${RATE} a second each, open-loop; ${BEFORE_S} s of lookups before the import (the first second left out).`,
     '',
     ...runs.flatMap(table),
   ];
