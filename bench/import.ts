@@ -341,7 +341,7 @@ function rdwRow(i: number): { row: string; fuel: string } {
   return { row: cells.join(',') + '\r\n', fuel };
 }
 
-function generateRdw(file: string, fuelFile: string, n: number): void {
+export function generateRdw(file: string, fuelFile: string, n: number): void {
   const marker = `${file}.done-${GENERATOR}`;
   if (fs.existsSync(file) && fs.existsSync(fuelFile) && fs.existsSync(marker)) return;
   const fd = fs.openSync(file, 'w');
@@ -673,5 +673,8 @@ function main(): void {
       for (const x of [f, `${f}-wal`, `${f}-shm`]) fs.rmSync(x, { force: true });
 }
 
-if (STORE === 'postgres') mainPostgres();
-else main();
+// bench/refresh.ts imports the RDW generator from here without running this bench.
+if (require.main === module) {
+  if (STORE === 'postgres') mainPostgres();
+  else main();
+}

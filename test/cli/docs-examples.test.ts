@@ -88,11 +88,11 @@ const NOT_RUN_PATTERNS: Array<[RegExp, string]> = [
   [/^(DATABASE_URL=\S+ )?npx reglookup export/, 'a move between stores: test/store/data.test.ts'],
   [
     /^mkdir -p backups/,
-    'backup: test/integration/data.test.ts, and the block itself in test/store/sqlite-layout.test.ts',
+    'backup: test/integration/data.test.ts, and the block itself in test/cli/sqlite-layout.test.ts',
   ],
   [
     /^rm -f data\/reglookup\.db-wal|^npx reglookup migrate --to 6/,
-    'restore, and going back to 0.3: test/store/sqlite-layout.test.ts runs these blocks as written',
+    'restore, and going back to 0.3: test/cli/sqlite-layout.test.ts runs these blocks as written',
   ],
   [
     /^cd \/opt\/reglookup|^useradd|^sudo |^systemctl|^install -/,
