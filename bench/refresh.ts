@@ -11,12 +11,13 @@
 //                                          in the temporary directory, built with tsc, removed after), e.g.
 //                                          --against 7998aff^
 //
-// Every import is `reglookup import` as the daily refresh runs it (nice 10, idle I/O class), a process of
-// its own, with its wall time and its peak RSS. The callers are open-loop (a request every 20 ms whatever the answers take), so a
-// held-up lookup cannot slow the load down and hide itself; each lookup's time runs from when it was
-// due. A lookup is refused when it is not answered 200 with the vehicle (a fault, a timeout of 10 s,
-// a connection error). Nothing is asserted about speed: the machine is shared, so the import under
-// load is given as a share of the plain import measured in the same run.
+// Every import is `reglookup import` as the daily refresh runs it (nice 10, idle I/O class), a process
+// of its own, with its wall time and its peak RSS. The callers are open-loop (a request every 20 ms
+// whatever the answers take), so a held-up lookup cannot slow the load down and hide itself; each
+// lookup's time runs from when it was due. A lookup is refused when it is not answered 200 with the
+// vehicle (a fault, a timeout of 10 s, a connection error). Nothing is asserted about speed: the
+// machine is shared, so the import under load is given as a share of the plain import measured in the
+// same run.
 
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
