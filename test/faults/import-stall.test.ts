@@ -1,9 +1,9 @@
-// Fault: a full refresh (`import --replace-all`, another process) holds the SQLite store's one write
-// lock for seconds while callers keep coming. Waiting for that lock must never stop the event loop:
-// /healthz and lookups of a caller without credits (which write nothing) are answered at once
-// throughout, and a metered caller's lookups wait for the lock at most the README's 5 s, then are
-// refused with SERVICE_UNAVAILABLE and charged nothing. Measured as the longest answer time of each
-// kind of request made while the import ran.
+// Fault: a full refresh (`import --replace-all`, another process) holds the write lock of the SQLite
+// records file for seconds while callers keep coming. A charge is written to the accounts file, which
+// has a lock of its own (docs/data.md, "The SQLite store's two files"), so no caller waits on the
+// import: /healthz, unmetered and metered lookups are all answered 200 throughout, none refused, and
+// each metered answer is charged exactly once. Measured as the longest answer time of each kind of
+// request made while the import ran.
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,8 +16,12 @@ jest.setTimeout(180_000);
 
 const RECORDS = 60_000;
 const CREDITS = 100_000;
-/** The README's bound on a credit's wait for an import's lock (Importing, Full refresh). */
-const README_LOCK_WAIT_MS = 5000;
+/**
+ * The wait a charge would have had behind the import's lock in one file (docs/data.md): a request held
+ * a fifth of it has waited on the import, not on the machine.
+ */
+const ONE_FILE_LOCK_WAIT_MS = 5000;
+const HELD_MS = ONE_FILE_LOCK_WAIT_MS / 5;
 
 /** An NDJSON file of `n` Check records, the sample's RG11 ABC among them (so lookups find it before and after). */
 function writeImportFile(file: string, n: number): void {
@@ -60,7 +64,7 @@ describe('an import holding the SQLite write lock', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('stalls neither health checks nor unmetered lookups, and holds metered ones at most 5 s, each charged only when answered', async () => {
+  it('holds up no caller: health checks, unmetered and metered lookups all answered, each answer charged once', async () => {
     const env = { DATABASE_URL: `sqlite:${path.join(dir, 'reglookup.db')}` };
     expect(runCli(['users', 'add', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
     server = await serve({ ...env, RATE_LIMIT: '0' });
@@ -100,17 +104,18 @@ describe('an import holding the SQLite write lock', () => {
     expect(await importDone).toBe(0);
     expect(importErr).not.toMatch(/reglookup: /);
     const longest = (t: Timed[]) => Math.max(...t.map((x) => x.ms));
-    // Health checks and unmetered lookups never wait on the import's lock: nothing near the lock wait.
+    // No request waits on the import's lock: nothing near the wait a charge had in one file.
     expect(healthTimes.length).toBeGreaterThan(5);
     expect(healthTimes.every((t) => t.status === 200)).toBe(true);
     expect(freeTimes.every((t) => t.status === 200)).toBe(true);
-    expect(longest(healthTimes)).toBeLessThan(README_LOCK_WAIT_MS / 5);
-    expect(longest(freeTimes)).toBeLessThan(README_LOCK_WAIT_MS / 5);
-    // Metered lookups: answered (charged) or refused 503 (not charged), none held far past the bound.
+    expect(longest(healthTimes)).toBeLessThan(HELD_MS);
+    expect(longest(freeTimes)).toBeLessThan(HELD_MS);
+    // Metered lookups: every one answered, none refused and none held.
+    expect(meteredTimes.length).toBeGreaterThan(5);
     const ok = meteredTimes.filter((t) => t.status === 200).length;
-    const refused = meteredTimes.filter((t) => t.status === 503).length;
-    expect(ok + refused).toBe(meteredTimes.length);
-    expect(longest(meteredTimes)).toBeLessThan(README_LOCK_WAIT_MS + 2000);
+    const refused = meteredTimes.length - ok;
+    expect(refused).toBe(0);
+    expect(longest(meteredTimes)).toBeLessThan(HELD_MS);
 
     const log = server.output();
     await server.stop();
@@ -121,12 +126,13 @@ describe('an import holding the SQLite write lock', () => {
     )!.credits;
     expect(CREDITS - left).toBe(ok);
     const down = log.split('\n').filter((l) => l.includes('"message":"store unavailable')).length;
+    expect(down).toBe(0);
 
     recordScenario({
       scenario: 'import holding the SQLite write lock',
-      answered: `import of ${RECORDS + 1} records took ${(importMs / 1000).toFixed(1)} s; meanwhile /healthz ${healthTimes.length} x 200 (longest ${longest(healthTimes).toFixed(0)} ms), unmetered lookups ${freeTimes.length} x 200 (longest ${longest(freeTimes).toFixed(0)} ms), metered lookups ${ok} x 200 and ${refused} x 503 (longest ${longest(meteredTimes).toFixed(0)} ms)`,
+      answered: `import of ${RECORDS + 1} records took ${(importMs / 1000).toFixed(1)} s; meanwhile /healthz ${healthTimes.length} x 200 (longest ${longest(healthTimes).toFixed(0)} ms), unmetered lookups ${freeTimes.length} x 200 (longest ${longest(freeTimes).toFixed(0)} ms), metered lookups ${ok} x 200 and ${refused} refused (longest ${longest(meteredTimes).toFixed(0)} ms)`,
       charged: `${CREDITS - left} credits taken for ${ok} metered answers sent`,
-      logged: `${down} 'store unavailable' line(s) (a metered lookup outwaited the lock)`,
+      logged: `${down} 'store unavailable' line(s)`,
     });
   });
 });
