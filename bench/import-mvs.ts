@@ -21,32 +21,17 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { child, DIST, EXPORT, freshDb, logger, rng, ROOT, WORK, type ChildResult } from './import-harness';
 
-const ROOT = path.resolve(__dirname, '..');
-const WORK = path.join(ROOT, 'bench', '.work');
-const DIST = path.join(ROOT, 'dist');
 const SHORT = process.argv.includes('--short');
 const REFRESH = process.argv.includes('--refresh');
 const ROWS = SHORT ? 20_000 : Number(process.env.BENCH_MVS_ROWS ?? 200_000);
 const ROUNDS = SHORT ? 1 : 3;
 const WORKERS = Math.max(1, Math.min(os.availableParallelism() - 1, 4));
 
-function log(s: string): void {
-  process.stderr.write(`bench:import-mvs: ${s}\n`);
-}
+const log = logger('bench:import-mvs');
 
 // ---------------------------------------------------------------- data
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const HEADER =
   '"PERSON";"REG_ADDR_KOATUU";"OPER_CODE";"OPER_NAME";"D_REG";"DEP_CODE";"DEP";"BRAND";"MODEL";"VIN";"MAKE_YEAR";"COLOR";"KIND";"BODY";"PURPOSE";"FUEL";"CAPACITY";"OWN_WEIGHT";"TOTAL_WEIGHT";"N_REG_NEW"';
@@ -149,18 +134,6 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z: z.write(sys.a
 
 // ---------------------------------------------------------------- children
 
-interface ChildResult {
-  readonly ms: number;
-  readonly maxRssBytes: number;
-  readonly [k: string]: unknown;
-}
-
-function child(code: string, args: string[]): ChildResult {
-  const r = spawnSync(process.execPath, ['-e', code, ...args], { encoding: 'utf8', cwd: ROOT, maxBuffer: 1 << 24 });
-  if (r.status !== 0) throw new Error(`bench child failed (${r.status}): ${r.stderr.slice(-2000)}`);
-  return JSON.parse(r.stdout.trim().split('\n').pop() ?? '') as ChildResult;
-}
-
 // One import as `reglookup import` runs it (no progress bar); the time runs to the store's close.
 // args: kind (mvs|ndjson), file, db, workers, options as JSON.
 const IMPORT = `
@@ -177,27 +150,6 @@ const { importFile, importFiles } = require(${JSON.stringify(path.join(DIST, 'da
   console.log(JSON.stringify({ ms: performance.now() - t, cpuMs: (cpu.user + cpu.system) / 1000, lines: report.lines, imported: report.imported, committed: report.committed, dryRun: report.dryRun, errors: report.errors.slice(0, 3), maxRssBytes: process.resourceUsage().maxRSS * 1024 }));
 })();
 `;
-
-const EXPORT = `
-const fs = require('fs');
-const { SqliteStore } = require(${JSON.stringify(path.join(DIST, 'store', 'sqlite'))});
-const { exportRecords } = require(${JSON.stringify(path.join(DIST, 'data', 'export'))});
-(async () => {
-  const [db, file] = process.argv.slice(1);
-  const store = new SqliteStore(db);
-  const out = fs.createWriteStream(file);
-  const n = await exportRecords(store, out, () => {});
-  await new Promise((resolve) => out.end(resolve));
-  await store.close();
-  console.log(JSON.stringify({ ms: 0, records: n, maxRssBytes: 0 }));
-})();
-`;
-
-function freshDb(name: string): string {
-  const db = path.join(WORK, name);
-  for (const f of [db, `${db}-wal`, `${db}-shm`]) fs.rmSync(f, { force: true });
-  return db;
-}
 
 function importInto(kind: 'mvs' | 'ndjson', file: string, db: string, opts: object = {}): ChildResult {
   const r = child(IMPORT, [kind, file, db, String(WORKERS), JSON.stringify(opts)]);

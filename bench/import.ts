@@ -17,14 +17,11 @@
 // its own. It asserts nothing about speed: the machine is shared, so the import is given as a
 // share of the bare pass measured in the same run (once before the import and once after).
 
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { child, DIST, EXPORT, freshDb, logger, rng, ROOT, WORK, type ChildResult } from './import-harness';
 
-const ROOT = path.resolve(__dirname, '..');
-const WORK = path.join(ROOT, 'bench', '.work');
-const DIST = path.join(ROOT, 'dist');
 const SHORT = process.argv.includes('--short');
 const RECORDS = SHORT ? 20_000 : Number(process.env.BENCH_IMPORT_RECORDS ?? 1_000_000);
 const SMALL = SHORT ? 2_000 : 10_000;
@@ -35,23 +32,9 @@ const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432
 const PG_SCHEMA = 'reglookup_bench_import';
 const GENERATOR = 1; // bump when the generated records change, so a cached file is made again
 
-function log(s: string): void {
-  process.stderr.write(`bench:import: ${s}\n`);
-}
+const log = logger('bench:import');
 
 // ---------------------------------------------------------------- data
-
-/** A small deterministic PRNG (mulberry32), seeded per record so any record can be made alone. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const OTHER_OPS = [
   'CheckMotorBikeUK',
@@ -371,19 +354,6 @@ export function generateRdw(file: string, fuelFile: string, n: number): void {
 
 // ---------------------------------------------------------------- children
 
-interface ChildResult {
-  readonly ms: number;
-  readonly maxRssBytes: number;
-  readonly [k: string]: unknown;
-}
-
-function child(code: string, args: string[]): ChildResult {
-  const r = spawnSync(process.execPath, ['-e', code, ...args], { encoding: 'utf8', cwd: ROOT, maxBuffer: 1 << 24 });
-  if (r.status !== 0) throw new Error(`bench child failed (${r.status}): ${r.stderr.slice(-2000)}`);
-  const last = r.stdout.trim().split('\n').pop() ?? '';
-  return JSON.parse(last) as ChildResult;
-}
-
 // A bare Node pass: read the file in 1 MB chunks, split lines, JSON.parse each. Nothing else.
 const BARE = `
 const fs = require('fs'); const { StringDecoder } = require('string_decoder');
@@ -432,22 +402,6 @@ const { importFile, readFuelFile } = require(${JSON.stringify(path.join(DIST, 'd
   await store.close();
   const cpu = process.cpuUsage();
   console.log(JSON.stringify({ ms: performance.now() - t, fuelMs, committedMs, cpuMs: (cpu.user + cpu.system) / 1000, imported: report.imported, committed: report.committed, errors: report.errors.slice(0, 3), maxRssBytes: process.resourceUsage().maxRSS * 1024 }));
-})();
-`;
-
-// A store's records written out as NDJSON (reglookup export), so that the RDW records can be imported as NDJSON too.
-const EXPORT = `
-const fs = require('fs');
-const { SqliteStore } = require(${JSON.stringify(path.join(DIST, 'store', 'sqlite'))});
-const { exportRecords } = require(${JSON.stringify(path.join(DIST, 'data', 'export'))});
-(async () => {
-  const [db, file] = process.argv.slice(1);
-  const store = new SqliteStore(db);
-  const out = fs.createWriteStream(file);
-  const n = await exportRecords(store, out, () => {});
-  await new Promise((resolve) => out.end(resolve));
-  await store.close();
-  console.log(JSON.stringify({ ms: 0, records: n, maxRssBytes: 0 }));
 })();
 `;
 
@@ -551,12 +505,6 @@ function lookups(db: string, n: number, tag: string): ChildResult {
   const keysFile = path.join(WORK, `import-keys-${tag}.json`);
   fs.writeFileSync(keysFile, JSON.stringify(keys));
   return child(LOOKUP, [db, keysFile]);
-}
-
-function freshDb(name: string): string {
-  const db = path.join(WORK, name);
-  for (const f of [db, `${db}-wal`, `${db}-shm`]) fs.rmSync(f, { force: true });
-  return db;
 }
 
 // ---------------------------------------------------------------- run
