@@ -7,54 +7,15 @@
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as published from '../fixtures/dvla-answers';
 
 export const DVLA_TEST_KEY = 'test-dvla-key-7f3a';
 
-/** AA19AAA as the DVLA's test environment documents it (taxDueDate fixed here). */
-export const AA19AAA = {
-  registrationNumber: 'AA19AAA',
-  artEndDate: '2025-03-30',
-  co2Emissions: 300,
-  engineCapacity: 2000,
-  euroStatus: 'EURO1',
-  markedForExport: false,
-  fuelType: 'PETROL',
-  motStatus: 'No details held by DVLA',
-  revenueWeight: 0,
-  colour: 'RED',
-  make: 'FORD',
-  typeApproval: 'M1',
-  yearOfManufacture: 2019,
-  taxDueDate: '2027-01-01',
-  taxStatus: 'Taxed',
-  dateOfLastV5CIssued: '2019-05-20',
-  wheelplan: '2 AXLE RIGID BODY',
-  monthOfFirstDvlaRegistration: '2019-03',
-  monthOfFirstRegistration: '2019-03',
-  realDrivingEmissions: '1',
-};
+/** AA19AAA as the DVLA's test environment publishes it, its "<1 YEAR FROM NOW>" taxDueDate fixed here. */
+export const AA19AAA = { ...published.AA19AAA, taxDueDate: '2027-01-01' };
 
 /** AA19EEE: an electric car, no engine capacity. */
-export const AA19EEE = {
-  registrationNumber: 'AA19EEE',
-  artEndDate: '2025-03-30',
-  co2Emissions: 200,
-  euroStatus: 'EURO1',
-  markedForExport: false,
-  fuelType: 'ELECTRICITY',
-  motStatus: 'No results returned',
-  revenueWeight: 0,
-  colour: 'RED',
-  make: 'FORD',
-  typeApproval: 'M1',
-  yearOfManufacture: 2019,
-  taxDueDate: '2027-01-01',
-  taxStatus: 'Taxed',
-  dateOfLastV5CIssued: '2019-05-20',
-  wheelplan: '2 AXLE RIGID BODY',
-  monthOfFirstDvlaRegistration: '2019-03',
-  monthOfFirstRegistration: '2019-03',
-};
+export const AA19EEE = { ...published.AA19EEE, taxDueDate: '2027-01-01' };
 
 const ERRORS: Record<string, { status: number; title: string; detail: string }> = {
   ER19BAD: { status: 400, title: 'Bad Request', detail: 'Invalid format for field - vehicle registration number' },
