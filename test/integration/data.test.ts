@@ -6,34 +6,17 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import Database from 'better-sqlite3';
 import { loadSampleIfEmpty, SAMPLE_FILE } from '../../src/app';
 import { backupStore } from '../../src/data/backup';
 import { exportLine, exportRecords } from '../../src/data/export';
-import { importFile, importStream, type ImportOptions } from '../../src/data/import';
+import { importFile, importStream } from '../../src/data/import';
 import { createLogger } from '../../src/ops/logger';
 import { SqliteStore } from '../../src/store/sqlite';
 import { call } from '../helpers/call';
 import { startServer, type TestServer } from '../helpers/server';
-
-const car = (description: string) => ({
-  Description: description,
-  RegistrationYear: 2019,
-  CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' },
-  ImageUrl: 'x',
-});
-const check = (reg: string, description: string) =>
-  JSON.stringify({ operation: 'Check', registration: reg, vehicle: car(description) });
-const usa = (reg: string, description: string) =>
-  JSON.stringify({ operation: 'CheckUSA', registration: reg, state: 'CA', vehicle: car(description) });
-const ndjson = (...lines: string[]) => Readable.from([lines.join('\n') + '\n']);
-const run = (store: SqliteStore, options: ImportOptions, ...lines: string[]) =>
-  importStream(store, ndjson(...lines), options);
-const description = async (store: SqliteStore, operation: string, registration: string, state = '') => {
-  const r = await store.get({ operation, registration, state });
-  return r ? (JSON.parse(r.payload) as { Description: string }).Description : null;
-};
+import { car, check, description, run, usa } from '../helpers/import-lines';
 
 let dir: string;
 beforeAll(() => {

@@ -7,30 +7,13 @@ import { PassThrough, Readable } from 'node:stream';
 import { loadSampleIfEmpty } from '../../src/app';
 import { backupStore } from '../../src/data/backup';
 import { exportRecords } from '../../src/data/export';
-import { importStream, type ImportOptions } from '../../src/data/import';
+import { importStream } from '../../src/data/import';
 import { createLogger } from '../../src/ops/logger';
 import type { StoredRecord, VehicleStore } from '../../src/store/store';
 import { describeStores, open, storeKind } from '../helpers/stores';
+import { car, check, description, run, usa } from '../helpers/import-lines';
 
 jest.setTimeout(60_000);
-
-const car = (description: string) => ({
-  Description: description,
-  RegistrationYear: 2019,
-  CarMake: { CurrentValue: null, CurrentTextValue: 'FORD' },
-  ImageUrl: 'x',
-});
-const check = (reg: string, description: string) =>
-  JSON.stringify({ operation: 'Check', registration: reg, vehicle: car(description) });
-const usa = (reg: string, description: string) =>
-  JSON.stringify({ operation: 'CheckUSA', registration: reg, state: 'CA', vehicle: car(description) });
-const ndjson = (...lines: string[]) => Readable.from([lines.join('\n') + '\n']);
-const run = (store: VehicleStore, options: ImportOptions, ...lines: string[]) =>
-  importStream(store, ndjson(...lines), options);
-const description = async (store: VehicleStore, operation: string, registration: string, state = '') => {
-  const r = await store.get({ operation, registration, state });
-  return r ? (JSON.parse(r.payload) as { Description: string }).Description : null;
-};
 
 async function exported(store: VehicleStore): Promise<string> {
   const chunks: Buffer[] = [];
