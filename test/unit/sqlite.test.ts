@@ -20,22 +20,6 @@ test('a lookup is an index search on the whole key, not a scan, as the store run
   }
 });
 
-test('records with the same key replace each other; keys differ by operation and state', async () => {
-  const store = new SqliteStore(':memory:');
-  expect(await store.isEmpty()).toBe(true);
-  const batch = await store.beginImport();
-  await batch.put({ operation: 'CheckUSA', registration: 'A1', state: 'CA', payload: '{"n":1}' });
-  await batch.put({ operation: 'CheckUSA', registration: 'A1', state: 'NY', payload: '{"n":2}' });
-  await batch.put({ operation: 'Check', registration: 'A1', state: '', payload: '{"n":3}' });
-  await batch.put({ operation: 'CheckUSA', registration: 'A1', state: 'CA', payload: '{"n":4}' });
-  await batch.commit();
-  expect(await store.count()).toBe(3);
-  expect(await store.isEmpty()).toBe(false);
-  expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'CA' })).toEqual({ payload: '{"n":4}' });
-  expect(await store.get({ operation: 'CheckUSA', registration: 'A1', state: 'TX' })).toBeNull();
-  await store.close();
-});
-
 describe('lookups in one turn of the event loop share one read transaction', () => {
   const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
   let dir: string;
