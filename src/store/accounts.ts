@@ -48,7 +48,8 @@ export const ACCOUNT_DEFAULTS: Omit<Account, 'username'> = {
 
 /**
  * What charging a successful lookup did. Granted: the credits left and the day's count after it, as
- * the charging store saw them.
+ * the charging store saw them. (A PostgreSQL instance charging on its credit shard, for an account
+ * without a daily limit, sees the row and its own shard, and counts the day within its batch.)
  */
 export type ChargeResult =
   | { readonly ok: true; readonly credits: number | null; readonly usedToday: number }

@@ -19,7 +19,15 @@ import {
   type UsageCount,
 } from './accounts';
 import { callerLeft, StoreUnavailableError, type ChargeCaller, type FoundCharge, type RecordKey } from './store';
-import { BATCH_CTES, batchArrays, pastDeadline } from './postgres-batch';
+import {
+  BATCH_CTES,
+  batchArrays,
+  CreditShards,
+  FOLD_SHARDS,
+  LEASED,
+  pastDeadline,
+  SHARD_MIN_BALANCE,
+} from './postgres-shards';
 
 /** What the accounts side needs of the store: a pooled query, and one transaction on one connection. */
 export interface PgRunner {
@@ -55,8 +63,8 @@ export interface Row {
   day_count: number;
 }
 
-/** An account's columns. */
-export const COLUMNS = 'username, credits, daily_limit, rate, allow, enabled, day, day_count';
+/** An account's columns; its credits are its row's and its shards' (postgres-shards.ts). */
+export const COLUMNS = `username, credits + ${LEASED} AS credits, daily_limit, rate, allow, enabled, day, day_count`;
 
 export function toAccount(r: Row): Account {
   return {
@@ -88,10 +96,11 @@ function insertValues(account: AccountInput): unknown[] {
 
 /**
  * A limit set mid-day ($1 username, $2 day) counts the day's lookups so far: those charged on the
- * row, or the usage records (as far as flushed), whichever is more.
+ * row, or the usage records (lookups charged on credit shards, and others as far as flushed),
+ * whichever is more.
  */
 const COUNT_DAY = `UPDATE accounts SET day = $2, day_count = GREATEST(CASE WHEN day = $2 THEN day_count ELSE 0 END,
-  (SELECT COALESCE(SUM(found), 0) FROM usage WHERE username = $1 AND day = $2)) WHERE username = $1`;
+  (SELECT COALESCE(SUM(found), 0) FROM usage_all WHERE username = $1 AND day = $2)) WHERE username = $1`;
 
 const INSERT =
   'INSERT INTO accounts (username, credits, daily_limit, rate, allow, enabled) VALUES ($1, $2, $3, $4, $5, $6)';
@@ -117,6 +126,8 @@ interface ChargeWaiter {
 /** A granted charge whose caller left before it was answered: given back (PostgresAccounts.refund). */
 interface Refund {
   readonly operation: string | null;
+  /** Charged on this instance's credit shard (its usage in usage_shards), or on the account's row. */
+  readonly onShard: boolean;
   /** Refused once the refund is done. */
   readonly waiter: ChargeWaiter;
 }
@@ -143,23 +154,27 @@ interface GrantRow {
 /**
  * The common part of both charge statements ($1 username, $2 day): `cur` locks the account's row
  * (FOR UPDATE: under READ COMMITTED it waits for any other instance's charge and then reads the row
- * as that one left it); `g` grants min(n, credits, the day's limit left), and `taken` takes them
+ * as that one left it); when its credits cannot cover the n asked (`wanted` gives n), `drained`
+ * takes every credit shard of the account back into it (postgres-shards.ts), so a refusal means the
+ * whole balance is spent; `g` grants min(n, credits, the day's limit left), and `taken` takes them
  * and counts the day.
  */
 function grantCtes(wanted: string, deadline: string): string {
   return `cur AS (
-         SELECT username, enabled, credits, daily_limit, CASE WHEN day = $2 THEN day_count ELSE 0 END AS used
+         SELECT username, enabled, credits AS own, daily_limit, CASE WHEN day = $2 THEN day_count ELSE 0 END AS used
            FROM accounts WHERE username = $1 FOR UPDATE
        ), w AS (
          SELECT CASE WHEN w0.late THEN 0 ELSE w0.n END AS n, w0.late
            FROM (SELECT ww.n, ${pastDeadline(deadline)} AS late FROM cur, (${wanted}) ww) w0
+       ), drained AS (
+         DELETE FROM credit_shards s USING cur, w WHERE s.username = cur.username AND cur.own < w.n RETURNING s.credits
        ), g AS (
-         SELECT cur.*, w.late, CASE WHEN NOT enabled THEN 0
-                ELSE GREATEST(0, LEAST(w.n, COALESCE(credits, w.n), COALESCE(daily_limit - used, w.n))) END::int AS granted
-           FROM cur, w
+         SELECT cur.*, w.late, cur.own + d.got AS credits, d.got AS drained, CASE WHEN NOT enabled THEN 0
+                ELSE GREATEST(0, LEAST(w.n, COALESCE(cur.own + d.got, w.n), COALESCE(daily_limit - used, w.n))) END::int AS granted
+           FROM cur, w, (SELECT COALESCE(SUM(credits), 0) AS got FROM drained) d
        ), taken AS (
          UPDATE accounts a SET credits = g.credits - g.granted, day_count = g.used + g.granted, day = $2
-           FROM g WHERE a.username = g.username AND g.granted > 0
+           FROM g WHERE a.username = g.username AND (g.granted > 0 OR g.drained > 0)
        )`;
 }
 
@@ -211,7 +226,17 @@ export class PostgresAccounts implements AccountStore {
   /** The expected batch size of an account whose queue emptied (its next batch waits for as many). */
   private readonly expectedBatch = new Map<string, number>();
 
-  constructor(private readonly db: PgRunner) {}
+  /** This instance's credit shards (postgres-shards.ts). */
+  private readonly shards: CreditShards;
+
+  constructor(private readonly db: PgRunner) {
+    this.shards = new CreditShards(db);
+  }
+
+  /** On close: this instance's leased credits back to their accounts' rows. */
+  releaseShards(): Promise<void> {
+    return this.shards.release();
+  }
 
   async getAccount(username: string): Promise<Account | null> {
     const r = await this.db.query<Row>('account-get', `SELECT ${COLUMNS} FROM accounts WHERE username = $1`, [
@@ -221,8 +246,15 @@ export class PostgresAccounts implements AccountStore {
   }
 
   async addAccount(account: AccountInput): Promise<boolean> {
-    const r = await this.db.query('account-add', `${INSERT} ON CONFLICT (username) DO NOTHING`, insertValues(account));
-    return (r.rowCount ?? 0) > 0;
+    // A new account starts with no credits leased (a shard left by a release before this one goes).
+    const r = await this.db.query<{ n: string }>(
+      'account-add',
+      `WITH ins AS (${INSERT} ON CONFLICT (username) DO NOTHING RETURNING username),
+            stale AS (DELETE FROM credit_shards WHERE username IN (SELECT username FROM ins))
+       SELECT count(*) AS n FROM ins`,
+      insertValues(account),
+    );
+    return Number(r.rows[0].n) > 0;
   }
 
   async putAccount(account: AccountInput): Promise<void> {
@@ -231,7 +263,7 @@ export class PostgresAccounts implements AccountStore {
     // One statement: the insert, or on conflict the fields given (and only those) set on the row.
     const set =
       cols.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${cols.map(([c]) => `${c} = EXCLUDED.${c}`).join(', ')}`;
-    if (changes.dailyLimit == null) {
+    if (changes.credits === undefined && changes.dailyLimit == null) {
       await this.db.query(
         `account-put-${cols.map(([c]) => c).join('-')}`,
         `${INSERT} ON CONFLICT (username) ${set}`,
@@ -239,7 +271,9 @@ export class PostgresAccounts implements AccountStore {
       );
       return;
     }
-    // A daily limit given where there was none counts the day so far, as updateAccount does. The row is locked first.
+    // A balance given is the whole balance: the credits leased to shards go. A daily limit given folds
+    // them back (an account with a limit is charged on its row) and, where there was none, counts the
+    // day so far as updateAccount does. The row is locked first.
     await this.db.transaction(async (client) => {
       const before = (
         await client.query<{ daily_limit: number | null }>(
@@ -248,6 +282,10 @@ export class PostgresAccounts implements AccountStore {
         )
       ).rows[0];
       await client.query(`${INSERT} ON CONFLICT (username) ${set}`, insertValues(account));
+      await client.query(
+        changes.credits !== undefined ? 'DELETE FROM credit_shards WHERE username = $1' : FOLD_SHARDS,
+        [account.username],
+      );
       if (before !== undefined && before.daily_limit === null && changes.dailyLimit != null)
         await client.query(COUNT_DAY, [account.username, new Date().toISOString().slice(0, 10)]); // today, UTC
     });
@@ -259,6 +297,7 @@ export class PostgresAccounts implements AccountStore {
         await client.query<Row>(`SELECT ${COLUMNS} FROM accounts WHERE username = $1 FOR UPDATE`, [username])
       ).rows[0];
       if (!before) return null;
+      await client.query(FOLD_SHARDS, [username]);
       const cols = columnsOf(changes);
       if (cols.length > 0) {
         await client.query(
@@ -274,11 +313,15 @@ export class PostgresAccounts implements AccountStore {
   }
 
   async addCredits(username: string, delta: number): Promise<CreditResult> {
-    const r = await this.db.query<{ credits: string }>(
-      'account-credit',
-      'UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 AND credits IS NOT NULL AND credits + $2 <= $3 RETURNING credits',
-      [username, delta, CREDITS_BOUND],
-    );
+    // The row locked, its shards folded back, then the change: one transaction.
+    const r = await this.db.transaction(async (client) => {
+      await client.query('SELECT 1 FROM accounts WHERE username = $1 FOR UPDATE', [username]);
+      await client.query(FOLD_SHARDS, [username]);
+      return client.query<{ credits: string }>(
+        'UPDATE accounts SET credits = GREATEST(0, credits + $2) WHERE username = $1 AND credits IS NOT NULL AND credits + $2 <= $3 RETURNING credits',
+        [username, delta, CREDITS_BOUND],
+      );
+    });
     if (r.rows[0]) return { balance: Number(r.rows[0].credits) };
     const now = await this.getAccount(username);
     return !now ? 'unknown' : now.credits === null ? 'unlimited' : 'bound';
@@ -293,10 +336,13 @@ export class PostgresAccounts implements AccountStore {
   }
 
   async removeAccount(username: string): Promise<boolean> {
-    // The row locked first (as every writer of a balance does), then the usage its charges wrote.
+    // The row locked first (as every writer of a balance does), then its shards (each waits for its
+    // instance's charge in flight), then the usage those charges wrote.
     return this.db.transaction(async (client) => {
       await client.query('SELECT 1 FROM accounts WHERE username = $1 FOR UPDATE', [username]);
+      await client.query('DELETE FROM credit_shards WHERE username = $1', [username]);
       await client.query('DELETE FROM usage WHERE username = $1', [username]);
+      await client.query('DELETE FROM usage_shards WHERE username = $1', [username]);
       return ((await client.query('DELETE FROM accounts WHERE username = $1', [username])).rowCount ?? 0) > 0;
     });
   }
@@ -306,7 +352,7 @@ export class PostgresAccounts implements AccountStore {
     const r = await this.db.query<Row & { used_today: string }>(
       'account-list',
       `SELECT ${COLUMNS}, GREATEST(CASE WHEN day = $1 THEN day_count ELSE 0 END,
-              COALESCE((SELECT SUM(found) FROM usage u WHERE u.username = accounts.username AND u.day = $1), 0)) AS used_today
+              COALESCE((SELECT SUM(found) FROM usage_all u WHERE u.username = accounts.username AND u.day = $1), 0)) AS used_today
          FROM accounts ORDER BY username COLLATE "C"`,
       [day],
     );
@@ -406,8 +452,11 @@ export class PostgresAccounts implements AccountStore {
       if (batch.length === 0) continue;
       queue.inFlight++;
       try {
-        await this.settleBatch(username, day, batch);
+        const left = await this.settleBatch(username, day, batch);
+        // Off the answers' path, before this account's next batch: a refill that fails leaves that batch to the row.
+        await this.shards.refill(username, left).catch(() => undefined);
       } catch (e) {
+        // Those already answered (charged on the shard) keep their answer: a promise settles once.
         for (const b of batch) b.reject(e);
       } finally {
         queue.inFlight--;
@@ -437,18 +486,42 @@ export class PostgresAccounts implements AccountStore {
     return true;
   }
 
-  /** Charges a batch on the account's row and answers its waiters. */
-  private async settleBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<void> {
-    // The batch's statement ends by its earliest caller's deadline (the callers' all come from one setting).
+  /**
+   * Charges a batch and answers its waiters: on this instance's credit shard first
+   * (postgres-shards.ts), what that could not cover on the account's row; accounts known not to be
+   * sharded straight on the row. The shard's statement answers at once the lookups it found no record
+   * for, and the whole batch when it charged it; the row's statement then has only the rest. Returns
+   * the shard's credits after the batch.
+   */
+  private async settleBatch(username: string, day: string, batch: readonly ChargeWaiter[]): Promise<number> {
+    // The batch's statements end by its earliest caller's deadline (the callers' all come from one setting).
     let deadline: number | null = null;
     for (const b of batch)
       if (b.deadline !== null && (deadline === null || b.deadline < deadline)) deadline = b.deadline;
     const refunds: Refund[] = [];
     try {
-      const results = batch.some((b) => b.key !== null)
-        ? await this.chargeFoundBatch(username, day, batch, deadline)
-        : await this.chargeBatch(username, day, batch, deadline);
-      batch.forEach((b, i) => this.deliver(b, results[i], refunds));
+      if (!this.shards.tries(username)) {
+        const results = await this.onRow(username, day, batch, null, deadline);
+        batch.forEach((b, i) => this.deliver(b, results[i], false, refunds));
+        return 0;
+      }
+      const sharded = await this.shards.charge(username, day, batch, deadline, this.serverDeadline(deadline));
+      const rest: ChargeWaiter[] = [];
+      const found: FoundCharge['found'][] = [];
+      batch.forEach((b, i) => {
+        const r = sharded.results[i];
+        if (r !== undefined) this.deliver(b, r, true, refunds);
+        else {
+          rest.push(b);
+          found.push(sharded.found[i] ?? null);
+        }
+      });
+      if (rest.length > 0) {
+        // Already read: the row charges them as plain charges, in the order asked.
+        const results = await this.onRow(username, day, rest, found, deadline);
+        rest.forEach((b, i) => this.deliver(b, results[i], false, refunds));
+      }
+      return sharded.left;
     } finally {
       if (refunds.length > 0) {
         // A refund that fails leaves the charge taken (logged by the store's watcher when it is unreachable).
@@ -462,37 +535,98 @@ export class PostgresAccounts implements AccountStore {
    * Answers a waiter with its charge, unless the charge was granted and its caller has left since it
    * was asked: then the charge is to be given back (`refunds`), and the waiter refused after that.
    */
-  private deliver(b: ChargeWaiter, r: FoundCharge, refunds: Refund[]): void {
-    if (r.charge?.ok === true && b.caller?.destroyed === true) refunds.push({ operation: b.operation, waiter: b });
+  private deliver(b: ChargeWaiter, r: FoundCharge, onShard: boolean, refunds: Refund[]): void {
+    if (r.charge?.ok === true && b.caller?.destroyed === true)
+      refunds.push({ operation: b.operation, onShard, waiter: b });
     else b.resolve(r);
   }
 
   /**
-   * Gives back charges granted to callers that left before their answer (deliver): the credits, the
-   * day's count and their usage where it was counted. One statement, the row locked first.
+   * Gives back charges granted to callers that left before their answer (deliver): the credits to
+   * the account's row (the balance is the row's and its shards'), the day's count of those charged
+   * on the row, and their usage where it was counted. One statement, the row locked first.
    */
   private async refund(username: string, day: string, refunds: readonly Refund[]): Promise<void> {
+    const onRow = refunds.filter((r) => !r.onShard);
     await this.db.query(
       'account-refund',
       `WITH cur AS (
          SELECT username FROM accounts WHERE username = $1 FOR UPDATE
        ), back AS (
          UPDATE accounts a SET credits = CASE WHEN a.credits IS NULL THEN NULL ELSE a.credits + $3 END,
-                day_count = CASE WHEN a.day = $2 THEN GREATEST(0, a.day_count - $3) ELSE a.day_count END
+                day_count = CASE WHEN a.day = $2 THEN GREATEST(0, a.day_count - $4) ELSE a.day_count END
            FROM cur WHERE a.username = cur.username
-       ), counted AS (
+       ), row_usage AS (
          UPDATE usage u SET found = GREATEST(0, u.found - c.n)
-           FROM (SELECT op, count(*) AS n FROM unnest($4::text[]) AS op WHERE op IS NOT NULL GROUP BY op) c
+           FROM (SELECT op, count(*) AS n FROM unnest($5::text[]) AS op WHERE op IS NOT NULL GROUP BY op) c
           WHERE u.username = $1 AND u.day = $2 AND u.operation = c.op
+       ), shard_usage AS (
+         UPDATE usage_shards u SET found = GREATEST(0, u.found - c.n)
+           FROM (SELECT op, count(*) AS n FROM unnest($6::text[]) AS op WHERE op IS NOT NULL GROUP BY op) c
+          WHERE u.username = $1 AND u.day = $2 AND u.operation = c.op AND u.shard = $7
        )
        SELECT 1`,
-      [username, day, refunds.length, refunds.map((r) => r.operation)],
+      [
+        username,
+        day,
+        refunds.length,
+        onRow.length,
+        onRow.map((r) => r.operation),
+        refunds.filter((r) => r.onShard).map((r) => r.operation),
+        this.shards.id,
+      ],
     );
   }
 
   /** A batch deadline on the server's clock, for the statements' own check (pastDeadline); null: none. */
   private serverDeadline(deadline: number | null): number | null {
     return deadline === null || this.db.serverDeadline === undefined ? null : this.db.serverDeadline(deadline);
+  }
+
+  /**
+   * A batch on the account's row: read and charged (chargeFoundBatch), or, with `found` (the
+   * records already read), charged only. A lookup refused for credits is asked once more, in a
+   * statement of its own: the row's drain of the shards sees those that existed when its statement
+   * began, and a shard a refill created while it waited for the row's lock is seen by the next one.
+   */
+  private async onRow(
+    username: string,
+    day: string,
+    batch: readonly ChargeWaiter[],
+    found: readonly FoundCharge['found'][] | null,
+    deadline: number | null,
+  ): Promise<FoundCharge[]> {
+    const results =
+      found !== null
+        ? (await this.chargeBatch(username, day, batch, deadline)).map((r, i) => ({
+            found: found[i],
+            charge: r.charge,
+          }))
+        : batch.some((b) => b.key !== null)
+          ? await this.chargeFoundBatch(username, day, batch, deadline)
+          : await this.chargeBatch(username, day, batch, deadline);
+    const refused = results.flatMap((r, i) =>
+      r.charge !== null && !r.charge.ok && r.charge.reason === 'credits' ? [i] : [],
+    );
+    if (refused.length === 0) return results;
+    const again = await this.chargeBatch(
+      username,
+      day,
+      refused.map((i) => batch[i]),
+      deadline,
+    );
+    refused.forEach((i, j) => (results[i] = { found: results[i].found, charge: again[j].charge }));
+    return results;
+  }
+
+  /** What a row statement's grant says of the account: whether its next batches may go to a shard. */
+  private learn(username: string, row: GrantRow | undefined): void {
+    if (!row) return;
+    const after = row.credits === null ? null : Number(row.credits) - row.granted;
+    this.shards.learn(
+      username,
+      row.enabled && row.daily_limit === null && after !== null && after >= SHARD_MIN_BALANCE,
+    );
   }
 
   /**
@@ -519,6 +653,7 @@ export class PostgresAccounts implements AccountStore {
       deadline,
     );
     if (r.rows[0]?.late === true) throw late();
+    this.learn(username, r.rows[0]);
     return operations.map((_, i) => ({ found: null, charge: granting(r.rows[0], i + 1) }));
   }
 
@@ -547,6 +682,7 @@ export class PostgresAccounts implements AccountStore {
       deadline,
     );
     if (r.rows[0]?.late === true) throw late();
+    this.learn(username, r.rows[0]?.enabled === null ? undefined : r.rows[0]);
     return batch.map((b, i): FoundCharge => {
       const row = r.rows[i];
       if (row.rank === null) return { found: null, charge: null };
@@ -587,7 +723,7 @@ export class PostgresAccounts implements AccountStore {
       not_found: string;
     }>(
       'usage-get',
-      'SELECT username, day, operation, found, not_found FROM usage WHERE username = $1 AND day >= $2 ORDER BY day COLLATE "C" DESC, operation COLLATE "C"',
+      'SELECT username, day, operation, found, not_found FROM usage_all WHERE username = $1 AND day >= $2 ORDER BY day COLLATE "C" DESC, operation COLLATE "C"',
       [username, fromDay],
     );
     return r.rows.map((u) => ({
@@ -601,6 +737,7 @@ export class PostgresAccounts implements AccountStore {
 
   async pruneUsage(beforeDay: string): Promise<number> {
     const pruned = await this.db.query('usage-prune', 'DELETE FROM usage WHERE day < $1', [beforeDay]);
-    return pruned.rowCount ?? 0;
+    const shards = await this.db.query('usage-prune-shards', 'DELETE FROM usage_shards WHERE day < $1', [beforeDay]);
+    return (pruned.rowCount ?? 0) + (shards.rowCount ?? 0);
   }
 }

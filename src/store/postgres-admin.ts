@@ -19,6 +19,7 @@ import {
   type CreditOnceResult,
 } from './admin';
 import { COLUMNS, toAccount, type PgRunner, type Row } from './postgres-accounts';
+import { FOLD_SHARDS, LEASED } from './postgres-shards';
 
 const AUDIT_INSERT = 'INSERT INTO audit (at, actor, action, target, before, after) VALUES ($1, $2, $3, $4, $5, $6)';
 
@@ -40,7 +41,7 @@ export class PostgresAdmin implements AdminStore {
     const r = await this.db.query<Row & { used_today: string }>(
       'account-page',
       `SELECT ${COLUMNS}, GREATEST(CASE WHEN day = $1 THEN day_count ELSE 0 END,
-              COALESCE((SELECT SUM(found) FROM usage u WHERE u.username = accounts.username AND u.day = $1), 0)) AS used_today
+              COALESCE((SELECT SUM(found) FROM usage_all u WHERE u.username = accounts.username AND u.day = $1), 0)) AS used_today
          FROM accounts WHERE username COLLATE "C" > $2 AND ($3 = '' OR strpos(lower(username), lower($3)) > 0)
          ORDER BY username COLLATE "C" LIMIT $4`,
       [day, q.after, q.search, q.limit + 1],
@@ -52,6 +53,8 @@ export class PostgresAdmin implements AdminStore {
   creditOnce(c: CreditOnce): Promise<CreditOnceResult> {
     return this.db.transaction(async (client: pg.PoolClient): Promise<CreditOnceResult> => {
       await client.query('SELECT 1 FROM accounts WHERE username = $1 FOR UPDATE', [c.username]);
+      // The credits leased to shards back into the row (locked above): the balance is then the row's.
+      await client.query(FOLD_SHARDS, [c.username]);
       const row = (
         await client.query<{ credits: string | null }>('SELECT credits FROM accounts WHERE username = $1', [c.username])
       ).rows[0];
@@ -118,7 +121,7 @@ export class PostgresAdmin implements AdminStore {
       not_found: string;
     }>(
       'usage-range',
-      'SELECT username, day, operation, found, not_found FROM usage WHERE day >= $1 AND day <= $2 ORDER BY username COLLATE "C", day COLLATE "C", operation COLLATE "C"',
+      'SELECT username, day, operation, found, not_found FROM usage_all WHERE day >= $1 AND day <= $2 ORDER BY username COLLATE "C", day COLLATE "C", operation COLLATE "C"',
       [fromDay, toDay],
     );
     return r.rows.map((u) => ({
@@ -133,7 +136,7 @@ export class PostgresAdmin implements AdminStore {
   async countLowCredit(below: number): Promise<number> {
     const r = await this.db.query<{ n: string }>(
       'accounts-low-credit',
-      'SELECT COUNT(*) AS n FROM accounts WHERE credits IS NOT NULL AND credits < $1',
+      `SELECT COUNT(*) AS n FROM accounts WHERE credits IS NOT NULL AND credits + ${LEASED} < $1`,
       [below],
     );
     return Number(r.rows[0].n);

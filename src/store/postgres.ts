@@ -751,6 +751,9 @@ export class PostgresStore implements VehicleStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Credits this instance leased go back to their accounts; if the server cannot be reached they
+    // stay in its shard, counted in the balance, for another instance to drain.
+    await this.accounts.releaseShards().catch(() => undefined);
     if (this.hung !== null) clearInterval(this.hung.probe);
     await this.replicas?.close();
     await this.pool.end();

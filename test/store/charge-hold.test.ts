@@ -27,6 +27,7 @@ describePostgres('a batch of charges waits for as many as the last one held', ()
     schema = testSchema();
     const store = new PostgresStore(schema.url);
     await store.migrate();
+    // 50 credits: under the credit shards' threshold, so every batch is charged on the account's row.
     await store.accounts.addAccount({ username: 'steady', credits: 50 });
     await store.close();
     pool = new pg.Pool({ connectionString: PG_BASE_URL, options: `-c search_path=${schema.schema}`, max: 4 });

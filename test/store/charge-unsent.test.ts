@@ -60,7 +60,7 @@ describePostgres('PostgreSQL: a charge not answered in time is not kept', () => 
     schema = testSchema();
     store = new PostgresStore(schema.url, { queryTimeoutMs: 400 });
     await store.migrate();
-    // One account with a daily limit, one with credits only.
+    // 10 credits: under the credit shards' threshold, charged on the account's row; 1000: on a shard.
     await store.accounts.addAccount({ username: 'row', credits: 10, dailyLimit: 50 });
     await store.accounts.addAccount({ username: 'big', credits: 1000 });
   });
@@ -71,6 +71,7 @@ describePostgres('PostgreSQL: a charge not answered in time is not kept', () => 
 
   test('the caller leaves while its charge is in flight: given back, with its day count and usage', async () => {
     for (const username of ['row', 'big']) {
+      // Warm up the account (the first batch of a big one leases it a shard).
       await store.accounts.charge(username, DAY, 'Check', { destroyed: false });
       await store.accounts.charge(username, DAY, 'Check', { destroyed: false });
       // Asked once before the statement (there) and once after it (gone).

@@ -32,8 +32,8 @@ describePostgres('PostgreSQL migrations', () => {
 
     const store = new PostgresStore(s.url);
     const report = await store.migrate();
-    expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    expect(report.version).toBe(10);
+    expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6, 7]);
+    expect(report.version).toBe(7);
     expect(await store.get({ operation: 'Check', registration: 'OLD1', state: '' })).toEqual({
       payload: '{"Description":"kept"}',
     });
@@ -49,7 +49,7 @@ describePostgres('PostgreSQL migrations', () => {
     expect(await store.accounts.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
 
     const again = await store.migrate();
-    expect(again).toEqual({ applied: [], version: 10 });
+    expect(again).toEqual({ applied: [], version: 7 });
     expect(await sqlIn(s.schema, 'SELECT version FROM schema_version ORDER BY version')).toEqual([
       { version: 1 },
       { version: 2 },
@@ -58,58 +58,7 @@ describePostgres('PostgreSQL migrations', () => {
       { version: 5 },
       { version: 6 },
       { version: 7 },
-      { version: 8 },
-      { version: 9 },
-      { version: 10 },
     ]);
-    await store.close();
-  });
-
-  test('a database at schema version 7 with credits leased to credit shards: version 10 gives every credit and every lookup back to its account', async () => {
-    const s = fresh();
-    const old = new PostgresStore(s.url);
-    expect((await old.migrate(7)).version).toBe(7);
-    await old.close();
-    // As a release with credit shards left it: 'busy' holds 100 on its row and 30 + 20 on two
-    // instances' shards (a balance of 150), and 5 lookups charged on its row and 7 + 3 on the shards
-    // today; 'plain' has no shard; the shard of an account removed since ('gone') gives nobody anything.
-    await sqlIn(
-      s.schema,
-      "INSERT INTO accounts (username, credits) VALUES ('busy', 100), ('plain', 9), ('open', NULL)",
-    );
-    await sqlIn(
-      s.schema,
-      "INSERT INTO credit_shards (username, shard, credits) VALUES ('busy', 1, 30), ('busy', 2, 20), ('gone', 1, 40)",
-    );
-    await sqlIn(
-      s.schema,
-      "INSERT INTO usage (username, day, operation, found, not_found) VALUES ('busy', '2026-11-28', 'Check', 5, 2)",
-    );
-    await sqlIn(
-      s.schema,
-      "INSERT INTO usage_shards (username, day, operation, shard, found) VALUES ('busy', '2026-11-28', 'Check', 1, 7), ('busy', '2026-11-28', 'Check', 2, 3), ('busy', '2026-11-27', 'CheckUSA', 1, 4)",
-    );
-
-    const store = new PostgresStore(s.url);
-    expect((await store.migrate()).applied.map((m) => m.version)).toEqual([8, 9, 10]);
-    expect((await store.accounts.getAccount('busy'))?.credits).toBe(150);
-    expect((await store.accounts.getAccount('plain'))?.credits).toBe(9);
-    expect((await store.accounts.getAccount('open'))?.credits).toBeNull();
-    expect(await store.accounts.getAccount('gone')).toBeNull();
-    expect(await store.accounts.usage('busy', '2026-11-27')).toEqual([
-      { username: 'busy', day: '2026-11-28', operation: 'Check', found: 15, notFound: 2 },
-      { username: 'busy', day: '2026-11-27', operation: 'CheckUSA', found: 4, notFound: 0 },
-    ]);
-    expect((await store.accounts.listAccounts('2026-11-28')).find((a) => a.username === 'busy')?.usedToday).toBe(15);
-    // The whole balance is spendable on the row: 150 lookups, then a refusal for credits.
-    for (let i = 0; i < 150; i++) expect((await store.accounts.charge('busy', '2026-11-28', 'Check')).ok).toBe(true);
-    expect(await store.accounts.charge('busy', '2026-11-28', 'Check')).toEqual({ ok: false, reason: 'credits' });
-    expect(
-      await sqlIn(
-        s.schema,
-        "SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname IN ('credit_shards', 'usage_shards', 'usage_all')",
-      ),
-    ).toEqual([{ n: 0 }]);
     await store.close();
   });
 
@@ -124,7 +73,7 @@ describePostgres('PostgreSQL migrations', () => {
     );
     await sqlIn(s.schema, "INSERT INTO meta (key, value) VALUES ('prepared_version', 'abc')");
     const store = new PostgresStore(s.url);
-    expect((await store.migrate()).applied.map((m) => m.version)).toEqual([4, 5, 6, 7, 8, 9, 10]);
+    expect((await store.migrate()).applied.map((m) => m.version)).toEqual([4, 5, 6, 7]);
     expect(
       await sqlIn(
         s.schema,
@@ -148,9 +97,7 @@ describePostgres('PostgreSQL migrations', () => {
     const s = fresh();
     const stores = Array.from({ length: 5 }, () => new PostgresStore(s.url));
     const reports = await Promise.all(stores.map((st) => st.migrate()));
-    expect(reports.flatMap((r) => r.applied.map((m) => m.version)).sort((a, b) => a - b)).toEqual([
-      1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-    ]);
+    expect(reports.flatMap((r) => r.applied.map((m) => m.version)).sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(await Promise.all(stores.map((st) => st.isEmpty()))).toEqual([true, true, true, true, true]);
     await Promise.all(stores.map((st) => st.close()));
   });
@@ -176,7 +123,7 @@ describePostgres('PostgreSQL migrations', () => {
       const lines = run.stdout().split('\n');
       const applied = lines.findIndex((l) => l.includes('"message":"applied migrations"'));
       expect(applied).toBeGreaterThanOrEqual(0);
-      expect(JSON.parse(lines[applied])).toMatchObject({ versions: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], version: 10 });
+      expect(JSON.parse(lines[applied])).toMatchObject({ versions: [1, 2, 3, 4, 5, 6, 7], version: 7 });
       expect(applied).toBeLessThan(lines.findIndex((l) => l.includes('"message":"listening"')));
     } finally {
       run.child.kill('SIGTERM');
@@ -207,11 +154,11 @@ describePostgres('PostgreSQL migrations', () => {
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
     expect(first.stdout).toMatch(
-      /^applied 1: .+\napplied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\napplied 7: .+\napplied 8: .+\napplied 9: .+\napplied 10: .+\n.*schema version 10\n$/,
+      /^applied 1: .+\napplied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\napplied 7: .+\n.*schema version 7\n$/,
     );
     const second = run();
     expect(second.status).toBe(0);
-    expect(second.stdout).toMatch(/schema version 10, nothing to apply\n$/);
+    expect(second.stdout).toMatch(/schema version 7, nothing to apply\n$/);
   });
 });
 

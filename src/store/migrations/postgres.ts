@@ -164,25 +164,4 @@ CREATE OR REPLACE VIEW usage_all AS
    GROUP BY username, day, operation;
 `,
   },
-  // Versions 8 and 9 are being added on other branches (accounts keyed by a hash of the username; batch
-  // jobs); these two empty steps hold their numbers until they are merged in their place.
-  { version: 8, name: 'placeholder for migration 8 (another branch)', sql: 'SELECT 1;' },
-  { version: 9, name: 'placeholder for migration 9 (another branch)', sql: 'SELECT 1;' },
-  {
-    version: 10,
-    name: 'credit shards folded back into their accounts and dropped',
-    sql: `
--- Every metered lookup is charged on its account's row: the credits still leased to shards go back
--- to their accounts' rows, and the usage charged on shards into usage, before the tables go.
-UPDATE accounts a SET credits = a.credits + s.credits
-  FROM (SELECT username, SUM(credits) AS credits FROM credit_shards GROUP BY username) s
- WHERE a.username = s.username AND a.credits IS NOT NULL;
-INSERT INTO usage (username, day, operation, found, not_found)
-SELECT username, day, operation, SUM(found), 0 FROM usage_shards GROUP BY username, day, operation
-ON CONFLICT (username, day, operation) DO UPDATE SET found = usage.found + EXCLUDED.found;
-DROP VIEW IF EXISTS usage_all;
-DROP TABLE IF EXISTS usage_shards;
-DROP TABLE IF EXISTS credit_shards;
-`,
-  },
 ];
