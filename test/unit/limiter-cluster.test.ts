@@ -124,4 +124,97 @@ describe('WORKERS > 1 without Redis', () => {
       primaryAnswers = true;
     }
   });
+
+  describe('busy usernames: leases (rates of 100 a second and more)', () => {
+    beforeAll(() => {
+      primaryAnswers = true;
+      // The primary counts two workers.
+      mockCluster.workers = { 1: {}, 2: {} };
+    });
+    afterAll(() => {
+      mockCluster.workers = {};
+    });
+
+    test("at 200 a second with two workers, the first lookup's answer leases 24 more (what is left, 199, over four times two workers): no message until they are spent", async () => {
+      const { l } = limiter({ redisPrefix: 'lease1:' });
+      sent.length = 0;
+      expect(await l.consume('busy', 200)).toBeNull();
+      expect(sent).toHaveLength(1);
+      for (let i = 0; i < 24; i++) expect(await l.consume('busy', 200)).toBeNull();
+      expect(sent).toHaveLength(1);
+      // The 26th asks again; left now: 200 - 25 = 175, so the next lease is 21.
+      expect(await l.consume('busy', 200)).toBeNull();
+      expect(sent).toHaveLength(2);
+      for (let i = 0; i < 21; i++) await l.consume('busy', 200);
+      expect(sent).toHaveLength(2);
+      await l.consume('busy', 200);
+      expect(sent).toHaveLength(3);
+    });
+
+    test('a worker asks for one lease at a time: turns asked before the lease arrives ask for none, and no leased lookup is lost', async () => {
+      const { l } = limiter({ redisPrefix: 'lease5:' });
+      sent.length = 0;
+      // Two turns, the second sent before the first is answered.
+      const first = l.consume('inflight', 200);
+      await new Promise((r) => setImmediate(r));
+      const second = l.consume('inflight', 200);
+      expect(await Promise.all([first, second])).toEqual([null, null]);
+      expect(sent).toHaveLength(2);
+      expect((sent[0] as { asks: unknown[] }).asks).toEqual([['inflight', 200, 1]]);
+      expect((sent[1] as { asks: unknown[] }).asks).toEqual([['inflight', 200]]);
+      // One lease, taken when 199 were left: 24. They are admitted without a message, then it asks again.
+      for (let i = 0; i < 24; i++) expect(await l.consume('inflight', 200)).toBeNull();
+      expect(sent).toHaveLength(2);
+      await l.consume('inflight', 200);
+      expect(sent).toHaveLength(3);
+    });
+
+    test('two workers with leases together admit exactly the rate in a window (100 at 100 a second, turns of five until both are refused), in fewer messages than turns', async () => {
+      const a = limiter({ redisPrefix: 'lease2:' });
+      const b = limiter({ redisPrefix: 'lease2:' });
+      sent.length = 0;
+      const t = Date.now();
+      let admitted = 0;
+      let turns = 0;
+      const refusedLast = { a: false, b: false };
+      while (!(refusedLast.a && refusedLast.b) && turns < 200) {
+        for (const [name, w] of [
+          ['a', a],
+          ['b', b],
+        ] as const) {
+          const answers = await Promise.all(Array.from({ length: 5 }, () => w.l.consume('pair-busy', 100)));
+          turns++;
+          admitted += answers.filter((r) => r === null).length;
+          refusedLast[name] = answers.every((r) => r !== null);
+        }
+      }
+      // One window: the rate is per second.
+      expect(Date.now() - t).toBeLessThan(1000);
+      // Each worker was refused last with its lease spent (a worker asks only then), so every leased lookup was
+      // admitted.
+      expect(admitted).toBe(100);
+      // Without leases every turn is a message.
+      expect(sent.length).toBeLessThan(turns);
+      expect([...a.lines, ...b.lines]).toEqual([]);
+    });
+
+    test('a lease ends with its window: what is left of it is not admitted in the next one', async () => {
+      const { l } = limiter({ redisPrefix: 'lease3:' });
+      sent.length = 0;
+      expect(await l.consume('window', 100)).toBeNull();
+      expect(sent).toHaveLength(1);
+      // The lease (12 of the 99 left) is not spent; the window ends.
+      await new Promise((r) => setTimeout(r, 1100));
+      expect(await l.consume('window', 100)).toBeNull();
+      // The primary was asked: the old lease was dropped, and this lookup counted in the new window.
+      expect(sent).toHaveLength(2);
+    });
+
+    test('below 100 a second nothing is leased: every turn asks the primary', async () => {
+      const { l } = limiter({ redisPrefix: 'lease4:' });
+      sent.length = 0;
+      for (let i = 0; i < 3; i++) expect(await l.consume('slow', 99)).toBeNull();
+      expect(sent).toHaveLength(3);
+    });
+  });
 });
