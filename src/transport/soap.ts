@@ -158,7 +158,7 @@ function screen(
 
 /**
  * A lookup as SOAP answers it: the Body's content, or the LookupError it failed with, already noted
- * for the access log (and logged when internal), for node-soap's service methods.
+ * for the access log (and logged when internal). Both paths below call it: node-soap's and the direct one.
  */
 function lookupBody(
   op: Operation,
@@ -204,11 +204,21 @@ function soapServices(version: SoapVersion, deps: TransportDeps): soap.IServices
   return { Reg: { RegSoap: methods, RegSoap12: methods } };
 }
 
+/** What soap.listen gives back: the request listener, and the envelope's start as node-soap writes it. */
+interface Listening {
+  readonly listener: Listener;
+  /**
+   * `<?xml ...?><soap:Envelope ...><soap:Body>` byte for byte as node-soap begins an answer, or null if it could not be
+   * read.
+   */
+  readonly envelopeStart: string | null;
+}
+
 /** soap.listen on a private emitter: we take its request listener and call it for screened requests. */
-function listen(version: SoapVersion, wsdl: string, deps: TransportDeps): Promise<Listener> {
+function listen(version: SoapVersion, wsdl: string, deps: TransportDeps): Promise<Listening> {
   const host = new EventEmitter() as unknown as Server;
   return new Promise((resolve, reject) => {
-    soap.listen(host, {
+    const server = soap.listen(host, {
       path: SOAP_PATH,
       services: soapServices(version, deps),
       xml: wsdl,
@@ -220,11 +230,75 @@ function listen(version: SoapVersion, wsdl: string, deps: TransportDeps): Promis
         if (err) return reject(err instanceof Error ? err : new Error('soap.listen could not start', { cause: err }));
         const listener = host.listeners('request')[0] as Listener | undefined;
         if (!listener) return reject(new Error('soap.listen attached no request listener'));
-        resolve(listener);
+        // node-soap's Server._envelope: the envelope's namespace, then the WSDL's own prefixes (tm:, tns:).
+        const xmlns = (server as unknown as { wsdl?: { xmlnsInEnvelope?: unknown } }).wsdl?.xmlnsInEnvelope;
+        const envelopeStart =
+          typeof xmlns === 'string'
+            ? `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${ENVELOPE_NS[version]}" ${xmlns}><soap:Body>`
+            : null;
+        resolve({ listener, envelopeStart });
       },
     });
   });
 }
+
+// The common request, served without node-soap: an envelope holding nothing but an optional XML
+// declaration, the Body and the operation element, whose children are plain elements with plain
+// text (no attributes, prefixes, entities, comments or CDATA, each name once). node-soap would make
+// of them exactly { name: trimmed text } (every parameter of the WSDL is an s:string); anything
+// else, however valid, still goes to node-soap. The guard (xmlguard.ts) has already checked the
+// envelope's names and namespaces, so this only takes the values out.
+const SIMPLE_ENVELOPE =
+  /^\s*(?:<\?xml[^?<>]*\?>)?\s*<([A-Za-z_][\w.-]*):Envelope(?:\s[^<>]*)?>\s*<\1:Body\s*>\s*<(?:[A-Za-z_][\w.-]*:)?([A-Za-z]\w*)(?:\s[^<>]*)?>([^]*?)<\/(?:[A-Za-z_][\w.-]*:)?\2\s*>\s*<\/\1:Body\s*>\s*<\/\1:Envelope\s*>\s*$/;
+const SIMPLE_CHILD = /\s*<([A-Za-z]\w*)>([^<&\r]*)<\/\1>/y;
+
+/** The operation's parameters as node-soap would give them, when the envelope is that simple; null otherwise. */
+export function simpleParams(xml: string, operation: string): Record<string, string> | null {
+  const m = SIMPLE_ENVELOPE.exec(xml);
+  if (!m || m[2] !== operation) return null;
+  const inner = m[3];
+  const params: Record<string, string> = {};
+  SIMPLE_CHILD.lastIndex = 0;
+  let at = 0;
+  while (at < inner.length) {
+    const c = SIMPLE_CHILD.exec(inner);
+    if (!c) return /^\s*$/.test(inner.slice(at)) ? params : null;
+    const value = c[2].trim();
+    if (value === '' || Object.prototype.hasOwnProperty.call(params, c[1])) return null;
+    params[c[1]] = value;
+    at = SIMPLE_CHILD.lastIndex;
+  }
+  return params;
+}
+
+/** Answers a simple request directly, in the bytes and status node-soap would have sent. */
+function serveDirect(
+  version: SoapVersion,
+  envelopeStart: string,
+  op: Operation,
+  params: Record<string, string>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: TransportDeps,
+): void {
+  const send = (status: number, body: string) => {
+    res.statusCode = status;
+    res.setHeader('Content-Type', CONTENT_TYPE[version]);
+    res.end(envelopeStart + body + ENVELOPE_END);
+  };
+  lookupBody(op, params, req, res, deps)
+    .then(
+      (xml) => send(200, xml),
+      (e: unknown) => {
+        // A LookupError was noted and logged by lookupBody; anything else (an answer that could not be written) is new.
+        const err = e instanceof LookupError ? e : lookupFailure(req, e, op.name, deps.logger);
+        if (err !== e) note(req, { errorCode: err.code });
+        send(err.spec.status === 413 ? 413 : 500, faultXml(version, deps.namespace, err));
+      },
+    )
+    .catch(() => res.destroy());
+}
+const ENVELOPE_END = '</soap:Body></soap:Envelope>';
 
 function soapVersionOf(media: MediaType): SoapVersion | null {
   return media.type === 'text/xml' ? '1.1' : media.type === 'application/soap+xml' ? '1.2' : null;
@@ -258,7 +332,7 @@ function netUnderNodeSoap(
 
 /** The handler for POST /api/reg.asmx. */
 export async function createSoapHandler(wsdl: string, deps: TransportDeps): Promise<Listener> {
-  const listeners: Record<SoapVersion, Listener> = {
+  const listening: Record<SoapVersion, Listening> = {
     '1.1': await listen('1.1', wsdl, deps),
     '1.2': await listen('1.2', wsdl, deps),
   };
@@ -301,9 +375,12 @@ export async function createSoapHandler(wsdl: string, deps: TransportDeps): Prom
         note(req, { operation: op.name });
         req.url = SOAP_PATH;
         req.headers['content-type'] = CONTENT_TYPE[version];
+        const { listener, envelopeStart } = listening[version];
+        const params = envelopeStart === null ? null : simpleParams(xml, op.name);
+        if (params !== null) return serveDirect(version, envelopeStart as string, op, params, req, res, deps);
         (req as IncomingMessage & { body?: string }).body = xml;
         netUnderNodeSoap(req, res, version, deps, marker);
-        listeners[version](req, res);
+        listener(req, res);
       } catch (e) {
         fail(e);
       }

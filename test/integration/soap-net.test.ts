@@ -21,6 +21,7 @@ test.each(['soap11', 'soap12'] as const)(
       );
     });
     try {
+      // A comment in the envelope: node-soap serves it (a plain one is answered without node-soap).
       const version = t === 'soap11' ? '1.1' : '1.2';
       const sent = await fetch(`${srv.url}/api/reg.asmx`, {
         method: 'POST',

@@ -223,3 +223,25 @@ test('node-soap failing on a screened request: our INTERNAL_ERROR fault, with it
   expect(typeof net[0][1].body).toBe('string');
 });
 
+test('a result that cannot be written, on the direct path (plain envelope): the same INTERNAL_ERROR fault, logged as a failed lookup', async () => {
+  logged.length = 0;
+  answer = () => Promise.resolve(undefined);
+  for (const version of ['1.1', '1.2'] as const) {
+    const res = await fetch(`${base}/api/reg.asmx`, {
+      method: 'POST',
+      headers: soapHeaders(version, 'Check'),
+      body: envelope(version, 'Check', { RegistrationNumber: 'AB12CDE', username: 'zed' }),
+    });
+    const body = await res.text();
+    expect(res.status).toBe(500);
+    expect(res.headers.get('content-type')).toBe(
+      version === '1.1' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8',
+    );
+    expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(body));
+    expect(body).toContain(`<ErrorCode xmlns="${NS}">INTERNAL_ERROR</ErrorCode>`);
+    expect(body).toContain('Internal error; the request was logged');
+    expect(body).not.toContain('TypeError');
+    expect(contexts.at(-1)?.errorCode).toBe('INTERNAL_ERROR');
+  }
+  expect(logged.filter(([m]) => m === 'lookup failed').length).toBe(2);
+});
