@@ -28,6 +28,10 @@
 //                                  instance loaded at once; and the p99 of metered lookups at 1,000 requests/s; then
 //                                  every transport's Check with one instance of each store (at most 3 rounds).
 //                                  Writes bench/RESULTS-metered.md. The full run prints these rows too.
+//   npm run bench -- --metered --against REF
+//                                  the PostgreSQL rows only (BENCH_INSTANCES, default 2,4), the working tree's
+//                                  instances and REF's in interleaved rounds, each build on a schema of its own
+//                                  imported by its own build: what a change to metered lookups across instances buys
 //   npm run bench -- --quick       the throughput rounds only, printed, RESULTS.md untouched (for
 //                                  trying a change; BENCH_SCENARIOS="GET Check,SOAP 1.1 Check" narrows it,
 //                                  BENCH_HOT=1000 draws registrations from only the first 1,000)
@@ -39,6 +43,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import pg from 'pg';
 import { importStream } from '../src/data/import';
 import { PostgresStore } from '../src/store/postgres';
 import { SqliteStore } from '../src/store/sqlite';
@@ -180,9 +185,9 @@ async function prepareStore(): Promise<{ db: string; regsFile: string }> {
 }
 
 /** The same records in PostgreSQL, imported through the store's COPY path unless already there. */
-async function preparePostgres(): Promise<string> {
+async function preparePostgres(schema = `reglookup_bench_${VEHICLES}`): Promise<string> {
   const u = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
-  u.searchParams.set('schema', `reglookup_bench_${VEHICLES}`);
+  u.searchParams.set('schema', schema);
   const url = u.toString();
   const store = new PostgresStore(url, { statementTimeoutMs: 0 });
   if ((await store.count()) !== VEHICLES + MOTS) {
@@ -682,6 +687,11 @@ async function main(): Promise<void> {
     lines.push(s);
     process.stdout.write(s + '\n');
   };
+  if (ARGS.against && METERED) {
+    failed += await meteredAgainst(ARGS.against, regsFile, out);
+    log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; ${failed} failed request(s)`);
+    process.exit(failed ? 1 : 0);
+  }
   if (ARGS.against) {
     failed += await against(ARGS.against, db, regsFile, out);
     log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; ${failed} failed request(s)`);
@@ -1143,6 +1153,117 @@ async function meteredRows(db: string, regsFile: string, out: (s?: string) => vo
 }
 
 const BY_TRANSPORT_ROUNDS = Math.min(ROUNDS, 3);
+
+/** The metered username with (far) more credits than a run takes, in SQL any build's schema accepts. */
+async function meterAccountSql(url: string): Promise<void> {
+  const u = new URL(url);
+  const schema = u.searchParams.get('schema') as string;
+  u.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: u.toString(), options: `-c search_path=${schema}` });
+  await client.connect();
+  try {
+    await client.query(
+      `INSERT INTO accounts (username, credits, daily_limit) VALUES ($1, 1000000000000, NULL)
+       ON CONFLICT (username) DO UPDATE SET credits = EXCLUDED.credits, daily_limit = NULL`,
+      [METERED_USER],
+    );
+    // A build with credit shards leaves none behind on close, but a killed run may have.
+    if ((await client.query("SELECT to_regclass('credit_shards') AS t")).rows[0].t !== null)
+      await client.query('DELETE FROM credit_shards WHERE username = $1', [METERED_USER]);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The bench's records in a PostgreSQL schema of REF's own, imported by REF's own build (once). */
+function refPostgres(dir: string, sha: string): string {
+  const u = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
+  u.searchParams.set('schema', `reglookup_bench_${sha.slice(0, 12)}_${VEHICLES}`);
+  const url = u.toString();
+  const ok = path.join(WORK, `against-pg-${sha.slice(0, 12)}-${VEHICLES}.ok`);
+  if (!fs.existsSync(ok)) {
+    const ndjson = path.join(WORK, `records-${VEHICLES}.ndjson`);
+    if (!fs.existsSync(ndjson)) fs.writeFileSync(ndjson, [...records()].join(''));
+    execFileSync(process.execPath, [path.join(dir, 'dist', 'cli.js'), 'import', ndjson], {
+      env: { ...process.env, DATABASE_URL: url, SAMPLE_DATA: 'false', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', process.stderr],
+    });
+    fs.writeFileSync(ok, '');
+  }
+  return url;
+}
+
+/**
+ * `--metered --against REF`: metered against unmetered GET Check on PostgreSQL with each count of
+ * instances in BENCH_INSTANCES (default 2,4), the load's connections shared by the instances, for
+ * the working tree and REF: both builds' instances run throughout and are loaded in turn, in an
+ * order that rotates each round. The load average (1 min) is logged with each round.
+ */
+async function meteredAgainst(ref: string, regsFile: string, out: (s?: string) => void): Promise<number> {
+  const { dir, sha } = buildRef(ref);
+  const builds = [
+    // A schema of the working tree's own: its migrations may be newer than another build of the same name knows.
+    { name: 'here', root: ROOT, url: await preparePostgres(`reglookup_bench_here_${VEHICLES}`) },
+    { name: ref, root: dir, url: refPostgres(dir, sha) },
+  ];
+  const counts = (process.env.BENCH_INSTANCES ?? '2,4').split(',').map(Number);
+  let failed = 0;
+  out(
+    `## Metered against unmetered, the working tree against ${ref} (${sha.slice(0, 12)}): PostgreSQL, GET Check, ${ROUNDS} interleaved round(s) x ${SECONDS} s, ${CONNECTIONS} connections shared`,
+  );
+  out();
+  out(
+    '| instances | build | unmetered req/s | metered req/s | metered / unmetered, median | min-max over rounds | here / REF ratio, median | errors |',
+  );
+  out('|---|---|---|---|---|---|---|---|');
+  for (const n of counts) {
+    const running: Running[][] = [];
+    for (const b of builds) {
+      await meterAccountSql(b.url);
+      const targets: Running[] = [];
+      for (let i = 0; i < n; i++) targets.push(await startService('', [], b.url, b.root));
+      running.push(targets);
+      await loadAll(targets, METERED_USER, regsFile, 2);
+      await loadAll(targets, 'bench', regsFile, 2);
+    }
+    const got = builds.map(() => ({ plain: [] as number[], metered: [] as number[], ratio: [] as number[] }));
+    const legs = builds.flatMap((_, bi) => [METERED_USER, 'bench'].map((user) => ({ bi, user })));
+    let errors = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = [...legs.slice(round % legs.length), ...legs.slice(0, round % legs.length)];
+      const rps = new Map<string, number>();
+      for (const { bi, user } of order) {
+        const r = await loadAll(running[bi], user, regsFile, SECONDS);
+        errors += r.failed;
+        rps.set(`${bi}/${user}`, r.rps);
+      }
+      builds.forEach((b, bi) => {
+        const m = rps.get(`${bi}/${METERED_USER}`) as number;
+        const p = rps.get(`${bi}/bench`) as number;
+        got[bi].metered.push(m);
+        got[bi].plain.push(p);
+        got[bi].ratio.push(m / p);
+      });
+      log(
+        `metered-against round ${round + 1} x${n}: ${builds.map((b, bi) => `${b.name} ${pct(got[bi].ratio[round])} (${Math.round(got[bi].metered[round])}/${Math.round(got[bi].plain[round])})`).join(', ')}; load average ${os.loadavg()[0].toFixed(1)}`,
+      );
+    }
+    for (const targets of running) for (const t of targets) await stop(t);
+    failed += errors;
+    const cross = got[0].ratio.map((r, i) => r / got[1].ratio[i]);
+    builds.forEach((b, bi) => {
+      const g = got[bi];
+      out(
+        `| ${n} | ${b.name} | ${Math.round(median(g.plain))} | ${Math.round(median(g.metered))} | ${pct(median(g.ratio))} | ${pct(Math.min(...g.ratio))}-${pct(Math.max(...g.ratio))} | ${bi === 0 ? `${median(cross).toFixed(2)} (${Math.min(...cross).toFixed(2)}-${Math.max(...cross).toFixed(2)})` : ''} | ${bi === 0 ? errors : ''} |`,
+      );
+    });
+  }
+  out();
+  out(
+    "Each round loads every leg (a build, metered or not) in turn, in an order rotated each round; ratios are taken within a round. here / REF: the working tree's metered share over REF's.",
+  );
+  return failed;
+}
 
 /**
  * Metered against unmetered for each scenario but UKMOT (BENCH_SCENARIOS), on one running instance,
