@@ -92,7 +92,12 @@ test("a caller of CheckUkraine gets a plate's newest operation, typed in Latin l
     expect(res.status).toBe(200);
     const body = await res.text();
     const json = /<vehicleJson>([^<]*)<\/vehicleJson>/.exec(body)?.[1] ?? '';
-    expect(JSON.parse(json.replace(/&quot;/g, '"').replace(/&amp;/g, '&'))).toEqual(TESLA_2025);
+    // With where it came from and as of when (the archives' time: see the tests of the import time below).
+    expect(JSON.parse(json.replace(/&quot;/g, '"').replace(/&amp;/g, '&'))).toEqual({
+      ...TESLA_2025,
+      AnswerSource: 'import',
+      AnswerAsOf: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    });
     expect(body).toContain('<Description>TESLA MODEL X</Description>');
     expect(body).toContain('<RegistrationYear>2016</RegistrationYear>');
   } finally {
