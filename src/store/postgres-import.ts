@@ -13,7 +13,14 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { AS_OF_PREFIX, ImportTimes, type ImportBatch, type ImportOptions, type RecordKey, type StoredRecord } from './store';
+import {
+  AS_OF_PREFIX,
+  ImportTimes,
+  type ImportBatch,
+  type ImportOptions,
+  type RecordKey,
+  type StoredRecord,
+} from './store';
 
 /** Text gathered before it is written to the COPY stream. */
 const COPY_CHUNK = 64 * 1024;

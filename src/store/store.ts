@@ -89,7 +89,8 @@ export function importTimesOf(rows: readonly { key: string; value: string }[]): 
   const out = new Map<string, number>();
   for (const r of rows) {
     const at = Number(r.value);
-    if (r.key.startsWith(AS_OF_PREFIX) && Number.isSafeInteger(at) && at > 0) out.set(r.key.slice(AS_OF_PREFIX.length), at);
+    if (r.key.startsWith(AS_OF_PREFIX) && Number.isSafeInteger(at) && at > 0)
+      out.set(r.key.slice(AS_OF_PREFIX.length), at);
   }
   return out;
 }

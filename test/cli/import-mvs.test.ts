@@ -342,7 +342,7 @@ describe("a record's import time: when the archive says its file was written (do
     expect(await store.importTimes()).toEqual(new Map([['CheckUkraine', Date.UTC(2025, 5, 30, 11, 5, 0)]]));
   });
 
-  test("an extended timestamp (UTC) is taken over the MS-DOS time; a caller sees it as Last-Modified", async () => {
+  test('an extended timestamp (UTC) is taken over the MS-DOS time; a caller sees it as Last-Modified', async () => {
     // 1 July 2025, 00:00:00 UTC.
     const file = zipAt('stamped.zip', { dateTime: [2025, 7, 1, 3, 0, 0], utcSeconds: 1751328000 });
     await importFiles(store, [file]);
