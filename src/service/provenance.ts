@@ -9,9 +9,17 @@ import type { VehicleStore } from '../store/store';
 export const SOURCE_KEY = 'AnswerSource';
 export const AS_OF_KEY = 'AnswerAsOf';
 
+/** The last instant isoSecond wrote and its text: an operation's imported records all share one time. */
+let lastMs = NaN;
+let lastText = '';
+
 /** An instant as vehicleJson gives it: ISO 8601 in UTC, to the second (as Last-Modified has it). */
 export function isoSecond(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  if (ms !== lastMs) {
+    lastText = new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    lastMs = ms;
+  }
+  return lastText;
 }
 
 /**
