@@ -311,19 +311,24 @@ export function packMvsRows(bytes: Uint8Array, layout: MvsLayout): PackedChunk {
 
 /** The Ministry's clock: its archives' MS-DOS times are read as this zone's wall-clock time. */
 const MVS_ZONE = 'Europe/Kyiv';
-const zoneClock = new Intl.DateTimeFormat('en-US', {
-  timeZone: MVS_ZONE,
-  hourCycle: 'h23',
-  year: 'numeric',
-  month: 'numeric',
-  day: 'numeric',
-  hour: 'numeric',
-  minute: 'numeric',
-  second: 'numeric',
-});
+/**
+ * Its clock, made on first use: a formatter with a time zone loads ICU's zone data, megabytes that
+ * every process loading this module (the server does, for the sample) would otherwise hold.
+ */
+let zoneClock: Intl.DateTimeFormat | null = null;
 
 /** How far MVS_ZONE's clock is ahead of UTC at the instant `utc` (ms). */
 function zoneOffset(utc: number): number {
+  zoneClock ??= new Intl.DateTimeFormat('en-US', {
+    timeZone: MVS_ZONE,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  });
   const part: Record<string, number> = {};
   for (const p of zoneClock.formatToParts(new Date(utc))) if (p.type !== 'literal') part[p.type] = Number(p.value);
   const wall = Date.UTC(part.year, part.month - 1, part.day, part.hour, part.minute, part.second);
