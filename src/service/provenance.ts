@@ -9,17 +9,40 @@ import type { VehicleStore } from '../store/store';
 export const SOURCE_KEY = 'AnswerSource';
 export const AS_OF_KEY = 'AnswerAsOf';
 
-/** The last instant isoSecond wrote and its text: an operation's imported records all share one time. */
+/** The last instant written and its texts: an operation's imported records all share one time. */
 let lastMs = NaN;
-let lastText = '';
+let lastIso = '';
+let lastHttp = '';
+
+function remember(ms: number): void {
+  if (ms === lastMs) return;
+  const d = new Date(Math.floor(ms / 1000) * 1000);
+  lastIso = d.toISOString().replace('.000Z', 'Z');
+  lastHttp = d.toUTCString();
+  lastMs = ms;
+}
 
 /** An instant as vehicleJson gives it: ISO 8601 in UTC, to the second (as Last-Modified has it). */
 export function isoSecond(ms: number): string {
-  if (ms !== lastMs) {
-    lastText = new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-    lastMs = ms;
+  remember(ms);
+  return lastIso;
+}
+
+/** An instant as Last-Modified gives it: RFC 9110's IMF-fixdate (`Thu, 15 Oct 2026 06:30:00 GMT`). */
+export function httpDate(ms: number): string {
+  remember(ms);
+  return lastHttp;
+}
+
+/** The last source and time added to a record, and the text added for them. */
+let addedFor = { source: '', asOf: NaN as number | null, text: '' };
+
+function addedText(source: string, asOf: number | null): string {
+  if (addedFor.source !== source || addedFor.asOf !== asOf) {
+    const at = asOf === null ? 'null' : `"${isoSecond(asOf)}"`;
+    addedFor = { source, asOf, text: `"${SOURCE_KEY}":${JSON.stringify(source)},"${AS_OF_KEY}":${at}` };
   }
-  return lastText;
+  return addedFor.text;
 }
 
 /**
@@ -29,7 +52,7 @@ export function isoSecond(ms: number): string {
  * key (an import may keep any key) has it replaced, through a parse: the answer never holds a key twice.
  */
 export function withProvenance(payload: string, source: string, asOf: number | null): string {
-  const added = `"${SOURCE_KEY}":${JSON.stringify(source)},"${AS_OF_KEY}":${asOf === null ? 'null' : `"${isoSecond(asOf)}"`}`;
+  const added = addedText(source, asOf);
   if (payload.includes('"Answer')) {
     const o = JSON.parse(payload) as Record<string, unknown>;
     if (Object.hasOwn(o, SOURCE_KEY) || Object.hasOwn(o, AS_OF_KEY)) {

@@ -10,6 +10,7 @@
 
 import type { ResultKind } from '../contract/operations';
 import type { LookupResult } from '../service/lookup';
+import { httpDate } from '../service/provenance';
 import { resultNodes } from '../service/records';
 import { httpResultInner, soapResultInner } from './xml';
 
@@ -27,6 +28,6 @@ export function resultInner(result: { readonly kind: ResultKind; readonly payloa
  * was fetched (RFC 9111), for those only.
  */
 export function ageHeaders(result: LookupResult, headers: Record<string, string | number>): void {
-  if (result.asOf !== null) headers['Last-Modified'] = new Date(result.asOf).toUTCString();
+  if (result.asOf !== null) headers['Last-Modified'] = httpDate(result.asOf);
   if (result.ageS !== undefined) headers.Age = result.ageS;
 }
