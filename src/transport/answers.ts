@@ -28,6 +28,6 @@ export function resultInner(result: { readonly kind: ResultKind; readonly payloa
  * was fetched (RFC 9111), for those only.
  */
 export function ageHeaders(result: LookupResult, headers: Record<string, string | number>): void {
-  if (result.asOf !== null) headers['Last-Modified'] = httpDate(result.asOf);
+  if (typeof result.asOf === 'number') headers['Last-Modified'] = httpDate(result.asOf);
   if (result.ageS !== undefined) headers.Age = result.ageS;
 }

@@ -760,7 +760,7 @@ describe('what each transport tells the access log (README, The access log: tran
         }
         if (reg !== 'RG11ABC')
           throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration '${reg}' (${op.name})`);
-        return { kind: 'Vehicle', payload: '{"Description":"FORD FOCUS"}' };
+        return { kind: 'Vehicle', payload: '{"Description":"FORD FOCUS"}', source: 'import', asOf: null };
       },
     } as unknown as LookupService;
     const credits = {
