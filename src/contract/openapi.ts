@@ -51,6 +51,7 @@ function operationItem(op: Operation): Doc {
             op.result === 'Vehicle'
               ? 'The vehicle: the vehicleJson object itself.'
               : 'The MOT history: the UKMOTData fields.',
+          headers: AGE_HEADERS,
           content: { 'application/json': { schema: { $ref: `#/components/schemas/${op.result}` } } },
         },
         '400': errorResponse('MISSING_PARAMETER, INVALID_PARAMETER or MALFORMED_REQUEST.'),
@@ -66,6 +67,31 @@ function operationItem(op: Operation): Doc {
 }
 
 const nullableString = { type: ['string', 'null'] };
+
+/** Where an answer came from and as of when, as the 200 body holds it (docs/calling.md, "The age of an answer"). */
+const PROVENANCE = {
+  AnswerSource: {
+    type: 'string',
+    description: 'Where the answer came from: import, cache, sandbox, or the upstream that answered now (dvla, ...).',
+  },
+  AnswerAsOf: {
+    type: ['string', 'null'],
+    format: 'date-time',
+    description: 'When the answer is as of (UTC, to the second); null when not known.',
+  },
+};
+
+/** The 200 answer's headers of its age (RFC 9110, RFC 9111). */
+const AGE_HEADERS = {
+  'Last-Modified': {
+    description: 'When the answer is as of (AnswerAsOf); absent when not known.',
+    schema: { type: 'string' },
+  },
+  Age: {
+    description: 'Seconds since a cached upstream answer was fetched; only on answers from the cache.',
+    schema: { type: 'integer', minimum: 0 },
+  },
+};
 
 /** The document; `serverUrl` is the base URL callers reach the service at. */
 export function openApiDocument(serverUrl: string, errorCodes: readonly string[]): Doc {
@@ -110,7 +136,8 @@ export function openApiDocument(serverUrl: string, errorCodes: readonly string[]
       schemas: {
         Vehicle: {
           type: 'object',
-          description: 'The vehicle as stored (vehicleJson over SOAP), byte for byte.',
+          description: 'The vehicle as stored, then AnswerSource and AnswerAsOf: vehicleJson over SOAP, byte for byte.',
+          properties: PROVENANCE,
           additionalProperties: true,
         },
         UKTest: {
@@ -134,6 +161,7 @@ export function openApiDocument(serverUrl: string, errorCodes: readonly string[]
             Json: { type: 'string', description: 'The tests as JSON text.' },
             ExtendedInformation: { type: 'array', items: { type: 'array', items: nullableString } },
             ExtendedInformationJson: { type: 'string' },
+            ...PROVENANCE,
           },
           required: ['Tests', 'Json', 'ExtendedInformation', 'ExtendedInformationJson'],
         },

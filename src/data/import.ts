@@ -12,7 +12,7 @@ import type { ImportBatch, Replace, VehicleStore } from '../store/store';
 import { BLANK, DELETE, INVALID, joined, overlongLine, SKIPPED, type PackedChunk } from './chunk';
 import { DryRun, type DryRunReport } from './dryrun';
 import { KeySet } from './keyset';
-import { mvsHeader, MvsHeaderError, withEncoding, type MvsLayout } from './mvs';
+import { mvsHeader, MvsHeaderError, mvsWrittenAt, withEncoding, type MvsLayout } from './mvs';
 import { CsvInputError, csvRuns, joinFuel, readFuel, splitHeader, vehicleHeaderProblem, type FuelMap } from './rdw';
 import { chunkRunner, type ChunkRunner } from './workers';
 import { csvEntries, isZip, ZipError, zipEntries, zipEntryBytes } from './zip';
@@ -122,6 +122,11 @@ export interface ImportOptions {
   readonly format?: ImportFormat;
   /** With 'rdw': the fuel data set, read already (data/rdw.ts readFuel), joined to each vehicle by kenteken. */
   readonly fuel?: FuelMap;
+  /**
+   * When the file's records are as of (ms since the epoch), kept with them for the age of each answer;
+   * absent: the time the register's files say they were extracted (format 'ua-mvs'), else the import's.
+   */
+  readonly asOf?: number;
 }
 
 export type ImportFormat = 'ndjson' | 'rdw' | 'ua-mvs';
@@ -345,7 +350,7 @@ async function planImport(store: VehicleStore, options: ImportOptions): Promise<
   const dry = options.dryRun ? new DryRun(store, sampleRemoved > 0) : null;
   const batch = dry
     ? null
-    : await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample });
+    : await store.beginImport({ replace: replaceAll ? 'all' : undefined, sample: options.sample, asOf: options.asOf });
   const firstLine = options.format === 'rdw' || options.format === 'ua-mvs' ? 1 : 0;
   return {
     replaceAll,
@@ -728,6 +733,29 @@ async function* fileSources(
 }
 
 /**
+ * When the register's files were extracted: the newest time their archives' CSV entries were written
+ * (mvsWrittenAt), the register holding every operation up to then; null when a file is not a ZIP
+ * (a CSV carries no time) or its directory cannot be read (fileSources then says why).
+ */
+async function mvsExtractedAt(handles: readonly fs.promises.FileHandle[]): Promise<number | null> {
+  let newest: number | null = null;
+  for (const handle of handles) {
+    const { size } = await handle.stat();
+    const head = Buffer.alloc(4);
+    await handle.read(head, 0, 4, 0);
+    if (!isZip(head)) return null;
+    let entries;
+    try {
+      entries = csvEntries(await zipEntries(handle, size));
+    } catch {
+      return null;
+    }
+    for (const e of entries) newest = Math.max(newest ?? 0, mvsWrittenAt(e));
+  }
+  return newest;
+}
+
+/**
  * Imports one or more files of Ukraine's register (format 'ua-mvs'), each a ZIP as published or a
  * CSV (plain or gzip-compressed), as one import: all or nothing, a plate's newest operation winning
  * across the files whatever their order.
@@ -741,7 +769,8 @@ export async function importFiles(
   const handles: fs.promises.FileHandle[] = [];
   try {
     for (const file of files) handles.push(await fs.promises.open(file, 'r'));
-    return await importParsed(store, { ...options, format: 'ua-mvs' }, (runner, tally) =>
+    const asOf = options.asOf ?? (await mvsExtractedAt(handles)) ?? undefined;
+    return await importParsed(store, { ...options, format: 'ua-mvs', asOf }, (runner, tally) =>
       parsedMvsRuns(fileSources(files, handles, options), runner, tally),
     );
   } finally {

@@ -13,6 +13,7 @@ import { plainJsonText, vehicleProblems } from '../service/records';
 import { BLANK, INVALID, PUT, SKIPPED, type PackedChunk } from './chunk';
 import { eachCsvRow, UNCLOSED_QUOTE } from './csv';
 import { keyHash } from './keyset';
+import type { ZipEntry } from './zip';
 
 const OPERATION = 'CheckUkraine';
 
@@ -306,4 +307,43 @@ export function packMvsRows(bytes: Uint8Array, layout: MvsLayout): PackedChunk {
     reasons,
     days: Uint16Array.from(days),
   };
+}
+
+/** The Ministry's clock: its archives' MS-DOS times are read as this zone's wall-clock time. */
+const MVS_ZONE = 'Europe/Kyiv';
+/**
+ * Its clock, made on first use: a formatter with a time zone loads ICU's zone data, megabytes that
+ * every process loading this module (the server does, for the sample) would otherwise hold.
+ */
+let zoneClock: Intl.DateTimeFormat | null = null;
+
+/** How far MVS_ZONE's clock is ahead of UTC at the instant `utc` (ms). */
+function zoneOffset(utc: number): number {
+  zoneClock ??= new Intl.DateTimeFormat('en-US', {
+    timeZone: MVS_ZONE,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  });
+  const part: Record<string, number> = {};
+  for (const p of zoneClock.formatToParts(new Date(utc))) if (p.type !== 'literal') part[p.type] = Number(p.value);
+  const wall = Date.UTC(part.year, part.month - 1, part.day, part.hour, part.minute, part.second);
+  return wall - Math.floor(utc / 1000) * 1000;
+}
+
+/**
+ * When a register file in an archive was written (ms since the epoch): its extended timestamp when it
+ * has one (UTC), else its MS-DOS time, which carries no zone and is read as Kyiv's wall clock (the
+ * Ministry's). The register's files hold no extraction date of their own; this is the one the format gives.
+ */
+export function mvsWrittenAt(entry: Pick<ZipEntry, 'writtenUtc' | 'written'>): number {
+  if (entry.writtenUtc !== null) return entry.writtenUtc;
+  const w = entry.written;
+  const wall = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+  // The offset at the wall time read as UTC, then again at the instant that gives: right across a change of offset.
+  return wall - zoneOffset(wall - zoneOffset(wall));
 }

@@ -33,6 +33,13 @@ export interface ZipEntry {
   readonly size: number;
   /** Where the entry's local header starts. */
   readonly offset: number;
+  /**
+   * When the entry was last written, ms since the epoch, from its extended timestamp (UTC); null when it
+   * has none (see `written`).
+   */
+  readonly writtenUtc: number | null;
+  /** When the entry was last written as its MS-DOS date and time say it: the archiver's clock, no zone. */
+  readonly written: { year: number; month: number; day: number; hour: number; minute: number; second: number };
 }
 
 const EOCD = 0x06054b50;
@@ -119,6 +126,18 @@ async function directoryOf(handle: FileHandle, fileSize: number): Promise<Direct
   return dir;
 }
 
+/** The modification time of an entry's extended timestamp extra field (0x5455), ms since the epoch; null without. */
+function extendedTime(extra: Buffer): number | null {
+  for (let p = 0; p + 4 <= extra.length;) {
+    const id = extra.readUInt16LE(p);
+    const len = extra.readUInt16LE(p + 2);
+    // Its first byte says which times follow; bit 0: the modification time, seconds since the epoch (UTC).
+    if (id === 0x5455 && len >= 5 && p + 9 <= extra.length && extra[p + 4] & 1) return extra.readUInt32LE(p + 5) * 1000;
+    p += 4 + len;
+  }
+  return null;
+}
+
 /** The sizes and offset an entry's ZIP64 extra field holds in place of the 0xFFFFFFFF its record shows. */
 function zip64Fields(extra: Buffer, sizes: { size: number; compressedSize: number; offset: number }): void {
   for (let p = 0; p + 4 <= extra.length;) {
@@ -160,8 +179,26 @@ function entryAt(cd: Buffer, p: number, dir: Directory): { entry: ZipEntry; next
     size: cd.readUInt32LE(p + 24),
     offset: cd.readUInt32LE(p + 42),
   };
-  zip64Fields(cd.subarray(p + 46 + nameLen, p + 46 + nameLen + extraLen), sizes);
-  const entry: ZipEntry = { name, method: cd.readUInt16LE(p + 10), crc32: cd.readUInt32LE(p + 16), ...sizes };
+  const extra = cd.subarray(p + 46 + nameLen, p + 46 + nameLen + extraLen);
+  zip64Fields(extra, sizes);
+  // MS-DOS time and date: seconds / 2, minutes, hours; day, month, years since 1980.
+  const [time, date] = [cd.readUInt16LE(p + 12), cd.readUInt16LE(p + 14)];
+  const written = {
+    year: 1980 + (date >> 9),
+    month: (date >> 5) & 15,
+    day: date & 31,
+    hour: time >> 11,
+    minute: (time >> 5) & 63,
+    second: (time & 31) * 2,
+  };
+  const entry: ZipEntry = {
+    name,
+    method: cd.readUInt16LE(p + 10),
+    crc32: cd.readUInt32LE(p + 16),
+    ...sizes,
+    writtenUtc: extendedTime(extra),
+    written,
+  };
   if (flags & 0x41) throw new ZipError(`${name} is encrypted`);
   if (entry.offset + 30 + entry.compressedSize > dir.offset)
     throw new ZipError(`${name} lies outside the archive's data`);

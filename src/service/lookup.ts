@@ -10,14 +10,25 @@ import { CONTROL_RE, MAX_PARAM_CHARS } from '../core/params';
 import { LookupError, quote } from './errors';
 import { normalizeRegistration, normalizeState } from './normalize';
 import { modelMatches, parseMot } from './records';
+import { ImportTimesCache, withProvenance } from './provenance';
 import { isSandboxPlate, sandboxPayload } from './sandbox';
 import type { UpstreamCaller, UpstreamChain } from './upstream';
 
-/** A lookup's answer: the found record, for the transport to write (see resultNodes). */
+/** A lookup's answer: the found record, for the transport to write (see resultNodes), and where it came from. */
 export interface LookupResult {
   readonly kind: ResultKind;
+  /** The record's JSON text; a Vehicle's with AnswerSource and AnswerAsOf added (provenance.ts): vehicleJson. */
   readonly payload: string;
+  /** Where the answer came from: `import`, `cache`, `sandbox`, or the upstream provider that answered now. */
+  readonly source: string;
+  /** When the answer is as of (ms since the epoch); null when not known (records imported before times were kept). */
+  readonly asOf: number | null;
+  /** Seconds since an answer served from the upstream cache was fetched (HTTP's Age); absent for any other. */
+  readonly ageS?: number;
 }
+
+/** What find() found: the payload and its provenance, as LookupResult gives them. */
+type Found = Omit<LookupResult, 'kind'>;
 
 /**
  * Parameters as a transport decoded them: a string, repeated values as an array, or (from SOAP)
@@ -87,6 +98,7 @@ export function paramValue(op: ParamsOwner, raw: RawParams, name: string): strin
 export class LookupService {
   private readonly sandbox: boolean;
   private readonly upstream: UpstreamChain | null;
+  private readonly times: ImportTimesCache;
 
   constructor(
     private readonly store: VehicleStore,
@@ -95,6 +107,7 @@ export class LookupService {
   ) {
     this.sandbox = options.sandbox === true;
     this.upstream = options.upstream ?? null;
+    this.times = new ImportTimesCache(store);
   }
 
   /**
@@ -109,12 +122,18 @@ export class LookupService {
     key: RecordKey,
     stored: FoundRecord | null | undefined,
     fetchFor: UpstreamCaller | undefined,
-  ): Promise<{ payload: string; source: string } | null> {
+  ): Promise<Found | null> {
     const found = stored === undefined ? await this.store.get(key) : stored;
-    if (found !== null) return { payload: found.payload, source: 'store' };
+    if (found !== null) {
+      const t = this.times.of(op.name);
+      return { payload: found.payload, source: 'import', asOf: typeof t === 'number' || t === null ? t : await t };
+    }
     if (this.upstream === null || !this.upstream.answers(op.name)) return null;
     const answer = await this.upstream.lookup(op, key, fetchFor);
-    return answer.payload === null ? null : { payload: answer.payload, source: answer.source };
+    if (answer.payload === null) return null;
+    const { payload, source, fetchedAt } = answer;
+    if (source !== 'cache') return { payload, source, asOf: fetchedAt };
+    return { payload, source, asOf: fetchedAt, ageS: Math.max(0, Math.floor((Date.now() - fetchedAt) / 1000)) };
   }
 
   /** The caller (its address) comes from the transport: transport/forwarded.ts callerOf(req, trust). */
@@ -138,7 +157,7 @@ export class LookupService {
     if (this.sandbox && isSandboxPlate(reg.value)) {
       if (notes) notes.sandbox = true;
       const payload = await sandboxPayload(op, reg.value, values.get('Model'));
-      return { kind: op.result, payload };
+      return answerOf(op, { payload, source: 'sandbox', asOf: Date.now() });
     }
 
     // Refusals come before the lookup and cost nothing; the credit and the day's count are taken
@@ -176,7 +195,8 @@ export class LookupService {
   ): Promise<LookupResult> {
     const state = key.state;
     const found = await this.find(op, key, stored, fetchFor);
-    if (notes && found) notes.source = found.source;
+    // The access log names an imported record's source as the store.
+    if (notes && found) notes.source = found.source === 'import' ? 'store' : found.source;
     const where = state ? `${op.country}, ${state}` : op.country;
     if (found === null) {
       this.accounts.record(admitted, op.name, false);
@@ -191,6 +211,15 @@ export class LookupService {
     }
     if (!charged) await this.accounts.charge(admitted, op.name, notes?.socket);
     this.accounts.record(admitted, op.name, true);
-    return { kind: op.result, payload: found.payload };
+    return answerOf(op, found);
   }
+}
+
+/**
+ * The answer to give: a Vehicle's payload says its provenance in vehicleJson; UKMOTData has no vehicleJson. Written
+ * out field by field, one shape for every answer: a spread of `found` made the server's peak memory grow under load.
+ */
+function answerOf(op: Operation, found: Found): LookupResult {
+  const payload = op.result === 'Vehicle' ? withProvenance(found.payload, found.source, found.asOf) : found.payload;
+  return { kind: op.result, payload, source: found.source, asOf: found.asOf, ageS: found.ageS };
 }

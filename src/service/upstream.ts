@@ -62,6 +62,8 @@ interface ChainAnswer {
   readonly payload: string | null;
   /** `cache`, or the provider that answered just now. */
   readonly source: string;
+  /** When the answer was fetched from its provider (ms since the epoch): now, or the cached entry's time. */
+  readonly fetchedAt: number;
 }
 
 type UpstreamMetrics = Pick<Metrics, 'upstreamCall' | 'upstreamCache' | 'upstreamBreaker' | 'upstreamQuotaUsed'>;
@@ -246,7 +248,7 @@ export class UpstreamChain {
     const cached = await this.store.cacheGet(key);
     if (cached && this.now() - cached.fetchedAt < this.ttlMs(op, cached)) {
       this.metrics?.upstreamCache(op.name, 'hit');
-      return { payload: cached.payload, source: 'cache' };
+      return { payload: cached.payload, source: 'cache', fetchedAt: cached.fetchedAt };
     }
     this.metrics?.upstreamCache(op.name, 'miss');
     const id = `${key.operation}\u0000${key.registration}\u0000${key.state}`;
@@ -310,21 +312,23 @@ export class UpstreamChain {
         continue;
       }
       if (outcome === null) continue;
-      await this.keep({ ...key, payload: outcome, provider: g.provider.name, fetchedAt: this.now() });
-      return { payload: outcome, source: g.provider.name };
+      const fetchedAt = this.now();
+      await this.keep({ ...key, payload: outcome, provider: g.provider.name, fetchedAt });
+      return { payload: outcome, source: g.provider.name, fetchedAt };
     }
     if (failures.length === 0) {
+      const fetchedAt = this.now();
       await this.keep({
         ...key,
         payload: null,
         provider: this.guarded.find((g) => g.provider.answers(op.name))?.provider.name ?? '',
-        fetchedAt: this.now(),
+        fetchedAt,
       });
-      return { payload: null, source: 'upstream' };
+      return { payload: null, source: 'upstream', fetchedAt };
     }
     if (cached && this.now() - cached.fetchedAt < this.ttlMs(op, cached) + 1000 * this.options.staleIfErrorS) {
       this.metrics?.upstreamCache(op.name, 'stale');
-      return { payload: cached.payload, source: 'cache' };
+      return { payload: cached.payload, source: 'cache', fetchedAt: cached.fetchedAt };
     }
     // When every provider said when it frees (a quota, a 429), that is when to come back.
     const times = failures.map((f) => f.failure.retryAfterS);

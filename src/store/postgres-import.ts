@@ -13,7 +13,14 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import type { ImportBatch, ImportOptions, RecordKey, StoredRecord } from './store';
+import {
+  AS_OF_PREFIX,
+  ImportTimes,
+  type ImportBatch,
+  type ImportOptions,
+  type RecordKey,
+  type StoredRecord,
+} from './store';
 
 /** Text gathered before it is written to the COPY stream. */
 const COPY_CHUNK = 64 * 1024;
@@ -34,6 +41,7 @@ export class PostgresImport implements ImportBatch {
   private beganEmpty = false;
   private readonly replaceAll: boolean;
   private readonly replaced: Set<string>;
+  private readonly times: ImportTimes;
 
   /** `ended` is called once the transaction has ended, with whether it committed. */
   constructor(
@@ -43,6 +51,7 @@ export class PostgresImport implements ImportBatch {
   ) {
     this.replaceAll = options.replace === 'all';
     this.replaced = new Set<string>(options.replace === 'all' || options.replace === undefined ? [] : options.replace);
+    this.times = new ImportTimes(options.replace, options.asOf ?? Date.now());
   }
 
   /** BEGIN, the write lock (`lockSql` with `lockName`), and the COPY the batch starts with. */
@@ -65,6 +74,8 @@ export class PostgresImport implements ImportBatch {
 
   async put(r: StoredRecord, fresh?: boolean): Promise<void> {
     this.live();
+    // Whether the store held a record of the operation before is asked at commit (records are untouched until then).
+    if (!this.times.seen(r.operation)) this.times.saw(r.operation, !this.beganEmpty);
     const key = `${copyField(r.operation)}\t${copyField(r.registration)}\t${copyField(r.state)}\t${copyField(r.payload)}`;
     if (this.mode === 'direct' && fresh !== true) await this.toStaging();
     await this.add(this.mode === 'direct' ? `${key}\n` : `${key}\tf\n`);
@@ -79,6 +90,7 @@ export class PostgresImport implements ImportBatch {
   async replaceOperation(operation: string): Promise<void> {
     this.live();
     this.replaced.add(operation);
+    this.times.addReplaced(operation);
   }
 
   async commit(): Promise<void> {
@@ -87,7 +99,9 @@ export class PostgresImport implements ImportBatch {
       await this.flush();
       await this.stopCopy();
       if (this.copyError) throw this.copyError;
+      const held = await this.heldBefore();
       if (this.mode === 'staged') await this.merge();
+      await this.writeImportTimes(held);
       if (this.options.sample)
         await this.client.query("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING");
       else await this.client.query("DELETE FROM meta WHERE key = 'sample'");
@@ -130,6 +144,37 @@ export class PostgresImport implements ImportBatch {
        ON CONFLICT (operation, registration, state) DO UPDATE SET payload = EXCLUDED.payload
        WHERE records.payload IS DISTINCT FROM EXCLUDED.payload`,
     );
+  }
+
+  /** Which of the operations the batch adds to (no replace) the store held records of before it. */
+  private async heldBefore(): Promise<Set<string>> {
+    const held = new Set<string>();
+    // Staged rows reach records only at merge: what records holds now is what it held before the batch.
+    for (const op of this.times.merged()) {
+      const r = await this.client.query('SELECT 1 FROM records WHERE operation = $1 LIMIT 1', [op]);
+      if (r.rowCount !== 0) held.add(op);
+    }
+    return held;
+  }
+
+  /** The batch's import times (ImportTimes), in its transaction. */
+  private async writeImportTimes(held: Set<string>): Promise<void> {
+    const client = this.client;
+    const w = this.times.writes((op) => held.has(op));
+    const at = String(this.times.at);
+    if (w.clearAll) await client.query('DELETE FROM meta WHERE starts_with(key, $1)', [AS_OF_PREFIX]);
+    if (w.clear.length > 0)
+      await client.query('DELETE FROM meta WHERE key = ANY($1::text[])', [w.clear.map((op) => AS_OF_PREFIX + op)]);
+    for (const op of w.set)
+      await client.query(
+        'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+        [AS_OF_PREFIX + op, at],
+      );
+    for (const op of w.lower)
+      await client.query('UPDATE meta SET value = $1 WHERE key = $2 AND value::bigint > $1::bigint', [
+        at,
+        AS_OF_PREFIX + op,
+      ]);
   }
 
   private live(): void {

@@ -23,6 +23,8 @@ import { PostgresImport } from './postgres-import';
 import { answersWithin, QueryTimeoutError, withDeadline } from './postgres-deadline';
 import { Replicas, type ReplicaProbe } from './postgres-replicas';
 import {
+  AS_OF_PREFIX,
+  importTimesOf,
   StoreUnavailableError,
   type FoundCharge,
   type FoundRecord,
@@ -629,6 +631,15 @@ export class PostgresStore implements VehicleStore {
       LAST_IMPORT_KEY,
     ]);
     return importRunOf(r.rows[0]?.value);
+  }
+
+  async importTimes(): Promise<ReadonlyMap<string, number>> {
+    const r = await this.query<{ key: string; value: string }>(
+      'import-times',
+      'SELECT key, value FROM meta WHERE starts_with(key, $1)',
+      [AS_OF_PREFIX],
+    );
+    return importTimesOf(r.rows);
   }
 
   replicasInUse(): readonly { readonly replica: string; readonly inUse: boolean }[] {

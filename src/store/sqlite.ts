@@ -17,6 +17,10 @@ import { withWriteLock } from './sqlite-lock';
 import type { Migration, MigrationReport } from './migrations/runner';
 import { cacheWhere, type CacheEntry, type CacheFilter, type CachedAnswer, type CacheStatsRow } from './cache';
 import {
+  AS_OF_END,
+  AS_OF_PREFIX,
+  ImportTimes,
+  importTimesOf,
   StoreUnavailableError,
   type FoundRecord,
   type ImportBatch,
@@ -233,6 +237,8 @@ export class SqliteStore implements VehicleStore {
     };
     const put = this.putStmt;
     const del = this.deleteStmt;
+    const times = new ImportTimes(replace, options.asOf ?? Date.now());
+    const holds = this.db.prepare('SELECT 1 FROM records WHERE operation = ? LIMIT 1');
     // Once the batch has ended its writes would go straight to the file, outside any transaction.
     const live = () => {
       if (!open) throw new Error('this import has ended');
@@ -240,6 +246,8 @@ export class SqliteStore implements VehicleStore {
     return {
       put: async (r: StoredRecord) => {
         live();
+        if (!times.seen(r.operation))
+          times.saw(r.operation, !times.replaced(r.operation) && holds.get(r.operation) !== undefined);
         put.run(r.operation, r.registration, r.state, r.payload);
       },
       delete: async (k: RecordKey) => {
@@ -249,16 +257,39 @@ export class SqliteStore implements VehicleStore {
       replaceOperation: async (operation: string) => {
         live();
         if (replace !== 'all') dropOperation.run(operation);
+        times.addReplaced(operation);
       },
       commit: async () => {
         if (!open) return;
         if (options.sample)
           this.db.prepare("INSERT INTO meta (key, value) VALUES ('sample', '1') ON CONFLICT (key) DO NOTHING").run();
         else this.db.prepare("DELETE FROM meta WHERE key = 'sample'").run();
+        this.writeImportTimes(times);
         finish('COMMIT');
       },
       rollback: async () => finish('ROLLBACK'),
     };
+  }
+
+  /** The batch's import times (ImportTimes), in its transaction. */
+  private writeImportTimes(times: ImportTimes): void {
+    const w = times.writes(() => true);
+    const remove = this.db.prepare('DELETE FROM meta WHERE key = ?');
+    if (w.clearAll) this.db.prepare('DELETE FROM meta WHERE key >= ? AND key < ?').run(AS_OF_PREFIX, AS_OF_END);
+    for (const op of w.clear) remove.run(AS_OF_PREFIX + op);
+    const set = this.db.prepare(
+      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    );
+    for (const op of w.set) set.run(AS_OF_PREFIX + op, String(times.at));
+    const lower = this.db.prepare('UPDATE meta SET value = ? WHERE key = ? AND CAST(value AS INTEGER) > ?');
+    for (const op of w.lower) lower.run(String(times.at), AS_OF_PREFIX + op, times.at);
+  }
+
+  async importTimes(): Promise<ReadonlyMap<string, number>> {
+    const rows = this.db
+      .prepare('SELECT key, value FROM meta WHERE key >= ? AND key < ?')
+      .all(AS_OF_PREFIX, AS_OF_END) as { key: string; value: string }[];
+    return importTimesOf(rows);
   }
 
   async holdsOnlySample(): Promise<boolean> {

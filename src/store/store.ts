@@ -71,6 +71,88 @@ export interface ImportOptions {
    * the sample (holdsOnlySample), until a batch without this flag commits.
    */
   readonly sample?: boolean;
+  /**
+   * When the batch's records are as of (ms since the epoch): the time its register file says it was
+   * extracted, else the import's. Kept per operation at commit (see ImportTimes); absent: now.
+   */
+  readonly asOf?: number;
+}
+
+/** The meta row that keeps an operation's import time: this prefix and the operation's name. */
+export const AS_OF_PREFIX = 'as_of:';
+
+/** The first key after every AS_OF_PREFIX key (the prefix's last character, ':', plus one): a range scan. */
+export const AS_OF_END = 'as_of;';
+
+/** The import times from their meta rows; a row whose value is not a time is left out. */
+export function importTimesOf(rows: readonly { key: string; value: string }[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of rows) {
+    const at = Number(r.value);
+    if (r.key.startsWith(AS_OF_PREFIX) && Number.isSafeInteger(at) && at > 0)
+      out.set(r.key.slice(AS_OF_PREFIX.length), at);
+  }
+  return out;
+}
+
+/**
+ * What an import's commit writes of its operations' import times, one meta row an operation
+ * (AS_OF_PREFIX): a replaced operation holds only the batch's records, so it is as of the batch; so
+ * is an operation the store held no record of before. One the batch adds to (no replace) holds
+ * records of earlier imports too: its time becomes the older of the two, and stays unknown when it
+ * was (records imported before import times were kept). Kept per operation rather than per record:
+ * a record costs no byte more, and a refresh that leaves a record unchanged need not rewrite it.
+ */
+export class ImportTimes {
+  /** Each operation the batch put a record of, and whether the store held one of it before the batch. */
+  private readonly put = new Map<string, boolean>();
+  private readonly replacedOps: Set<string>;
+
+  constructor(
+    private readonly replace: Replace | undefined,
+    readonly at: number,
+  ) {
+    this.replacedOps = new Set(replace === 'all' || replace === undefined ? [] : replace);
+  }
+
+  replaced(operation: string): boolean {
+    return this.replace === 'all' || this.replacedOps.has(operation);
+  }
+
+  addReplaced(operation: string): void {
+    this.replacedOps.add(operation);
+  }
+
+  /** Whether the batch has put a record of the operation yet. */
+  seen(operation: string): boolean {
+    return this.put.has(operation);
+  }
+
+  /** A put of the operation; `heldBefore`: the store held a record of it before the batch (false when replaced). */
+  saw(operation: string, heldBefore: boolean): void {
+    this.put.set(operation, heldBefore && !this.replaced(operation));
+  }
+
+  /** Operations put, not replaced, whose holding before the batch is not known yet (`saw` with heldBefore true). */
+  merged(): string[] {
+    return [...this.put].filter(([, held]) => held).map(([op]) => op);
+  }
+
+  /**
+   * The commit's writes: every replaced operation's row removed (all rows for 'all'), then `set` given
+   * `at`, and `lower` lowered to `at` where it is later.
+   */
+  writes(heldBefore: (operation: string) => boolean): {
+    clearAll: boolean;
+    clear: string[];
+    set: string[];
+    lower: string[];
+  } {
+    const set: string[] = [];
+    const lower: string[] = [];
+    for (const [op, held] of this.put) (held && heldBefore(op) ? lower : set).push(op);
+    return { clearAll: this.replace === 'all', clear: [...this.replacedOps], set, lower };
+  }
 }
 
 /**
@@ -168,6 +250,11 @@ export interface VehicleStore extends UpstreamCacheStore {
   noteImport(run: ImportRun): Promise<void>;
   /** How the latest import noted ended, or null when none was. */
   lastImport(): Promise<ImportRun | null>;
+  /**
+   * Each operation's import time (ms since the epoch; see ImportTimes), for the age of an answer;
+   * operations whose time is not known are left out. Absent: the store keeps none.
+   */
+  importTimes?(): Promise<ReadonlyMap<string, number>>;
   /**
    * Every record, in key order (operation, registration, state, compared by Unicode code point,
    * i.e. SQLite's BINARY or PostgreSQL's COLLATE "C"), from one consistent snapshot, a page at a

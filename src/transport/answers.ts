@@ -9,6 +9,8 @@
 // writing an answer afresh (bench/SCALING-HISTORY.md, "Design decisions").
 
 import type { ResultKind } from '../contract/operations';
+import type { LookupResult } from '../service/lookup';
+import { httpDate } from '../service/provenance';
 import { resultNodes } from '../service/records';
 import { httpResultInner, soapResultInner } from './xml';
 
@@ -18,4 +20,14 @@ type Form = 'soap' | 'http';
 export function resultInner(result: { readonly kind: ResultKind; readonly payload: string }, form: Form): string {
   const nodes = resultNodes(result.kind, result.payload);
   return form === 'soap' ? soapResultInner(nodes) : httpResultInner(nodes);
+}
+
+/**
+ * The answer's age in HTTP's standard headers (GET, POST and the JSON API): Last-Modified, the time
+ * it is as of (RFC 9110's IMF-fixdate), when known; Age, the seconds since a cached upstream answer
+ * was fetched (RFC 9111), for those only.
+ */
+export function ageHeaders(result: LookupResult, headers: Record<string, string | number>): void {
+  if (typeof result.asOf === 'number') headers['Last-Modified'] = httpDate(result.asOf);
+  if (result.ageS !== undefined) headers.Age = result.ageS;
 }

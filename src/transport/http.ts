@@ -11,7 +11,7 @@ import { bodyIfArrived, checkCharset, decodeUtf8, endIfArrived, hasBody, parseMe
 import { contextOf, note, noteUsername } from './context';
 import { callerOf } from './forwarded';
 import { sendPlainError } from './plain';
-import { resultInner } from './answers';
+import { ageHeaders, resultInner } from './answers';
 import { httpResultXml } from './xml';
 import { lookupFailure, type TransportDeps } from './lookup';
 
@@ -154,7 +154,12 @@ function lookupRoute(deps: TransportDeps): (req: IncomingMessage, res: ServerRes
       .then((result) => {
         // Encoded once: the length and the bytes sent come from the same buffer.
         const body = Buffer.from(httpResultXml(op.result, deps.namespace, resultInner(result, 'http')), 'utf8');
-        res.writeHead(200, { 'Content-Type': 'text/xml; charset=utf-8', 'Content-Length': body.length });
+        const headers: Record<string, string | number> = {
+          'Content-Type': 'text/xml; charset=utf-8',
+          'Content-Length': body.length,
+        };
+        ageHeaders(result, headers);
+        res.writeHead(200, headers);
         res.end(req.method === 'HEAD' ? undefined : body);
       })
       .catch((e: unknown) => {

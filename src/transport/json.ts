@@ -19,6 +19,8 @@ import { contextOf, note } from './context';
 import { baseUrl } from './help';
 import { parseForm, queryString } from './http';
 import { lookupFailure } from './lookup';
+import { ageHeaders } from './answers';
+import { AS_OF_KEY, isoSecond, SOURCE_KEY } from '../service/provenance';
 
 interface JsonDeps {
   readonly service: LookupService;
@@ -44,7 +46,7 @@ function corsHeaders(req: IncomingMessage, origins: readonly string[]): Headers 
   const headers: Headers = any ? {} : { Vary: 'Origin' };
   if (origin === undefined || !(any || origins.includes(origin))) return headers;
   headers['Access-Control-Allow-Origin'] = any ? '*' : origin;
-  headers['Access-Control-Expose-Headers'] = 'Retry-After, X-Error-Code, X-Request-Id, WWW-Authenticate';
+  headers['Access-Control-Expose-Headers'] = 'Retry-After, X-Error-Code, X-Request-Id, WWW-Authenticate, Age';
   return headers;
 }
 
@@ -132,11 +134,16 @@ function nodeJson(n: XNode): Json {
   return n.text ?? '';
 }
 
-/** The 200 body: the vehicle's own JSON text, or the UKMOTData fields (from the same element tree SOAP writes). */
+/**
+ * The 200 body: vehicleJson (the vehicle's own JSON text, with its AnswerSource and AnswerAsOf), or the
+ * UKMOTData fields (from the same element tree SOAP writes) and the same two keys.
+ */
 export function resultJson(result: LookupResult): string {
   if (result.kind === 'Vehicle') return result.payload;
   const o: { [k: string]: Json } = {};
   for (const n of resultNodes(result.kind, result.payload)) o[n.name] = nodeJson(n);
+  o[SOURCE_KEY] = result.source;
+  o[AS_OF_KEY] = result.asOf === null ? null : isoSecond(result.asOf);
   return JSON.stringify(o);
 }
 
@@ -215,7 +222,11 @@ function jsonLookup(
   raw.username = username;
   deps.service
     .lookup(op, raw, callerOf(req, deps.trustProxy), contextOf(req))
-    .then((result) => send(req, res, 200, resultJson(result), cors))
+    .then((result) => {
+      const headers = { ...cors };
+      ageHeaders(result, headers);
+      send(req, res, 200, resultJson(result), headers);
+    })
     .catch((e: unknown) => {
       sendJsonError(req, res, lookupFailure(req, e, op.name, deps.logger), cors);
     });

@@ -92,7 +92,12 @@ test("a caller of CheckUkraine gets a plate's newest operation, typed in Latin l
     expect(res.status).toBe(200);
     const body = await res.text();
     const json = /<vehicleJson>([^<]*)<\/vehicleJson>/.exec(body)?.[1] ?? '';
-    expect(JSON.parse(json.replace(/&quot;/g, '"').replace(/&amp;/g, '&'))).toEqual(TESLA_2025);
+    // With where it came from and as of when (the archives' time: see the tests of the import time below).
+    expect(JSON.parse(json.replace(/&quot;/g, '"').replace(/&amp;/g, '&'))).toEqual({
+      ...TESLA_2025,
+      AnswerSource: 'import',
+      AnswerAsOf: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    });
     expect(body).toContain('<Description>TESLA MODEL X</Description>');
     expect(body).toContain('<RegistrationYear>2016</RegistrationYear>');
   } finally {
@@ -317,4 +322,49 @@ test('a damaged ZIP stops the import with its reason, nothing imported, the stor
     'reestrtz2025.csv is damaged (its CRC-32 does not match)',
   );
   expect(await store.countByOperation()).toEqual({ CheckUkraine: 2 });
+});
+
+describe("a record's import time: when the archive says its file was written (docs/data.md)", () => {
+  const zipAt = (name: string, written: { dateTime: readonly number[]; utcSeconds?: number }) => {
+    const file = path.join(dir, name);
+    pythonZip(file, 'reestrtz2025.csv', csvOf(HEADER_2025, ROWS_2025), 'utf-8', written);
+    return file;
+  };
+
+  test("an MS-DOS time is Kyiv's wall clock: summer (UTC+3) and winter (UTC+2); several files: the newest", async () => {
+    const summer = zipAt('summer.zip', { dateTime: [2025, 6, 30, 14, 5, 0] });
+    const winter = zipAt('winter.zip', { dateTime: [2025, 1, 15, 9, 0, 0] });
+    await importFiles(store, [winter]);
+    // 15 January 2025, 09:00 in Kyiv (EET) is 07:00 UTC.
+    expect(await store.importTimes()).toEqual(new Map([['CheckUkraine', Date.UTC(2025, 0, 15, 7, 0, 0)]]));
+    await importFiles(store, [winter, summer], { replace: 'named' });
+    // 30 June 2025, 14:05 in Kyiv (EEST) is 11:05 UTC.
+    expect(await store.importTimes()).toEqual(new Map([['CheckUkraine', Date.UTC(2025, 5, 30, 11, 5, 0)]]));
+  });
+
+  test('an extended timestamp (UTC) is taken over the MS-DOS time; a caller sees it as Last-Modified', async () => {
+    // 1 July 2025, 00:00:00 UTC.
+    const file = zipAt('stamped.zip', { dateTime: [2025, 7, 1, 3, 0, 0], utcSeconds: 1751328000 });
+    await importFiles(store, [file]);
+    const srv = await startServer({}, { store, sample: false });
+    try {
+      const res = await fetch(`${srv.url}/api/json.aspx/CheckUkraine/AX1312KK?username=demo`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('last-modified')).toBe('Tue, 01 Jul 2025 00:00:00 GMT');
+      expect(await res.json()).toMatchObject({ AnswerSource: 'import', AnswerAsOf: '2025-07-01T00:00:00Z' });
+    } finally {
+      // It closes the store too; afterEach's second close does nothing.
+      await srv.close();
+    }
+  });
+
+  test('a plain CSV gives no time: the records are as of the import', async () => {
+    const csv = path.join(dir, 'plain2025.csv');
+    fs.writeFileSync(csv, csvOf(HEADER_2025, ROWS_2025));
+    const before = Date.now();
+    await importFiles(store, [csv]);
+    const at = (await store.importTimes()).get('CheckUkraine') ?? 0;
+    expect(at).toBeGreaterThanOrEqual(before);
+    expect(at).toBeLessThanOrEqual(Date.now());
+  });
 });

@@ -38,6 +38,9 @@ function expectJsonError(a: Answer, status: number, code: string): { code: strin
   return body;
 }
 
+/** An instant as docs/calling.md shows AnswerAsOf: ISO 8601, UTC, to the second. */
+const ISO_SECOND = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) as unknown;
+
 describe('every operation, username by Basic authentication', () => {
   test.each(OPERATIONS.map((op) => [op.name, op.params] as const))('%s', async (name, paramNames) => {
     const params = demoParams(name, paramNames);
@@ -51,7 +54,11 @@ describe('every operation, username by Basic authentication', () => {
       // The vehicleJson object itself, byte for byte as SOAP's vehicleJson carries it.
       const vehicleJson = xmlUnescape(/<vehicleJson>([^<]*)<\/vehicleJson>/.exec(soap.body)?.[1] ?? '');
       expect(a.body).toBe(vehicleJson);
-      expect(JSON.parse(a.body)).toEqual(sample.vehicle);
+      // The sample record, and where it came from and as of when (docs/calling.md, "The age of an answer").
+      expect(JSON.parse(a.body)).toEqual({ ...sample.vehicle, AnswerSource: 'import', AnswerAsOf: ISO_SECOND });
+      const asOf = (JSON.parse(a.body) as { AnswerAsOf: string }).AnswerAsOf;
+      expect(a.headers.get('last-modified')).toBe(new Date(asOf).toUTCString());
+      expect(a.headers.get('age')).toBeNull();
     } else {
       const mot = JSON.parse(a.body) as Record<string, unknown>;
       const tests = sample.mot?.tests as Array<Record<string, unknown>>;
@@ -66,6 +73,8 @@ describe('every operation, username by Basic authentication', () => {
         xmlUnescape(/<ExtendedInformationJson>([^<]*)<\/ExtendedInformationJson>/.exec(soap.body)?.[1] ?? ''),
       );
       expect(mot.ExtendedInformation).toEqual(sample.mot?.extendedInformation ?? []);
+      expect(mot.AnswerSource).toBe('import');
+      expect(a.headers.get('last-modified')).toBe(new Date(mot.AnswerAsOf as string).toUTCString());
     }
   });
 });

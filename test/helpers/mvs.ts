@@ -57,19 +57,33 @@ export const csvOf = (header: string, rows: readonly string[]) => [header, ...ro
 
 /**
  * Writes a ZIP at `out` holding `entry` with `text` encoded as `encoding` (Python's codec names:
- * utf-8, utf-8-sig for a BOM, cp1251), deflated, by Python's zipfile.
+ * utf-8, utf-8-sig for a BOM, cp1251), deflated, by Python's zipfile. `written`: the entry's MS-DOS
+ * date and time (year, month, day, hour, minute, second; zipfile's own default is the local time now),
+ * and `utcSeconds` an extended timestamp (extra field 0x5455) beside it.
  */
-export function pythonZip(out: string, entry: string, text: string, encoding = 'utf-8'): void {
+export function pythonZip(
+  out: string,
+  entry: string,
+  text: string,
+  encoding = 'utf-8',
+  written?: { dateTime: readonly number[]; utcSeconds?: number },
+): void {
   const r = spawnSync(
     'python3',
     [
       '-c',
-      `import sys, zipfile
+      `import sys, json, struct, time, zipfile
+w = json.loads(sys.argv[4])
+info = zipfile.ZipInfo(sys.argv[2], tuple(w['dateTime']) if w else time.localtime()[:6])
+info.compress_type = zipfile.ZIP_DEFLATED
+if w and 'utcSeconds' in w:
+    info.extra = struct.pack('<HHBI', 0x5455, 5, 1, w['utcSeconds'])
 with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
-    z.writestr(sys.argv[2], sys.stdin.buffer.read().decode('utf-8').encode(sys.argv[3]))`,
+    z.writestr(info, sys.stdin.buffer.read().decode('utf-8').encode(sys.argv[3]))`,
       out,
       entry,
       encoding,
+      JSON.stringify(written ?? null),
     ],
     { input: text, encoding: 'utf8' },
   );

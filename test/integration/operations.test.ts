@@ -51,7 +51,18 @@ describe.each(cases)('%s over %s', (name, transport) => {
     }
     const record = demo(name);
     if (op.result === 'Vehicle') {
-      expect(JSON.parse(result.vehicleJson._)).toEqual(record.vehicle);
+      // The sample record, and where it came from and as of when (docs/calling.md, "The age of an answer").
+      const vehicleJson = JSON.parse(result.vehicleJson._) as X;
+      expect(vehicleJson).toEqual({
+        ...record.vehicle,
+        AnswerSource: 'import',
+        AnswerAsOf: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      });
+      // GET and POST say it in Last-Modified too; SOAP in vehicleJson only.
+      const lastModified = res.headers.get('last-modified');
+      if (transport === 'get' || transport === 'post')
+        expect(lastModified).toBe(new Date(vehicleJson.AnswerAsOf as string).toUTCString());
+      else expect(lastModified).toBeNull();
       const children = Object.keys(result.vehicleData).filter((k) => !k.startsWith('$'));
       const v = record.vehicle as X;
       const expected = vehicleData

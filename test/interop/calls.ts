@@ -106,14 +106,26 @@ type Vehicle = Record<string, unknown> & {
   RegistrationYear?: string | number;
 };
 
+/**
+ * vehicleJson as docs/calling.md gives it: the record's keys, then where the answer came from (an import, here) and
+ * as of when (ISO 8601, UTC, to the second).
+ */
+function expectVehicleJson(text: string | null, v: Vehicle): void {
+  expect(typeof text).toBe('string');
+  expect(JSON.parse(text as string)).toEqual({
+    ...v,
+    AnswerSource: 'import',
+    AnswerAsOf: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+  });
+}
+
 function expectVehicle(seen: VehicleSeen & FailureSeen, rec: SampleRecord, what: string): void {
   succeeded(seen, what);
   const v = rec.vehicle as Vehicle;
   expect(seen.description).toBe(v.Description);
   expect(seen.year).toBe(String(v.RegistrationYear));
   expect(seen.make).toBe(v.CarMake?.CurrentTextValue);
-  expect(typeof seen.vehicleJson).toBe('string');
-  expect(JSON.parse(seen.vehicleJson as string)).toEqual(v);
+  expectVehicleJson(seen.vehicleJson, v);
 }
 
 /**
@@ -182,7 +194,7 @@ export function describeCalls(transport: Transport, report: () => Report, works:
     // Nil (SOAP) or an empty element (HTTP): the client may show either as null or as ''.
     expect(seen.make ?? '').toBe('');
     expect(seen.engineSize ?? '').toBe('');
-    expect(JSON.parse(seen.vehicleJson as string)).toEqual(v);
+    expectVehicleJson(seen.vehicleJson, v);
     pass('empty composites');
   });
 

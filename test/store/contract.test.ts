@@ -31,7 +31,13 @@ describeStores('served from %s', (kind) => {
     expect(res.status).toBe(200);
     const result = await resultOf(transport, name, res.body);
     const record = demo(name);
-    if (op.result === 'Vehicle') expect(JSON.parse(result.vehicleJson)).toEqual(record.vehicle);
+    // The sample record, and where it came from and as of when (docs/calling.md, "The age of an answer").
+    if (op.result === 'Vehicle')
+      expect(JSON.parse(result.vehicleJson)).toEqual({
+        ...record.vehicle,
+        AnswerSource: 'import',
+        AnswerAsOf: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      });
     else expect(JSON.parse(result.Json)).toEqual((record.mot as X).tests);
   });
 

@@ -395,7 +395,7 @@ describe('basicUsername (README, JSON API)', () => {
 describe('resultJson: the JSON API 200 body', () => {
   test('a vehicle is its stored JSON text, byte for byte', () => {
     const payload = '{"Description":"FORD  FOCUS",  "CarMake":{"CurrentTextValue":"FORD"}}';
-    expect(resultJson({ kind: 'Vehicle', payload })).toBe(payload);
+    expect(resultJson({ kind: 'Vehicle', payload, source: 'import', asOf: null })).toBe(payload);
   });
 
   test('UKMOT: the UKMOTData fields in the WSDL order, lists as arrays, a null string kept as null', () => {
@@ -418,20 +418,21 @@ describe('resultJson: the JSON API 200 body', () => {
     });
     const tests =
       '[{"TestDate":"2024-03-01","ExpiryDate":"2025-03-01","Result":"Pass","Odometer":"41000","TestNumber":"123456789012","FailureReasons":[],"Advisories":["Tyre worn",null]}]';
-    expect(resultJson({ kind: 'UKMOTData', payload })).toBe(
+    // 1 November 2026, 00:00 UTC.
+    expect(resultJson({ kind: 'UKMOTData', payload, source: 'import', asOf: 1793491200000 })).toBe(
       '{"Tests":' +
         tests +
         ',"taxDate":"2027-03-01","Json":' +
         JSON.stringify(tests) +
         ',"ExtendedInformation":[["Colour","Blue"],[]],"ExtendedInformationJson":' +
         JSON.stringify('[["Colour","Blue"],[]]') +
-        '}',
+        ',"AnswerSource":"import","AnswerAsOf":"2026-11-01T00:00:00Z"}',
     );
   });
 
   test('UKMOT without tests or a tax date: empty arrays, no taxDate', () => {
-    expect(resultJson({ kind: 'UKMOTData', payload: '{}' })).toBe(
-      '{"Tests":[],"Json":"[]","ExtendedInformation":[],"ExtendedInformationJson":"[]"}',
+    expect(resultJson({ kind: 'UKMOTData', payload: '{}', source: 'dvsa', asOf: null })).toBe(
+      '{"Tests":[],"Json":"[]","ExtendedInformation":[],"ExtendedInformationJson":"[]","AnswerSource":"dvsa","AnswerAsOf":null}',
     );
   });
 });
@@ -759,7 +760,7 @@ describe('what each transport tells the access log (README, The access log: tran
         }
         if (reg !== 'RG11ABC')
           throw new LookupError('VEHICLE_NOT_FOUND', `No vehicle found for registration '${reg}' (${op.name})`);
-        return { kind: 'Vehicle', payload: '{"Description":"FORD FOCUS"}' };
+        return { kind: 'Vehicle', payload: '{"Description":"FORD FOCUS"}', source: 'import', asOf: null };
       },
     } as unknown as LookupService;
     const credits = {

@@ -346,7 +346,7 @@ describe('JSON API methods and CORS', () => {
     expect(other.headers.get('vary')).toBe('Origin');
   });
 
-  test('a listed origin may read the error headers the README names (Retry-After, X-Error-Code, X-Request-Id, WWW-Authenticate)', async () => {
+  test('a listed origin may read the headers the README names (Retry-After, X-Error-Code, X-Request-Id, WWW-Authenticate, Age)', async () => {
     const cors = await corsHarness();
     const a = await get(cors.url, '/api/json.aspx/Check/RG11ABC', { headers: { Origin: 'https://app.example.com' } });
     expect(a.status).toBe(401);
@@ -355,7 +355,7 @@ describe('JSON API methods and CORS', () => {
     const exposed = (a.headers.get('access-control-expose-headers') ?? '')
       .split(',')
       .map((s) => s.trim().toLowerCase());
-    expect(exposed.sort()).toEqual(['retry-after', 'www-authenticate', 'x-error-code', 'x-request-id']);
+    expect(exposed.sort()).toEqual(['age', 'retry-after', 'www-authenticate', 'x-error-code', 'x-request-id']);
     // Without an Origin header nothing is allowed, but the answer still varies by origin.
     const none = await get(cors.url, '/api/json.aspx/Check/RG11ABC?username=demo');
     expect(none.headers.get('access-control-allow-origin')).toBeNull();

@@ -24,6 +24,15 @@ const FOCUS = JSON.stringify({
   CarMake: { CurrentTextValue: 'FORD' },
   CarModel: { CurrentTextValue: 'FOCUS' },
 });
+/** The stand-in upstream's fetch time: 1 November 2026, 10:00:00 UTC. */
+const UPSTREAM_FETCHED_AT = Date.UTC(2026, 10, 1, 10, 0, 0);
+/**
+ * FOCUS as a lookup answers it (docs/calling.md): the record's keys, then AnswerSource and AnswerAsOf; this harness's
+ * store keeps no import times, so an imported record's is null.
+ */
+const FOCUS_ANSWERED =
+  '{"Description":"FORD FOCUS","CarMake":{"CurrentTextValue":"FORD"},"CarModel":{"CurrentTextValue":"FOCUS"},' +
+  '"AnswerSource":"import","AnswerAsOf":null}';
 const MOT_FOCUS = JSON.stringify({ make: 'FORD', model: 'FOCUS', tests: [], taxDate: '2027-01-01' });
 
 async function rejected(p: Promise<unknown>): Promise<LookupError> {
@@ -175,7 +184,7 @@ function harness(
       answers: (operation: string) => operation === 'Check',
       async lookup(_op: Operation, key: RecordKey) {
         calls.upstream?.push(key);
-        return { payload: answers[key.registration] ?? null, source: 'dvla' };
+        return { payload: answers[key.registration] ?? null, source: 'dvla', fetchedAt: UPSTREAM_FETCHED_AT };
       },
     } as unknown as UpstreamChain;
   }
@@ -193,7 +202,7 @@ describe('LookupService.lookup', () => {
     const { service, calls } = harness(records);
     const notes: CallNotes = {};
     const r = await service.lookup(CHECK, { RegistrationNumber: 'rg11 abc', username: ' demo ' }, LOCAL, notes);
-    expect(r).toEqual({ kind: 'Vehicle', payload: FOCUS });
+    expect(r).toEqual({ kind: 'Vehicle', payload: FOCUS_ANSWERED, source: 'import', asOf: null });
     // The access log's source: an imported record answered (docs/operating.md).
     expect(notes).toEqual({ username: 'demo', source: 'store' });
     expect(calls).toEqual({
@@ -211,7 +220,7 @@ describe('LookupService.lookup', () => {
       { RegistrationNumber: '7ABC 123', State: 'California', username: 'demo' },
       LOCAL,
     );
-    expect(r.payload).toBe(FOCUS);
+    expect(r.payload).toBe(FOCUS_ANSWERED);
     expect(calls.gets).toEqual([{ operation: 'CheckUSA', registration: '7ABC123', state: 'CA' }]);
   });
 
@@ -261,10 +270,10 @@ describe('LookupService.lookup', () => {
     const { service, calls } = harness({ ...records, 'Check/OWN1/': own });
     expect(
       (await service.lookup(CHECK, { RegistrationNumber: 'RG11ABC', username: 'demo', Model: 'CORSA' }, LOCAL)).payload,
-    ).toBe(FOCUS);
+    ).toBe(FOCUS_ANSWERED);
     expect(
       (await service.lookup(CHECK, { RegistrationNumber: 'OWN1', username: 'demo', Model: 'CORSA' }, LOCAL)).payload,
-    ).toBe(own);
+    ).toBe('{"Description":"FORD FOCUS","make":"FORD","model":"FOCUS","AnswerSource":"import","AnswerAsOf":null}');
     expect(calls.records).toEqual([
       ['demo', 'Check', true],
       ['demo', 'Check', true],
@@ -276,6 +285,8 @@ describe('LookupService.lookup', () => {
     expect(await service.lookup(MOT, { RegistrationNumber: 'RG11ABC', username: 'demo' }, LOCAL)).toEqual({
       kind: 'UKMOTData',
       payload: MOT_FOCUS,
+      source: 'import',
+      asOf: null,
     });
     expect(calls.charges).toEqual(['demo']);
   });
@@ -366,7 +377,9 @@ describe('LookupService.lookup where the accounts read and charge in one step (a
     const { service, calls } = harness(records, { oneStep: true });
     expect(await service.lookup(CHECK, { RegistrationNumber: 'rg11 abc', username: 'demo' }, LOCAL)).toEqual({
       kind: 'Vehicle',
-      payload: FOCUS,
+      payload: FOCUS_ANSWERED,
+      source: 'import',
+      asOf: null,
     });
     expect(calls).toEqual({
       gets: [],
@@ -395,8 +408,9 @@ describe('LookupService.lookup where the accounts read and charge in one step (a
     const upstreamFocus = JSON.stringify({ Description: 'FORD FOCUS (upstream)' });
     const { service, calls } = harness(records, { oneStep: true, upstream: { UP1: upstreamFocus } });
     const notes: CallNotes = {};
+    // A fresh upstream answer: its provider, as of its fetch (here 2026-11-01T10:00:00Z).
     expect((await service.lookup(CHECK, { RegistrationNumber: 'UP1', username: 'demo' }, LOCAL, notes)).payload).toBe(
-      upstreamFocus,
+      '{"Description":"FORD FOCUS (upstream)","AnswerSource":"dvla","AnswerAsOf":"2026-11-01T10:00:00Z"}',
     );
     expect(notes.source).toBe('dvla');
     const key = { operation: 'Check', registration: 'UP1', state: '' };

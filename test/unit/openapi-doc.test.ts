@@ -126,6 +126,9 @@ describe('the OpenAPI document', () => {
       'Json',
       'ExtendedInformation',
       'ExtendedInformationJson',
+      // Where the answer came from and as of when (docs/calling.md, "The age of an answer").
+      'AnswerSource',
+      'AnswerAsOf',
     ]);
     expect(mot.properties.Tests).toEqual({ type: 'array', items: { $ref: '#/components/schemas/UKTest' } });
     expect(mot.properties.ExtendedInformation.items).toMatchObject({ type: 'array' });
