@@ -25,9 +25,12 @@ export function resultInner(result: { readonly kind: ResultKind; readonly payloa
 /**
  * The answer's age in HTTP's standard headers (GET, POST and the JSON API): Last-Modified, the time
  * it is as of (RFC 9110's IMF-fixdate), when known; Age, the seconds since a cached upstream answer
- * was fetched (RFC 9111), for those only.
+ * was fetched (RFC 9111), for those only. With Last-Modified a shared cache may keep an answer that
+ * says nothing of caching (RFC 9111 4.2.2, heuristic freshness) and serve it again uncharged, so
+ * every answer says no-store.
  */
 export function ageHeaders(result: LookupResult, headers: Record<string, string | number>): void {
+  headers['Cache-Control'] = 'no-store';
   if (typeof result.asOf === 'number') headers['Last-Modified'] = httpDate(result.asOf);
   if (result.ageS !== undefined) headers.Age = result.ageS;
 }

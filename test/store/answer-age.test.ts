@@ -47,12 +47,15 @@ describeStores('%s store: an imported record says its import time', (kind) => {
     expect(get.status).toBe(200);
     expect(get.headers.get('last-modified')).toBe('Thu, 15 Oct 2026 06:30:00 GMT');
     expect(get.headers.get('age')).toBeNull();
+    // A paid answer is not for a shared cache to keep (RFC 9111: Last-Modified alone allows it).
+    expect(get.headers.get('cache-control')).toBe('no-store');
     expect(get.body).toContain(
       '<vehicleJson>{"Description":"FORD FOCUS","Colour":"RED","AnswerSource":"import","AnswerAsOf":"2026-10-15T06:30:00Z"}</vehicleJson>',
     );
 
     const json = await fetchAnswer(s.url, '/api/json.aspx/Check/AGE1?username=demo');
     expect(json.headers.get('last-modified')).toBe('Thu, 15 Oct 2026 06:30:00 GMT');
+    expect(json.headers.get('cache-control')).toBe('no-store');
     expect(JSON.parse(json.body)).toEqual({
       Description: 'FORD FOCUS',
       Colour: 'RED',
