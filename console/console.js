@@ -98,14 +98,15 @@ async function callers() {
         void guard(callers);
       },
     },
-    el('label', { for: 'search', text: 'Username contains' }, search),
+    el('label', { for: 'search', text: 'Name or prefix contains' }, search),
     el('button', { type: 'submit', text: 'Search' }),
   );
   const rows = data.users.map((u) =>
     el(
       'tr',
       {},
-      el('td', {}, el('a', { href: `#/caller/${encodeURIComponent(u.username)}`, text: u.username })),
+      el('td', {}, el('a', { href: `#/caller/${encodeURIComponent(u.name)}`, text: u.name })),
+      el('td', { text: `${u.prefix}…` }),
       el('td', { text: u.enabled ? 'yes' : 'no' }),
       el('td', { text: u.credits === null ? 'unlimited' : String(u.credits) }),
       el('td', { text: String(u.usedToday) }),
@@ -120,7 +121,7 @@ async function callers() {
     el(
       'thead',
       {},
-      el('tr', {}, ...['Username', 'Enabled', 'Credits', 'Used today'].map((h) => el('th', { scope: 'col', text: h }))),
+      el('tr', {}, ...['Name', 'Username starts', 'Enabled', 'Credits', 'Used today'].map((h) => el('th', { scope: 'col', text: h }))),
     ),
     el('tbody', {}, ...rows),
   );
@@ -186,6 +187,7 @@ async function caller(name) {
     'dl',
     {},
     ...[
+      ['Username starts', `${u.prefix}…`],
       ['Credits', fmt(u.credits, 'unlimited')],
       ['Enabled', u.enabled ? 'yes' : 'no'],
       ['Daily limit', fmt(u.dailyLimit, 'none')],
@@ -226,7 +228,7 @@ async function caller(name) {
     button,
   );
   show(
-    `Caller ${u.username}`,
+    `Caller ${u.name}`,
     details,
     el('h2', { text: 'Top up' }),
     u.credits === null ? el('p', { text: 'This caller has unlimited credits.' }) : form,

@@ -41,7 +41,7 @@ function field(v: string | number): string {
 }
 
 export function usageCsv(rows: readonly UsageCount[]): string {
-  const lines = ['username,day,operation,found,not_found'];
-  for (const r of rows) lines.push([r.username, r.day, r.operation, r.found, r.notFound].map(field).join(','));
+  const lines = ['name,day,operation,found,not_found'];
+  for (const r of rows) lines.push([r.name ?? r.username, r.day, r.operation, r.found, r.notFound].map(field).join(','));
   return lines.join('\r\n') + '\r\n';
 }

@@ -190,6 +190,7 @@ async function listenAdmin(
     logger,
     metricsText,
     requestTimeoutMs: cfg.requestTimeoutMs,
+    rotationGraceS: cfg.rotationGraceS,
   });
   const port = await listen(server, cfg.adminPort as number, cfg.adminHost, 'ADMIN_PORT');
   logger.info('admin API listening', {

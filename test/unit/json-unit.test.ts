@@ -58,7 +58,7 @@ async function harness(corsOrigins: readonly string[]): Promise<Harness> {
     async admit(username: string): Promise<Admitted> {
       if (username === 'mallory')
         throw new LookupError('UNKNOWN_USERNAME', 'Your username is incorrect or not allowed here');
-      return { username, account: null };
+      return { username, key: username, account: null };
     },
     // Unmetered callers: the store is read, then (nothing) charged.
     async findCharged() {
