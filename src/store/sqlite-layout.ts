@@ -112,7 +112,12 @@ export function openSqliteFiles(file: string): SqliteFiles {
     if (!isFileless(accountsFile) && !fs.existsSync(accountsFile)) throw missingAccounts(file, accountsFile);
     const accounts = openAccounts(accountsFile);
     try {
+      // A step that rewrites usernames as keys (step 2) zeroes what it deletes, and the log is emptied after it:
+      // no copy of a username is left in the file's free space or its write-ahead log.
+      accounts.pragma('secure_delete = ON');
       const accountsApplied = migrateSqlite(accounts, Infinity, SQLITE_ACCOUNTS_MIGRATIONS).applied;
+      accounts.pragma('secure_delete = OFF');
+      if (accountsApplied.length > 0 && !isFileless(accountsFile)) accounts.pragma('wal_checkpoint(TRUNCATE)');
       return { records, accounts, accountsFile, applied, accountsApplied };
     } catch (e) {
       accounts.close();

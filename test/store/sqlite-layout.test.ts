@@ -4,6 +4,7 @@
 // 6, as 0.3 leaves it) has its accounts moved out once, on first open, only when no other process
 // has it open, and safely against a kill at any moment of the move.
 
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +32,31 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 const newPath = () => path.join(dir, `store-${++n}.db`);
 const oldLayoutStore = (usageRows = 0) => oldLayoutAt(newPath(), usageRows);
+
+const sha256 = (u: string) => createHash('sha256').update(u, 'utf8').digest('hex');
+
+/**
+ * accountRows of the old layout's store (alice, bob) as the accounts file's step 2 leaves them: usernames as their
+ * keys, named by their prefix (a quarter, at most 6 characters) and the key's start, both flagged short.
+ */
+function keyed(before: string): string {
+  const [alice, bob] = [sha256('alice'), sha256('bob')];
+  const was = before.split('\n');
+  const accounts = (JSON.parse(was[0]) as { username: string }[]).map((r) => ({
+    ...r,
+    username: r.username === 'alice' ? alice : bob,
+    name: r.username === 'alice' ? `a-${alice.slice(0, 12)}` : `caller-${bob.slice(0, 12)}`,
+    prefix: r.username === 'alice' ? 'a' : '',
+    key_until: null,
+    weak: 'short',
+  }));
+  return [
+    JSON.stringify(accounts),
+    was[1].replace('"bob":1', '"bob":0'),
+    was[2].replace(/"target":"alice"/g, `"target":"a-${alice.slice(0, 12)}"`),
+    ...was.slice(3),
+  ].join('\n');
+}
 
 describe('the SQLite store in two files', () => {
   test('a new store is two files: records in the one DATABASE_URL names, the callers beside it', async () => {
@@ -97,25 +123,27 @@ describe('the SQLite store in two files', () => {
     const store = new SqliteStore(file);
     try {
       expect((await store.migrate()).applied.map((m) => m.version)).toEqual([7]);
-      expect(accountRows(accountsOf(file))).toBe(before);
+      // Every row kept, the usernames as their keys (SHA-256, docs/security.md) and the audit naming the account.
+      const alice = sha256('alice');
+      expect(accountRows(accountsOf(file))).toBe(keyed(before));
       expect(await store.get({ operation: 'Check', registration: 'OLD1', state: '' })).toEqual({
         payload: '{"Description":"kept"}',
       });
-      expect(await store.accounts.getAccount('alice')).toEqual({
-        username: 'alice',
+      expect(await store.accounts.getAccount(alice)).toMatchObject({
+        username: alice,
         credits: 40,
         dailyLimit: 5,
         rate: null,
         allow: ['10.0.0.0/8'],
         enabled: true,
       });
-      expect(await store.accounts.usage('alice', '2026-11-01')).toEqual([
-        { username: 'alice', day: '2026-11-20', operation: 'Check', found: 3, notFound: 1 },
+      expect(await store.accounts.usage(alice, '2026-11-01')).toEqual([
+        { username: alice, day: '2026-11-20', operation: 'Check', found: 3, notFound: 1 },
       ]);
       // The same Idempotency-Key is still a replay, not a second top-up.
       expect(
         await store.admin.creditOnce({
-          username: 'alice',
+          username: alice,
           delta: 10,
           key: 'k-1',
           fingerprint: 'fp-1',
@@ -142,7 +170,7 @@ describe('the SQLite store in two files', () => {
     }
     expect(tablesIn(file)).toEqual(['meta', 'records', 'schema_version']);
     expect(versionOf(file)).toBe(7);
-    expect(versionOf(accountsOf(file))).toBe(1);
+    expect(versionOf(accountsOf(file))).toBe(2);
     // The moved file has the schema of a new store's accounts file.
     const fresh = newPath();
     await new SqliteStore(fresh).close();
@@ -177,12 +205,12 @@ describe('the SQLite store in two files', () => {
     fs.writeFileSync(`${accountsOf(file)}.partial-999999`, 'not a database');
     const store = new SqliteStore(file);
     try {
-      expect(await store.accounts.getAccount('stale')).toBeNull();
-      expect(await store.accounts.getAccount('alice')).toMatchObject({ credits: 40 });
+      expect(await store.accounts.getAccount(sha256('stale'))).toBeNull();
+      expect(await store.accounts.getAccount(sha256('alice'))).toMatchObject({ credits: 40 });
     } finally {
       await store.close();
     }
-    expect(accountRows(accountsOf(file))).toBe(before);
+    expect(accountRows(accountsOf(file))).toBe(keyed(before));
   });
 
   test('a new records file beside an accounts file keeps the callers (the records were removed to start again)', async () => {

@@ -180,7 +180,7 @@ ALTER TABLE accounts ADD COLUMN IF NOT EXISTS weak TEXT;
 UPDATE accounts SET
   prefix = left(username, LEAST(6, length(username) / 4)),
   weak = CASE
-    WHEN username ~ '[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]'
+    WHEN username ~ '[\\u0001-\\u001f\\u007f-\\u009f\\u00ad\\u061c\\u115f\\u1160\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]'
       THEN 'invisible'
     WHEN length(username) < 20 THEN 'short' END,
   username = encode(sha256(convert_to(username, 'UTF8')), 'hex');
