@@ -123,9 +123,9 @@ export class PostgresAdmin implements AdminStore {
       not_found: string;
     }>(
       'usage-range',
-      `SELECT u.username, COALESCE(a.name, u.username) AS name, day, operation, found, not_found
-         FROM usage_all u LEFT JOIN accounts a USING (username) WHERE day >= $1 AND day <= $2
-        ORDER BY COALESCE(a.name, u.username) COLLATE "C", day COLLATE "C", operation COLLATE "C"`,
+      `SELECT u.username, COALESCE(a.name, u.username) AS name, u.day, u.operation, u.found, u.not_found
+         FROM usage_all u LEFT JOIN accounts a ON a.username = u.username WHERE u.day >= $1 AND u.day <= $2
+        ORDER BY COALESCE(a.name, u.username) COLLATE "C", u.day COLLATE "C", u.operation COLLATE "C"`,
       [fromDay, toDay],
     );
     return r.rows.map((u) => ({

@@ -101,9 +101,9 @@ export class SqliteAdmin implements AdminStore {
     return (
       this.db
         .prepare(
-          `SELECT u.username, COALESCE(a.name, u.username) AS name, day, operation, found, not_found AS notFound
-             FROM usage u LEFT JOIN accounts a USING (username) WHERE day >= ? AND day <= ?
-            ORDER BY COALESCE(a.name, u.username), day, operation`,
+          `SELECT u.username, COALESCE(a.name, u.username) AS name, u.day, u.operation, u.found, u.not_found AS notFound
+             FROM usage u LEFT JOIN accounts a ON a.username = u.username WHERE u.day >= ? AND u.day <= ?
+            ORDER BY COALESCE(a.name, u.username), u.day, u.operation`,
         )
         .all(fromDay, toDay) as UsageCount[]
     ).map((r) => ({ ...r }));
