@@ -87,7 +87,7 @@ describeSqlite('users export and import', () => {
     expect(fs.existsSync(dash)).toBe(false);
     const from = `sqlite:${path.join(dir, 'dash-from.db')}`;
     const to = `sqlite:${path.join(dir, 'dash-to.db')}`;
-    expect(runCli(['users', 'add', 'dash', '--credits', '7'], { DATABASE_URL: from }).status).toBe(0);
+    expect(runCli(['users', 'add', 'dash', '--username', 'dash', '--credits', '7'], { DATABASE_URL: from }).status).toBe(0);
     try {
       const users = runCli(['users', 'export', '-'], { DATABASE_URL: from });
       expect(users).toMatchObject({ status: 0, stderr: 'exported 1 caller(s), 0 usage row(s)\n' });

@@ -165,7 +165,7 @@ describe("docs/data.md's examples for the two files, on the default DATABASE_URL
 
   test('a backup, then the restore, brings both files back: the records and the callers of the backup', () => {
     expect(cli('import', '-q', 'one.ndjson').status).toBe(0);
-    expect(cli('users', 'add', 'alice', '--credits', '5').status).toBe(0);
+    expect(cli('users', 'add', 'alice', '--username', 'alice', '--credits', '5').status).toBe(0);
     const taken = runBlock(docsBlock('mkdir -p backups'), cwd);
     expect(taken.status).toBe(0);
     expect(fs.readdirSync(path.join(cwd, 'backups')).sort()).toEqual([
@@ -174,7 +174,7 @@ describe("docs/data.md's examples for the two files, on the default DATABASE_URL
     ]);
     // After the backup: other records, another caller.
     expect(cli('import', '-q', '--replace-all', '--allow-shrink', 'two.ndjson').status).toBe(0);
-    expect(cli('users', 'add', 'bob').status).toBe(0);
+    expect(cli('users', 'add', 'bob', '--username', 'bob').status).toBe(0);
     expect(records()).toMatch(/XY99ZZZ/);
     const restored = runBlock(docsBlock('rm -f data/reglookup.db-wal'), cwd);
     expect(restored.status).toBe(0);
@@ -184,7 +184,7 @@ describe("docs/data.md's examples for the two files, on the default DATABASE_URL
 
   test('going back to 0.3: the callers back in the one file, which the six steps of 0.3 open as theirs; this release moves them out again', () => {
     expect(cli('import', '-q', 'one.ndjson').status).toBe(0);
-    expect(cli('users', 'add', 'alice', '--credits', '5').status).toBe(0);
+    expect(cli('users', 'add', 'alice', '--username', 'alice', '--credits', '5').status).toBe(0);
     const block = docsBlock('npx reglookup migrate --to 6');
     const said = block
       .split('\n')
@@ -210,7 +210,7 @@ describe("docs/data.md's examples for the two files, on the default DATABASE_URL
   });
 
   test('going back waits for every other process to close the store, then refuses, changing nothing', async () => {
-    expect(cli('users', 'add', 'alice', '--credits', '5').status).toBe(0);
+    expect(cli('users', 'add', 'alice', '--username', 'alice', '--credits', '5').status).toBe(0);
     const file = path.join(cwd, 'data/reglookup.db');
     const server = await holdOpen(file);
     try {

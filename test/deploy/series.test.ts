@@ -119,7 +119,7 @@ describePostgres('every query of the rules and the dashboard names a series the 
     // With upstreams listed the sample is not loaded at start (docs/configuration.md): imported here instead.
     expect(await startCli(['import', path.resolve(__dirname, '../../data/sample.ndjson')], env).exited).toBe(0);
     srv = await startServeProcess(env);
-    expect(await startCli(['users', 'add', 'payer', '--credits', '10'], env).exited).toBe(0);
+    expect(await startCli(['users', 'add', 'payer', '--username', 'payer', '--credits', '10'], env).exited).toBe(0);
     // An import that fails (a line that is not JSON), noted in the store for the import gauges.
     const bad = path.join(dir, 'bad.ndjson');
     fs.writeFileSync(bad, 'not json\n');

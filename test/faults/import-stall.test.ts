@@ -62,7 +62,7 @@ describe('an import holding the SQLite write lock', () => {
 
   it('stalls neither health checks nor unmetered lookups, and holds metered ones at most 5 s, each charged only when answered', async () => {
     const env = { DATABASE_URL: `sqlite:${path.join(dir, 'reglookup.db')}` };
-    expect(runCli(['users', 'add', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
+    expect(runCli(['users', 'add', 'payer', '--username', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
     server = await serve({ ...env, RATE_LIMIT: '0' });
     const file = path.join(dir, 'refresh.ndjson');
     writeImportFile(file, RECORDS);

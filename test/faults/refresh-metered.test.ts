@@ -115,7 +115,7 @@ describe('a full refresh of a national register under metered load (SQLite)', ()
     const first = runCli(['import', '-q', '--format', 'rdw', oldFile], { ...env, LOG_LEVEL: 'warn' });
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
-    expect(runCli(['users', 'add', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
+    expect(runCli(['users', 'add', 'payer', '--username', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
     server = await serve({ ...env, RATE_LIMIT: '0' });
 
     const metered = caller(server.url, 'payer');

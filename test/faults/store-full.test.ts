@@ -46,7 +46,7 @@ describeSmallDisk('store disk full (SQLite)', () => {
     }));
 
   it('answers only what it charged, refuses the rest with 503, and recovers when space is freed', async () => {
-    expect(runCli(['users', 'add', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
+    expect(runCli(['users', 'add', 'payer', '--username', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
     server = await serve({ ...env, SAMPLE_DATA: 'true', RATE_LIMIT: '0' });
 
     // Before the fault: five lookups, five credits.

@@ -57,7 +57,7 @@ describeSmallDisk('upstream answers on a full disk (SQLite)', () => {
   };
 
   it('serves fetched answers uncached, charges exactly what it answers, says so, and caches again once freed', async () => {
-    expect(runCli(['users', 'add', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
+    expect(runCli(['users', 'add', 'payer', '--username', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
     server = await serve({
       ...env,
       PROVIDERS: 'dvla',

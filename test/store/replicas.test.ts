@@ -113,7 +113,7 @@ describeReplica('read replicas on a private primary and streaming replica', () =
     try {
       // Written to the primary while the replica's replay is paused.
       await importRecord(env, 'RPL1');
-      expect(await startCli(['users', 'add', 'payer', '--credits', '5'], env).exited).toBe(0);
+      expect(await startCli(['users', 'add', 'payer', '--username', 'payer', '--credits', '5'], env).exited).toBe(0);
       // The instance that allows 10 minutes of lag reads the replica, which does not hold it yet...
       expect((await lookup('RPL1', 'demo', patient)).status).toBe(404);
       // ...while the account made after the pause is known to it (accounts are read from the primary), and
