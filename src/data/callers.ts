@@ -12,7 +12,7 @@
 
 import { allowProblem, rateProblem, SETTING_BOUNDS, type ManagedStore } from '../accounts/manage';
 import { accountKey } from '../accounts/key';
-import { prefixOf, usernameProblem } from '../accounts/username';
+import { invisibleIn, prefixOf, usernameProblem } from '../accounts/username';
 import type { AccountInput, UsageCount } from '../store/accounts';
 
 export async function exportCallers(
@@ -94,7 +94,9 @@ function usageProblem(u: Record<string, unknown>): string | null {
 function callerOf(c: Record<string, unknown>): AccountInput {
   const legacy = typeof c.key !== 'string';
   const key = legacy ? accountKey(c.username as string) : (c.key as string);
-  const prefix = typeof c.prefix === 'string' ? c.prefix : legacy ? prefixOf(c.username as string) : '';
+  const given = typeof c.prefix === 'string' ? c.prefix : legacy ? prefixOf(c.username as string) : '';
+  // As the store's migration does: a prefix holding an invisible character is not kept.
+  const prefix = invisibleIn(given) === null ? given : '';
   const name = typeof c.name === 'string' ? c.name : `${prefix === '' ? 'caller' : prefix}-${key.slice(0, 12)}`;
   return {
     username: key,

@@ -184,6 +184,9 @@ UPDATE accounts SET
       THEN 'invisible'
     WHEN length(username) < 20 THEN 'short' END,
   username = encode(sha256(convert_to(username, 'UTF8')), 'hex');
+-- A name for people: the prefix and the start of the key (the log fingerprint), unique as the keys are. A
+-- username holding an invisible character keeps no prefix: it would look like another in every list.
+UPDATE accounts SET prefix = '' WHERE weak = 'invisible';
 UPDATE accounts SET name = (CASE WHEN prefix = '' THEN 'caller' ELSE prefix END) || '-' || left(username, 12);
 CREATE UNIQUE INDEX IF NOT EXISTS accounts_name ON accounts (name);
 UPDATE usage SET username = encode(sha256(convert_to(username, 'UTF8')), 'hex');

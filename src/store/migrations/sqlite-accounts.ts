@@ -77,7 +77,9 @@ CREATE TABLE IF NOT EXISTS upstream_cache (
     // for recognition, and why a username is guessable. Every SET reads the row before the UPDATE.
     sql: `
 UPDATE accounts SET prefix = reglookup_prefix(username), weak = reglookup_weak(username), username = reglookup_key(username);
--- A name for people: the prefix and the start of the key (the log fingerprint), unique as the keys are.
+-- A name for people: the prefix and the start of the key (the log fingerprint), unique as the keys are. A
+-- username holding an invisible character keeps no prefix: it would look like another in every list.
+UPDATE accounts SET prefix = '' WHERE weak = 'invisible';
 UPDATE accounts SET name = (CASE WHEN prefix = '' THEN 'caller' ELSE prefix END) || '-' || substr(username, 1, 12);
 CREATE UNIQUE INDEX IF NOT EXISTS accounts_name ON accounts (name);
 UPDATE usage SET username = reglookup_key(username);
