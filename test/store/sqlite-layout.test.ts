@@ -19,6 +19,7 @@ import {
   query,
   tablesIn,
   versionOf,
+  keyed,
 } from '../helpers/sqlite-layout';
 // What needs a process of its own (a server of 0.3 holding the file, a kill during the move, the docs'
 // shell examples) is in test/cli/sqlite-layout.test.ts.
@@ -34,29 +35,6 @@ const newPath = () => path.join(dir, `store-${++n}.db`);
 const oldLayoutStore = (usageRows = 0) => oldLayoutAt(newPath(), usageRows);
 
 const sha256 = (u: string) => createHash('sha256').update(u, 'utf8').digest('hex');
-
-/**
- * accountRows of the old layout's store (alice, bob) as the accounts file's step 2 leaves them: usernames as their
- * keys, named by their prefix (a quarter, at most 6 characters) and the key's start, both flagged short.
- */
-function keyed(before: string): string {
-  const [alice, bob] = [sha256('alice'), sha256('bob')];
-  const was = before.split('\n');
-  const accounts = (JSON.parse(was[0]) as { username: string }[]).map((r) => ({
-    ...r,
-    username: r.username === 'alice' ? alice : bob,
-    name: r.username === 'alice' ? `a-${alice.slice(0, 12)}` : `caller-${bob.slice(0, 12)}`,
-    prefix: r.username === 'alice' ? 'a' : '',
-    key_until: null,
-    weak: 'short',
-  }));
-  return [
-    JSON.stringify(accounts),
-    was[1].replace('"bob":1', '"bob":0'),
-    was[2].replace(/"target":"alice"/g, `"target":"a-${alice.slice(0, 12)}"`),
-    ...was.slice(3),
-  ].join('\n');
-}
 
 describe('the SQLite store in two files', () => {
   test('a new store is two files: records in the one DATABASE_URL names, the callers beside it', async () => {
