@@ -57,6 +57,9 @@ function describeWithChromium(title: string, body: () => void): void {
   describe.skip(title, body);
 }
 
+/** acme-browser's username: the console shows its first 6 characters, never the whole. */
+const SECRET = 'acmebr-7f3e2a9c1d4b5e6f7a8b9c0d';
+
 describeWithChromium('the admin console in Chromium', () => {
   let srv: TestServer;
   let admin: TestAdmin;
@@ -68,7 +71,11 @@ describeWithChromium('the admin console in Chromium', () => {
     srv = await startServer();
     // A reading of the metrics every second instead of every minute, so that the overview's charts have points.
     admin = await startAdmin(srv.store, { metricsText: () => metrics().registry.metrics(), overviewEveryMs: 1000 });
-    await client(admin.url, TOKENS[0].token)('POST', '/admin/api/users', { username: 'acme-browser', credits: 10 });
+    await client(admin.url, TOKENS[0].token)('POST', '/admin/api/users', {
+      name: 'acme-browser',
+      username: SECRET,
+      credits: 10,
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
     page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
     page.on('console', (m) => {
@@ -105,19 +112,20 @@ describeWithChromium('the admin console in Chromium', () => {
   });
 
   test('find a caller, top it up, and its chart redraws with the new lookups of the day', async () => {
-    await page.getByLabel('Username contains').fill('acme');
+    await page.getByLabel('Name or prefix contains').fill('acme');
     await page.keyboard.press('Enter');
     await page.getByRole('link', { name: 'acme-browser' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Caller acme-browser' }).waitFor();
     expect(await page.locator('#usage-chart').getAttribute('data-total')).toBe('0');
+    // The username is recognised by its first characters; the page never holds it whole.
+    expect(await page.locator('#field-username-starts').textContent()).toBe(`${SECRET.slice(0, 6)}…`);
+    expect(await page.content()).not.toContain(SECRET);
     expect(await axe(page)).toEqual([]);
 
     const plate = demo('Check').registration;
     for (let i = 0; i < 3; i++)
-      expect((await callJson(srv.url, 'Check', { RegistrationNumber: plate, username: 'acme-browser' })).status).toBe(
-        200,
-      );
+      expect((await callJson(srv.url, 'Check', { RegistrationNumber: plate, username: SECRET })).status).toBe(200);
     await srv.flushUsage();
 
     await page.getByLabel('Credits to add (negative to take)').fill('5');
