@@ -18,7 +18,7 @@ import type { Account, ChargeResult } from '../store/accounts';
 import type { ChargeCaller, FoundRecord, RecordKey, VehicleStore } from '../store/store';
 import { addressSet, type AddressSet } from '../net/cidr';
 import { secondsToMidnight, today } from './clock';
-import { keyOf } from '../ops/fingerprint';
+import { keyOf } from './key-cache';
 import type { RateLimiter } from './limiter';
 import type { UsageRecorder } from './usage';
 

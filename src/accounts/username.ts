@@ -70,7 +70,6 @@ const NAME_RE = /^[\p{L}\p{N}][\p{L}\p{N}._@-]*$/u;
 export function nameProblem(name: string): string | null {
   if (name === '') return 'a name cannot be empty';
   if ([...name].length > MAX_NAME_CHARS) return `a name is at most ${MAX_NAME_CHARS} characters`;
-  if (!NAME_RE.test(name))
-    return 'a name holds letters, digits and . _ @ - only, and starts with a letter or a digit';
+  if (!NAME_RE.test(name)) return 'a name holds letters, digits and . _ @ - only, and starts with a letter or a digit';
   return null;
 }

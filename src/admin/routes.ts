@@ -10,7 +10,7 @@ import type { Account, AccountChanges, AccountSummary } from '../store/accounts'
 import type { VehicleStore } from '../store/store';
 import { AdminError, invalid } from './errors';
 import type { OverviewHistory } from './overview';
-import { usageCsv, usageRange } from './billing';
+import { usageCsv, usageJson, usageRange } from './billing';
 import type { Schema } from './schema';
 import { cacheFilterOf } from '../service/cachefilter';
 import type { CacheFilter } from '../store/cache';
@@ -357,7 +357,7 @@ export const ROUTES: readonly Route[] = [
       required: ['name'],
       properties: {
         name: { type: 'string', maxLength: 64 },
-        username: { type: 'string', maxLength: 256, description: 'the caller\'s username; the store keeps its hash' },
+        username: { type: 'string', maxLength: 256, description: "the caller's username; the store keeps its hash" },
         generate: { type: 'boolean', description: 'make an unguessable username' },
         ...SETTINGS,
         enabled: { type: 'boolean' },
@@ -380,10 +380,14 @@ export const ROUTES: readonly Route[] = [
         username: body.generate === true ? undefined : (body.username as string),
         settings: changesOf(body),
       });
-      return { status: 201, body: { ...userJson(r.account), ...(body.generate === true ? { username: r.username } : {}) } };
+      return {
+        status: 201,
+        body: { ...userJson(r.account), ...(body.generate === true ? { username: r.username } : {}) },
+      };
     },
   },
   ...userRoutes(),
+  rotateRoute(),
   ...switchRoutes(),
   ...cacheRoutes(),
   ...reportRoutes(),
@@ -476,42 +480,46 @@ export const ROUTES: readonly Route[] = [
   },
 ];
 
-function userRoutes(): Route[] {
-  return [
-    {
-      method: 'POST',
-      path: '/admin/api/users/{name}/rotate',
-      operationId: 'rotateUser',
-      summary:
-        'Gives the caller a new username, answered this once; the old one stays valid for USERNAME_ROTATION_GRACE_S seconds',
-      ok: {
-        status: 200,
-        description: 'rotated',
-        schema: {
-          type: 'object',
-          required: ['name', 'username', 'oldUntil'],
-          properties: {
-            name: { type: 'string' },
-            username: { type: 'string', description: 'the new username, never shown again' },
-            prefix: { type: 'string' },
-            oldUntil: { type: 'string', format: 'date-time', description: 'when the old username stops working' },
-          },
+/** A new username for a caller, answered once (users rotate). */
+function rotateRoute(): Route {
+  return {
+    method: 'POST',
+    path: '/admin/api/users/{name}/rotate',
+    operationId: 'rotateUser',
+    summary:
+      'Gives the caller a new username, answered this once; the old one stays valid for USERNAME_ROTATION_GRACE_S seconds',
+    ok: {
+      status: 200,
+      description: 'rotated',
+      schema: {
+        type: 'object',
+        required: ['name', 'username', 'oldUntil'],
+        properties: {
+          name: { type: 'string' },
+          username: { type: 'string', description: 'the new username, never shown again' },
+          prefix: { type: 'string' },
+          oldUntil: { type: 'string', format: 'date-time', description: 'when the old username stops working' },
         },
       },
-      errors: NAME_ERRORS,
-      handle: async (req) => {
-        const r = await admin(req).rotate(req.params.name, req.ctx.rotationGraceS);
-        return {
-          status: 200,
-          body: {
-            name: r.account.name,
-            username: r.username,
-            prefix: r.account.prefix,
-            oldUntil: new Date(r.until).toISOString(),
-          },
-        };
-      },
     },
+    errors: NAME_ERRORS,
+    handle: async (req) => {
+      const r = await admin(req).rotate(req.params.name, req.ctx.rotationGraceS);
+      return {
+        status: 200,
+        body: {
+          name: r.account.name,
+          username: r.username,
+          prefix: r.account.prefix,
+          oldUntil: new Date(r.until).toISOString(),
+        },
+      };
+    },
+  };
+}
+
+function userRoutes(): Route[] {
+  return [
     {
       method: 'GET',
       path: '/admin/api/users/{name}',
@@ -660,14 +668,7 @@ function reportRoutes(): Route[] {
         const { from, to, rows } = await usageRange(req.ctx.store, req.query.from as string, req.query.to as string);
         if (req.query.format === 'csv')
           return { status: 200, text: usageCsv(rows), contentType: 'text/csv; charset=utf-8' };
-        const usage = rows.map((r) => ({
-          name: r.name ?? r.username,
-          day: r.day,
-          operation: r.operation,
-          found: r.found,
-          notFound: r.notFound,
-        }));
-        return { status: 200, body: { from, to, usage } };
+        return { status: 200, body: { from, to, usage: usageJson(rows) } };
       },
     },
   ];

@@ -258,8 +258,12 @@ export function createAdminServer(opts: AdminOptions): http.Server {
   const statics: ReadonlyMap<string, StaticFile> = consoleFiles();
   // Read every minute while the listener is open, for the overview's last hour.
   const overview = opts.metricsText ? new OverviewHistory(opts.metricsText, opts.overviewEveryMs) : null;
-  const on: Served = { compiled, statics, ctx: { store: opts.store, overview, rotationGraceS: opts.rotationGraceS ?? 86_400 },
-    logger: opts.logger };
+  const on: Served = {
+    compiled,
+    statics,
+    ctx: { store: opts.store, overview, rotationGraceS: opts.rotationGraceS ?? 86_400 },
+    logger: opts.logger,
+  };
 
   // The public listener's time-outs (app.ts): a client that sends its request slowly is cut off.
   const requestTimeoutMs = opts.requestTimeoutMs ?? 10_000;

@@ -238,7 +238,8 @@ function registerAdd(users: Command): void {
     .description('add an account: a name, and its username (generated, or given)')
     .action(
       run(async (name: string, opts: SettingOptions & { generate?: boolean; username?: string }) => {
-        if (opts.generate && opts.username !== undefined) throw new InputError('give --username or --generate, not both');
+        if (opts.generate && opts.username !== undefined)
+          throw new InputError('give --username or --generate, not both');
         if (!opts.generate && opts.username === undefined)
           throw new InputError('give --generate to make a username, or --username USERNAME');
         const changes = settings(opts);

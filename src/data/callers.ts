@@ -2,7 +2,8 @@
 // back into another store (SQLite -> PostgreSQL, or a new file). One line per caller, then one per
 // usage row, each naming the account by its key (SHA-256 of its username, accounts/key.ts), never by
 // the username:
-//   {"caller":{"key":"9f86d0…","name":"acme","prefix":"acme-l","credits":5,"dailyLimit":null,"rate":null,"allow":[],"enabled":true}}
+//   {"caller":{"key":"9f86d0…","name":"acme","prefix":"acme-l","credits":5,"dailyLimit":null,"rate":null,
+//     "allow":[],"enabled":true}}
 //   {"usage":{"key":"9f86d0…","day":"2026-03-01","operation":"Check","found":3,"notFound":1}}
 // A file written by a release before keys names callers by "username" instead: those are hashed as
 // they are read, and named as the store's migration names them (the prefix and the key's start).
@@ -54,7 +55,8 @@ const KEY_RE = /^[0-9a-f]{64}$/;
 
 /** Who a line names: its key, or (a file of a release before keys) its username. */
 function whoProblem(c: Record<string, unknown>, what: string): string | null {
-  if (c.key !== undefined) return typeof c.key === 'string' && KEY_RE.test(c.key) ? null : `${what}.key must be 64 hex digits`;
+  if (c.key !== undefined)
+    return typeof c.key === 'string' && KEY_RE.test(c.key) ? null : `${what}.key must be 64 hex digits`;
   if (typeof c.username !== 'string') return `${what}.key (or, from an older release, ${what}.username) must be given`;
   return usernameProblem(c.username);
 }

@@ -54,7 +54,11 @@ export type AccountChanges = Partial<Omit<Account, 'username' | 'name' | 'prefix
  * A new or changed account: the key, and the fields to set. A new account without a name is named
  * `caller-` and the first 12 characters of its key; name and prefix are kept for an existing one.
  */
-export type AccountInput = { readonly username: string; readonly name?: string; readonly prefix?: string } & AccountChanges;
+export type AccountInput = {
+  readonly username: string;
+  readonly name?: string;
+  readonly prefix?: string;
+} & AccountChanges;
 
 /** The name of a new account given none: its key's start, as logs show it (ops/fingerprint.ts). */
 export const defaultName = (key: string): string => `caller-${key.slice(0, 12)}`;

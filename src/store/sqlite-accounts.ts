@@ -59,7 +59,8 @@ interface PendingCharge {
   readonly reject: (e: unknown) => void;
 }
 
-export const COLUMNS = 'username, credits, daily_limit, rate, allow, enabled, day, day_count, name, prefix, key_until, weak';
+export const COLUMNS =
+  'username, credits, daily_limit, rate, allow, enabled, day, day_count, name, prefix, key_until, weak';
 
 /** An account found by one of its keys: COLUMNS with that key's end (accounts.ts, keyUntil). */
 const BY_KEY = `SELECT ${COLUMNS} FROM accounts WHERE username = @key
@@ -145,7 +146,9 @@ export class SqliteAccounts implements AccountStore {
         .transaction(() => {
           if (!this.getStmt.get(username) || this.byKeyStmt.get({ key: newKey })) return false;
           this.db
-            .prepare('UPDATE accounts SET key_until = MIN(COALESCE(key_until, @until), @until), prefix = @prefix WHERE username = @username')
+            .prepare(
+              'UPDATE accounts SET key_until = MIN(COALESCE(key_until, @until), @until), prefix = @prefix WHERE username = @username',
+            )
             .run({ username, until, prefix });
           this.db
             .prepare('UPDATE account_keys SET until = MIN(COALESCE(until, @until), @until) WHERE account = @username')

@@ -1,7 +1,8 @@
 // `reglookup users ...`: every subcommand, the bad inputs the issue names, and a running server that
 // sees the changes. Accounts are known by name; a username is given (--username) or generated, and
-// printed only when it is made (docs/callers.md). Commands run in this process (as src/cli.ts registers them) with the exit status
-// captured. (As a process of its own, the status reaching the shell: test/cli/cli.test.ts.)
+// printed only when it is made (docs/callers.md). Commands run in this process (as src/cli.ts
+// registers them) with the exit status captured. (As a process of its own, the status reaching the
+// shell: test/cli/cli.test.ts.)
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -262,7 +263,7 @@ test('usage shows lookups per day and operation from a running server; a change 
   }
 });
 
-test('rotate: a new username printed once; both charge the one account until the grace period ends, then the old one is unknown', async () => {
+test('rotate: a new username printed once; both charge one account, then the old one is unknown after the grace', async () => {
   const old = secret('rotor');
   await ok('add', 'rotor', '--username', old, '--credits', '4', '--rate', 'none');
   process.env.USERNAME_ROTATION_GRACE_S = '2';

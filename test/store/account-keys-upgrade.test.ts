@@ -20,7 +20,7 @@ const SHARD = 50;
 
 describePostgres('upgrading a PostgreSQL store to keyed accounts, two instances and lookups at once', () => {
   const schema = testSchema();
-  let servers: ServeProcess[] = [];
+  const servers: ServeProcess[] = [];
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));
     await schema.drop();

@@ -93,7 +93,7 @@ describeStores('AccountStore: %s', (kind) => {
     expect(await s.a.getAccount('nobody')).toBeNull();
   });
 
-  test('an account is found by its name; a name is one account\'s only', async () => {
+  test("an account is found by its name; a name is one account's only", async () => {
     expect(await s.a.addAccount({ username: 'k1', name: 'acme', prefix: 'ab' })).toBe(true);
     expect(await s.a.addAccount({ username: 'k2', name: 'acme' })).toBe(false);
     expect(await s.b.getAccountByName('acme')).toMatchObject({ username: 'k1', name: 'acme', prefix: 'ab' });

@@ -293,8 +293,7 @@ export function migrateSqlite(
 // same in SQL): its key, SHA-256 of its UTF-8 in hex (accounts/key.ts); its prefix, a quarter of it and
 // at most 6 characters; and why it is guessable: 'invisible' (it holds a character a new username may
 // not, accounts/username.ts), 'short' (fewer than 20 characters), or null.
-const INVISIBLE_LEGACY_RE =
-  /[\p{Cc}\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}\u2028\u2029]|(?! )\p{Zs}/u;
+const INVISIBLE_LEGACY_RE = /[\p{Cc}\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}\u2028\u2029]|(?! )\p{Zs}/u;
 
 function defineFunctions(db: Database.Database): void {
   const text = (v: unknown): string => (typeof v === 'string' ? v : String(v));
