@@ -49,7 +49,7 @@ const get = async (reg: string, username: string) => {
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
 };
 const callsTo = (prefix: string) => [...dvla.calls].filter(([p]) => p.startsWith(prefix)).length;
-const credits = async (u: string) => (await svc.store.accounts.getAccount(u))?.credits;
+const credits = async (u: string) => (await svc.store.accounts.getAccount(key(u)))?.credits;
 
 test('1 credit, 100 concurrent uncached lookups: at most 2 upstream calls, one answer charged; another caller served', async () => {
   dvla.delayMs = 1500;
