@@ -62,7 +62,7 @@ function checkUsername(username: string): void {
   if (problem) throw new ManageError('INVALID_INPUT', problem);
 }
 
-export function checkName(name: string): void {
+function checkName(name: string): void {
   const problem = nameProblem(name);
   if (problem) throw new ManageError('INVALID_INPUT', `${problem}: "${escapeInvisible(name.slice(0, 80))}"`);
 }
@@ -73,7 +73,7 @@ function fingerprint(name: string, amount: number): string {
 }
 
 /** A new account: its name, and its username (given by the operator, or generated when absent). */
-export interface NewAccount {
+interface NewAccount {
   readonly name: string;
   readonly username?: string;
   readonly settings?: AccountChanges;

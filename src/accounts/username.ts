@@ -63,7 +63,7 @@ export function prefixOf(username: string): string {
 }
 
 /** The longest name of an account. */
-export const MAX_NAME_CHARS = 64;
+const MAX_NAME_CHARS = 64;
 const NAME_RE = /^[\p{L}\p{N}][\p{L}\p{N}._@-]*$/u;
 
 /** Why `name` cannot name a new account, or null: letters, digits and . _ @ - only, starting with a letter or digit. */
