@@ -130,7 +130,7 @@ describeReplica('read replicas on a private primary and streaming replica', () =
       // Skipped: the lookup goes to the primary, which has the record; the charge is taken there.
       expect((await lookup('RPL1')).status).toBe(200);
       expect((await lookup('RPL1', 'payer')).status).toBe(200);
-      expect((await sql(primary.url, "SELECT credits::int AS c FROM accounts WHERE username = 'payer'"))[0].c).toBe(3);
+      expect((await sql(primary.url, `SELECT credits::int AS c FROM accounts WHERE name = 'payer'`))[0].c).toBe(3);
     } finally {
       await sql(replica.url, 'SELECT pg_wal_replay_resume()');
     }
