@@ -207,6 +207,14 @@ function balanceOf(name: string, result: CreditResult): number {
   return result.balance;
 }
 
+/**
+ * How many accounts have a username the upgrade to keys found guessable (`users list --suspicious`):
+ * said after a migration, so that the operator rotates them.
+ */
+export async function guessableCount(store: Pick<VehicleStore, 'accounts'>): Promise<number> {
+  return (await store.accounts.listAccounts(today())).filter((a) => a.weak !== null).length;
+}
+
 export function noSuch(name: string): ManageError {
   return new ManageError('NOT_FOUND', `no account named ${JSON.stringify(name.slice(0, 200))}`);
 }

@@ -256,6 +256,12 @@ test('users add refuses invisible characters; users list --suspicious shows the 
       old.prepare('INSERT INTO accounts (username) VALUES (?)').run(username);
     old.close();
 
+    // The upgrade says how many it found, and what to do.
+    const migrated = runCli(['migrate'], env);
+    expect(migrated.status).toBe(0);
+    expect(migrated.stderr).toBe(
+      '3 caller(s) have a guessable username (short, or holding an invisible character): reglookup users list --suspicious, then reglookup users rotate NAME\n',
+    );
     const refused = runCli(['users', 'add', 'meter', '--username', 'me\u200bter'], env);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/invisible or formatting characters/);
