@@ -2,6 +2,7 @@
 // system or an operator's script calls it; errors as {"code","message"}; the audit log naming the
 // token that made each change. Expectations are the issue's and docs/administration.md's.
 
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -329,4 +330,31 @@ test('reglookup_callers_low_credit: callers below CREDIT_ALERT_BELOW, unlimited 
   } finally {
     await server.close();
   }
+});
+
+test('rotate: a new username answered once; the old one ends after the grace period (USERNAME_ROTATION_GRACE_S)', async () => {
+  await ops('POST', '/admin/api/users', { name: 'rotated', username: secret('rotated'), credits: 5 });
+  const r = await billing('POST', '/admin/api/users/rotated/rotate');
+  expect(r.status).toBe(200);
+  expect(r.json).toEqual({
+    name: 'rotated',
+    username: expect.stringMatching(/^[0-9a-f]{32}$/),
+    prefix: r.json.username.slice(0, 6),
+    oldUntil: expect.any(String),
+  });
+  // docs/configuration.md: one day by default.
+  expect(Date.parse(r.json.oldUntil) - Date.now()).toBeGreaterThan(86_400_000 - 60_000);
+  expect(Date.parse(r.json.oldUntil) - Date.now()).toBeLessThanOrEqual(86_400_000);
+  // Both usernames find the one account; the new one is never answered again.
+  const sha = (u: string) => createHash('sha256').update(u, 'utf8').digest('hex');
+  const viaOld = await store.accounts.getAccount(sha(secret('rotated')));
+  const viaNew = await store.accounts.getAccount(sha(r.json.username));
+  expect(viaOld?.name).toBe('rotated');
+  expect(viaNew).toMatchObject({ name: 'rotated', username: viaOld?.username, keyUntil: null, credits: 5 });
+  expect(viaOld?.keyUntil).toBe(Date.parse(r.json.oldUntil));
+  expect((await ops('GET', '/admin/api/users/rotated')).text).not.toContain(r.json.username);
+  expect((await ops('POST', '/admin/api/users/nobody/rotate')).status).toBe(404);
+  const audit = await ops('GET', '/admin/api/audit?limit=1');
+  expect(audit.json.entries[0]).toMatchObject({ actor: 'billing', action: 'rotate', target: 'rotated' });
+  expect(audit.text).not.toContain(r.json.username);
 });
