@@ -121,7 +121,13 @@ async function callers() {
     el(
       'thead',
       {},
-      el('tr', {}, ...['Name', 'Username starts', 'Enabled', 'Credits', 'Used today'].map((h) => el('th', { scope: 'col', text: h }))),
+      el(
+        'tr',
+        {},
+        ...['Name', 'Username starts', 'Enabled', 'Credits', 'Used today'].map((h) =>
+          el('th', { scope: 'col', text: h }),
+        ),
+      ),
     ),
     el('tbody', {}, ...rows),
   );
@@ -177,6 +183,38 @@ function usageChart(rows) {
     new window.uPlot(opts, [xs, ...series], plot);
   }
   return box;
+}
+
+// A new username for the caller: shown on this page this once (the service keeps only its hash), the
+// old one working until the time the answer gives.
+function rotateForm(path) {
+  const out = el('p', { id: 'rotate-status', role: 'status' });
+  const button = el('button', { type: 'submit', text: 'Issue a new username' });
+  const form = el(
+    'form',
+    {
+      'aria-label': 'New username',
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        button.disabled = true;
+        try {
+          const r = await api('POST', `${path}/rotate`);
+          out.replaceChildren(
+            'New username (shown this once; give it to the caller privately): ',
+            el('code', { id: 'new-username', text: r.username }),
+            `. The old one works until ${r.oldUntil}.`,
+          );
+          out.className = 'ok';
+        } catch (e) {
+          out.textContent = e.message;
+          out.className = 'error';
+          button.disabled = false;
+        }
+      },
+    },
+    button,
+  );
+  return [el('h2', { text: 'Username' }), form, out];
 }
 
 async function caller(name) {
@@ -235,6 +273,7 @@ async function caller(name) {
     status,
     el('h2', { text: 'Lookups' }),
     usageChart(usage.usage),
+    ...rotateForm(path),
     el('p', {}, el('a', { href: '#/callers', text: 'Back to the callers' })),
   );
 }

@@ -134,6 +134,14 @@ describeWithChromium('the admin console in Chromium', () => {
     expect(await page.locator('#field-credits').textContent()).toBe('12');
     expect(await page.locator('#usage-chart').getAttribute('data-total')).toBe('3');
     expect(await page.locator('#usage-chart canvas').count()).toBeGreaterThan(0);
+    // A new username, shown this once on the page; the old one keeps working for the grace period.
+    await page.getByRole('button', { name: 'Issue a new username' }).click();
+    const fresh = await page.locator('#new-username').textContent();
+    expect(fresh).toMatch(/^[0-9a-f]{32}$/);
+    expect((await callJson(srv.url, 'Check', { RegistrationNumber: plate, username: fresh as string })).status).toBe(
+      200,
+    );
+    expect((await callJson(srv.url, 'Check', { RegistrationNumber: plate, username: SECRET })).status).toBe(200);
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
     expect(await axe(page)).toEqual([]);
   });
@@ -149,9 +157,10 @@ describeWithChromium('the admin console in Chromium', () => {
     await page.getByRole('rowheader', { name: 'ok', exact: true }).waitFor();
     expect(await page.getByRole('rowheader', { name: 'UNKNOWN_OPERATION' }).count()).toBe(0);
     expect(await page.getByText(/ms or less/).count()).toBe(2);
-    // This file's lookups so far: 3 by acme-browser and the one above, each in some minute of the chart.
+    // This file's lookups so far: 5 by acme-browser (3, then one by each of its usernames) and the one above, each in
+    // some minute of the chart.
     const chart = page.locator('#traffic-chart');
-    expect(Number(await chart.getAttribute('data-lookups'))).toBe(4);
+    expect(Number(await chart.getAttribute('data-lookups'))).toBe(6);
     expect(Number(await chart.getAttribute('data-minutes'))).toBeGreaterThan(0);
     expect(await chart.locator('canvas').count()).toBeGreaterThan(0);
     expect(await page.locator('#p99-chart canvas').count()).toBeGreaterThan(0);
