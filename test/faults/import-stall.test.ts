@@ -116,8 +116,8 @@ describe('an import holding the SQLite write lock', () => {
     await server.stop();
     server = undefined;
     const list = runCli(['users', 'list', '--json'], env);
-    const left = (JSON.parse(list.stdout) as { username: string; credits: number }[]).find(
-      (a) => a.username === 'payer',
+    const left = (JSON.parse(list.stdout) as { name: string; credits: number }[]).find(
+      (a) => a.name === 'payer',
     )!.credits;
     expect(CREDITS - left).toBe(ok);
     const down = log.split('\n').filter((l) => l.includes('"message":"store unavailable')).length;

@@ -74,8 +74,8 @@ describe.each(STORES)('SIGKILL under metered load on %s', (storeName) => {
 
     const list = runCli(['users', 'list', '--json'], env);
     expect(list.status).toBe(0);
-    const row = (JSON.parse(list.stdout) as { username: string; credits: number; usedToday: number }[]).find(
-      (a) => a.username === 'payer',
+    const row = (JSON.parse(list.stdout) as { name: string; credits: number; usedToday: number }[]).find(
+      (a) => a.name === 'payer',
     )!;
     const taken = CREDITS - row.credits;
     const usage = runCli(['users', 'usage', 'payer', '--json'], env);

@@ -171,8 +171,8 @@ describe('a full refresh of a national register under metered load (SQLite)', ()
     await server.stop();
     server = undefined;
     // Every metered answer charged once, nothing else.
-    const list = JSON.parse(runCli(['users', 'list', '--json'], env).stdout) as { username: string; credits: number }[];
-    expect(CREDITS - list.find((a) => a.username === 'payer')!.credits).toBe(paid.length);
+    const list = JSON.parse(runCli(['users', 'list', '--json'], env).stdout) as { name: string; credits: number }[];
+    expect(CREDITS - list.find((a) => a.name === 'payer')!.credits).toBe(paid.length);
 
     const p99 = (l: Lookup[]) => l.map((x) => x.ms).sort((a, b) => a - b)[Math.ceil(l.length * 0.99) - 1];
     recordScenario({
