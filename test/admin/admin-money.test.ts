@@ -21,7 +21,9 @@ describeStores('%s', (kind) => {
     const admin = await startAdmin(store);
     try {
       const ops = client(admin.url, TOKENS[1].token);
-      expect((await ops('POST', '/admin/api/users', { name: 'metered', username: 'metered', credits: 100 })).status).toBe(201);
+      expect(
+        (await ops('POST', '/admin/api/users', { name: 'metered', username: 'metered', credits: 100 })).status,
+      ).toBe(201);
       const plate = demo('Check').registration;
       const topUps = Array.from({ length: 50 }, (_, i) => ({ 'Idempotency-Key': `top-up-${kind.name}-${i}-0123` }));
       const calls = [
