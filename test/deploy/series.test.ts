@@ -7,6 +7,7 @@
 // or `=~` matcher asks for must be one of its values. `job` and `instance` are Prometheus's own
 // labels, added at scrape; so is the series `up`.
 
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +24,9 @@ import { startCli, startServeProcess, type ServeProcess } from '../helpers/cli';
 import { startServer, type TestServer } from '../helpers/server';
 import { DVLA_TEST_KEY, startFakeDvla, type FakeDvla } from '../helpers/upstream-dvla';
 import { DVSA_CLIENT, startFakeDvsa, type FakeDvsa } from '../helpers/upstream-dvsa';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 jest.setTimeout(120_000);
 
@@ -97,7 +101,7 @@ describePostgres('every query of the rules and the dashboard names a series the 
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-series-'));
     [dvla, dvsa] = await Promise.all([startFakeDvla(), startFakeDvsa()]);
     regcheck = await startServer({ USERNAME_POLICY: 'registered' });
-    await regcheck.store.accounts.putAccount({ username: 'relay', credits: 1000 });
+    await regcheck.store.accounts.putAccount({ username: key('relay'), credits: 1000 });
     const env = {
       DATABASE_URL: schema.url,
       DATABASE_READ_URL: PG_BASE_URL,
