@@ -163,6 +163,8 @@ function withSoleAccess<T>(file: string, refusal: () => Error, fn: (db: Database
       db.pragma('busy_timeout = 0');
       // The move's commit is made durable before the service relies on it.
       db.pragma('synchronous = FULL');
+      // The account tables it drops (the move) are zeroed, not left in free pages: they hold usernames.
+      db.pragma('secure_delete = ON');
       try {
         db.pragma('locking_mode = EXCLUSIVE');
         db.exec('BEGIN EXCLUSIVE');

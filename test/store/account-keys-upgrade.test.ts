@@ -8,7 +8,15 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { PostgresStore } from '../../src/store/postgres';
 import { startServeProcess, type ServeProcess } from '../helpers/cli';
-import { describePostgres, sqlIn, testSchema } from '../helpers/postgres';
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { migrateSqlite } from '../../src/store/migrations/sqlite';
+import { SQLITE_ACCOUNTS_MIGRATIONS } from '../../src/store/migrations/sqlite-accounts';
+import { SqliteStore } from '../../src/store/sqlite';
+import { oldLayoutStore } from '../helpers/sqlite-layout';
+import { describePostgres, describeSqlite, sqlIn, testSchema } from '../helpers/postgres';
 
 jest.setTimeout(180_000);
 
@@ -126,5 +134,47 @@ describePostgres('upgrading a PostgreSQL store to keyed accounts, two instances 
       ).toEqual([]);
     // Both instances name the account in their access lines.
     for (const srv of servers) expect(srv.output()).toContain(`"account":"acme-l-${KEY.slice(0, 12)}"`);
+  });
+});
+
+describeSqlite('upgrading a SQLite store to keyed accounts', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-keys-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** Every byte of the store's files (with their logs), as text a grep -a would read. */
+  const bytes = (file: string) =>
+    fs
+      .readdirSync(path.dirname(file))
+      .filter((f) => f.startsWith(path.basename(file, '.db')))
+      .map((f) => fs.readFileSync(path.join(path.dirname(file), f)).toString('latin1'))
+      .join('\n');
+
+  test('a store of the previous release (two files): no byte of either file holds the username afterwards', async () => {
+    const file = path.join(dir, 'two.db');
+    const accounts = new Database(path.join(dir, 'two.accounts.db'));
+    migrateSqlite(accounts, 1, SQLITE_ACCOUNTS_MIGRATIONS);
+    accounts.prepare('INSERT INTO accounts (username, credits) VALUES (?, 5)').run(USERNAME);
+    accounts
+      .prepare("INSERT INTO usage (username, day, operation, found) VALUES (?, '2026-01-02', 'Check', 3)")
+      .run(USERNAME);
+    accounts
+      .prepare("INSERT INTO audit (at, actor, action, target) VALUES ('2026-01-01T00:00:00Z', 'ops', 'add', ?)")
+      .run(USERNAME);
+    accounts.close();
+    expect(bytes(file)).toContain(USERNAME);
+    const store = new SqliteStore(file);
+    expect(await store.accounts.getAccount(KEY)).toMatchObject({ name: `acme-l-${KEY.slice(0, 12)}`, credits: 5 });
+    await store.close();
+    expect(bytes(file)).not.toContain(USERNAME);
+  });
+
+  test('a store of the one-file layout (0.3): the move and the keys leave the username in neither file', async () => {
+    const file = oldLayoutStore(path.join(dir, 'one.db'));
+    expect(bytes(file)).toContain('alice');
+    await new SqliteStore(file).close();
+    expect(bytes(file)).not.toContain('alice');
   });
 });
