@@ -98,14 +98,15 @@ async function callers() {
         void guard(callers);
       },
     },
-    el('label', { for: 'search', text: 'Username contains' }, search),
+    el('label', { for: 'search', text: 'Name or prefix contains' }, search),
     el('button', { type: 'submit', text: 'Search' }),
   );
   const rows = data.users.map((u) =>
     el(
       'tr',
       {},
-      el('td', {}, el('a', { href: `#/caller/${encodeURIComponent(u.username)}`, text: u.username })),
+      el('td', {}, el('a', { href: `#/caller/${encodeURIComponent(u.name)}`, text: u.name })),
+      el('td', { text: `${u.prefix}…` }),
       el('td', { text: u.enabled ? 'yes' : 'no' }),
       el('td', { text: u.credits === null ? 'unlimited' : String(u.credits) }),
       el('td', { text: String(u.usedToday) }),
@@ -120,7 +121,13 @@ async function callers() {
     el(
       'thead',
       {},
-      el('tr', {}, ...['Username', 'Enabled', 'Credits', 'Used today'].map((h) => el('th', { scope: 'col', text: h }))),
+      el(
+        'tr',
+        {},
+        ...['Name', 'Username starts', 'Enabled', 'Credits', 'Used today'].map((h) =>
+          el('th', { scope: 'col', text: h }),
+        ),
+      ),
     ),
     el('tbody', {}, ...rows),
   );
@@ -178,6 +185,38 @@ function usageChart(rows) {
   return box;
 }
 
+// A new username for the caller: shown on this page this once (the service keeps only its hash), the
+// old one working until the time the answer gives.
+function rotateForm(path) {
+  const out = el('p', { id: 'rotate-status', role: 'status' });
+  const button = el('button', { type: 'submit', text: 'Issue a new username' });
+  const form = el(
+    'form',
+    {
+      'aria-label': 'New username',
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        button.disabled = true;
+        try {
+          const r = await api('POST', `${path}/rotate`);
+          out.replaceChildren(
+            'New username (shown this once; give it to the caller privately): ',
+            el('code', { id: 'new-username', text: r.username }),
+            `. The old one works until ${r.oldUntil}.`,
+          );
+          out.className = 'ok';
+        } catch (e) {
+          out.textContent = e.message;
+          out.className = 'error';
+          button.disabled = false;
+        }
+      },
+    },
+    button,
+  );
+  return [el('h2', { text: 'Username' }), form, out];
+}
+
 async function caller(name) {
   const path = `/admin/api/users/${encodeURIComponent(name)}`;
   const [u, usage] = await Promise.all([api('GET', path), api('GET', `${path}/usage?days=30`)]);
@@ -186,6 +225,7 @@ async function caller(name) {
     'dl',
     {},
     ...[
+      ['Username starts', `${u.prefix}…`],
       ['Credits', fmt(u.credits, 'unlimited')],
       ['Enabled', u.enabled ? 'yes' : 'no'],
       ['Daily limit', fmt(u.dailyLimit, 'none')],
@@ -226,13 +266,14 @@ async function caller(name) {
     button,
   );
   show(
-    `Caller ${u.username}`,
+    `Caller ${u.name}`,
     details,
     el('h2', { text: 'Top up' }),
     u.credits === null ? el('p', { text: 'This caller has unlimited credits.' }) : form,
     status,
     el('h2', { text: 'Lookups' }),
     usageChart(usage.usage),
+    ...rotateForm(path),
     el('p', {}, el('a', { href: '#/callers', text: 'Back to the callers' })),
   );
 }

@@ -393,6 +393,7 @@ function frontHandler(
         status: this.statusCode,
         ms,
         caller: fingerprint(ctx.username),
+        account: ctx.account ?? '-',
         sandbox: ctx.sandbox,
         source: ctx.source,
       },

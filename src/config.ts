@@ -64,6 +64,8 @@ export interface Config {
   readonly redisPrefix: string;
   /** Days of usage records kept (USAGE_DAYS). */
   readonly usageDays: number;
+  /** Seconds a rotated-out username stays valid (USERNAME_ROTATION_GRACE_S, users rotate). */
+  readonly rotationGraceS: number;
   readonly requestTimeoutMs: number;
   /** Processes serving the port (node:cluster); 1 serves from the main process. WORKERS=auto: one per core. */
   readonly workers: number;
@@ -681,6 +683,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitOnRedisError: oneOf(env, 'RATE_LIMIT_ON_REDIS_ERROR', 'allow', ['allow', 'deny']),
     redisPrefix: prefix(env, 'REDIS_PREFIX', 'reglookup:'),
     usageDays: int(env, 'USAGE_DAYS', 400, 1, 36_500),
+    rotationGraceS: int(env, 'USERNAME_ROTATION_GRACE_S', 86_400, 0, 365 * 86_400),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10_000, 1_000, 600_000),
     workers: workers(env, 'WORKERS'),
     trustProxy: cidrs(env, 'TRUST_PROXY'),

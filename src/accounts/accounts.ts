@@ -10,12 +10,15 @@
 //     (not found, accounts not metered) in memory, written in batches (usage.ts).
 // Account rows are read at most once a second per username, so a lookup needs no store query for
 // them; an account with neither credits nor a daily limit costs no store write per lookup either.
+// The store knows an account by its key (accounts/key.ts), never by the username: the key is taken
+// here, and everything below (store, rate limits, usage) sees the key of the account's row.
 
 import { LookupError, quote } from '../core/errors';
 import type { Account, ChargeResult } from '../store/accounts';
 import type { ChargeCaller, FoundRecord, RecordKey, VehicleStore } from '../store/store';
 import { addressSet, type AddressSet } from '../net/cidr';
 import { secondsToMidnight, today } from './clock';
+import { keyOf } from './key-cache';
 import type { RateLimiter } from './limiter';
 import type { UsageRecorder } from './usage';
 
@@ -39,7 +42,10 @@ export interface Caller {
 
 /** A username as admitted, handed from admit to charge and record. */
 export interface Admitted {
+  /** The username as the caller sent it: only for the caller's own error messages. */
   readonly username: string;
+  /** The account's key (its row's, for a username rotated since), or the username's key without one. */
+  readonly key: string;
   /** The account, or null for a username without one (USERNAME_POLICY=any). */
   readonly account: Account | null;
 }
@@ -58,10 +64,10 @@ const REJECTED = 'Your username is incorrect or not allowed here';
 
 export class Accounts {
   private cached = new Map<string, Entry>();
-  /** Usernames this process saw reach their daily limit: the UTC day, and the limit then in force. */
+  /** Keys of accounts this process saw reach their daily limit: the UTC day, and the limit then in force. */
   private readonly dailyDone = new Map<string, { readonly day: string; readonly limit: number | null }>();
   private cachedAt = 0;
-  /** Usernames whose charge the store refused for want of credit, and when (noteNoCredit). */
+  /** Keys of accounts whose charge the store refused for want of credit, and when (noteNoCredit). */
   private readonly refusedCredit = new Map<string, number>();
   /** Lookups whose usage the store counted with their charge. */
   private readonly countedWithCharge = new WeakSet<Admitted>();
@@ -73,23 +79,28 @@ export class Accounts {
     private readonly usage: UsageRecorder | null = null,
   ) {}
 
-  private async entry(username: string): Promise<Entry> {
+  private async entry(key: string): Promise<Entry> {
     const now = Date.now();
     if (now - this.cachedAt >= ACCOUNT_TTL_MS || this.cached.size >= ACCOUNT_CACHE_MAX) {
       this.cached = new Map();
       this.cachedAt = now;
     }
-    const hit = this.cached.get(username);
+    const hit = this.cached.get(key);
     if (hit !== undefined) return hit;
-    const account = await this.store.accounts.getAccount(username);
+    const account = await this.store.accounts.getAccount(key);
     const entry = { account, allow: account && account.allow.length > 0 ? addressSet(account.allow) : null };
-    this.cached.set(username, entry);
+    this.cached.set(key, entry);
     return entry;
   }
 
   /** Before the lookup: may this caller make it now? */
-  async admit(username: string, caller: Caller): Promise<Admitted> {
-    const { account, allow } = await this.entry(username);
+  async admit(username: string, caller: Caller, notes?: { account?: string }): Promise<Admitted> {
+    const found = await this.entry(keyOf(username));
+    // The old username of a rotation is unknown once its grace period is over (users rotate).
+    const expired = found.account?.keyUntil != null && Date.now() >= found.account.keyUntil;
+    const { account, allow } = expired ? { account: null, allow: null } : found;
+    if (notes && account) notes.account = account.name;
+    const key = account?.username ?? keyOf(username);
     if (account === null) {
       if (this.config.policy === 'registered') {
         throw new LookupError(
@@ -109,12 +120,12 @@ export class Accounts {
       if (account.credits === 0) throw outOfCredit(username);
       // A caller known to have used up its day is told so (with the wait to midnight), not sent to
       // the rate limiter to be told to retry in a second.
-      const done = this.dailyDone.get(username);
+      const done = this.dailyDone.get(key);
       if (done && done.limit === account.dailyLimit && done.day === today()) throw dailyLimitReached(username);
     }
     const rate = account?.rate ?? this.config.rateLimit;
     if (rate > 0 && this.limiter) {
-      const refused = await this.limiter.consume(username, rate);
+      const refused = await this.limiter.consume(key, rate);
       if (refused) {
         const msg = refused.unavailable
           ? `The rate limit for username ${quote(username)} cannot be checked right now; retry in ${refused.retryAfter} s`
@@ -122,7 +133,7 @@ export class Accounts {
         throw new LookupError('RATE_LIMITED', msg, refused.retryAfter);
       }
     }
-    return { username, account };
+    return { username, key, account };
   }
 
   /** Whether a lookup by this caller is charged: an account with credits or a daily limit. */
@@ -137,7 +148,7 @@ export class Accounts {
    */
   async charge(who: Admitted, operation?: string, caller?: ChargeCaller): Promise<void> {
     if (!this.metered(who)) return;
-    this.settle(who, await this.store.accounts.charge(who.username, today(), operation, caller), operation);
+    this.settle(who, await this.store.accounts.charge(who.key, today(), operation, caller), operation);
   }
 
   /**
@@ -147,7 +158,7 @@ export class Accounts {
    */
   async findCharged(who: Admitted, key: RecordKey, caller?: ChargeCaller): Promise<FoundRecord | null | undefined> {
     if (!this.metered(who) || this.store.chargeFound === undefined) return undefined;
-    const r = await this.store.chargeFound(key, who.username, today(), key.operation, caller);
+    const r = await this.store.chargeFound(key, who.key, today(), key.operation, caller);
     if (r.charge === null) return null;
     this.settle(who, r.charge, key.operation);
     return r.found;
@@ -160,15 +171,15 @@ export class Accounts {
       if (account.credits !== null) this.config.creditSpent?.();
       if (operation !== undefined) this.countedWithCharge.add(who);
       if (account.dailyLimit !== null && result.usedToday >= account.dailyLimit)
-        this.usedUpDay(who.username, account.dailyLimit);
+        this.usedUpDay(who.key, account.dailyLimit);
       return;
     }
     switch (result.reason) {
       case 'credits':
-        this.noteNoCredit(who.username);
+        this.noteNoCredit(who.key);
         throw outOfCredit(who.username);
       case 'daily':
-        this.usedUpDay(who.username, account.dailyLimit);
+        this.usedUpDay(who.key, account.dailyLimit);
         throw dailyLimitReached(who.username);
       case 'disabled':
         throw new LookupError('UNKNOWN_USERNAME', `${REJECTED}: username ${quote(who.username)} is disabled`);
@@ -187,31 +198,31 @@ export class Accounts {
    * held to no credit (creditsForFetch), so that a caller whose cached account still shows credits does not pay an
    * upstream for answers it cannot be charged for. Stored answers are not held back: a top-up is seen at once there.
    */
-  private noteNoCredit(username: string): void {
+  private noteNoCredit(key: string): void {
     if (this.refusedCredit.size >= ACCOUNT_CACHE_MAX) this.refusedCredit.clear();
-    this.refusedCredit.set(username, Date.now());
+    this.refusedCredit.set(key, Date.now());
   }
 
   /** The credits an upstream fetch for this caller is held to (service/upstream.ts): null for no bound. */
   creditsForFetch(who: Admitted): number | null {
     const credits = who.account?.credits ?? null;
     if (credits === null || this.refusedCredit.size === 0) return credits;
-    const at = this.refusedCredit.get(who.username);
+    const at = this.refusedCredit.get(who.key);
     if (at === undefined) return credits;
     if (Date.now() - at < ACCOUNT_TTL_MS) return 0;
-    this.refusedCredit.delete(who.username);
+    this.refusedCredit.delete(who.key);
     return credits;
   }
 
-  private usedUpDay(username: string, limit: number | null): void {
+  private usedUpDay(key: string, limit: number | null): void {
     if (this.dailyDone.size >= ACCOUNT_CACHE_MAX) this.dailyDone.clear();
-    this.dailyDone.set(username, { day: today(), limit });
+    this.dailyDone.set(key, { day: today(), limit });
   }
 
   /** Counts a lookup in the usage records (accounts only): found, or answered VEHICLE_NOT_FOUND. */
   record(who: Admitted, operation: string, found: boolean): void {
     if (found && this.countedWithCharge.has(who)) return;
-    if (who.account && this.usage) this.usage.record(who.username, today(), operation, found);
+    if (who.account && this.usage) this.usage.record(who.key, today(), operation, found);
   }
 }
 

@@ -52,3 +52,24 @@ export function escapeInvisible(name: string): string {
 export function generateUsername(): string {
   return randomBytes(16).toString('hex');
 }
+
+/**
+ * The part of a username an account keeps for recognition (its `prefix`): a quarter of it, at most 6
+ * characters, so that a short username is not kept whole (the store's migration keeps the same).
+ */
+export function prefixOf(username: string): string {
+  const chars = [...username];
+  return chars.slice(0, Math.min(6, Math.floor(chars.length / 4))).join('');
+}
+
+/** The longest name of an account. */
+const MAX_NAME_CHARS = 64;
+const NAME_RE = /^[\p{L}\p{N}][\p{L}\p{N}._@-]*$/u;
+
+/** Why `name` cannot name a new account, or null: letters, digits and . _ @ - only, starting with a letter or digit. */
+export function nameProblem(name: string): string | null {
+  if (name === '') return 'a name cannot be empty';
+  if ([...name].length > MAX_NAME_CHARS) return `a name is at most ${MAX_NAME_CHARS} characters`;
+  if (!NAME_RE.test(name)) return 'a name holds letters, digits and . _ @ - only, and starts with a letter or a digit';
+  return null;
+}

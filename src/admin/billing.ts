@@ -40,8 +40,20 @@ function field(v: string | number): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+/** The rows as the API answers them: by the account's name (the key of usage whose account is gone). */
+export function usageJson(rows: readonly UsageCount[]): Record<string, string | number>[] {
+  return rows.map((r) => ({
+    name: r.name ?? r.username,
+    day: r.day,
+    operation: r.operation,
+    found: r.found,
+    notFound: r.notFound,
+  }));
+}
+
 export function usageCsv(rows: readonly UsageCount[]): string {
-  const lines = ['username,day,operation,found,not_found'];
-  for (const r of rows) lines.push([r.username, r.day, r.operation, r.found, r.notFound].map(field).join(','));
+  const lines = ['name,day,operation,found,not_found'];
+  for (const r of rows)
+    lines.push([r.name ?? r.username, r.day, r.operation, r.found, r.notFound].map(field).join(','));
   return lines.join('\r\n') + '\r\n';
 }

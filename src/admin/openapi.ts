@@ -23,7 +23,7 @@ const STATUS_TEXT: Record<number, string> = {
   400: 'the input is not valid (the message says which field and why)',
   401: 'no valid admin token',
   429: 'too many failed attempts from this address, or from all, are waiting for their answer (Retry-After)',
-  404: 'no such username',
+  404: 'no account of that name',
   409: 'the username exists',
   422: 'the Idempotency-Key was used for another request',
   503: 'not available now (the message says why)',

@@ -6,12 +6,11 @@ import { messageOf } from '../core/errors';
 import type { IncomingHttpHeaders } from 'node:http';
 import { AccountAdmin, allowProblem, fromDayFor, noSuch, rateProblem, SETTING_BOUNDS } from '../accounts/manage';
 import { today } from '../accounts/clock';
-import { generateUsername } from '../accounts/username';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
 import type { VehicleStore } from '../store/store';
 import { AdminError, invalid } from './errors';
 import type { OverviewHistory } from './overview';
-import { usageCsv, usageRange } from './billing';
+import { usageCsv, usageJson, usageRange } from './billing';
 import type { Schema } from './schema';
 import { cacheFilterOf } from '../service/cachefilter';
 import type { CacheFilter } from '../store/cache';
@@ -20,6 +19,8 @@ export interface AdminContext {
   readonly store: VehicleStore;
   /** The service's metrics, read every minute for the overview (null: METRICS=off). */
   readonly overview: OverviewHistory | null;
+  /** Seconds a rotated-out username stays valid (USERNAME_ROTATION_GRACE_S). */
+  readonly rotationGraceS: number;
 }
 
 export interface Request {
@@ -97,9 +98,14 @@ const SETTINGS: Record<string, Schema> = {
 
 const USER: Schema = {
   type: 'object',
-  required: ['username', 'enabled', 'credits', 'dailyLimit', 'rate', 'allow'],
+  required: ['name', 'prefix', 'enabled', 'credits', 'dailyLimit', 'rate', 'allow'],
   properties: {
-    username: { type: 'string' },
+    name: { type: 'string', description: 'what people call the account; the API paths name it' },
+    prefix: { type: 'string', description: 'the first characters of its username (at most 6), for recognition' },
+    weak: {
+      type: ['string', 'null'],
+      description: 'short or invisible: its username was found guessable when the store was migrated; rotate it',
+    },
     enabled: { type: 'boolean' },
     ...SETTINGS,
     usedToday: { type: 'integer', description: 'successful lookups today (UTC); in lists' },
@@ -110,7 +116,7 @@ const USAGE_ROW: Schema = {
   type: 'object',
   required: ['day', 'operation', 'found', 'notFound'],
   properties: {
-    username: { type: 'string' },
+    name: { type: 'string', description: "the account's name (in every caller's usage)" },
     day: { type: 'string', format: 'date' },
     operation: { type: 'string' },
     found: { type: 'integer' },
@@ -127,11 +133,11 @@ const AUDIT_ENTRY: Schema = {
     actor: { type: 'string', description: "the admin token's name, or cli:<user>" },
     action: {
       type: 'string',
-      enum: ['add', 'update', 'credit', 'disable', 'enable', 'remove', 'import', 'cache-purge'],
+      enum: ['add', 'update', 'credit', 'disable', 'enable', 'remove', 'rotate', 'import', 'cache-purge'],
     },
     target: {
       type: 'string',
-      description: 'the username (cache-purge: the operation and registration purged, or (all))',
+      description: "the account's name (cache-purge: the operation and registration purged, or (all))",
     },
     before: { description: 'the settings before (null: none)' },
     after: { description: 'the settings after (null: removed)' },
@@ -147,7 +153,9 @@ const NAME_ERRORS = [404];
 
 function userJson(a: Account | AccountSummary): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    username: a.username,
+    name: a.name,
+    prefix: a.prefix,
+    weak: a.weak,
     enabled: a.enabled,
     credits: a.credits,
     dailyLimit: a.dailyLimit,
@@ -201,7 +209,7 @@ function changesOf(body: Record<string, unknown>): AccountChanges {
 }
 
 async function account(req: Request): Promise<Account> {
-  const a = await req.ctx.store.accounts.getAccount(req.params.name);
+  const a = await req.ctx.store.accounts.getAccountByName(req.params.name);
   if (!a) throw noSuch(req.params.name);
   return a;
 }
@@ -333,7 +341,7 @@ export const ROUTES: readonly Route[] = [
       const last = page.accounts[page.accounts.length - 1];
       return {
         status: 200,
-        body: { users: page.accounts.map(userJson), next: page.more && last ? cursorOf(last.username) : null },
+        body: { users: page.accounts.map(userJson), next: page.more && last ? cursorOf(last.name) : null },
       };
     },
   },
@@ -341,18 +349,25 @@ export const ROUTES: readonly Route[] = [
     method: 'POST',
     path: '/admin/api/users',
     operationId: 'addUser',
-    summary: 'Adds a caller, with the username given or one generated (128 random bits)',
+    summary:
+      'Adds an account: its name, and its username given or generated (128 random bits; answered this once, as username)',
     body: {
       type: 'object',
       additionalProperties: false,
+      required: ['name'],
       properties: {
-        username: { type: 'string', maxLength: 256 },
+        name: { type: 'string', maxLength: 64 },
+        username: { type: 'string', maxLength: 256, description: "the caller's username; the store keeps its hash" },
         generate: { type: 'boolean', description: 'make an unguessable username' },
         ...SETTINGS,
         enabled: { type: 'boolean' },
       },
     },
-    ok: { status: 201, description: 'added', schema: USER },
+    ok: {
+      status: 201,
+      description: 'added; with "generate", the username, which is never shown again',
+      schema: { ...USER, properties: { ...USER.properties, username: { type: 'string' } } },
+    },
     errors: [400, 409],
     handle: async (req) => {
       const body = req.body as Record<string, unknown>;
@@ -360,12 +375,19 @@ export const ROUTES: readonly Route[] = [
         throw invalid('give a username or "generate": true, not both');
       if (body.generate !== true && body.username === undefined)
         throw invalid('give a username, or "generate": true to make one');
-      const username = body.generate === true ? generateUsername() : (body.username as string);
-      const a = await admin(req).add({ username, ...changesOf(body) });
-      return { status: 201, body: userJson(a) };
+      const r = await admin(req).add({
+        name: body.name as string,
+        username: body.generate === true ? undefined : (body.username as string),
+        settings: changesOf(body),
+      });
+      return {
+        status: 201,
+        body: { ...userJson(r.account), ...(body.generate === true ? { username: r.username } : {}) },
+      };
     },
   },
   ...userRoutes(),
+  rotateRoute(),
   ...switchRoutes(),
   ...cacheRoutes(),
   ...reportRoutes(),
@@ -458,6 +480,44 @@ export const ROUTES: readonly Route[] = [
   },
 ];
 
+/** A new username for a caller, answered once (users rotate). */
+function rotateRoute(): Route {
+  return {
+    method: 'POST',
+    path: '/admin/api/users/{name}/rotate',
+    operationId: 'rotateUser',
+    summary:
+      'Gives the caller a new username, answered this once; the old one stays valid for USERNAME_ROTATION_GRACE_S seconds',
+    ok: {
+      status: 200,
+      description: 'rotated',
+      schema: {
+        type: 'object',
+        required: ['name', 'username', 'oldUntil'],
+        properties: {
+          name: { type: 'string' },
+          username: { type: 'string', description: 'the new username, never shown again' },
+          prefix: { type: 'string' },
+          oldUntil: { type: 'string', format: 'date-time', description: 'when the old username stops working' },
+        },
+      },
+    },
+    errors: NAME_ERRORS,
+    handle: async (req) => {
+      const r = await admin(req).rotate(req.params.name, req.ctx.rotationGraceS);
+      return {
+        status: 200,
+        body: {
+          name: r.account.name,
+          username: r.username,
+          prefix: r.account.prefix,
+          oldUntil: new Date(r.until).toISOString(),
+        },
+      };
+    },
+  };
+}
+
 function userRoutes(): Route[] {
   return [
     {
@@ -520,8 +580,8 @@ function userRoutes(): Route[] {
         description: 'the balance after the top-up; replayed: this key was applied before and nothing changed now',
         schema: {
           type: 'object',
-          required: ['username', 'balance', 'replayed'],
-          properties: { username: { type: 'string' }, balance: { type: 'integer' }, replayed: { type: 'boolean' } },
+          required: ['name', 'balance', 'replayed'],
+          properties: { name: { type: 'string' }, balance: { type: 'integer' }, replayed: { type: 'boolean' } },
         },
       },
       errors: [400, 404, 422],
@@ -533,7 +593,7 @@ function userRoutes(): Route[] {
           );
         const amount = (req.body as { amount: number }).amount;
         const done = await admin(req).credit(req.params.name, amount, key);
-        return { status: 200, body: { username: req.params.name, balance: done.balance, replayed: done.replayed } };
+        return { status: 200, body: { name: req.params.name, balance: done.balance, replayed: done.replayed } };
       },
     },
   ];
@@ -557,9 +617,9 @@ function reportRoutes(): Route[] {
         description: 'the days',
         schema: {
           type: 'object',
-          required: ['username', 'from', 'usage'],
+          required: ['name', 'from', 'usage'],
           properties: {
-            username: { type: 'string' },
+            name: { type: 'string' },
             from: { type: 'string', format: 'date' },
             usage: { type: 'array', items: USAGE_ROW },
           },
@@ -567,13 +627,13 @@ function reportRoutes(): Route[] {
       },
       errors: [400, 404],
       handle: async (req) => {
-        await account(req);
+        const a = await account(req);
         const from = fromDayFor((req.query.days as number | undefined) ?? 30);
-        const rows = await req.ctx.store.accounts.usage(req.params.name, from);
+        const rows = await req.ctx.store.accounts.usage(a.username, from);
         return {
           status: 200,
           body: {
-            username: req.params.name,
+            name: a.name,
             from,
             usage: rows.map((r) => ({ day: r.day, operation: r.operation, found: r.found, notFound: r.notFound })),
           },
@@ -596,7 +656,7 @@ function reportRoutes(): Route[] {
       },
       ok: {
         status: 200,
-        description: 'the rows, by username, day and operation',
+        description: 'the rows, by name, day and operation',
         schema: {
           type: 'object',
           properties: { from: { type: 'string' }, to: { type: 'string' }, usage: { type: 'array', items: USAGE_ROW } },
@@ -608,7 +668,7 @@ function reportRoutes(): Route[] {
         const { from, to, rows } = await usageRange(req.ctx.store, req.query.from as string, req.query.to as string);
         if (req.query.format === 'csv')
           return { status: 200, text: usageCsv(rows), contentType: 'text/csv; charset=utf-8' };
-        return { status: 200, body: { from, to, usage: rows } };
+        return { status: 200, body: { from, to, usage: usageJson(rows) } };
       },
     },
   ];

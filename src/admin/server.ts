@@ -31,6 +31,8 @@ interface AdminOptions {
   readonly overviewEveryMs?: number;
   /** The time a request may take to arrive, headers and body (REQUEST_TIMEOUT_MS, as on the public port). */
   readonly requestTimeoutMs?: number;
+  /** USERNAME_ROTATION_GRACE_S: how long a rotated-out username stays valid (default 24 h). */
+  readonly rotationGraceS?: number;
 }
 
 const MAX_BODY = 65_536;
@@ -256,7 +258,12 @@ export function createAdminServer(opts: AdminOptions): http.Server {
   const statics: ReadonlyMap<string, StaticFile> = consoleFiles();
   // Read every minute while the listener is open, for the overview's last hour.
   const overview = opts.metricsText ? new OverviewHistory(opts.metricsText, opts.overviewEveryMs) : null;
-  const on: Served = { compiled, statics, ctx: { store: opts.store, overview }, logger: opts.logger };
+  const on: Served = {
+    compiled,
+    statics,
+    ctx: { store: opts.store, overview, rotationGraceS: opts.rotationGraceS ?? 86_400 },
+    logger: opts.logger,
+  };
 
   // The public listener's time-outs (app.ts): a client that sends its request slowly is cut off.
   const requestTimeoutMs = opts.requestTimeoutMs ?? 10_000;

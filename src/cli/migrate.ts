@@ -5,6 +5,7 @@
 
 import type { Command } from 'commander';
 import { isMigratable, newSqliteFile, redactUrl, sqliteFileOf } from '../store/open';
+import { guessableCount } from '../accounts/manage';
 import { moveAccountsBack } from '../store/sqlite-layout';
 import { config, fatal, withStore } from './common';
 
@@ -26,6 +27,11 @@ async function runMigrate(flags: { to?: string }): Promise<void> {
     process.stdout.write(
       `${url}: schema version ${report.version}${accounts ? ` (accounts file ${accounts.version})` : ''}${none ? ', nothing to apply' : ''}\n`,
     );
+    const guessable = none ? 0 : await guessableCount(store);
+    if (guessable > 0)
+      process.stderr.write(
+        `${guessable} caller(s) have a guessable username (short, or holding an invisible character): reglookup users list --suspicious, then reglookup users rotate NAME\n`,
+      );
   });
 }
 

@@ -19,6 +19,7 @@ import { createMetricsServer } from '../ops/metricsport';
 import { createdStoreNotice, isMigratable, newSqliteFile, redactUrl, storeUnavailable } from '../store/open';
 import type { VehicleStore } from '../store/store';
 import { config, openConfiguredStore, startupFailed } from './common';
+import { guessableCount } from '../accounts/manage';
 
 /** Something shutdown closes after the last answer: the store, Redis (#12 adds its client here), ... */
 interface Closer {
@@ -39,6 +40,13 @@ async function migrateAtStart(store: VehicleStore, logger: Logger): Promise<void
     logger.info('applied migrations to the accounts file', {
       versions: accounts.applied.map((m) => m.version),
       version: accounts.version,
+    });
+  if (report.applied.length === 0 && (accounts?.applied.length ?? 0) === 0) return;
+  const guessable = await guessableCount(store);
+  if (guessable > 0)
+    logger.warn('callers with guessable usernames', {
+      count: guessable,
+      next: 'reglookup users list --suspicious, then reglookup users rotate NAME',
     });
 }
 
@@ -190,6 +198,7 @@ async function listenAdmin(
     logger,
     metricsText,
     requestTimeoutMs: cfg.requestTimeoutMs,
+    rotationGraceS: cfg.rotationGraceS,
   });
   const port = await listen(server, cfg.adminPort as number, cfg.adminHost, 'ADMIN_PORT');
   logger.info('admin API listening', {

@@ -1,12 +1,14 @@
-// `reglookup users ...`: managing the callers. Every input is checked before the store is touched;
-// a bad one, or an unknown username, is one line on stderr and exit status 1.
+// `reglookup users ...`: managing the callers, each known by its account's NAME (the store keeps a
+// hash of the username, never the username: docs/security.md). A username is printed once, when it
+// is made (add, rotate). Every input is checked before the store is touched; a bad one, or an unknown
+// name, is one line on stderr and exit status 1.
 
 import type { Command } from 'commander';
 import { today, dayOf } from '../accounts/clock';
 import fs from 'node:fs';
 import os from 'node:os';
 import { AccountAdmin, allowProblem, ManageError, rateProblem, SETTING_BOUNDS } from '../accounts/manage';
-import { escapeInvisible, generateUsername, invisibleIn, newUsernameProblem } from '../accounts/username';
+import { escapeInvisible } from '../accounts/username';
 import { splitList } from '../net/cidr';
 import { fingerprint } from '../ops/fingerprint';
 import type { Account, AccountChanges, AccountSummary } from '../store/accounts';
@@ -109,11 +111,6 @@ function settings(opts: SettingOptions): AccountChanges {
   return out;
 }
 
-function checkName(name: string): void {
-  const problem = newUsernameProblem(name);
-  if (problem) throw new InputError(`${problem}: "${escapeInvisible(name.slice(0, 80))}"`);
-}
-
 /** A name fit for one line of a table: as it is, or JSON-quoted when it holds spaces or controls. */
 function shown(name: string): string {
   return /^[\x21-\x7e\u00a0-\uffff]+$/.test(name) && !/[\u2028\u2029]/.test(name) ? name : JSON.stringify(name);
@@ -151,7 +148,8 @@ function table(header: string[], rows: string[][]): string {
 
 function jsonAccount(a: AccountSummary): Record<string, unknown> {
   return {
-    username: a.username,
+    name: a.name,
+    prefix: a.prefix,
     enabled: a.enabled,
     credits: a.credits,
     usedToday: a.usedToday,
@@ -169,7 +167,7 @@ function run<A extends unknown[]>(fn: Action<A>): (...args: A) => Promise<void> 
 }
 
 function noSuch(name: string): never {
-  throw new InputError(`no such username: ${shown(name)}`);
+  throw new InputError(`no account named ${shown(name)}`);
 }
 
 function withSettings(cmd: Command): Command {
@@ -181,7 +179,9 @@ function withSettings(cmd: Command): Command {
 }
 
 export function registerUsers(program: Command): void {
-  const users = program.command('users').description('manage callers: usernames, credits, limits, allow-lists, usage');
+  const users = program
+    .command('users')
+    .description('manage callers by name: usernames, credits, limits, allow-lists, usage');
   registerAdd(users);
   registerChanges(users);
   registerStates(users);
@@ -229,30 +229,49 @@ function registerMoves(users: Command): void {
     );
 }
 
-/** `users add`: a username given or generated. */
+/** `users add`: an account named NAME, with a username given or generated; `users rotate`: a new username. */
 function registerAdd(users: Command): void {
   withSettings(users.command('add'))
-    .argument('[username]', 'the username (or use --generate)')
-    .option('--generate', 'make an unguessable username (128 random bits) and print it')
-    .description('register a username')
+    .argument('<name>', 'what people call the account (letters, digits, . _ @ -)')
+    .option('--generate', 'make an unguessable username (128 random bits) and print it, once')
+    .option('--username <username>', "the caller's username, chosen by you (the store keeps only its hash)")
+    .description('add an account: a name, and its username (generated, or given)')
     .action(
-      run(async (name: string | undefined, opts: SettingOptions & { generate?: boolean }) => {
-        if (opts.generate && name !== undefined) throw new InputError('give a username or --generate, not both');
-        if (!opts.generate && name === undefined) throw new InputError('give a username, or --generate to make one');
-        const username = opts.generate ? generateUsername() : (name as string);
-        checkName(username);
+      run(async (name: string, opts: SettingOptions & { generate?: boolean; username?: string }) => {
+        if (opts.generate && opts.username !== undefined)
+          throw new InputError('give --username or --generate, not both');
+        if (!opts.generate && opts.username === undefined)
+          throw new InputError('give --generate to make a username, or --username USERNAME');
         const changes = settings(opts);
-        const a = await withStore(async (s) => {
-          if (await s.accounts.getAccount(username))
-            throw new InputError(`username ${shown(username)} exists; change it with 'reglookup users set'`);
-          return managed(admin(s).add({ username, ...changes }));
-        }, SAY_CREATED);
+        const { account, username } = await withStore(
+          (s) => managed(admin(s).add({ name, username: opts.username, settings: changes })),
+          SAY_CREATED,
+        );
         if (opts.generate) {
           process.stdout.write(`${username}\n`);
-          process.stderr.write(`added a generated username; give it to the caller over a private channel\n`);
+          process.stderr.write(
+            `added ${shown(name)} (${summary(account)}); the username above is shown this once: give it to the caller over a private channel\n`,
+          );
         } else {
-          process.stdout.write(`added ${shown(username)} (${summary(a)})\n`);
+          process.stdout.write(`added ${shown(name)} (${summary(account)})\n`);
         }
+      }),
+    );
+
+  users
+    .command('rotate')
+    .argument('<name>')
+    .description(
+      'give the account a new username (printed once); the old one stays valid for USERNAME_ROTATION_GRACE_S seconds',
+    )
+    .action(
+      run(async (name: string) => {
+        const grace = config().rotationGraceS;
+        const r = await withStore((s) => managed(admin(s).rotate(name, grace)), EXISTING);
+        process.stdout.write(`${r.username}\n`);
+        process.stderr.write(
+          `rotated ${shown(name)}: the username above is shown this once; the old one is valid until ${new Date(r.until).toISOString()}\n`,
+        );
       }),
     );
 }
@@ -260,26 +279,23 @@ function registerAdd(users: Command): void {
 /** `users set` and `users credit`: an account's settings and its balance. */
 function registerChanges(users: Command): void {
   withSettings(users.command('set'))
-    .argument('<username>')
-    .description('change the settings of a username')
+    .argument('<name>')
+    .description('change the settings of an account')
     .action(
       run(async (name: string, opts: SettingOptions) => {
         const changes = settings(opts);
         if (Object.keys(changes).length === 0)
           throw new InputError('nothing to set: give --credits, --daily-limit, --rate or --allow');
-        const a = await withStore(
-          (s) => s.accounts.getAccount(name).then((b) => (b ? managed(admin(s).update(name, changes)) : noSuch(name))),
-          EXISTING,
-        );
+        const a = await withStore((s) => managed(admin(s).update(name, changes)), EXISTING);
         process.stdout.write(`saved ${shown(name)} (${summary(a)})\n`);
       }),
     );
 
   users
     .command('credit')
-    .argument('<username>')
+    .argument('<name>')
     .argument('<n>', 'credits to add; a negative number takes them away (never below 0)')
-    .description('add credits to a username (or take them away)')
+    .description('add credits to an account (or take them away)')
     .action(
       run(async (name: string, n: string) => {
         if (!/^-?\d+$/.test(n) || Math.abs(Number(n)) > MAX_CREDITS)
@@ -287,7 +303,7 @@ function registerChanges(users: Command): void {
             `credits must be a whole number (negative to take away), at most ${MAX_CREDITS} either way, got '${n}'`,
           );
         const result = await withStore(async (s) => {
-          const a = await s.accounts.getAccount(name);
+          const a = await s.accounts.getAccountByName(name);
           if (!a) noSuch(name);
           if (a.credits === null)
             throw new InputError(
@@ -308,18 +324,15 @@ function registerStates(users: Command): void {
   ] as const) {
     users
       .command(command)
-      .argument('<username>')
+      .argument('<name>')
       .description(
         enabled
-          ? 'let a disabled username make lookups again'
-          : 'refuse every lookup by a username, keeping its settings and usage',
+          ? 'let a disabled account make lookups again'
+          : 'refuse every lookup by an account, keeping its settings and usage',
       )
       .action(
         run(async (name: string) => {
-          await withStore(
-            (s) => s.accounts.getAccount(name).then((a) => (a ? admin(s).setEnabled(name, enabled) : noSuch(name))),
-            EXISTING,
-          );
+          await withStore((s) => managed(admin(s).setEnabled(name, enabled)), EXISTING);
           process.stdout.write(`${command}d ${shown(name)}\n`);
         }),
       );
@@ -327,40 +340,34 @@ function registerStates(users: Command): void {
 
   users
     .command('remove')
-    .argument('<username>')
-    .description('remove a username and its usage records')
+    .argument('<name>')
+    .description('remove an account and its usage records')
     .action(
       run(async (name: string) => {
-        await withStore(
-          (s) => s.accounts.getAccount(name).then((a) => (a ? admin(s).remove(name) : noSuch(name))),
-          EXISTING,
-        );
+        await withStore((s) => managed(admin(s).remove(name)), EXISTING);
         process.stdout.write(`removed ${shown(name)}\n`);
       }),
     );
 }
 
 /**
- * `users list --suspicious`: the usernames that hold a character a new one may not (they predate the
- * rule, or came in by `users import`), escaped so that they can be told apart, with what each holds.
+ * `users list --suspicious`: the accounts whose username was found guessable when the store was
+ * migrated to keys (short, or holding a character a new username may not): rotate them
+ * (`users rotate NAME`), since a stolen copy of the store gives them away to a dictionary.
  */
 function listSuspicious(all: readonly AccountSummary[], json: boolean): void {
-  const found = all.filter((a) => invisibleIn(a.username) !== null);
+  const found = all.filter((a) => a.weak !== null);
   if (json) {
-    const rows = found.map((a) => ({
-      username: a.username,
-      escaped: escapeInvisible(a.username),
-      holds: invisibleIn(a.username),
-    }));
+    const rows = found.map((a) => ({ name: a.name, prefix: a.prefix, weak: a.weak, enabled: a.enabled }));
     process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
     return;
   }
   if (found.length === 0) {
-    process.stdout.write('no username holds invisible or formatting characters\n');
+    process.stdout.write('no account has a username found guessable\n');
     return;
   }
-  const rows = found.map((a) => [escapeInvisible(a.username), String(invisibleIn(a.username)), String(a.enabled)]);
-  process.stdout.write(table(['USERNAME (ESCAPED)', 'HOLDS', 'ENABLED'], rows));
+  const rows = found.map((a) => [shown(a.name), escapeInvisible(a.prefix), String(a.weak), String(a.enabled)]);
+  process.stdout.write(table(['NAME', 'PREFIX', 'WEAK', 'ENABLED'], rows));
 }
 
 /** `users list` and `users usage`: what the accounts hold and what they did; `users fingerprint`: how logs name one. */
@@ -381,9 +388,9 @@ function registerReports(users: Command): void {
     .option('--json', 'one JSON array')
     .option(
       '--suspicious',
-      'only usernames holding invisible or formatting characters (bidirectional controls, zero-width, ...), shown escaped',
+      'only accounts whose username is guessable (short, or holding invisible characters): rotate them',
     )
-    .description('every username with its settings and the lookups it made today (UTC)')
+    .description('every account with its settings and the lookups it made today (UTC)')
     .action(
       run(async (opts: { json?: boolean; suspicious?: boolean }) => {
         const list = await withStore((s) => s.accounts.listAccounts(today()), EXISTING);
@@ -395,22 +402,31 @@ function registerReports(users: Command): void {
         const rate = config().rateLimit;
         const rows = list.map((a) => {
           const d = describe(a, rate);
-          return [shown(a.username), d.enabled, d.credits, String(a.usedToday), d['daily limit'], d.rate, d.allow];
+          return [
+            shown(a.name),
+            escapeInvisible(a.prefix) + '…',
+            d.enabled,
+            d.credits,
+            String(a.usedToday),
+            d['daily limit'],
+            d.rate,
+            d.allow,
+          ];
         });
         process.stdout.write(
-          table(['USERNAME', 'ENABLED', 'CREDITS', 'USED TODAY', 'DAILY LIMIT', 'RATE', 'ALLOW'], rows),
+          table(['NAME', 'PREFIX', 'ENABLED', 'CREDITS', 'USED TODAY', 'DAILY LIMIT', 'RATE', 'ALLOW'], rows),
         );
       }),
     );
 
   users
     .command('usage')
-    .argument('[username]', 'the username (or --all)')
+    .argument('[name]', "the account's name (or --all)")
     .option('--days <d>', 'days to show, today included', '30')
     .option('--all', 'every caller, over --from .. --to (for an invoice run)')
     .option('--from <day>', 'with --all: the first UTC day, YYYY-MM-DD')
     .option('--to <day>', 'with --all: the last UTC day, YYYY-MM-DD (included)')
-    .option('--csv', 'with --all: CSV (username,day,operation,found,not_found)')
+    .option('--csv', 'with --all: CSV (name,day,operation,found,not_found)')
     .option('--json', 'one JSON array')
     .description('lookups per UTC day and operation, found and not found')
     .action(run(usageCommand));
@@ -427,14 +443,15 @@ interface UsageOptions {
 
 async function usageCommand(name: string | undefined, opts: UsageOptions): Promise<void> {
   if (opts.all) return usageOfAll(name, opts);
-  if (name === undefined) throw new InputError('give a username, or --all --from DAY --to DAY for every caller');
+  if (name === undefined) throw new InputError("give an account's name, or --all --from DAY --to DAY for every caller");
   if (opts.from !== undefined || opts.to !== undefined || opts.csv)
-    throw new InputError('--from, --to and --csv go with --all; for one username use --days');
+    throw new InputError('--from, --to and --csv go with --all; for one account use --days');
   const days = whole(opts.days, '--days', 1, 36_500);
   const from = dayOf(Date.now() - (days - 1) * 86_400_000);
   const rows = await withStore(async (s) => {
-    if (!(await s.accounts.getAccount(name))) noSuch(name);
-    return s.accounts.usage(name, from);
+    const a = await s.accounts.getAccountByName(name);
+    if (!a) noSuch(name);
+    return s.accounts.usage(a.username, from);
   }, EXISTING);
   if (opts.json) {
     process.stdout.write(
@@ -460,7 +477,7 @@ async function usageCommand(name: string | undefined, opts: UsageOptions): Promi
 
 /** `users usage --all --from --to [--csv|--json]`: what the admin API's GET /admin/api/usage gives. */
 async function usageOfAll(name: string | undefined, opts: UsageOptions): Promise<void> {
-  if (name !== undefined) throw new InputError('give a username or --all, not both');
+  if (name !== undefined) throw new InputError('give a name or --all, not both');
   if (opts.from === undefined || opts.to === undefined)
     throw new InputError('--all needs --from and --to (UTC days, YYYY-MM-DD)');
   if (opts.csv && opts.json) throw new InputError('give --csv or --json, not both');
@@ -473,8 +490,8 @@ async function usageOfAll(name: string | undefined, opts: UsageOptions): Promise
   else
     process.stdout.write(
       table(
-        ['USERNAME', 'DAY', 'OPERATION', 'FOUND', 'NOT FOUND'],
-        rows.map((r) => [shown(r.username), r.day, r.operation, String(r.found), String(r.notFound)]),
+        ['NAME', 'DAY', 'OPERATION', 'FOUND', 'NOT FOUND'],
+        rows.map((r) => [shown(r.name ?? r.username), r.day, r.operation, String(r.found), String(r.notFound)]),
       ),
     );
 }

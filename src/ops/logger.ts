@@ -80,6 +80,8 @@ interface AccessRecord {
   readonly ms: number;
   /** The caller's fingerprint (ops/fingerprint.ts), `-` without a username: never the username, a credential. */
   readonly caller: string;
+  /** The name of the caller's account; `-` for no username, or one without an account. */
+  readonly account?: string;
 }
 
 // C0, DEL, C1 and the Unicode line separators: JSON.stringify leaves all but C0 as they are, and

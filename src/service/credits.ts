@@ -2,6 +2,7 @@
 // written for the public service. It reads the account through the store and costs no credit.
 
 import type { UsernamePolicy } from '../accounts/accounts';
+import { keyOf } from '../accounts/key-cache';
 import type { VehicleStore } from '../store/store';
 import { paramValue, type RawParams } from './lookup';
 
@@ -22,13 +23,15 @@ export class CreditsService {
   ) {}
 
   /** The username the parameters name (validated as a lookup's is), and its credits left. */
-  async creditsLeft(raw: RawParams): Promise<{ username: string; credits: number }> {
+  async creditsLeft(raw: RawParams): Promise<{ username: string; account?: string; credits: number }> {
     const username = paramValue(CREDITS_CALL, raw, 'username') as string;
-    const account = await this.store.accounts.getAccount(username);
+    const found = await this.store.accounts.getAccount(keyOf(username));
+    // The old username of a rotation past its grace period is unknown, as a lookup finds it.
+    const account = found?.keyUntil != null && Date.now() >= found.keyUntil ? null : found;
     let credits: number;
     if (account === null) credits = this.policy === 'any' ? UNMETERED_CREDITS : 0;
     else if (account.credits === null) credits = UNMETERED_CREDITS;
     else credits = Math.max(0, Math.min(UNMETERED_CREDITS, account.credits));
-    return { username, credits };
+    return { username, account: account?.name, credits };
   }
 }

@@ -42,6 +42,8 @@ export type RawParams = Readonly<Record<string, unknown>>;
  */
 export interface CallNotes {
   username?: string;
+  /** The name of the caller's account, when it has one (for the access log). */
+  account?: string;
   sandbox?: boolean;
   /** Where the answer came from: store, cache, or the provider that answered (dvla, regcheck, ...). */
   source?: string;
@@ -162,7 +164,7 @@ export class LookupService {
 
     // Refusals come before the lookup and cost nothing; the credit and the day's count are taken
     // after it, only when it found its record (accounts/accounts.ts).
-    const admitted = await this.accounts.admit(username, caller);
+    const admitted = await this.accounts.admit(username, caller, notes);
     const key = { operation: op.name, registration: reg.value, state };
     const model = values.get('Model');
     // A metered lookup whose answer needs no further check reads its record and takes its charge in

@@ -1,6 +1,10 @@
-// The accounts part of the storage boundary: callers (usernames) with their credits, daily limit,
-// rate, allow-list and enabled flag; today's count of charged lookups; and usage records. SQLite
+// The accounts part of the storage boundary: callers with their credits, daily limit, rate,
+// allow-list and enabled flag; today's count of charged lookups; and usage records. SQLite
 // implements it in sqlite-accounts.ts; a PostgreSQL store must keep every contract written here.
+//
+// A store never sees a caller's username: every `username` parameter and field here is the account's
+// KEY, SHA-256 of the username in hex (accounts/key.ts, computed above the store), and people know an
+// account by its `name` and the `prefix` of its username.
 //
 // Days are UTC calendar days written 'YYYY-MM-DD', and are always given by the caller (the service
 // computes them from its clock): a store never derives a day from its own clock or time zone.
@@ -8,7 +12,19 @@
 import type { ChargeCaller } from './store';
 
 export interface Account {
+  /** The account's key (accounts/key.ts): its row's, whichever of its keys it was found by. */
   readonly username: string;
+  /** What people call it (users add NAME): unique. */
+  readonly name: string;
+  /** The first characters of its current username (at most 6), for recognition; may be empty. */
+  readonly prefix: string;
+  /**
+   * Until when (ms since the epoch) the key it was found by is valid (the old username of a rotation,
+   * users rotate); null: no end. The service refuses a key past it; the store does not look at a clock.
+   */
+  readonly keyUntil: number | null;
+  /** Why its username is guessable, found when the store was migrated: 'short', 'invisible', or null. */
+  readonly weak: string | null;
   /** Lookups left; null means unlimited. Never below 0. */
   readonly credits: number | null;
   /** Successful lookups allowed per UTC day; null means no daily limit. At least 1 when set. */
@@ -32,13 +48,23 @@ export interface AccountSummary extends Account {
 }
 
 /** Settings to write; an absent field keeps its stored value (or, for a new account, its default). */
-export type AccountChanges = Partial<Omit<Account, 'username'>>;
+export type AccountChanges = Partial<Omit<Account, 'username' | 'name' | 'prefix' | 'keyUntil' | 'weak'>>;
 
-/** A new or changed account: the username and the fields to set. */
-export type AccountInput = { readonly username: string } & AccountChanges;
+/**
+ * A new or changed account: the key, and the fields to set. A new account without a name is named
+ * `caller-` and the first 12 characters of its key; name and prefix are kept for an existing one.
+ */
+export type AccountInput = {
+  readonly username: string;
+  readonly name?: string;
+  readonly prefix?: string;
+} & AccountChanges;
+
+/** The name of a new account given none: its key's start, as logs show it (ops/fingerprint.ts). */
+export const defaultName = (key: string): string => `caller-${key.slice(0, 12)}`;
 
 /** Defaults of a new account: unlimited credits, no daily limit, the service's rate, anywhere, enabled. */
-export const ACCOUNT_DEFAULTS: Omit<Account, 'username'> = {
+export const ACCOUNT_DEFAULTS: Omit<Account, 'username' | 'name' | 'prefix' | 'keyUntil' | 'weak'> = {
   credits: null,
   dailyLimit: null,
   rate: null,
@@ -64,7 +90,10 @@ export type CreditResult = { readonly balance: number } | 'unknown' | 'unlimited
 
 /** Lookups of one username on one UTC day for one operation. */
 export interface UsageCount {
+  /** The account's key. */
   readonly username: string;
+  /** The account's name, where a store gives it (AdminStore.usageRange). */
+  readonly name?: string;
   readonly day: string;
   readonly operation: string;
   /** Lookups answered with a record. */
@@ -79,6 +108,17 @@ export interface AccountStore {
    * turn); the service caches it for up to a second anyway, and never decides a charge from it.
    */
   getAccount(username: string): Promise<Account | null>;
+
+  /** The account of that name, or null; found by its own key (keyUntil as its row says). */
+  getAccountByName(name: string): Promise<Account | null>;
+
+  /**
+   * Gives the account a new key (a new username) and prefix; its current key stays valid until `until`
+   * (ms since the epoch), its older ones end now at the latest. The account's row, credits, usage and
+   * name are unchanged: both usernames charge the same credits. False when there is no such account
+   * or the new key is taken. Atomic.
+   */
+  rotateKey(username: string, newKey: string, prefix: string, until: number): Promise<boolean>;
 
   /**
    * Creates the account with the given fields and defaults for the rest; false (and no change) when it exists. Atomic.
@@ -110,7 +150,7 @@ export interface AccountStore {
   /** Enables or disables (a charge after this refuses with 'disabled'); false when there is no such account. */
   setEnabled(username: string, enabled: boolean): Promise<boolean>;
 
-  /** Removes the account and its usage records, in one transaction; false when there was none. */
+  /** Removes the account, its other keys and its usage records, in one transaction; false when there was none. */
   removeAccount(username: string): Promise<boolean>;
 
   /** Every account, ordered by username, with the lookups charged on `day`. */

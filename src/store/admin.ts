@@ -5,11 +5,11 @@
 
 import type { AccountSummary, CreditResult, UsageCount } from './accounts';
 
-/** One page of callers, by username in code-point order. */
+/** One page of callers, by name in code-point order. */
 export interface AccountPageQuery {
-  /** Only usernames containing this text (case-insensitive); '' for all. */
+  /** Only names or prefixes containing this text (case-insensitive); '' for all. */
   readonly search: string;
-  /** Only usernames after this one (the last of the previous page); '' from the start. */
+  /** Only names after this one (the last of the previous page); '' from the start. */
   readonly after: string;
   /** At most this many (1..1000). */
   readonly limit: number;
@@ -29,7 +29,7 @@ export interface AuditInput {
   readonly actor: string;
   /** What: add, update, credit, disable, enable, remove. */
   readonly action: string;
-  /** The username changed. */
+  /** The name of the account changed (never its username). */
   readonly target: string;
   readonly before: unknown;
   readonly after: unknown;
@@ -67,7 +67,10 @@ export function auditOf(r: AuditRow): AuditEntry {
 
 /** A top-up with its Idempotency-Key. */
 export interface CreditOnce {
+  /** The account's key. */
   readonly username: string;
+  /** Its name, for the audit entry (absent: the key). */
+  readonly target?: string;
   readonly delta: number;
   readonly key: string;
   /** What the request asked (username and amount, hashed): the same key with another fingerprint is refused. */
@@ -95,7 +98,10 @@ export interface AdminStore {
   addAudit(entry: AuditInput): Promise<void>;
   /** Audit entries with an id below `beforeId` (0: from the newest), newest first, at most `limit`. */
   audit(beforeId: number, limit: number): Promise<AuditEntry[]>;
-  /** Usage of every caller from `fromDay` to `toDay` (both inclusive), by username, day, operation. */
+  /**
+   * Usage of every caller from `fromDay` to `toDay` (both inclusive), each row with its account's name
+   * (the key of usage whose account is gone), by name, day, operation.
+   */
   usageRange(fromDay: string, toDay: string): Promise<UsageCount[]>;
   /**
    * Deletes audit entries of days before `beforeDay` (as usage is pruned), and Idempotency-Keys

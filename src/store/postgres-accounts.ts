@@ -17,6 +17,7 @@ import {
   type ChargeResult,
   type CreditResult,
   type UsageCount,
+  defaultName,
 } from './accounts';
 import { callerLeft, StoreUnavailableError, type ChargeCaller, type FoundCharge, type RecordKey } from './store';
 import {
@@ -61,14 +62,29 @@ export interface Row {
   enabled: boolean;
   day: string | null;
   day_count: number;
+  name: string | null;
+  prefix: string;
+  key_until: string | null;
+  weak: string | null;
 }
 
 /** An account's columns; its credits are its row's and its shards' (postgres-shards.ts). */
-export const COLUMNS = `username, credits + ${LEASED} AS credits, daily_limit, rate, allow, enabled, day, day_count`;
+export const COLUMNS = `username, credits + ${LEASED} AS credits, daily_limit, rate, allow, enabled, day, day_count,
+  name, prefix, key_until, weak`;
+
+/** An account found by one of its keys ($1): COLUMNS with that key's end (accounts.ts, keyUntil). */
+const BY_KEY = `SELECT ${COLUMNS} FROM accounts WHERE username = $1
+  UNION ALL SELECT ${COLUMNS.replace('key_until', 'k.until AS key_until')}
+    FROM account_keys k JOIN accounts ON accounts.username = k.account WHERE k.key = $1
+  LIMIT 1`;
 
 export function toAccount(r: Row): Account {
   return {
     username: r.username,
+    name: r.name ?? defaultName(r.username),
+    prefix: r.prefix,
+    keyUntil: r.key_until === null ? null : Number(r.key_until),
+    weak: r.weak,
     // BIGINT arrives as text (it may exceed 2^53 in principle; balances never do).
     credits: r.credits === null ? null : Number(r.credits),
     dailyLimit: r.daily_limit,
@@ -91,7 +107,16 @@ function columnsOf(changes: AccountChanges): [string, unknown][] {
 
 function insertValues(account: AccountInput): unknown[] {
   const a = { ...ACCOUNT_DEFAULTS, ...account };
-  return [a.username, a.credits, a.dailyLimit, a.rate, a.allow.join(','), a.enabled];
+  return [
+    a.username,
+    a.credits,
+    a.dailyLimit,
+    a.rate,
+    a.allow.join(','),
+    a.enabled,
+    a.name ?? defaultName(a.username),
+    a.prefix ?? '',
+  ];
 }
 
 /**
@@ -103,7 +128,7 @@ const COUNT_DAY = `UPDATE accounts SET day = $2, day_count = GREATEST(CASE WHEN 
   (SELECT COALESCE(SUM(found), 0) FROM usage_all WHERE username = $1 AND day = $2)) WHERE username = $1`;
 
 const INSERT =
-  'INSERT INTO accounts (username, credits, daily_limit, rate, allow, enabled) VALUES ($1, $2, $3, $4, $5, $6)';
+  'INSERT INTO accounts (username, credits, daily_limit, rate, allow, enabled, name, prefix) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)';
 
 /** Most charges one statement takes (the rest wait for the next). */
 const MAX_CHARGE_BATCH = 1000;
@@ -239,17 +264,42 @@ export class PostgresAccounts implements AccountStore {
   }
 
   async getAccount(username: string): Promise<Account | null> {
-    const r = await this.db.query<Row>('account-get', `SELECT ${COLUMNS} FROM accounts WHERE username = $1`, [
-      username,
-    ]);
+    const r = await this.db.query<Row>('account-get', BY_KEY, [username]);
     return r.rows[0] ? toAccount(r.rows[0]) : null;
+  }
+
+  async getAccountByName(name: string): Promise<Account | null> {
+    const r = await this.db.query<Row>('account-by-name', `SELECT ${COLUMNS} FROM accounts WHERE name = $1`, [name]);
+    return r.rows[0] ? toAccount(r.rows[0]) : null;
+  }
+
+  async rotateKey(username: string, newKey: string, prefix: string, until: number): Promise<boolean> {
+    return this.db.transaction(async (client) => {
+      const row = await client.query('SELECT 1 FROM accounts WHERE username = $1 FOR UPDATE', [username]);
+      if (row.rowCount === 0) return false;
+      const taken = await client.query(
+        'SELECT 1 FROM accounts WHERE username = $1 UNION ALL SELECT 1 FROM account_keys WHERE key = $1',
+        [newKey],
+      );
+      if ((taken.rowCount ?? 0) > 0) return false;
+      await client.query(
+        'UPDATE accounts SET key_until = LEAST(COALESCE(key_until, $2), $2), prefix = $3 WHERE username = $1',
+        [username, until, prefix],
+      );
+      await client.query('UPDATE account_keys SET until = LEAST(COALESCE(until, $2), $2) WHERE account = $1', [
+        username,
+        until,
+      ]);
+      await client.query('INSERT INTO account_keys (key, account, until) VALUES ($1, $2, NULL)', [newKey, username]);
+      return true;
+    });
   }
 
   async addAccount(account: AccountInput): Promise<boolean> {
     // A new account starts with no credits leased (a shard left by a release before this one goes).
     const r = await this.db.query<{ n: string }>(
       'account-add',
-      `WITH ins AS (${INSERT} ON CONFLICT (username) DO NOTHING RETURNING username),
+      `WITH ins AS (${INSERT} ON CONFLICT DO NOTHING RETURNING username),
             stale AS (DELETE FROM credit_shards WHERE username IN (SELECT username FROM ins))
        SELECT count(*) AS n FROM ins`,
       insertValues(account),
@@ -343,6 +393,7 @@ export class PostgresAccounts implements AccountStore {
       await client.query('DELETE FROM credit_shards WHERE username = $1', [username]);
       await client.query('DELETE FROM usage WHERE username = $1', [username]);
       await client.query('DELETE FROM usage_shards WHERE username = $1', [username]);
+      await client.query('DELETE FROM account_keys WHERE account = $1', [username]);
       return ((await client.query('DELETE FROM accounts WHERE username = $1', [username])).rowCount ?? 0) > 0;
     });
   }

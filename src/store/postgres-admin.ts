@@ -42,8 +42,9 @@ export class PostgresAdmin implements AdminStore {
       'account-page',
       `SELECT ${COLUMNS}, GREATEST(CASE WHEN day = $1 THEN day_count ELSE 0 END,
               COALESCE((SELECT SUM(found) FROM usage_all u WHERE u.username = accounts.username AND u.day = $1), 0)) AS used_today
-         FROM accounts WHERE username COLLATE "C" > $2 AND ($3 = '' OR strpos(lower(username), lower($3)) > 0)
-         ORDER BY username COLLATE "C" LIMIT $4`,
+         FROM accounts WHERE name COLLATE "C" > $2
+          AND ($3 = '' OR strpos(lower(name), lower($3)) > 0 OR strpos(lower(prefix), lower($3)) > 0)
+         ORDER BY name COLLATE "C" LIMIT $4`,
       [day, q.after, q.search, q.limit + 1],
     );
     const accounts = r.rows.slice(0, q.limit).map((row) => ({ ...toAccount(row), usedToday: Number(row.used_today) }));
@@ -90,7 +91,7 @@ export class PostgresAdmin implements AdminStore {
           at: c.at,
           actor: c.actor,
           action: 'credit',
-          target: c.username,
+          target: c.target ?? c.username,
           before: { credits: before },
           after: { credits: balance, amount: c.delta },
         }),
@@ -115,17 +116,21 @@ export class PostgresAdmin implements AdminStore {
   async usageRange(fromDay: string, toDay: string): Promise<UsageCount[]> {
     const r = await this.db.query<{
       username: string;
+      name: string;
       day: string;
       operation: string;
       found: string;
       not_found: string;
     }>(
       'usage-range',
-      'SELECT username, day, operation, found, not_found FROM usage_all WHERE day >= $1 AND day <= $2 ORDER BY username COLLATE "C", day COLLATE "C", operation COLLATE "C"',
+      `SELECT u.username, COALESCE(a.name, u.username) AS name, u.day, u.operation, u.found, u.not_found
+         FROM usage_all u LEFT JOIN accounts a ON a.username = u.username WHERE u.day >= $1 AND u.day <= $2
+        ORDER BY COALESCE(a.name, u.username) COLLATE "C", u.day COLLATE "C", u.operation COLLATE "C"`,
       [fromDay, toDay],
     );
     return r.rows.map((u) => ({
       username: u.username,
+      name: u.name,
       day: u.day,
       operation: u.operation,
       found: Number(u.found),

@@ -25,6 +25,7 @@ import {
   type ChargeResult,
   type CreditResult,
   type UsageCount,
+  defaultName,
 } from './accounts';
 import { callerLeft, type ChargeCaller } from './store';
 
@@ -37,6 +38,10 @@ export interface Row {
   enabled: number;
   day: string | null;
   day_count: number;
+  name: string;
+  prefix: string;
+  key_until: number | null;
+  weak: string | null;
 }
 
 /** What the store does after each write: tell its watcher how writes go. */
@@ -54,11 +59,23 @@ interface PendingCharge {
   readonly reject: (e: unknown) => void;
 }
 
-export const COLUMNS = 'username, credits, daily_limit, rate, allow, enabled, day, day_count';
+export const COLUMNS =
+  'username, credits, daily_limit, rate, allow, enabled, day, day_count, name, prefix, key_until, weak';
+
+/** An account found by one of its keys: COLUMNS with that key's end (accounts.ts, keyUntil). */
+const BY_KEY = `SELECT ${COLUMNS} FROM accounts WHERE username = @key
+  UNION ALL SELECT ${COLUMNS.split(', ')
+    .map((c) => (c === 'key_until' ? 'k.until AS key_until' : `a.${c}`))
+    .join(', ')} FROM account_keys k JOIN accounts a ON a.username = k.account WHERE k.key = @key
+  LIMIT 1`;
 
 export function toAccount(r: Row): Account {
   return {
     username: r.username,
+    name: r.name ?? defaultName(r.username),
+    prefix: r.prefix,
+    keyUntil: r.key_until,
+    weak: r.weak,
     credits: r.credits,
     dailyLimit: r.daily_limit,
     rate: r.rate,
@@ -80,6 +97,7 @@ function columnsOf(changes: AccountChanges): Record<string, string | number | nu
 
 export class SqliteAccounts implements AccountStore {
   private readonly getStmt: Database.Statement<[string], Row>;
+  private readonly byKeyStmt: Database.Statement<{ key: string }, Row>;
   private readonly chargeStmt: Database.Statement<
     { username: string; day: string },
     { credits: number | null; day_count: number }
@@ -95,6 +113,7 @@ export class SqliteAccounts implements AccountStore {
   ) {
     // The tables are the accounts file's migrations' (migrations/sqlite-accounts.ts), applied before this.
     this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM accounts WHERE username = ?`);
+    this.byKeyStmt = db.prepare(BY_KEY);
     this.chargeStmt = db.prepare(
       `UPDATE accounts SET
          credits = CASE WHEN credits IS NULL THEN NULL ELSE credits - 1 END,
@@ -112,18 +131,53 @@ export class SqliteAccounts implements AccountStore {
   }
 
   async getAccount(username: string): Promise<Account | null> {
-    const row = this.getStmt.get(username);
+    const row = this.byKeyStmt.get({ key: username });
     return row ? toAccount(row) : null;
+  }
+
+  async getAccountByName(name: string): Promise<Account | null> {
+    const row = this.db.prepare(`SELECT ${COLUMNS} FROM accounts WHERE name = ?`).get(name) as Row | undefined;
+    return row ? toAccount(row) : null;
+  }
+
+  rotateKey(username: string, newKey: string, prefix: string, until: number): Promise<boolean> {
+    return this.write(() =>
+      this.db
+        .transaction(() => {
+          if (!this.getStmt.get(username) || this.byKeyStmt.get({ key: newKey })) return false;
+          this.db
+            .prepare(
+              'UPDATE accounts SET key_until = MIN(COALESCE(key_until, @until), @until), prefix = @prefix WHERE username = @username',
+            )
+            .run({ username, until, prefix });
+          this.db
+            .prepare('UPDATE account_keys SET until = MIN(COALESCE(until, @until), @until) WHERE account = @username')
+            .run({ username, until });
+          this.db.prepare('INSERT INTO account_keys (key, account, until) VALUES (?, ?, NULL)').run(newKey, username);
+          return true;
+        })
+        .immediate(),
+    );
   }
 
   private insert(account: AccountInput): boolean {
     const a = { ...ACCOUNT_DEFAULTS, ...account };
+    // No conflict target: a name or key already taken is refused alike (false).
     return (
       this.db
         .prepare(
-          'INSERT INTO accounts (username, credits, daily_limit, rate, allow, enabled) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (username) DO NOTHING',
+          'INSERT INTO accounts (username, name, prefix, credits, daily_limit, rate, allow, enabled) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
         )
-        .run(a.username, a.credits, a.dailyLimit, a.rate, a.allow.join(','), a.enabled ? 1 : 0).changes > 0
+        .run(
+          a.username,
+          a.name ?? defaultName(a.username),
+          a.prefix ?? '',
+          a.credits,
+          a.dailyLimit,
+          a.rate,
+          a.allow.join(','),
+          a.enabled ? 1 : 0,
+        ).changes > 0
     );
   }
 
@@ -156,7 +210,8 @@ export class SqliteAccounts implements AccountStore {
     await this.write(() =>
       this.db
         .transaction(() => {
-          if (!this.insert(account)) this.update(username, changes);
+          if (!this.insert(account) && !this.update(username, changes))
+            throw new Error(`the name ${JSON.stringify(account.name)} is another account's`);
         })
         .immediate(),
     );
@@ -212,6 +267,7 @@ export class SqliteAccounts implements AccountStore {
       this.db
         .transaction(() => {
           this.db.prepare('DELETE FROM usage WHERE username = ?').run(username);
+          this.db.prepare('DELETE FROM account_keys WHERE account = ?').run(username);
           return this.db.prepare('DELETE FROM accounts WHERE username = ?').run(username).changes > 0;
         })
         .immediate(),

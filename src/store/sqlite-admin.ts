@@ -30,8 +30,9 @@ export class SqliteAdmin implements AdminStore {
       .prepare(
         `SELECT ${COLUMNS}, MAX(CASE WHEN day = @day THEN day_count ELSE 0 END,
                 COALESCE((SELECT SUM(found) FROM usage u WHERE u.username = a.username AND u.day = @day), 0)) AS used_today
-         FROM accounts a WHERE username > @after AND (@search = '' OR instr(lower(username), lower(@search)) > 0)
-         ORDER BY username LIMIT @limit`,
+         FROM accounts a WHERE name > @after AND (@search = '' OR instr(lower(name), lower(@search)) > 0
+                                                  OR instr(lower(prefix), lower(@search)) > 0)
+         ORDER BY name LIMIT @limit`,
       )
       .all({ day, after: q.after, search: q.search, limit: q.limit + 1 }) as (Row & { used_today: number })[];
     const page: AccountSummary[] = rows.slice(0, q.limit).map((r) => ({ ...toAccount(r), usedToday: r.used_today }));
@@ -72,7 +73,7 @@ export class SqliteAdmin implements AdminStore {
               at: c.at,
               actor: c.actor,
               action: 'credit',
-              target: c.username,
+              target: c.target ?? c.username,
               before: { credits: before?.credits ?? null },
               after: { credits: result.balance, amount: c.delta },
             });
@@ -100,7 +101,9 @@ export class SqliteAdmin implements AdminStore {
     return (
       this.db
         .prepare(
-          'SELECT username, day, operation, found, not_found AS notFound FROM usage WHERE day >= ? AND day <= ? ORDER BY username, day, operation',
+          `SELECT u.username, COALESCE(a.name, u.username) AS name, u.day, u.operation, u.found, u.not_found AS notFound
+             FROM usage u LEFT JOIN accounts a ON a.username = u.username WHERE u.day >= ? AND u.day <= ?
+            ORDER BY COALESCE(a.name, u.username), u.day, u.operation`,
         )
         .all(fromDay, toDay) as UsageCount[]
     ).map((r) => ({ ...r }));

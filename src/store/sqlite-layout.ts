@@ -112,7 +112,12 @@ export function openSqliteFiles(file: string): SqliteFiles {
     if (!isFileless(accountsFile) && !fs.existsSync(accountsFile)) throw missingAccounts(file, accountsFile);
     const accounts = openAccounts(accountsFile);
     try {
+      // A step that rewrites usernames as keys (step 2) zeroes what it deletes, and the log is emptied after it:
+      // no copy of a username is left in the file's free space or its write-ahead log.
+      accounts.pragma('secure_delete = ON');
       const accountsApplied = migrateSqlite(accounts, Infinity, SQLITE_ACCOUNTS_MIGRATIONS).applied;
+      accounts.pragma('secure_delete = OFF');
+      if (accountsApplied.length > 0 && !isFileless(accountsFile)) accounts.pragma('wal_checkpoint(TRUNCATE)');
       return { records, accounts, accountsFile, applied, accountsApplied };
     } catch (e) {
       accounts.close();
@@ -158,6 +163,8 @@ function withSoleAccess<T>(file: string, refusal: () => Error, fn: (db: Database
       db.pragma('busy_timeout = 0');
       // The move's commit is made durable before the service relies on it.
       db.pragma('synchronous = FULL');
+      // The account tables it drops (the move) are zeroed, not left in free pages: they hold usernames.
+      db.pragma('secure_delete = ON');
       try {
         db.pragma('locking_mode = EXCLUSIVE');
         db.exec('BEGIN EXCLUSIVE');
@@ -278,6 +285,10 @@ export function moveAccountsBack(file: string): MovedBack {
   withSoleAccess(file, busy(file), (records) =>
     withSoleAccess(accountsFile, busy(accountsFile), (accounts) => {
       const at = recordedVersion(accounts) ?? 0;
+      if (at === 2)
+        throw new MigrationError(
+          `${accountsFile} keys its callers by a hash of their usernames, which a release before the accounts file cannot read (it finds a caller by its username); to go back, restore the backup taken before this release (nothing was changed)`,
+        );
       if (at > 1)
         throw new MigrationError(
           `${accountsFile} is at its schema version ${at}; this release takes back only version 1 (upgrade to the release that made it, and go back from there)`,

@@ -11,6 +11,8 @@ export interface RequestContext {
   operation?: string;
   /** The caller's username, once a transport has decoded it; the access log writes only its fingerprint. */
   username?: string;
+  /** The name of the caller's account, once admission found it (the access log's `account`). */
+  account?: string;
   errorCode?: string;
   /** Set when the answer came from a sandbox registration (SANDBOX=on), for the access log. */
   sandbox?: boolean;

@@ -36,8 +36,8 @@ export function creditsRouter(credits: CreditsService, logger: Logger): express.
       resolve(parseForm(queryString(req.url), NAMES, 'query names are matched ignoring case')),
     )
       .then((raw) => credits.creditsLeft(raw))
-      .then(({ username, credits: left }) => {
-        note(req, { username });
+      .then(({ username, account, credits: left }) => {
+        note(req, { username, account });
         const body = String(left);
         res.writeHead(200, {
           'Content-Type': 'text/plain; charset=utf-8',

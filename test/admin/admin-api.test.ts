@@ -2,6 +2,7 @@
 // system or an operator's script calls it; errors as {"code","message"}; the audit log naming the
 // token that made each change. Expectations are the issue's and docs/administration.md's.
 
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +10,9 @@ import { openStore } from '../../src/store/open';
 import type { VehicleStore } from '../../src/store/store';
 import { client, startAdmin, TOKENS, type TestAdmin } from '../helpers/admin';
 import { startServer } from '../helpers/server';
+
+/** A caller's username for the account `name`: long enough not to be flagged, and never answered back. */
+const secret = (name: string) => `${name}-username-7f3e2a9c1d4b`;
 
 let dir: string;
 let store: VehicleStore;
@@ -31,21 +35,26 @@ afterAll(async () => {
 
 test('add, read, change, disable, enable and remove a caller', async () => {
   const added = await ops('POST', '/admin/api/users', {
-    username: 'acme',
+    name: 'acme',
+    username: secret('acme'),
     credits: 100,
     dailyLimit: 50,
     allow: ['10.0.0.0/8'],
   });
   expect(added.status).toBe(201);
+  // Known by its name, recognised by the first characters of its username (a quarter, at most 6); the username
+  // chosen by the operator is not answered back.
   expect(added.json).toEqual({
-    username: 'acme',
+    name: 'acme',
+    prefix: secret('acme').slice(0, 6),
+    weak: null,
     enabled: true,
     credits: 100,
     dailyLimit: 50,
     rate: null,
     allow: ['10.0.0.0/8'],
   });
-  expect((await ops('POST', '/admin/api/users', { username: 'acme' })).status).toBe(409);
+  expect((await ops('POST', '/admin/api/users', { name: 'acme', username: secret('acme') })).status).toBe(409);
 
   const got = await ops('GET', '/admin/api/users/acme');
   expect(got.status).toBe(200);
@@ -56,7 +65,7 @@ test('add, read, change, disable, enable and remove a caller', async () => {
   expect(changed.json).toMatchObject({ rate: 2.5, dailyLimit: null, credits: 100 });
 
   expect((await ops('POST', '/admin/api/users/acme/disable')).json.enabled).toBe(false);
-  expect((await store.accounts.getAccount('acme'))?.enabled).toBe(false);
+  expect((await store.accounts.getAccountByName('acme'))?.enabled).toBe(false);
   expect((await ops('POST', '/admin/api/users/acme/enable')).json.enabled).toBe(true);
 
   expect((await ops('DELETE', '/admin/api/users/acme')).status).toBe(204);
@@ -66,21 +75,33 @@ test('add, read, change, disable, enable and remove a caller', async () => {
 });
 
 test('a generated username is 128 random bits, and given only once', async () => {
-  const a = await ops('POST', '/admin/api/users', { generate: true, credits: 5 });
+  const a = await ops('POST', '/admin/api/users', { name: 'gen-a', generate: true, credits: 5 });
   expect(a.status).toBe(201);
   expect(a.json.username).toMatch(/^[0-9a-f]{32}$/);
-  const b = await ops('POST', '/admin/api/users', { generate: true });
+  expect(a.json.prefix).toBe(a.json.username.slice(0, 6));
+  const b = await ops('POST', '/admin/api/users', { name: 'gen-b', generate: true });
   expect(b.json.username).not.toBe(a.json.username);
-  expect((await ops('POST', '/admin/api/users', { generate: true, username: 'x' })).status).toBe(400);
+  expect((await ops('POST', '/admin/api/users', { name: 'gen-c', generate: true, username: 'x' })).status).toBe(400);
+  // Only once: reading the account back shows its name and prefix, never the username.
+  const read = await ops('GET', '/admin/api/users/gen-a');
+  expect(read.json.username).toBeUndefined();
+  expect(read.text).not.toContain(a.json.username);
 });
 
 test('bad input: each refused with a specific message naming the field', async () => {
-  await ops('POST', '/admin/api/users', { username: 'strict', credits: 1 });
+  await ops('POST', '/admin/api/users', { name: 'strict', username: secret('strict'), credits: 1 });
   const cases: [string, string, unknown, RegExp][] = [
-    ['POST', '/admin/api/users', { username: 'a', credits: -1 }, /credits must be at least 0/],
-    ['POST', '/admin/api/users', { username: 'a', credits: 'ten' }, /credits must be a whole number or null/],
-    ['POST', '/admin/api/users', { username: 'a', colour: 'red' }, /colour is not a field/],
-    ['POST', '/admin/api/users', { username: ' padded' }, /cannot start or end with spaces/],
+    ['POST', '/admin/api/users', { name: 'a', username: secret('a'), credits: -1 }, /credits must be at least 0/],
+    [
+      'POST',
+      '/admin/api/users',
+      { name: 'a', username: secret('a'), credits: 'ten' },
+      /credits must be a whole number or null/,
+    ],
+    ['POST', '/admin/api/users', { name: 'a', username: secret('a'), colour: 'red' }, /colour is not a field/],
+    ['POST', '/admin/api/users', { name: 'a', username: ' padded' }, /cannot start or end with spaces/],
+    ['POST', '/admin/api/users', { name: 'a b', username: secret('a') }, /a name holds letters, digits/],
+    ['POST', '/admin/api/users', { username: secret('a') }, /name/],
     ['PATCH', '/admin/api/users/strict', { allow: ['not-an-address'] }, /allow/],
     ['PATCH', '/admin/api/users/strict', { rate: 0.0001 }, /rate must be 0 \(none\) or between/],
     ['PATCH', '/admin/api/users/strict', {}, /nothing to change/],
@@ -108,8 +129,12 @@ test('bad input: each refused with a specific message naming the field', async (
 
 test('list: paged by opaque cursors, searched in any case, every caller once', async () => {
   for (let i = 0; i < 23; i++)
-    await ops('POST', '/admin/api/users', { username: `page-${String(i).padStart(2, '0')}`, credits: i });
-  await ops('POST', '/admin/api/users', { username: 'Other-PAGE-x' });
+    await ops('POST', '/admin/api/users', {
+      name: `page-${String(i).padStart(2, '0')}`,
+      username: secret(`page-${String(i).padStart(2, '0')}`),
+      credits: i,
+    });
+  await ops('POST', '/admin/api/users', { name: 'Other-PAGE-x', username: secret('Other-PAGE-x') });
   const seen: string[] = [];
   let cursor: string | null = null;
   let pages = 0;
@@ -119,7 +144,7 @@ test('list: paged by opaque cursors, searched in any case, every caller once', a
       `/admin/api/users?search=page&limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
     );
     expect(r.status).toBe(200);
-    seen.push(...(r.json.users as { username: string }[]).map((u) => u.username));
+    seen.push(...(r.json.users as { name: string }[]).map((u) => u.name));
     cursor = r.json.next as string | null;
     pages++;
   } while (cursor !== null && pages < 10);
@@ -132,13 +157,13 @@ test('list: paged by opaque cursors, searched in any case, every caller once', a
 });
 
 test('credits: a top-up applied once per Idempotency-Key; a reused key with another body refused', async () => {
-  await ops('POST', '/admin/api/users', { username: 'payer', credits: 10 });
+  await ops('POST', '/admin/api/users', { name: 'payer', username: secret('payer'), credits: 10 });
   const key = { 'Idempotency-Key': '6f1c2a9e-0d5b-4f2e-9a51-4a2b7f0c1d11' };
   const first = await billing('POST', '/admin/api/users/payer/credits', { amount: 25 }, key);
-  expect([first.status, first.json]).toEqual([200, { username: 'payer', balance: 35, replayed: false }]);
+  expect([first.status, first.json]).toEqual([200, { name: 'payer', balance: 35, replayed: false }]);
   const retry = await billing('POST', '/admin/api/users/payer/credits', { amount: 25 }, key);
-  expect([retry.status, retry.json]).toEqual([200, { username: 'payer', balance: 35, replayed: true }]);
-  expect((await store.accounts.getAccount('payer'))?.credits).toBe(35);
+  expect([retry.status, retry.json]).toEqual([200, { name: 'payer', balance: 35, replayed: true }]);
+  expect((await store.accounts.getAccountByName('payer'))?.credits).toBe(35);
   const other = await billing('POST', '/admin/api/users/payer/credits', { amount: 26 }, key);
   expect([other.status, other.json.code]).toEqual([422, 'IDEMPOTENCY_KEY_REUSED']);
   const noKey = await billing('POST', '/admin/api/users/payer/credits', { amount: 1 });
@@ -165,7 +190,7 @@ test('credits: a top-up applied once per Idempotency-Key; a reused key with anot
     { 'Idempotency-Key': 'one-past-the-bound' },
   );
   expect([past.status, past.json.code]).toEqual([400, 'INVALID_INPUT']);
-  expect((await store.accounts.getAccount('payer'))?.credits).toBe(1_000_000_000_000);
+  expect((await store.accounts.getAccountByName('payer'))?.credits).toBe(1_000_000_000_000);
   const unknown = await billing(
     'POST',
     '/admin/api/users/nobody/credits',
@@ -176,9 +201,10 @@ test('credits: a top-up applied once per Idempotency-Key; a reused key with anot
 });
 
 test('usage a day by operation, and the audit log names the token that made each change', async () => {
-  await ops('POST', '/admin/api/users', { username: 'audited', credits: 3 });
+  await ops('POST', '/admin/api/users', { name: 'audited', username: secret('audited'), credits: 3 });
+  const audited = (await store.accounts.getAccountByName('audited'))?.username as string;
   await store.accounts.addUsage([
-    { username: 'audited', day: new Date().toISOString().slice(0, 10), operation: 'Check', found: 4, notFound: 1 },
+    { username: audited, day: new Date().toISOString().slice(0, 10), operation: 'Check', found: 4, notFound: 1 },
   ]);
   const usage = await ops('GET', '/admin/api/users/audited/usage?days=7');
   expect(usage.status).toBe(200);
@@ -304,4 +330,31 @@ test('reglookup_callers_low_credit: callers below CREDIT_ALERT_BELOW, unlimited 
   } finally {
     await server.close();
   }
+});
+
+test('rotate: a new username answered once; the old one ends after the grace period (USERNAME_ROTATION_GRACE_S)', async () => {
+  await ops('POST', '/admin/api/users', { name: 'rotated', username: secret('rotated'), credits: 5 });
+  const r = await billing('POST', '/admin/api/users/rotated/rotate');
+  expect(r.status).toBe(200);
+  expect(r.json).toEqual({
+    name: 'rotated',
+    username: expect.stringMatching(/^[0-9a-f]{32}$/),
+    prefix: r.json.username.slice(0, 6),
+    oldUntil: expect.any(String),
+  });
+  // docs/configuration.md: one day by default.
+  expect(Date.parse(r.json.oldUntil) - Date.now()).toBeGreaterThan(86_400_000 - 60_000);
+  expect(Date.parse(r.json.oldUntil) - Date.now()).toBeLessThanOrEqual(86_400_000);
+  // Both usernames find the one account; the new one is never answered again.
+  const sha = (u: string) => createHash('sha256').update(u, 'utf8').digest('hex');
+  const viaOld = await store.accounts.getAccount(sha(secret('rotated')));
+  const viaNew = await store.accounts.getAccount(sha(r.json.username));
+  expect(viaOld?.name).toBe('rotated');
+  expect(viaNew).toMatchObject({ name: 'rotated', username: viaOld?.username, keyUntil: null, credits: 5 });
+  expect(viaOld?.keyUntil).toBe(Date.parse(r.json.oldUntil));
+  expect((await ops('GET', '/admin/api/users/rotated')).text).not.toContain(r.json.username);
+  expect((await ops('POST', '/admin/api/users/nobody/rotate')).status).toBe(404);
+  const audit = await ops('GET', '/admin/api/audit?limit=1');
+  expect(audit.json.entries[0]).toMatchObject({ actor: 'billing', action: 'rotate', target: 'rotated' });
+  expect(audit.text).not.toContain(r.json.username);
 });

@@ -49,7 +49,7 @@ describe('duplicateKey', () => {
 });
 
 test('a top-up with its amount given twice is refused 400 naming the key, and credits nothing', async () => {
-  expect((await ops('POST', '/admin/api/users', { username: 'twice', credits: 10 })).status).toBe(201);
+  expect((await ops('POST', '/admin/api/users', { name: 'twice', generate: true, credits: 10 })).status).toBe(201);
   const r = await ops('POST', '/admin/api/users/twice/credits', '{"amount":5,"amount":7}', {
     'Idempotency-Key': 'dup-key-0123456789',
   });
@@ -70,12 +70,16 @@ test('a new username with an invisible character is refused 400, the character n
     ['\u202eretem', 'U+202E'],
     ['me\ufeffter', 'U+FEFF'],
   ]) {
-    const r = await ops('POST', '/admin/api/users', { username: name });
+    const r = await ops('POST', '/admin/api/users', { name: 'meter', username: name });
     expect(r.status).toBe(400);
     expect(r.json.code).toBe('INVALID_INPUT');
     expect(r.json.message).toMatch(/invisible or formatting characters/);
     expect(r.json.message).toContain(code);
-    expect(await store.accounts.getAccount(name)).toBeNull();
+    expect(await store.accounts.getAccountByName('meter')).toBeNull();
   }
-  expect((await ops('POST', '/admin/api/users', { username: 'meter' })).status).toBe(201);
+  expect((await ops('POST', '/admin/api/users', { name: 'meter', username: 'meter-username-7f3e2a9c' })).status).toBe(
+    201,
+  );
+  // A name holds no invisible character either.
+  expect((await ops('POST', '/admin/api/users', { name: 'me\u200bter', generate: true })).status).toBe(400);
 });

@@ -2,12 +2,16 @@
 // and 500 concurrent lookups charged to the same metered caller leave the exact sum, on SQLite and
 // on PostgreSQL: final balance = start + 50 top-ups - the lookups answered with a record.
 
+import { createHash } from 'node:crypto';
 import { openStore } from '../../src/store/open';
 import { callJson } from '../helpers/json';
 import { demo } from '../helpers/sample';
 import { startServer } from '../helpers/server';
 import { client, startAdmin, TOKENS } from '../helpers/admin';
 import { describeStores } from '../helpers/stores';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 describeStores('%s', (kind) => {
   test('50 top-ups (each retried) and 500 lookups at once leave the exact sum', async () => {
@@ -17,7 +21,9 @@ describeStores('%s', (kind) => {
     const admin = await startAdmin(store);
     try {
       const ops = client(admin.url, TOKENS[1].token);
-      expect((await ops('POST', '/admin/api/users', { username: 'metered', credits: 100 })).status).toBe(201);
+      expect(
+        (await ops('POST', '/admin/api/users', { name: 'metered', username: 'metered', credits: 100 })).status,
+      ).toBe(201);
       const plate = demo('Check').registration;
       const topUps = Array.from({ length: 50 }, (_, i) => ({ 'Idempotency-Key': `top-up-${kind.name}-${i}-0123` }));
       const calls = [
@@ -39,7 +45,7 @@ describeStores('%s', (kind) => {
       const found = lookups.filter((a) => a.status === 200).length;
       const outOfCredit = lookups.filter((a) => JSON.parse(a.body).code === 'OUT_OF_CREDIT').length;
       expect(found + outOfCredit).toBe(500);
-      expect((await store.accounts.getAccount('metered'))?.credits).toBe(100 + 50 * 10 - found);
+      expect((await store.accounts.getAccount(key('metered')))?.credits).toBe(100 + 50 * 10 - found);
       const audit = await ops('GET', '/admin/api/audit?limit=1000');
       expect((audit.json.entries as { action: string }[]).filter((e) => e.action === 'credit')).toHaveLength(50);
     } finally {

@@ -64,7 +64,7 @@ test('a field the document does not list for a body is refused by the router, on
   );
   expect(fields.sort()).toEqual(['allow', 'credits', 'dailyLimit', 'rate']);
   const ops = client(admin.url, TOKENS[0].token);
-  await ops('POST', '/admin/api/users', { username: 'doc' });
+  await ops('POST', '/admin/api/users', { name: 'doc', generate: true });
   expect((await ops('PATCH', '/admin/api/users/doc', { dailyLimit: 5 })).status).toBe(200);
   expect((await ops('PATCH', '/admin/api/users/doc', { username: 'renamed' })).status).toBe(400);
 });

@@ -3,10 +3,14 @@
 // every 300 ms instead of every minute), the upstream providers' breakers and calls, and lookups
 // only: a mistaken GET /admin/api/users on the public port, a help page and a probe are not lookups.
 
+import { createHash } from 'node:crypto';
 import { client, startAdmin, TOKENS, type TestAdmin } from '../helpers/admin';
 import { metrics } from '../../src/ops/metrics';
 import { startServer, type TestServer } from '../helpers/server';
 import { DVLA_TEST_KEY, startFakeDvla, type FakeDvla } from '../helpers/upstream-dvla';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 jest.setTimeout(60_000);
 
@@ -32,7 +36,7 @@ beforeAll(async () => {
     UPSTREAM_BREAKER_OPEN_MS: '600000',
     UPSTREAM_TIMEOUT_MS: '3000',
   });
-  await srv.store.accounts.putAccount({ username: 'one-credit', credits: 1 });
+  await srv.store.accounts.putAccount({ username: key('one-credit'), credits: 1 });
   admin = await startAdmin(srv.store, {
     metricsText: () => metrics().registry.metrics(),
     overviewEveryMs: EVERY_MS,

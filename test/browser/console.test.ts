@@ -57,6 +57,9 @@ function describeWithChromium(title: string, body: () => void): void {
   describe.skip(title, body);
 }
 
+/** acme-browser's username: the console shows its first 6 characters, never the whole. */
+const SECRET = 'acmebr-7f3e2a9c1d4b5e6f7a8b9c0d';
+
 describeWithChromium('the admin console in Chromium', () => {
   let srv: TestServer;
   let admin: TestAdmin;
@@ -68,7 +71,11 @@ describeWithChromium('the admin console in Chromium', () => {
     srv = await startServer();
     // A reading of the metrics every second instead of every minute, so that the overview's charts have points.
     admin = await startAdmin(srv.store, { metricsText: () => metrics().registry.metrics(), overviewEveryMs: 1000 });
-    await client(admin.url, TOKENS[0].token)('POST', '/admin/api/users', { username: 'acme-browser', credits: 10 });
+    await client(admin.url, TOKENS[0].token)('POST', '/admin/api/users', {
+      name: 'acme-browser',
+      username: SECRET,
+      credits: 10,
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
     page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
     page.on('console', (m) => {
@@ -105,19 +112,20 @@ describeWithChromium('the admin console in Chromium', () => {
   });
 
   test('find a caller, top it up, and its chart redraws with the new lookups of the day', async () => {
-    await page.getByLabel('Username contains').fill('acme');
+    await page.getByLabel('Name or prefix contains').fill('acme');
     await page.keyboard.press('Enter');
     await page.getByRole('link', { name: 'acme-browser' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Caller acme-browser' }).waitFor();
     expect(await page.locator('#usage-chart').getAttribute('data-total')).toBe('0');
+    // The username is recognised by its first characters; the page never holds it whole.
+    expect(await page.locator('#field-username-starts').textContent()).toBe(`${SECRET.slice(0, 6)}…`);
+    expect(await page.content()).not.toContain(SECRET);
     expect(await axe(page)).toEqual([]);
 
     const plate = demo('Check').registration;
     for (let i = 0; i < 3; i++)
-      expect((await callJson(srv.url, 'Check', { RegistrationNumber: plate, username: 'acme-browser' })).status).toBe(
-        200,
-      );
+      expect((await callJson(srv.url, 'Check', { RegistrationNumber: plate, username: SECRET })).status).toBe(200);
     await srv.flushUsage();
 
     await page.getByLabel('Credits to add (negative to take)').fill('5');
@@ -126,6 +134,14 @@ describeWithChromium('the admin console in Chromium', () => {
     expect(await page.locator('#field-credits').textContent()).toBe('12');
     expect(await page.locator('#usage-chart').getAttribute('data-total')).toBe('3');
     expect(await page.locator('#usage-chart canvas').count()).toBeGreaterThan(0);
+    // A new username, shown this once on the page; the old one keeps working for the grace period.
+    await page.getByRole('button', { name: 'Issue a new username' }).click();
+    const fresh = await page.locator('#new-username').textContent();
+    expect(fresh).toMatch(/^[0-9a-f]{32}$/);
+    expect((await callJson(srv.url, 'Check', { RegistrationNumber: plate, username: fresh as string })).status).toBe(
+      200,
+    );
+    expect((await callJson(srv.url, 'Check', { RegistrationNumber: plate, username: SECRET })).status).toBe(200);
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
     expect(await axe(page)).toEqual([]);
   });
@@ -141,9 +157,10 @@ describeWithChromium('the admin console in Chromium', () => {
     await page.getByRole('rowheader', { name: 'ok', exact: true }).waitFor();
     expect(await page.getByRole('rowheader', { name: 'UNKNOWN_OPERATION' }).count()).toBe(0);
     expect(await page.getByText(/ms or less/).count()).toBe(2);
-    // This file's lookups so far: 3 by acme-browser and the one above, each in some minute of the chart.
+    // This file's lookups so far: 5 by acme-browser (3, then one by each of its usernames) and the one above, each in
+    // some minute of the chart.
     const chart = page.locator('#traffic-chart');
-    expect(Number(await chart.getAttribute('data-lookups'))).toBe(4);
+    expect(Number(await chart.getAttribute('data-lookups'))).toBe(6);
     expect(Number(await chart.getAttribute('data-minutes'))).toBeGreaterThan(0);
     expect(await chart.locator('canvas').count()).toBeGreaterThan(0);
     expect(await page.locator('#p99-chart canvas').count()).toBeGreaterThan(0);

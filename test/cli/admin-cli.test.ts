@@ -2,12 +2,16 @@
 // as cli:<user>; `reglookup audit` reads the log; `reglookup users usage --all --from --to --csv`
 // gives every caller's usage for an invoice run, the same rows as GET /admin/api/usage.
 
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openStore } from '../../src/store/open';
 import { runCli } from '../helpers/cli';
 import { client, startAdmin, TOKENS } from '../helpers/admin';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 // Each command is a process of its own: slow on a busy machine.
 jest.setTimeout(180_000);
@@ -22,7 +26,7 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 test('users add / credit / disable are audited as cli:<user>; reglookup audit lists them newest first', () => {
-  expect(runCli(['users', 'add', 'carol', '--credits', '5'], env).status).toBe(0);
+  expect(runCli(['users', 'add', 'carol', '--username', 'carol', '--credits', '5'], env).status).toBe(0);
   expect(runCli(['users', 'credit', 'carol', '10'], env).stdout).toBe('carol: 15 credit(s) left\n');
   expect(runCli(['users', 'disable', 'carol'], env).status).toBe(0);
   const r = runCli(['audit', '--json'], env);
@@ -48,18 +52,18 @@ test('users add / credit / disable are audited as cli:<user>; reglookup audit li
 
 test('users usage --all --from --to --csv: every caller, the same rows as the admin API', async () => {
   const store = openStore(env.DATABASE_URL);
-  await store.accounts.addAccount({ username: 'dave' });
+  await store.accounts.addAccount({ username: key('dave'), name: 'dave' });
   await store.accounts.addUsage([
-    { username: 'carol', day: '2026-03-01', operation: 'Check', found: 3, notFound: 1 },
-    { username: 'dave', day: '2026-03-02', operation: 'CheckNorway', found: 2, notFound: 0 },
-    { username: 'dave', day: '2026-04-01', operation: 'Check', found: 9, notFound: 9 },
+    { username: key('carol'), day: '2026-03-01', operation: 'Check', found: 3, notFound: 1 },
+    { username: key('dave'), day: '2026-03-02', operation: 'CheckNorway', found: 2, notFound: 0 },
+    { username: key('dave'), day: '2026-04-01', operation: 'Check', found: 9, notFound: 9 },
   ]);
   const admin = await startAdmin(store);
   try {
     const csv = runCli(['users', 'usage', '--all', '--from', '2026-03-01', '--to', '2026-03-31', '--csv'], env);
     expect(csv.status).toBe(0);
     expect(csv.stdout).toBe(
-      'username,day,operation,found,not_found\r\ncarol,2026-03-01,Check,3,1\r\ndave,2026-03-02,CheckNorway,2,0\r\n',
+      'name,day,operation,found,not_found\r\ncarol,2026-03-01,Check,3,1\r\ndave,2026-03-02,CheckNorway,2,0\r\n',
     );
     const api = await client(admin.url, TOKENS[1].token)(
       'GET',
@@ -69,8 +73,8 @@ test('users usage --all --from --to --csv: every caller, the same rows as the ad
     expect(api.text).toBe(csv.stdout);
     const json = await client(admin.url, TOKENS[1].token)('GET', '/admin/api/usage?from=2026-03-01&to=2026-03-31');
     expect(json.json.usage).toEqual([
-      { username: 'carol', day: '2026-03-01', operation: 'Check', found: 3, notFound: 1 },
-      { username: 'dave', day: '2026-03-02', operation: 'CheckNorway', found: 2, notFound: 0 },
+      { name: 'carol', day: '2026-03-01', operation: 'Check', found: 3, notFound: 1 },
+      { name: 'dave', day: '2026-03-02', operation: 'CheckNorway', found: 2, notFound: 0 },
     ]);
     const backwards = await client(admin.url, TOKENS[1].token)('GET', '/admin/api/usage?from=2026-03-31&to=2026-03-01');
     expect([backwards.status, backwards.json.message]).toEqual([400, expect.stringContaining('before')]);
@@ -92,11 +96,12 @@ test('users usage --all --from --to --csv: every caller, the same rows as the ad
   expect(runCli(['users', 'usage'], env)).toMatchObject({ status: 1, stderr: expect.stringContaining('--all') });
 });
 
-test('a spreadsheet formula in a username stays text in the CSV', async () => {
+test('a spreadsheet formula in a name stays text in the CSV', async () => {
+  // New names hold no = (accounts/username.ts); a name taken from a username by the migration may.
   const store = openStore(env.DATABASE_URL);
-  await store.accounts.addAccount({ username: '=HYPERLINK("x")' });
+  await store.accounts.addAccount({ username: key('formula'), name: '=HYPERLINK("x")' });
   await store.accounts.addUsage([
-    { username: '=HYPERLINK("x")', day: '2025-01-01', operation: 'Check', found: 1, notFound: 0 },
+    { username: key('formula'), day: '2025-01-01', operation: 'Check', found: 1, notFound: 0 },
   ]);
   await store.close();
   const csv = runCli(['users', 'usage', '--all', '--from', '2025-01-01', '--to', '2025-01-01', '--csv'], env);

@@ -3,6 +3,7 @@
 // the anti-framing, nosniff and strict CSP headers; tokens appear in no log line and no metric.
 // And its configuration: off unless ADMIN_PORT is set, never on PORT, never without a token.
 
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -12,6 +13,8 @@ import { openStore } from '../../src/store/open';
 import type { VehicleStore } from '../../src/store/store';
 import { client, startAdmin, TOKENS, type TestAdmin } from '../helpers/admin';
 import { runCli, startServeProcess } from '../helpers/cli';
+import { migrateSqlite } from '../../src/store/migrations/sqlite';
+import { SQLITE_ACCOUNTS_MIGRATIONS } from '../../src/store/migrations/sqlite-accounts';
 
 // One test starts `reglookup serve` as a process, and the slowed refusals wait: slow on a busy machine.
 jest.setTimeout(120_000);
@@ -219,7 +222,7 @@ test('reglookup serve with ADMIN_PORT: tokens appear in no log line and no metri
     const url = (m as RegExpExecArray)[1] ?? (m as RegExpExecArray)[2];
     expect(url).not.toBe(served.base);
     const ops = client(url, token);
-    expect((await ops('POST', '/admin/api/users', { username: 'logged', credits: 1 })).status).toBe(201);
+    expect((await ops('POST', '/admin/api/users', { name: 'logged', generate: true, credits: 1 })).status).toBe(201);
     await client(url, `${token}-wrong`)('GET', '/admin/api/users');
     await fetch(`${url}/admin/api/users?token=${token}`);
     // The public port knows nothing of the admin API.
@@ -237,38 +240,59 @@ test('reglookup serve with ADMIN_PORT: tokens appear in no log line and no metri
   }
 });
 
-test('users add refuses invisible characters; users list --suspicious shows existing ones escaped', async () => {
+test('users add refuses invisible characters; users list --suspicious shows the guessable usernames the upgrade found', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-suspicious-'));
   const env = { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}` };
   try {
-    const refused = runCli(['users', 'add', 'me\u200bter'], env);
+    // Callers of the previous release (an accounts file at its first step), with their usernames in clear.
+    const old = new Database(path.join(dir, 'db.accounts.sqlite'));
+    migrateSqlite(old, 1, SQLITE_ACCOUNTS_MIGRATIONS);
+    for (const username of [
+      'me\u200bter',
+      '\u202eretem-and-long-enough-to-pass',
+      'short',
+      'a-long-and-random-7f3e2a9c1d4b',
+    ])
+      old.prepare('INSERT INTO accounts (username) VALUES (?)').run(username);
+    old.close();
+
+    // The upgrade says how many it found, and what to do.
+    const migrated = runCli(['migrate'], env);
+    expect(migrated.status).toBe(0);
+    expect(migrated.stderr).toBe(
+      '3 caller(s) have a guessable username (short, or holding an invisible character): reglookup users list --suspicious, then reglookup users rotate NAME\n',
+    );
+    const refused = runCli(['users', 'add', 'meter', '--username', 'me\u200bter'], env);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/invisible or formatting characters/);
     expect(refused.stderr).toContain('U+200B');
-    expect(refused.stderr).toContain('me\\u{200B}ter');
-    expect(refused.stderr).not.toContain('\u200b');
-    expect(runCli(['users', 'add', 'meter'], env).status).toBe(0);
-    expect(runCli(['users', 'list', '--suspicious'], env).stdout).toMatch(/^no username holds/);
-    // Ones that came in before the rule (written to the store directly here).
-    const s = openStore(env.DATABASE_URL);
-    try {
-      for (const username of ['me\u200bter', '\u202eretem']) await s.accounts.addAccount({ username });
-    } finally {
-      await s.close();
-    }
+    // The username is a credential: not repeated, even escaped.
+    expect(refused.stderr).not.toMatch(/me.?ter/);
+    expect(runCli(['users', 'add', 'meter', '--username', 'meter-and-long-enough-to-pass'], env).status).toBe(0);
+
     const listed = runCli(['users', 'list', '--suspicious'], env);
     expect(listed.status).toBe(0);
-    expect(listed.stdout).toContain('me\\u{200B}ter');
-    expect(listed.stdout).toContain('\\u{202E}retem');
-    expect(listed.stdout).not.toMatch(/^meter\b/m);
+    const rows = listed.stdout.trimEnd().split('\n');
+    expect(rows[0]).toMatch(/^NAME\s+PREFIX\s+WEAK\s+ENABLED$/);
+    expect(
+      rows
+        .slice(1)
+        .map((r) => /\s(invisible|short)\s/.exec(r)?.[1])
+        .sort(),
+    ).toEqual(['invisible', 'invisible', 'short']);
+    expect(listed.stdout).not.toMatch(/me.?ter|retem|random/);
     expect(listed.stdout).not.toMatch(/[\u200b\u202e]/);
     const json = JSON.parse(runCli(['users', 'list', '--suspicious', '--json'], env).stdout) as {
-      username: string;
-      escaped: string;
-      holds: string;
+      name: string;
+      prefix: string;
+      weak: string;
     }[];
-    expect(json.map((r) => r.holds).sort()).toEqual(['U+200B', 'U+202E']);
-    expect(json.find((r) => r.holds === 'U+200B')?.username).toBe('me\u200bter');
+    // docs/security.md: short is under 20 characters; its prefix is a quarter of it (1 of 5 characters).
+    expect(json.find((r) => r.weak === 'short')).toMatchObject({
+      prefix: 's',
+      name: expect.stringMatching(/^s-[0-9a-f]{12}$/),
+    });
+    expect(json.filter((r) => r.weak === 'invisible').map((r) => r.prefix)).toEqual(['', '']);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -4,6 +4,7 @@
 // one of its WORKERS (reglookup_start_time_seconds). The read replicas' gauge is checked where a real
 // streaming replica falls behind and goes away: test/store/replicas.test.ts.
 
+import { createHash } from 'node:crypto';
 import { execFileSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -13,6 +14,9 @@ import { startRedisServer } from '../helpers/private-redis';
 import { LISTENING, startCli, serveCli } from '../helpers/cli';
 import { startServer, type TestServer } from '../helpers/server';
 import { freePort } from '../helpers/port';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 jest.setTimeout(120_000);
 
@@ -131,7 +135,7 @@ describe('reglookup_credits_spent_total (the dashboard counts credits spent an h
 
   test('one per lookup that found its record, by a caller with credits; none for a miss or an unmetered caller', async () => {
     srv = await startServer();
-    await srv.store.accounts.putAccount({ username: 'payer', credits: 5 });
+    await srv.store.accounts.putAccount({ username: key('payer'), credits: 5 });
     const lookup = (reg: string, username: string) =>
       fetch(`${srv!.url}/api/reg.asmx/Check?RegistrationNumber=${reg}&username=${username}`);
     const before = (await valueOf(srv.url, 'reglookup_credits_spent_total')) ?? 0;
@@ -139,7 +143,7 @@ describe('reglookup_credits_spent_total (the dashboard counts credits spent an h
     expect((await lookup('ZZ99ZZZ', 'payer')).status).toBe(404);
     expect((await lookup('RG11ABC', 'free-for-all')).status).toBe(200);
     expect(await valueOf(srv.url, 'reglookup_credits_spent_total')).toBe(before + 3);
-    expect((await srv.store.accounts.getAccount('payer'))?.credits).toBe(2);
+    expect((await srv.store.accounts.getAccount(key('payer')))?.credits).toBe(2);
   });
 });
 

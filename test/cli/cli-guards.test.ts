@@ -231,11 +231,11 @@ describeSqlite('a mistyped store or variable is not taken silently', () => {
     const store = fresh('callers-first.db');
     const env = { DATABASE_URL: `sqlite:${store}` };
     const said = `reglookup: created a new store at ${store}: no file was there (check DATABASE_URL if you meant an existing store)\n`;
-    const add = runCli(['users', 'add', 'alice', '--credits', '5'], env);
+    const add = runCli(['users', 'add', 'alice', '--username', 'alice', '--credits', '5'], env);
     expect(add.status).toBe(0);
     expect(add.stderr).toBe(said);
     expect(fs.existsSync(store)).toBe(true);
-    const again = runCli(['users', 'add', 'bob'], env);
+    const again = runCli(['users', 'add', 'bob', '--username', 'bob'], env);
     expect(again.status).toBe(0);
     expect(again.stderr).toBe('');
 

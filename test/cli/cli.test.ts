@@ -51,10 +51,14 @@ test('a bad setting stops start-up with a message naming the variable', () => {
 
 test('users commands as their own process: output on stdout, errors on stderr, exit status 1 for a bad input', () => {
   const env = { DATABASE_URL: `sqlite:${path.join(dir, 'own-process.db')}` };
-  const bad = runCli(['users', 'add', 'x'.repeat(300)], env);
+  const bad = runCli(['users', 'add', 'long', '--username', 'x'.repeat(300)], env);
   expect(bad.status).toBe(1);
   expect(bad.stderr).toMatch(/at most 256 characters/);
-  const good = runCli(['users', 'add', 'spawned', '--credits', '7'], env);
+  expect(runCli(['users', 'add', 'long'], env)).toMatchObject({
+    status: 1,
+    stderr: expect.stringMatching(/--generate/),
+  });
+  const good = runCli(['users', 'add', 'spawned', '--username', 'spawned', '--credits', '7'], env);
   expect(good.status).toBe(0);
   expect(good.stdout).toMatch(/added spawned/);
 });
@@ -70,16 +74,16 @@ test('the users commands, and a running server sees each change within a second'
   try {
     expect(await lookup(srv.url, 'alice')).toEqual({ status: 403, code: 'UNKNOWN_USERNAME' });
 
-    const add = runCli(['users', 'add', 'alice'], env);
+    const add = runCli(['users', 'add', 'alice', '--username', 'alice'], env);
     expect(add.status).toBe(0);
     await sleep(within + 100);
     expect((await lookup(srv.url, 'alice')).status).toBe(200);
 
-    expect(runCli(['users', 'add', 'bob', '--credits', '1'], env).status).toBe(0);
+    expect(runCli(['users', 'add', 'bob', '--username', 'bob', '--credits', '1'], env).status).toBe(0);
     const list = runCli(['users', 'list', '--json'], env);
     expect(list.status).toBe(0);
     expect(
-      (JSON.parse(list.stdout) as { username: string; credits: number | null }[]).map((a) => [a.username, a.credits]),
+      (JSON.parse(list.stdout) as { name: string; credits: number | null }[]).map((a) => [a.name, a.credits]),
     ).toEqual([
       ['alice', null],
       ['bob', 1],

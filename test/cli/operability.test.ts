@@ -299,7 +299,7 @@ describe('the access log', () => {
         / debug request .*transport=health outcome=ok status=200/,
       );
       expect(lines.find((l) => l.includes(' path=/api/reg.asmx/Check '))).toMatch(
-        / info request id=\S+ client=127\.0\.0\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=ok status=200 ms=[\d.]+ caller=sha256:2a97516c354b source=store$/,
+        / info request id=\S+ client=127\.0\.0\.1 method=GET path=\/api\/reg\.asmx\/Check transport=get operation=Check outcome=ok status=200 ms=[\d.]+ caller=sha256:2a97516c354b account=- source=store$/,
       );
     } finally {
       run.child.kill('SIGKILL');

@@ -44,7 +44,9 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     // With an upstream listed the sample is not loaded at start (docs/configuration.md): imported here instead.
     expect(await startCli(['import', SAMPLE], env).exited).toBe(0);
     srv = await startServeProcess(env);
-    expect(await startCli(['users', 'add', SECRET_USERNAME, '--credits', '10'], env).exited).toBe(0);
+    expect(
+      await startCli(['users', 'add', SECRET_USERNAME, '--username', SECRET_USERNAME, '--credits', '10'], env).exited,
+    ).toBe(0);
     const get = (op: string, reg: string, username: string, id: string) =>
       fetch(`${srv.base}/api/reg.asmx/${op}?RegistrationNumber=${reg}&username=${username}`, {
         headers: { 'X-Request-Id': id },
@@ -142,7 +144,10 @@ describePostgres('on PostgreSQL', () => {
     try {
       const srv = await startServeProcess(env);
       try {
-        expect(await startCli(['users', 'add', SECRET_USERNAME, '--credits', '5'], env).exited).toBe(0);
+        expect(
+          await startCli(['users', 'add', SECRET_USERNAME, '--username', SECRET_USERNAME, '--credits', '5'], env)
+            .exited,
+        ).toBe(0);
         const res = await fetch(
           `${srv.base}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=${SECRET_USERNAME}`,
           {

@@ -7,6 +7,7 @@
 // or `=~` matcher asks for must be one of its values. `job` and `instance` are Prometheus's own
 // labels, added at scrape; so is the series `up`.
 
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +24,9 @@ import { startCli, startServeProcess, type ServeProcess } from '../helpers/cli';
 import { startServer, type TestServer } from '../helpers/server';
 import { DVLA_TEST_KEY, startFakeDvla, type FakeDvla } from '../helpers/upstream-dvla';
 import { DVSA_CLIENT, startFakeDvsa, type FakeDvsa } from '../helpers/upstream-dvsa';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 jest.setTimeout(120_000);
 
@@ -97,7 +101,7 @@ describePostgres('every query of the rules and the dashboard names a series the 
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reglookup-series-'));
     [dvla, dvsa] = await Promise.all([startFakeDvla(), startFakeDvsa()]);
     regcheck = await startServer({ USERNAME_POLICY: 'registered' });
-    await regcheck.store.accounts.putAccount({ username: 'relay', credits: 1000 });
+    await regcheck.store.accounts.putAccount({ username: key('relay'), credits: 1000 });
     const env = {
       DATABASE_URL: schema.url,
       DATABASE_READ_URL: PG_BASE_URL,
@@ -119,7 +123,7 @@ describePostgres('every query of the rules and the dashboard names a series the 
     // With upstreams listed the sample is not loaded at start (docs/configuration.md): imported here instead.
     expect(await startCli(['import', path.resolve(__dirname, '../../data/sample.ndjson')], env).exited).toBe(0);
     srv = await startServeProcess(env);
-    expect(await startCli(['users', 'add', 'payer', '--credits', '10'], env).exited).toBe(0);
+    expect(await startCli(['users', 'add', 'payer', '--username', 'payer', '--credits', '10'], env).exited).toBe(0);
     // An import that fails (a line that is not JSON), noted in the store for the import gauges.
     const bad = path.join(dir, 'bad.ndjson');
     fs.writeFileSync(bad, 'not json\n');

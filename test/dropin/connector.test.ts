@@ -3,9 +3,13 @@
 // HTTP GET, and reads the text of a non-200 answer with two regular expressions, copied here from
 // the issue: one for a rejected username, one for "no vehicle". Expected values are the README's.
 
+import { createHash } from 'node:crypto';
 import { call, fetchAnswer, type Answer } from '../helpers/call';
 import { basic } from '../helpers/json';
 import { startServer, type TestServer } from '../helpers/server';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 const USERNAME_REJECTED = /username is incorrect/i;
 const NO_VEHICLE = /lookup failed|not found|no (vehicle|data|record|result)|unable to find|could not find|no match/i;
@@ -27,12 +31,12 @@ let registered: TestServer;
 beforeAll(async () => {
   open = await startServer();
   registered = await startServer({ USERNAME_POLICY: 'registered' });
-  await registered.store.accounts.putAccount({ username: 'garage', credits: 3 });
-  await registered.store.accounts.putAccount({ username: 'fleet', credits: null });
-  await registered.store.accounts.putAccount({ username: 'broke', credits: 0 });
-  await registered.store.accounts.putAccount({ username: 'hoard', credits: 3_000_000_000 });
+  await registered.store.accounts.putAccount({ username: key('garage'), credits: 3 });
+  await registered.store.accounts.putAccount({ username: key('fleet'), credits: null });
+  await registered.store.accounts.putAccount({ username: key('broke'), credits: 0 });
+  await registered.store.accounts.putAccount({ username: key('hoard'), credits: 3_000_000_000 });
   // Only a hand edit of the database can leave a negative balance (users credit stops at 0).
-  await registered.store.accounts.putAccount({ username: 'owing', credits: -5 });
+  await registered.store.accounts.putAccount({ username: key('owing'), credits: -5 });
 });
 afterAll(async () => {
   await Promise.all([open.close(), registered.close()]);

@@ -3,11 +3,15 @@
 // {"code","message"} with the error table's status, 401 with a challenge when no username is
 // given, HEAD, OPTIONS and CORS. Expected values come from the sample data, the README and the issue.
 
+import { createHash } from 'node:crypto';
 import { OPERATIONS } from '../../src/contract/operations';
 import { call, fetchAnswer as get, type Answer } from '../helpers/call';
 import { basic, callJson } from '../helpers/json';
 import { demo, demoParams } from '../helpers/sample';
 import { startServer, type TestServer } from '../helpers/server';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 let server: TestServer;
 let registered: TestServer;
@@ -17,7 +21,7 @@ let anyOrigin: TestServer;
 beforeAll(async () => {
   server = await startServer();
   registered = await startServer({ USERNAME_POLICY: 'registered' });
-  await registered.store.accounts.putAccount({ username: 'alice', credits: null });
+  await registered.store.accounts.putAccount({ username: key('alice'), credits: null });
   limited = await startServer({ RATE_LIMIT: '0.001', RATE_LIMIT_BURST: '0' });
   cors = await startServer({ CORS_ORIGINS: 'https://app.example.com,http://localhost:3000' });
   anyOrigin = await startServer({ CORS_ORIGINS: '*' });

@@ -66,7 +66,7 @@ describe('an import holding the SQLite write lock', () => {
 
   it('holds up no caller: health checks, unmetered and metered lookups all answered, each answer charged once', async () => {
     const env = { DATABASE_URL: `sqlite:${path.join(dir, 'reglookup.db')}` };
-    expect(runCli(['users', 'add', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
+    expect(runCli(['users', 'add', 'payer', '--username', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
     server = await serve({ ...env, RATE_LIMIT: '0' });
     const file = path.join(dir, 'refresh.ndjson');
     writeImportFile(file, RECORDS);
@@ -121,8 +121,8 @@ describe('an import holding the SQLite write lock', () => {
     await server.stop();
     server = undefined;
     const list = runCli(['users', 'list', '--json'], env);
-    const left = (JSON.parse(list.stdout) as { username: string; credits: number }[]).find(
-      (a) => a.username === 'payer',
+    const left = (JSON.parse(list.stdout) as { name: string; credits: number }[]).find(
+      (a) => a.name === 'payer',
     )!.credits;
     expect(CREDITS - left).toBe(ok);
     const down = log.split('\n').filter((l) => l.includes('"message":"store unavailable')).length;

@@ -45,7 +45,7 @@ describe.each(STORES)('SIGKILL under metered load on %s', (storeName) => {
 
   it('never answers without charging, charges at most the in-flight lookups without an answer, and loses no usage of a charged lookup', async () => {
     const env = { DATABASE_URL: schema ? schema.url : `sqlite:${path.join(dir, 'reglookup.db')}` };
-    expect(runCli(['users', 'add', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
+    expect(runCli(['users', 'add', 'payer', '--username', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
     const server = await serve({ ...env, RATE_LIMIT: '0' });
     const url = `${server.url}/Check?RegistrationNumber=RG11ABC&username=payer`;
     const exited = new Promise<void>((resolve) => server.child.on('exit', () => resolve()));
@@ -74,8 +74,8 @@ describe.each(STORES)('SIGKILL under metered load on %s', (storeName) => {
 
     const list = runCli(['users', 'list', '--json'], env);
     expect(list.status).toBe(0);
-    const row = (JSON.parse(list.stdout) as { username: string; credits: number; usedToday: number }[]).find(
-      (a) => a.username === 'payer',
+    const row = (JSON.parse(list.stdout) as { name: string; credits: number; usedToday: number }[]).find(
+      (a) => a.name === 'payer',
     )!;
     const taken = CREDITS - row.credits;
     const usage = runCli(['users', 'usage', 'payer', '--json'], env);

@@ -6,10 +6,14 @@
 // get: credits taken == usage counted == 200s the clients received, also for the clients that gave
 // up on their request (closed the connection) before it was answered. The server is a private one.
 
+import { createHash } from 'node:crypto';
 import { PostgresStore } from '../../src/store/postgres';
 import { freezeServer, postgresBin, privatePostgres, type PrivatePostgres } from '../helpers/private-postgres';
 import { startServeProcess, type ServeProcess } from '../helpers/cli';
 import { recordScenario } from './scenario';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? '');
 const HAVE_PG = postgresBin() !== null && process.platform === 'linux';
@@ -74,7 +78,7 @@ async function client(base: string, giveUpMs: number, running: () => boolean, t:
 
   test('every request answered within 3 s, one line each way, and credits == usage == answers', async () => {
     const seed = new PostgresStore(pg.url);
-    await seed.accounts.putAccount({ username: 'paid', credits: CREDITS });
+    await seed.accounts.putAccount({ username: key('paid'), credits: CREDITS });
     await seed.close();
     srv = await startServeProcess({ DATABASE_URL: pg.url, RATE_LIMIT: '0' });
     const base = srv.base;
@@ -107,8 +111,8 @@ async function client(base: string, giveUpMs: number, running: () => boolean, t:
     srv = null;
 
     const check = new PostgresStore(pg.url);
-    const paid = await check.accounts.getAccount('paid');
-    const usage = await check.accounts.usage('paid', '2000-01-01');
+    const paid = await check.accounts.getAccount(key('paid'));
+    const usage = await check.accounts.usage(key('paid'), '2000-01-01');
     await check.close();
     const charged = CREDITS - (paid?.credits ?? 0);
     const counted = usage.reduce((n, u) => n + u.found, 0);

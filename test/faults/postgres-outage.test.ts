@@ -5,12 +5,16 @@
 // no stack trace; lookups are answered again without a restart. The server is a private one the
 // test starts and stops (the machine's PostgreSQL is shared and left alone).
 
+import { createHash } from 'node:crypto';
 import { PostgresStore } from '../../src/store/postgres';
 import { postgresBin, privatePostgres, type PrivatePostgres } from '../helpers/private-postgres';
 import { FIVE_TRANSPORTS, callAny, type AnyTransport } from '../helpers/json';
 import type { Answer } from '../helpers/call';
 import { startServeProcess, type ServeProcess } from '../helpers/cli';
 import { recordScenario } from './scenario';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? '');
 const HAVE_PG = postgresBin() !== null;
@@ -67,7 +71,7 @@ function expectUnavailable(t: AnyTransport, a: Answer): void {
 
   test('503 SERVICE_UNAVAILABLE with Retry-After on every transport while it is down, one line each way, no stack; back without a restart', async () => {
     const seed = new PostgresStore(pg.url);
-    await seed.accounts.putAccount({ username: 'paid', credits: 100 });
+    await seed.accounts.putAccount({ username: key('paid'), credits: 100 });
     await seed.close();
     srv = await startServeProcess({ DATABASE_URL: pg.url, RATE_LIMIT: '1000' });
     const statuses: Record<string, number> = {};
@@ -138,7 +142,7 @@ function expectUnavailable(t: AnyTransport, a: Answer): void {
     srv = null;
     // Only answered lookups were charged: 5 + 1 + 5 of the 'paid' ones.
     const check = new PostgresStore(pg.url);
-    const paid = await check.accounts.getAccount('paid');
+    const paid = await check.accounts.getAccount(key('paid'));
     await check.close();
     expect(paid?.credits).toBe(100 - 11);
 

@@ -115,7 +115,7 @@ describe('a full refresh of a national register under metered load (SQLite)', ()
     const first = runCli(['import', '-q', '--format', 'rdw', oldFile], { ...env, LOG_LEVEL: 'warn' });
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
-    expect(runCli(['users', 'add', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
+    expect(runCli(['users', 'add', 'payer', '--username', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
     server = await serve({ ...env, RATE_LIMIT: '0' });
 
     const metered = caller(server.url, 'payer');
@@ -171,8 +171,8 @@ describe('a full refresh of a national register under metered load (SQLite)', ()
     await server.stop();
     server = undefined;
     // Every metered answer charged once, nothing else.
-    const list = JSON.parse(runCli(['users', 'list', '--json'], env).stdout) as { username: string; credits: number }[];
-    expect(CREDITS - list.find((a) => a.username === 'payer')!.credits).toBe(paid.length);
+    const list = JSON.parse(runCli(['users', 'list', '--json'], env).stdout) as { name: string; credits: number }[];
+    expect(CREDITS - list.find((a) => a.name === 'payer')!.credits).toBe(paid.length);
 
     const p99 = (l: Lookup[]) => l.map((x) => x.ms).sort((a, b) => a - b)[Math.ceil(l.length * 0.99) - 1];
     recordScenario({

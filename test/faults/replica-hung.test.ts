@@ -4,10 +4,14 @@
 // hang, metered or not; every lookup is answered 200; the metered ones are charged once each.
 // The primary and the replica are private servers the test makes (pg_basebackup -R).
 
+import { createHash } from 'node:crypto';
 import { PostgresStore } from '../../src/store/postgres';
 import { freezeServer, postgresBin, privatePrimaryAndReplica, type PrivatePostgres } from '../helpers/private-postgres';
 import { startServeProcess, type ServeProcess } from '../helpers/cli';
 import { recordScenario } from './scenario';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? '');
 const HAVE_PG = postgresBin() !== null && process.platform === 'linux';
@@ -67,7 +71,7 @@ async function until(what: string, ok: () => Promise<boolean>, ms = 60_000): Pro
 
   test('lookups go to the primary after the read deadline: none waits the hang, every one answered', async () => {
     const seed = new PostgresStore(primary.url);
-    await seed.accounts.putAccount({ username: 'paid', credits: CREDITS });
+    await seed.accounts.putAccount({ username: key('paid'), credits: CREDITS });
     await seed.close();
     srv = await startServeProcess({ DATABASE_URL: primary.url, DATABASE_READ_URL: replica.url, RATE_LIMIT: '0' });
     const base = srv.base;
@@ -97,7 +101,7 @@ async function until(what: string, ok: () => Promise<boolean>, ms = 60_000): Pro
     srv = null;
 
     const check = new PostgresStore(primary.url);
-    const account = await check.accounts.getAccount('paid');
+    const account = await check.accounts.getAccount(key('paid'));
     await check.close();
     const charged = CREDITS - (account?.credits ?? 0);
 

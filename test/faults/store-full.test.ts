@@ -16,7 +16,7 @@ const CREDITS = 1000;
 function creditsOf(env: Record<string, string>, username: string): number {
   const r = runCli(['users', 'list', '--json'], env);
   expect(r.status).toBe(0);
-  const row = (JSON.parse(r.stdout) as { username: string; credits: number }[]).find((a) => a.username === username);
+  const row = (JSON.parse(r.stdout) as { name: string; credits: number }[]).find((a) => a.name === username);
   return (row as { credits: number }).credits;
 }
 
@@ -46,7 +46,7 @@ describeSmallDisk('store disk full (SQLite)', () => {
     }));
 
   it('answers only what it charged, refuses the rest with 503, and recovers when space is freed', async () => {
-    expect(runCli(['users', 'add', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
+    expect(runCli(['users', 'add', 'payer', '--username', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
     server = await serve({ ...env, SAMPLE_DATA: 'true', RATE_LIMIT: '0' });
 
     // Before the fault: five lookups, five credits.

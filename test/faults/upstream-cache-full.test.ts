@@ -18,7 +18,7 @@ const plates = Array.from({ length: 40 }, (_, i) => `FULL${String(i).padStart(3,
 function creditsOf(env: Record<string, string>, username: string): number {
   const r = runCli(['users', 'list', '--json'], env);
   expect(r.status).toBe(0);
-  const row = (JSON.parse(r.stdout) as { username: string; credits: number }[]).find((a) => a.username === username);
+  const row = (JSON.parse(r.stdout) as { name: string; credits: number }[]).find((a) => a.name === username);
   return (row as { credits: number }).credits;
 }
 
@@ -57,7 +57,7 @@ describeSmallDisk('upstream answers on a full disk (SQLite)', () => {
   };
 
   it('serves fetched answers uncached, charges exactly what it answers, says so, and caches again once freed', async () => {
-    expect(runCli(['users', 'add', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
+    expect(runCli(['users', 'add', 'payer', '--username', 'payer', '--credits', String(CREDITS)], env).status).toBe(0);
     server = await serve({
       ...env,
       PROVIDERS: 'dvla',

@@ -5,6 +5,7 @@
 // the breaker opens after UPSTREAM_BREAKER_FAILURES failures and /readyz stays 200 saying so
 // (degraded); once the DVLA is back, the breaker's probe closes it and new plates are fetched again.
 
+import { createHash } from 'node:crypto';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../helpers/port';
@@ -12,6 +13,9 @@ import { startServer, type TestServer } from '../helpers/server';
 import { DVLA_TEST_KEY } from '../helpers/upstream-dvla';
 import { recordScenario } from './scenario';
 import { httpGet } from '../helpers/call';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 jest.setTimeout(120_000);
 
@@ -49,7 +53,7 @@ test('the DVLA killed mid-run: stale answers flow, new plates are refused, the b
     UPSTREAM_BREAKER_FAILURES: '3',
     UPSTREAM_BREAKER_OPEN_MS: '500',
   });
-  await svc.store.accounts.putAccount({ username: 'fleet', credits: 1000 });
+  await svc.store.accounts.putAccount({ username: key('fleet'), credits: 1000 });
   const statuses: Record<string, number> = {};
   const tally = (what: string, status: number) =>
     (statuses[`${what} ${status}`] = (statuses[`${what} ${status}`] ?? 0) + 1);
@@ -113,7 +117,7 @@ test('the DVLA killed mid-run: stale answers flow, new plates are refused, the b
     const answered = Object.entries(statuses)
       .filter(([k]) => k.endsWith(' 200'))
       .reduce((a, [, n]) => a + n, 0);
-    const left = (await svc.store.accounts.getAccount('fleet'))?.credits;
+    const left = (await svc.store.accounts.getAccount(key('fleet')))?.credits;
     expect(left).toBe(1000 - answered);
     recordScenario({
       scenario: 'upstream (DVLA) killed mid-run, then back',

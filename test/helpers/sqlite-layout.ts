@@ -2,6 +2,7 @@
 // and a store of the earlier one-file layout (0.3) to move. Used by test/store/sqlite-layout.test.ts
 // (in-process) and test/cli/sqlite-layout.test.ts (other processes).
 
+import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { migrateSqlite } from '../../src/store/migrations/sqlite';
 
@@ -70,4 +71,29 @@ export function accountRows(file: string): string {
         : query(file, `SELECT * FROM ${t} ORDER BY 1, 2, 3`),
     ),
   ).join('\n');
+}
+
+const sha256 = (u: string) => createHash('sha256').update(u, 'utf8').digest('hex');
+
+/**
+ * accountRows of the old layout's store (alice, bob) as the accounts file's step 2 leaves them: usernames as their
+ * keys, named by their prefix (a quarter, at most 6 characters) and the key's start, both flagged short.
+ */
+export function keyed(before: string): string {
+  const [alice, bob] = [sha256('alice'), sha256('bob')];
+  const was = before.split('\n');
+  const accounts = (JSON.parse(was[0]) as { username: string }[]).map((r) => ({
+    ...r,
+    username: r.username === 'alice' ? alice : bob,
+    name: r.username === 'alice' ? `a-${alice.slice(0, 12)}` : `caller-${bob.slice(0, 12)}`,
+    prefix: r.username === 'alice' ? 'a' : '',
+    key_until: null,
+    weak: 'short',
+  }));
+  return [
+    JSON.stringify(accounts),
+    was[1].replace(/"bob":\d+/, '"bob":0'),
+    was[2].replace(/"target":"alice"/g, `"target":"a-${alice.slice(0, 12)}"`),
+    ...was.slice(3),
+  ].join('\n');
 }

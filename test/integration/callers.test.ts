@@ -2,9 +2,13 @@
 // and their Retry-After, disabled users, allow-lists with and without TRUST_PROXY, per-user rates,
 // usage records, and USERNAME_POLICY=any. Expectations come from the issue and the README.
 
+import { createHash } from 'node:crypto';
 import { loadConfig } from '../../src/config';
 import { call, TRANSPORTS, type Answer, type Transport } from '../helpers/call';
 import { startServer, type TestServer } from '../helpers/server';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 /** The error code of an answer on any transport, or null for a result. */
 function codeOf(t: Transport, a: Answer): string | null {
@@ -43,7 +47,7 @@ afterAll(() => srv.close());
 
 describe('credits', () => {
   test('200 concurrent lookups over the four transports with 50 credits: exactly 50 results, 150 OUT_OF_CREDIT, balance 0', async () => {
-    await srv.store.accounts.putAccount({ username: 'fifty', credits: 50, rate: 0 });
+    await srv.store.accounts.putAccount({ username: key('fifty'), credits: 50, rate: 0 });
     const plan = Array.from({ length: 200 }, (_, i) => TRANSPORTS[i % 4]);
     const answers = await Promise.all(plan.map((t) => call(srv.url, t, 'Check', { ...CHECK, username: 'fifty' })));
     const codes = answers.map((a, i) => codeOf(plan[i], a));
@@ -55,20 +59,20 @@ describe('credits', () => {
         expect(a.body).toMatch(/Out of credit/);
       } else expect(a.body).toContain('<vehicleJson>');
     });
-    expect((await srv.store.accounts.getAccount('fifty'))?.credits).toBe(0);
+    expect((await srv.store.accounts.getAccount(key('fifty')))?.credits).toBe(0);
   });
 
   test('a lookup that finds nothing costs no credit', async () => {
-    await srv.store.accounts.putAccount({ username: 'c3', credits: 3, rate: 0 });
+    await srv.store.accounts.putAccount({ username: key('c3'), credits: 3, rate: 0 });
     for (const t of TRANSPORTS)
       expect(codeOf(t, await call(srv.url, t, 'Check', { ...MISSING, username: 'c3' }))).toBe('VEHICLE_NOT_FOUND');
-    expect((await srv.store.accounts.getAccount('c3'))?.credits).toBe(3);
+    expect((await srv.store.accounts.getAccount(key('c3')))?.credits).toBe(3);
   });
 });
 
 describe('daily limit', () => {
   test('DAILY_LIMIT_REACHED (429, SOAP Client) after the limit, with Retry-After to midnight UTC; refusals and misses cost nothing', async () => {
-    await srv.store.accounts.putAccount({ username: 'daily', credits: 100, dailyLimit: 4, rate: 0 });
+    await srv.store.accounts.putAccount({ username: key('daily'), credits: 100, dailyLimit: 4, rate: 0 });
     // Misses first: they count neither against the day nor the credits.
     for (const t of TRANSPORTS)
       expect(codeOf(t, await call(srv.url, t, 'Check', { ...MISSING, username: 'daily' }))).toBe('VEHICLE_NOT_FOUND');
@@ -83,14 +87,14 @@ describe('daily limit', () => {
       expect(wait).toBeGreaterThanOrEqual(Math.floor(toMidnight(after)));
       expect(wait).toBeLessThanOrEqual(Math.ceil(toMidnight(before)));
     }
-    expect((await srv.store.accounts.getAccount('daily'))?.credits).toBe(96);
+    expect((await srv.store.accounts.getAccount(key('daily')))?.credits).toBe(96);
   });
 
   test('a caller that has used up its day is told DAILY_LIMIT_REACHED, not sent to retry in a second by the rate limit', async () => {
     // Review finding: with a tight rate, the second lookup after the day was used up was RATE_LIMITED, Retry-After: 1.
     const tight = await startServer({ RATE_LIMIT: '1', RATE_LIMIT_BURST: '0' });
     try {
-      await tight.store.accounts.putAccount({ username: 'oneday', dailyLimit: 1 });
+      await tight.store.accounts.putAccount({ username: key('oneday'), dailyLimit: 1 });
       expect((await call(tight.url, 'get', 'Check', { ...CHECK, username: 'oneday' })).status).toBe(200);
       for (let i = 0; i < 3; i++)
         expectRefusal(
@@ -100,7 +104,7 @@ describe('daily limit', () => {
           429,
         );
       // A raised limit is seen within a second, as every users change is.
-      await tight.store.accounts.putAccount({ username: 'oneday', dailyLimit: 2 });
+      await tight.store.accounts.putAccount({ username: key('oneday'), dailyLimit: 2 });
       await new Promise((r) => setTimeout(r, 1100));
       expect((await call(tight.url, 'get', 'Check', { ...CHECK, username: 'oneday' })).status).toBe(200);
     } finally {
@@ -109,17 +113,17 @@ describe('daily limit', () => {
   });
 
   test('the daily count is per UTC day: the store counts a new day from one', async () => {
-    await srv.store.accounts.putAccount({ username: 'days', dailyLimit: 1 });
-    expect(await srv.store.accounts.charge('days', '2026-01-01')).toMatchObject({ ok: true, usedToday: 1 });
-    expect(await srv.store.accounts.charge('days', '2026-01-01')).toEqual({ ok: false, reason: 'daily' });
-    expect(await srv.store.accounts.charge('days', '2026-01-02')).toMatchObject({ ok: true, usedToday: 1 });
+    await srv.store.accounts.putAccount({ username: key('days'), dailyLimit: 1 });
+    expect(await srv.store.accounts.charge(key('days'), '2026-01-01')).toMatchObject({ ok: true, usedToday: 1 });
+    expect(await srv.store.accounts.charge(key('days'), '2026-01-01')).toEqual({ ok: false, reason: 'daily' });
+    expect(await srv.store.accounts.charge(key('days'), '2026-01-02')).toMatchObject({ ok: true, usedToday: 1 });
   });
 });
 
 describe('disabled users', () => {
   test('are refused with UNKNOWN_USERNAME, a message of their own, and no credit taken; enabled again they are served', async () => {
-    await srv.store.accounts.putAccount({ username: 'dora', credits: 5, rate: 0 });
-    await srv.store.accounts.setEnabled('dora', false);
+    await srv.store.accounts.putAccount({ username: key('dora'), credits: 5, rate: 0 });
+    await srv.store.accounts.setEnabled(key('dora'), false);
     await new Promise((r) => setTimeout(r, 1100)); // the server reads an account at most once a second
     for (const t of TRANSPORTS) {
       const a = await call(srv.url, t, 'Check', { ...CHECK, username: 'dora' });
@@ -127,8 +131,8 @@ describe('disabled users', () => {
       expect(a.body).toMatch(/username is incorrect/i);
       expect(a.body).toMatch(/disabled/);
     }
-    expect((await srv.store.accounts.getAccount('dora'))?.credits).toBe(5);
-    await srv.store.accounts.setEnabled('dora', true);
+    expect((await srv.store.accounts.getAccount(key('dora')))?.credits).toBe(5);
+    await srv.store.accounts.setEnabled(key('dora'), true);
     await new Promise((r) => setTimeout(r, 1100));
     expect((await call(srv.url, 'get', 'Check', { ...CHECK, username: 'dora' })).status).toBe(200);
   });
@@ -136,8 +140,8 @@ describe('disabled users', () => {
 
 describe('allow-lists', () => {
   test('without TRUST_PROXY the socket address decides, and X-Forwarded-For is ignored', async () => {
-    await srv.store.accounts.putAccount({ username: 'local', allow: ['127.0.0.0/8'], rate: 0 });
-    await srv.store.accounts.putAccount({ username: 'office', allow: ['10.0.0.0/8', '2001:db8::/32'], rate: 0 });
+    await srv.store.accounts.putAccount({ username: key('local'), allow: ['127.0.0.0/8'], rate: 0 });
+    await srv.store.accounts.putAccount({ username: key('office'), allow: ['10.0.0.0/8', '2001:db8::/32'], rate: 0 });
     for (const t of TRANSPORTS) {
       expect((await call(srv.url, t, 'Check', { ...CHECK, username: 'local' })).status).toBe(200);
       const a = await call(srv.url, t, 'Check', { ...CHECK, username: 'office' });
@@ -154,7 +158,11 @@ describe('allow-lists', () => {
   test('with TRUST_PROXY the right-most untrusted X-Forwarded-For hop decides', async () => {
     const proxied = await startServer({ TRUST_PROXY: '127.0.0.1,192.168.0.0/16' });
     try {
-      await proxied.store.accounts.putAccount({ username: 'office', allow: ['10.0.0.0/8', '2001:db8::/32'], rate: 0 });
+      await proxied.store.accounts.putAccount({
+        username: key('office'),
+        allow: ['10.0.0.0/8', '2001:db8::/32'],
+        rate: 0,
+      });
       const get = (xff?: string) =>
         fetch(`${proxied.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, {
           headers: xff ? { 'X-Forwarded-For': xff } : {},
@@ -179,7 +187,7 @@ describe('allow-lists behind one trusted proxy address', () => {
   test("X-Forwarded-For from a connection that is not TRUST_PROXY's one address is ignored", async () => {
     const proxied = await startServer({ TRUST_PROXY: '127.0.0.2' });
     try {
-      await proxied.store.accounts.putAccount({ username: 'office', allow: ['10.0.0.0/8'], rate: 0 });
+      await proxied.store.accounts.putAccount({ username: key('office'), allow: ['10.0.0.0/8'], rate: 0 });
       const get = (xff: string) =>
         fetch(`${proxied.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, {
           headers: { 'X-Forwarded-For': xff },
@@ -194,7 +202,7 @@ describe('allow-lists behind one trusted proxy address', () => {
     // The same request from the address that is trusted passes: the refusal above is the address's doing.
     const trusted = await startServer({ TRUST_PROXY: '127.0.0.1' });
     try {
-      await trusted.store.accounts.putAccount({ username: 'office', allow: ['10.0.0.0/8'], rate: 0 });
+      await trusted.store.accounts.putAccount({ username: key('office'), allow: ['10.0.0.0/8'], rate: 0 });
       const ok = await fetch(`${trusted.url}/api/reg.asmx/Check?RegistrationNumber=RG11ABC&username=office`, {
         headers: { 'X-Forwarded-For': '10.1.2.3' },
       });
@@ -210,7 +218,7 @@ describe('rate limits', () => {
     const limited = await startServer({ RATE_LIMIT: '0', RATE_LIMIT_BURST: '5' });
     try {
       // One lookup per 1000 s, plus the burst of 5: six in a short run, whatever the transport.
-      await limited.store.accounts.putAccount({ username: 'slow', rate: 0.001 });
+      await limited.store.accounts.putAccount({ username: key('slow'), rate: 0.001 });
       const plan = Array.from({ length: 12 }, (_, i) => TRANSPORTS[i % 4]);
       const answers = [];
       for (const t of plan) answers.push(await call(limited.url, t, 'Check', { ...CHECK, username: 'slow' }));
@@ -239,7 +247,7 @@ describe('rate limits', () => {
 
 describe('usage records', () => {
   test('count found and not found per operation and UTC day, written in batches', async () => {
-    await srv.store.accounts.putAccount({ username: 'counted', rate: 0 });
+    await srv.store.accounts.putAccount({ username: key('counted'), rate: 0 });
     for (const t of TRANSPORTS) {
       await call(srv.url, t, 'Check', { ...CHECK, username: 'counted' });
       await call(srv.url, t, 'UKMOT', { ...CHECK, username: 'counted' });
@@ -248,14 +256,14 @@ describe('usage records', () => {
     await call(srv.url, 'get', 'CheckUSA', { RegistrationNumber: 'NOPE1', State: 'CA', username: 'counted' });
     await srv.flushUsage();
     const day = new Date().toISOString().slice(0, 10);
-    const rows = await srv.store.accounts.usage('counted', day);
+    const rows = await srv.store.accounts.usage(key('counted'), day);
     expect(rows.map((r) => [r.operation, r.found, r.notFound]).sort()).toEqual([
       ['Check', 4, 1],
       ['CheckUSA', 0, 1],
       ['UKMOT', 4, 0],
     ]);
     expect(rows.every((r) => r.day === day)).toBe(true);
-    const listed = (await srv.store.accounts.listAccounts(day)).find((a) => a.username === 'counted');
+    const listed = (await srv.store.accounts.listAccounts(day)).find((a) => a.username === key('counted'));
     expect(listed?.usedToday).toBe(8);
   });
 });

@@ -3,6 +3,7 @@
 // must look like comes from the README's error table (status, SOAP 1.1 faultcode, SOAP 1.2 Code),
 // never from the code's own table.
 
+import { createHash } from 'node:crypto';
 import { ERRORS, type ErrorCode } from '../../src/service/errors';
 import { SqliteStore } from '../../src/store/sqlite';
 import type { FoundRecord, RecordKey } from '../../src/store/store';
@@ -18,6 +19,9 @@ import { envelope, NS, SOAP11, SOAP12 } from '../helpers/soap';
 import { startServer, type TestServer } from '../helpers/server';
 import { leakIn } from '../security/answers';
 import { documentedError, documentedErrors } from '../helpers/readme';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 /** A store whose page holding one record is broken: that record's lookup fails, the others are read. */
 class BrokenStore extends SqliteStore {
@@ -39,7 +43,7 @@ let sandbox: TestServer;
 beforeAll(async () => {
   open = await startServer();
   registered = await startServer({ USERNAME_POLICY: 'registered' });
-  await registered.store.accounts.putAccount({ username: 'alice', credits: null });
+  await registered.store.accounts.putAccount({ username: key('alice'), credits: null });
   limited = await startServer({ RATE_LIMIT: '0.01', RATE_LIMIT_BURST: '0' });
   broken = await startServer({}, { store: new BrokenStore(':memory:') });
   sandbox = await startServer({ SANDBOX: 'on' });
@@ -171,7 +175,7 @@ const TRIGGERS: Record<
   },
   OUT_OF_CREDIT: {
     all: async (t) => {
-      await registered.store.accounts.putAccount({ username: 'bob', credits: 1 });
+      await registered.store.accounts.putAccount({ username: key('bob'), credits: 1 });
       const first = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'bob' });
       expect(first.status).toBe(200);
       const second = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: 'bob' });
@@ -184,7 +188,7 @@ const TRIGGERS: Record<
   DAILY_LIMIT_REACHED: {
     all: async (t) => {
       const user = `daily-${t}`;
-      await registered.store.accounts.putAccount({ username: user, dailyLimit: 1 });
+      await registered.store.accounts.putAccount({ username: key(user), dailyLimit: 1 });
       const first = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: user });
       expect(first.status).toBe(200);
       const second = await call(registered.url, t, 'Check', { RegistrationNumber: 'RG11ABC', username: user });

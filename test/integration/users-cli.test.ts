@@ -1,6 +1,8 @@
 // `reglookup users ...`: every subcommand, the bad inputs the issue names, and a running server that
-// sees the changes. Commands run in this process (as src/cli.ts registers them) with the exit status
-// captured. (As a process of its own, the status reaching the shell: test/cli/cli.test.ts.)
+// sees the changes. Accounts are known by name; a username is given (--username) or generated, and
+// printed only when it is made (docs/callers.md). Commands run in this process (as src/cli.ts
+// registers them) with the exit status captured. (As a process of its own, the status reaching the
+// shell: test/cli/cli.test.ts.)
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -81,11 +83,18 @@ async function refused(pattern: RegExp, ...args: string[]): Promise<void> {
   expect(r.err).toMatch(pattern);
 }
 
-test('add and list: the table and --json show every setting', async () => {
-  expect(await ok('add', 'alice')).toMatch(/added alice/);
+/** A username for the account `name`: 26 characters, so its prefix is its first 6. */
+const secret = (name: string) => `${name}-username-7f3e2a9c1d4b`.slice(-26);
+
+test('add and list: the table and --json show every setting, by name and prefix, never the username', async () => {
+  const alice = await users('add', 'alice', '--username', secret('alice'));
+  expect(alice.out).toMatch(/added alice/);
+  expect(alice.out + alice.err).not.toContain(secret('alice'));
   await ok(
     'add',
     'bob',
+    '--username',
+    secret('bob'),
     '--credits',
     '1000',
     '--daily-limit',
@@ -96,17 +105,21 @@ test('add and list: the table and --json show every setting', async () => {
     '10.0.0.0/8,2001:db8::/32',
   );
   const table = await ok('list');
+  expect(table).not.toContain(secret('bob'));
   const lines = table.trimEnd().split('\n');
-  expect(lines[0]).toMatch(/^USERNAME\s+ENABLED\s+CREDITS\s+USED TODAY\s+DAILY LIMIT\s+RATE\s+ALLOW$/);
+  expect(lines[0]).toMatch(/^NAME\s+PREFIX\s+ENABLED\s+CREDITS\s+USED TODAY\s+DAILY LIMIT\s+RATE\s+ALLOW$/);
   expect(lines.find((l) => l.startsWith('alice'))).toMatch(
-    /^alice\s+yes\s+unlimited\s+0\s+none\s+default \(10\/s\)\s+any$/,
+    new RegExp(
+      `^alice\\s+${secret('alice').slice(0, 6)}…\\s+yes\\s+unlimited\\s+0\\s+none\\s+default \\(10/s\\)\\s+any$`,
+    ),
   );
   expect(lines.find((l) => l.startsWith('bob'))).toMatch(
-    /^bob\s+yes\s+1000\s+0\s+200\s+2\/s\s+10\.0\.0\.0\/8,2001:db8::\/32$/,
+    /^bob\s+\S+…\s+yes\s+1000\s+0\s+200\s+2\/s\s+10\.0\.0\.0\/8,2001:db8::\/32$/,
   );
   const json = JSON.parse(await ok('list', '--json'));
   expect(json).toContainEqual({
-    username: 'bob',
+    name: 'bob',
+    prefix: secret('bob').slice(0, 6),
     enabled: true,
     credits: 1000,
     usedToday: 0,
@@ -116,18 +129,23 @@ test('add and list: the table and --json show every setting', async () => {
   });
 });
 
-test('add --generate prints a new 128-bit username, different every time', async () => {
-  const a = (await ok('add', '--generate', '--credits', '5')).trim();
-  const b = (await ok('add', '--generate')).trim();
+test('add --generate prints a new 128-bit username, different every time, once', async () => {
+  const a = (await ok('add', 'gen-a', '--generate', '--credits', '5')).trim();
+  const b = (await ok('add', 'gen-b', '--generate')).trim();
   expect(a).toMatch(/^[0-9a-f]{32}$/);
   expect(b).toMatch(/^[0-9a-f]{32}$/);
   expect(a).not.toBe(b);
-  expect(JSON.parse(await ok('list', '--json'))).toContainEqual(expect.objectContaining({ username: a, credits: 5 }));
-  await refused(/not both/, 'add', 'carol', '--generate');
+  const list = await ok('list', '--json');
+  expect(list).not.toContain(a);
+  expect(JSON.parse(list)).toContainEqual(
+    expect.objectContaining({ name: 'gen-a', prefix: a.slice(0, 6), credits: 5 }),
+  );
+  await refused(/not both/, 'add', 'carol', '--generate', '--username', secret('carol'));
+  await refused(/--generate/, 'add', 'carol');
 });
 
 test('set changes only what it is given, and takes unlimited, none, default and any', async () => {
-  await ok('add', 'sam', '--credits', '10', '--daily-limit', '5', '--rate', '3', '--allow', '10.0.0.1');
+  await ok('add', 'sam', '--generate', '--credits', '10', '--daily-limit', '5', '--rate', '3', '--allow', '10.0.0.1');
   expect(await ok('set', 'sam', '--credits', '20')).toMatch(
     /credits: 20, daily limit: 5, rate: 3\/s, allow: 10\.0\.0\.1/,
   );
@@ -139,7 +157,7 @@ test('set changes only what it is given, and takes unlimited, none, default and 
 });
 
 test('credit adds, and a negative number takes away but never below 0', async () => {
-  await ok('add', 'cred', '--credits', '10');
+  await ok('add', 'cred', '--generate', '--credits', '10');
   expect(await ok('credit', 'cred', '5')).toMatch(/cred: 15 credit/);
   expect(await ok('credit', 'cred', '-7')).toMatch(/cred: 8 credit/);
   expect(await ok('credit', 'cred', '-100')).toMatch(/cred: 0 credit/);
@@ -149,43 +167,47 @@ test('credit adds, and a negative number takes away but never below 0', async ()
 });
 
 test('disable, enable and remove', async () => {
-  await ok('add', 'dave');
+  await ok('add', 'dave', '--generate');
   expect(await ok('disable', 'dave')).toMatch(/disabled dave/);
   expect(JSON.parse(await ok('list', '--json'))).toContainEqual(
-    expect.objectContaining({ username: 'dave', enabled: false }),
+    expect.objectContaining({ name: 'dave', enabled: false }),
   );
   expect(await ok('enable', 'dave')).toMatch(/enabled dave/);
   expect(JSON.parse(await ok('list', '--json'))).toContainEqual(
-    expect.objectContaining({ username: 'dave', enabled: true }),
+    expect.objectContaining({ name: 'dave', enabled: true }),
   );
   expect(await ok('remove', 'dave')).toMatch(/removed dave/);
-  expect(JSON.parse(await ok('list', '--json')).map((a: { username: string }) => a.username)).not.toContain('dave');
+  expect(JSON.parse(await ok('list', '--json')).map((a: { name: string }) => a.name)).not.toContain('dave');
 });
 
-test('bad usernames are refused: empty, tab, 300 characters, spaces around', async () => {
-  await refused(/cannot be empty/, 'add', '');
-  await refused(/control characters/, 'add', 'tab\tbed');
-  await refused(/control characters/, 'add', 'line\nbreak');
-  await refused(/at most 256 characters/, 'add', 'x'.repeat(300));
-  await refused(/spaces/, 'add', ' padded ');
-  await ok('add', 'y'.repeat(256));
-  const names = JSON.parse(await ok('list', '--json')).map((a: { username: string }) => a.username);
-  expect(names).not.toContain('');
-  expect(names.some((n: string) => n.includes('\t'))).toBe(false);
-  expect(names).not.toContain('x'.repeat(300));
+test('bad usernames and names are refused: empty, tab, 300 characters, spaces around', async () => {
+  await refused(/cannot be empty/, 'add', 'u1', '--username', '');
+  await refused(/control characters/, 'add', 'u2', '--username', 'tab\tbed');
+  await refused(/control characters/, 'add', 'u3', '--username', 'line\nbreak');
+  await refused(/at most 256 characters/, 'add', 'u4', '--username', 'x'.repeat(300));
+  await refused(/spaces/, 'add', 'u5', '--username', ' padded ');
+  await refused(/a name cannot be empty/, 'add', '', '--generate');
+  await refused(/a name holds letters, digits/, 'add', 'two words', '--generate');
+  await refused(/a name is at most 64 characters/, 'add', 'n'.repeat(65), '--generate');
+  await ok('add', 'u6', '--username', 'y'.repeat(256));
+  const names = JSON.parse(await ok('list', '--json')).map((a: { name: string }) => a.name);
+  for (const n of ['u1', 'u2', 'u3', 'u4', 'u5']) expect(names).not.toContain(n);
+  expect(names).toContain('u6');
 });
 
 test('bad numbers and addresses, unknown names, existing names, and nothing to set are errors with exit status 1', async () => {
-  await ok('add', 'erin');
-  await refused(/--credits/, 'add', 'f1', '--credits', '-5');
-  await refused(/--credits/, 'add', 'f2', '--credits', 'lots');
-  await refused(/--daily-limit/, 'add', 'f3', '--daily-limit', '0');
-  await refused(/--daily-limit/, 'add', 'f4', '--daily-limit', '1e3');
-  await refused(/--rate/, 'add', 'f5', '--rate', 'fast');
-  await refused(/--rate/, 'add', 'f6', '--rate', '-1');
-  await refused(/--allow/, 'add', 'f7', '--allow', '10.0.0.0/33');
-  await refused(/--allow/, 'add', 'f8', '--allow', 'example.com');
-  await refused(/exists/, 'add', 'erin');
+  await ok('add', 'erin', '--username', secret('erin'));
+  await refused(/--credits/, 'add', 'f1', '--generate', '--credits', '-5');
+  await refused(/--credits/, 'add', 'f2', '--generate', '--credits', 'lots');
+  await refused(/--daily-limit/, 'add', 'f3', '--generate', '--daily-limit', '0');
+  await refused(/--daily-limit/, 'add', 'f4', '--generate', '--daily-limit', '1e3');
+  await refused(/--rate/, 'add', 'f5', '--generate', '--rate', 'fast');
+  await refused(/--rate/, 'add', 'f6', '--generate', '--rate', '-1');
+  await refused(/--allow/, 'add', 'f7', '--generate', '--allow', '10.0.0.0/33');
+  await refused(/--allow/, 'add', 'f8', '--generate', '--allow', 'example.com');
+  await refused(/an account named "erin" exists/, 'add', 'erin', '--generate');
+  // A username is one account's only, whatever it is named.
+  await refused(/another account's/, 'add', 'erin2', '--username', secret('erin'));
   await refused(/nothing to set/, 'set', 'erin');
   for (const args of [
     ['set', 'nobody', '--credits', '1'],
@@ -194,23 +216,25 @@ test('bad numbers and addresses, unknown names, existing names, and nothing to s
     ['enable', 'nobody'],
     ['remove', 'nobody'],
     ['usage', 'nobody'],
+    ['rotate', 'nobody'],
   ]) {
-    await refused(/no such username: nobody/, ...args);
+    await refused(/no account named "?nobody/, ...args);
   }
   await refused(/--days/, 'usage', 'erin', '--days', '0');
   await refused(/unknown command|error/i, 'frobnicate');
-  const names = JSON.parse(await ok('list', '--json')).map((a: { username: string }) => a.username);
-  for (const n of ['f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8']) expect(names).not.toContain(n);
+  const names = JSON.parse(await ok('list', '--json')).map((a: { name: string }) => a.name);
+  for (const n of ['f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8', 'erin2']) expect(names).not.toContain(n);
 });
 
 test('usage shows lookups per day and operation from a running server; a change reaches it within a second', async () => {
-  await ok('add', 'worker', '--credits', '3', '--rate', 'none');
+  const worker = secret('worker');
+  await ok('add', 'worker', '--username', worker, '--credits', '3', '--rate', 'none');
   const store = new SqliteStore(db);
   const srv = await startServer({ DATABASE_URL: `sqlite:${db}` }, { store });
   try {
     for (const reg of ['RG11ABC', 'RG11ABC', 'ZZ99ZZZ'])
-      await call(srv.url, 'get', 'Check', { RegistrationNumber: reg, username: 'worker' });
-    await call(srv.url, 'soap11', 'UKMOT', { RegistrationNumber: 'RG11ABC', username: 'worker' });
+      await call(srv.url, 'get', 'Check', { RegistrationNumber: reg, username: worker });
+    await call(srv.url, 'soap11', 'UKMOT', { RegistrationNumber: 'RG11ABC', username: worker });
     await srv.flushUsage();
     const text = await ok('usage', 'worker');
     const day = new Date().toISOString().slice(0, 10);
@@ -221,22 +245,57 @@ test('usage shows lookups per day and operation from a running server; a change 
       { day, operation: 'UKMOT', found: 1, notFound: 0 },
     ]);
     expect(JSON.parse(await ok('list', '--json'))).toContainEqual(
-      expect.objectContaining({ username: 'worker', credits: 0, usedToday: 3 }),
+      expect.objectContaining({ name: 'worker', credits: 0, usedToday: 3 }),
     );
     expect(
-      (await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'worker' })).headers.get(
+      (await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: worker })).headers.get(
         'x-error-code',
       ),
     ).toBe('OUT_OF_CREDIT');
     await ok('credit', 'worker', '2');
     await new Promise((r) => setTimeout(r, 1100));
-    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'worker' })).status).toBe(
-      200,
-    );
+    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: worker })).status).toBe(200);
     await ok('disable', 'worker');
     await new Promise((r) => setTimeout(r, 1100));
-    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: 'worker' })).status).toBe(
-      403,
+    expect((await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username: worker })).status).toBe(403);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('rotate: a new username printed once; both charge one account, then the old one is unknown after the grace', async () => {
+  const old = secret('rotor');
+  await ok('add', 'rotor', '--username', old, '--credits', '4', '--rate', 'none');
+  process.env.USERNAME_ROTATION_GRACE_S = '2';
+  let rotated: Run;
+  try {
+    rotated = await users('rotate', 'rotor');
+  } finally {
+    delete process.env.USERNAME_ROTATION_GRACE_S;
+  }
+  expect(rotated.code).toBe(0);
+  const fresh = rotated.out.trim();
+  expect(fresh).toMatch(/^[0-9a-f]{32}$/);
+  expect(rotated.err).toMatch(/the old one is valid until \d{4}-\d\d-\d\dT/);
+  expect(JSON.parse(await ok('list', '--json'))).toContainEqual(
+    expect.objectContaining({ name: 'rotor', prefix: fresh.slice(0, 6) }),
+  );
+  const store = new SqliteStore(db);
+  const srv = await startServer({ DATABASE_URL: `sqlite:${db}`, USERNAME_POLICY: 'registered' }, { store });
+  try {
+    const check = async (username: string) =>
+      (await call(srv.url, 'get', 'Check', { RegistrationNumber: 'RG11ABC', username })).headers.get('x-error-code') ??
+      'ok';
+    expect(await check(old)).toBe('ok');
+    expect(await check(fresh)).toBe('ok');
+    expect(JSON.parse(await ok('list', '--json'))).toContainEqual(
+      expect.objectContaining({ name: 'rotor', credits: 2 }),
+    );
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(await check(old)).toBe('UNKNOWN_USERNAME');
+    expect(await check(fresh)).toBe('ok');
+    expect(JSON.parse(await ok('list', '--json'))).toContainEqual(
+      expect.objectContaining({ name: 'rotor', credits: 1 }),
     );
   } finally {
     await srv.close();

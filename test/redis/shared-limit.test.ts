@@ -4,6 +4,7 @@
 // so these tests use a key prefix of their own and delete their keys; the outage test runs a
 // private redis-server on a free port and stops that one.
 
+import { createHash } from 'node:crypto';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { CLI } from '../helpers/cli';
 import { startRedisServer } from '../helpers/private-redis';
@@ -14,6 +15,9 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { SqliteStore } from '../../src/store/sqlite';
 import { freePort } from '../helpers/port';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 jest.setTimeout(120_000);
 
@@ -141,7 +145,7 @@ async function deleteKeys(prefix: string): Promise<void> {
 
 test('WORKERS=2 without Redis: both workers together admit what one process would, and spend credits exactly', async () => {
   const store = new SqliteStore(path.join(dir, 'workers.db'));
-  await store.accounts.putAccount({ username: 'fifty', credits: 50, rate: 0 });
+  await store.accounts.putAccount({ username: key('fifty'), credits: 50, rate: 0 });
   await store.close();
   const srv = await serve({ ...RATE, WORKERS: '2' }, 'workers');
   try {

@@ -1,18 +1,22 @@
 // Parameter abuse over all four transports: each value is read literally, each refusal is the
 // transport's proper error form naming the parameter, and nothing about the store shows.
 
+import { createHash } from 'node:crypto';
 import { call, TRANSPORTS, type Answer, type Transport } from '../helpers/call';
 import { envelope, NS, soapHeaders } from '../helpers/soap';
 import { startServer, type TestServer } from '../helpers/server';
 import { fromFetch, leakIn, plainErrorProblem, soapFaultProblem, type Seen } from './answers';
 import { send } from './wire';
 
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
+
 let server: TestServer;
 let registered: TestServer;
 beforeAll(async () => {
   server = await startServer();
   registered = await startServer({ USERNAME_POLICY: 'registered' });
-  await registered.store.accounts.putAccount({ username: 'alice', credits: null });
+  await registered.store.accounts.putAccount({ username: key('alice'), credits: null });
 });
 afterAll(async () => {
   await Promise.all([server.close(), registered.close()]);

@@ -63,6 +63,11 @@ describeStores('AccountStore: %s', (kind) => {
     expect(await s.a.addAccount({ username: 'ann' })).toBe(true);
     expect(await s.a.getAccount('ann')).toEqual({
       username: 'ann',
+      // docs/callers.md: an account added without a name is named caller- and the key's first 12 characters.
+      name: 'caller-ann',
+      prefix: '',
+      keyUntil: null,
+      weak: null,
       credits: null,
       dailyLimit: null,
       rate: null,
@@ -75,6 +80,10 @@ describeStores('AccountStore: %s', (kind) => {
     await s.a.putAccount({ username: 'ann', rate: 2.5 });
     expect(await s.b.getAccount('ann')).toEqual({
       username: 'ann',
+      name: 'caller-ann',
+      prefix: '',
+      keyUntil: null,
+      weak: null,
       credits: 5,
       dailyLimit: null,
       rate: 2.5,
@@ -82,6 +91,34 @@ describeStores('AccountStore: %s', (kind) => {
       enabled: true,
     });
     expect(await s.a.getAccount('nobody')).toBeNull();
+  });
+
+  test("an account is found by its name; a name is one account's only", async () => {
+    expect(await s.a.addAccount({ username: 'k1', name: 'acme', prefix: 'ab' })).toBe(true);
+    expect(await s.a.addAccount({ username: 'k2', name: 'acme' })).toBe(false);
+    expect(await s.b.getAccountByName('acme')).toMatchObject({ username: 'k1', name: 'acme', prefix: 'ab' });
+    expect(await s.b.getAccountByName('k1')).toBeNull();
+    expect(await s.b.getAccount('k2')).toBeNull();
+  });
+
+  test('rotateKey: both keys find the one account until the old one ends; its credits are shared; remove takes both', async () => {
+    await s.a.addAccount({ username: 'old', name: 'rot', prefix: 'ol', credits: 3 });
+    expect(await s.a.rotateKey('old', 'new', 'ne', 5_000)).toBe(true);
+    expect(await s.b.getAccount('new')).toMatchObject({ username: 'old', name: 'rot', prefix: 'ne', keyUntil: null });
+    expect(await s.b.getAccount('old')).toMatchObject({ username: 'old', keyUntil: 5_000 });
+    // A second rotation: the first new key ends then too, never later than it was given.
+    expect(await s.a.rotateKey('old', 'newer', 'nr', 9_000)).toBe(true);
+    expect(await s.b.getAccount('new')).toMatchObject({ username: 'old', keyUntil: 9_000 });
+    expect(await s.b.getAccount('old')).toMatchObject({ keyUntil: 5_000 });
+    expect(await s.b.getAccount('newer')).toMatchObject({ keyUntil: null, prefix: 'nr' });
+    // A key already taken, or an unknown account: nothing changes.
+    expect(await s.a.rotateKey('old', 'new', 'x', 1)).toBe(false);
+    expect(await s.a.rotateKey('nobody', 'fresh', 'x', 1)).toBe(false);
+    expect(await s.a.charge('old', '2026-03-01')).toMatchObject({ ok: true, credits: 2 });
+    expect(await s.b.getAccount('newer')).toMatchObject({ credits: 2 });
+    expect(await s.a.removeAccount('old')).toBe(true);
+    expect(await s.b.getAccount('newer')).toBeNull();
+    expect(await s.b.getAccount('new')).toBeNull();
   });
 
   test('update returns the account as stored, or null for an unknown name', async () => {
@@ -190,6 +227,10 @@ describeStores('AccountStore: %s', (kind) => {
     expect(await s.a.addAccount({ username: 'ida', enabled: false, allow: ['10.0.0.0/8', '192.0.2.1'] })).toBe(true);
     expect(await s.b.getAccount('ida')).toEqual({
       username: 'ida',
+      name: 'caller-ida',
+      prefix: '',
+      keyUntil: null,
+      weak: null,
       credits: null,
       dailyLimit: null,
       rate: null,
@@ -250,6 +291,10 @@ describeStores('AccountStore: %s', (kind) => {
   test('put and update change only the fields given, on an account with every field set', async () => {
     const all = {
       username: 'max',
+      name: 'Max Ltd',
+      prefix: 'max-li',
+      keyUntil: null,
+      weak: null,
       credits: 9,
       dailyLimit: 5,
       rate: 2,

@@ -1,12 +1,16 @@
 // The contract over HTTP, served from each store: every operation over SOAP 1.1, SOAP 1.2, GET and
 // POST answers the bundled sample record; credits hold under concurrent lookups.
 
+import { createHash } from 'node:crypto';
 import { parseStringPromise } from 'xml2js';
 import { OPERATIONS } from '../../src/contract/operations';
 import { call, TRANSPORTS, type Transport } from '../helpers/call';
 import { demo, demoParams } from '../helpers/sample';
 import { startServer, type TestServer } from '../helpers/server';
 import { describeStores } from '../helpers/stores';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const ukey = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 type X = Record<string, any>;
 
@@ -48,7 +52,7 @@ describeStores('served from %s', (kind) => {
   });
 
   test('200 lookups at once by an account with 50 credits: exactly 50 answered, the rest OUT_OF_CREDIT', async () => {
-    await srv.store.accounts.putAccount({ username: 'fifty', credits: 50 });
+    await srv.store.accounts.putAccount({ username: ukey('fifty'), credits: 50 });
     const answers = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
         call(srv.url, TRANSPORTS[i % 4], 'Check', { RegistrationNumber: 'RG11ABC', username: 'fifty' }),
@@ -56,6 +60,6 @@ describeStores('served from %s', (kind) => {
     );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(50);
     expect(answers.filter((a) => a.status !== 200 && a.body.includes('OUT_OF_CREDIT'))).toHaveLength(150);
-    expect((await srv.store.accounts.getAccount('fifty'))?.credits).toBe(0);
+    expect((await srv.store.accounts.getAccount(ukey('fifty')))?.credits).toBe(0);
   });
 });

@@ -81,7 +81,7 @@ describePostgres('credit shards: a busy account charged by several instances wit
       { username: 'busy', day: DAY, operation: 'Check', found: 1200, notFound: 0 },
     ]);
     expect(await stores[0].admin.usageRange(DAY, DAY)).toEqual([
-      { username: 'busy', day: DAY, operation: 'Check', found: 1200, notFound: 0 },
+      { username: 'busy', name: 'caller-busy', day: DAY, operation: 'Check', found: 1200, notFound: 0 },
     ]);
     expect(await stores[0].admin.countLowCredit(8801)).toBe(1);
     expect(await stores[0].admin.countLowCredit(8800)).toBe(0);

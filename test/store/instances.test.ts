@@ -1,11 +1,15 @@
 // Two service processes on different ports sharing one PostgreSQL database, as N instances behind
 // a load balancer do: credits are shared exactly, and a `users` change reaches both.
 
+import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
 import { describePostgres, testSchema } from '../helpers/postgres';
 import { startServeProcess, type ServeProcess } from '../helpers/cli';
 import { openStore } from '../../src/store/open';
 import type { VehicleStore } from '../../src/store/store';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 jest.setTimeout(120_000);
 
@@ -37,7 +41,7 @@ describePostgres('two instances on one PostgreSQL', () => {
   });
 
   test('an account with 100 credits, 400 lookups spread over both: exactly 100 are answered', async () => {
-    await admin.accounts.putAccount({ username: 'hundred', credits: 100 });
+    await admin.accounts.putAccount({ username: key('hundred'), credits: 100 });
     const answers = await Promise.all(
       Array.from({ length: 400 }, (_, i) =>
         lookup(i % 2 ? a : b, 'hundred').then(async (r) => ({ status: r.status, body: await r.text() })),
@@ -45,7 +49,7 @@ describePostgres('two instances on one PostgreSQL', () => {
     );
     expect(answers.filter((r) => r.status === 200)).toHaveLength(100);
     expect(answers.filter((r) => r.status === 402 || r.body.includes('OUT_OF_CREDIT'))).toHaveLength(300);
-    expect((await admin.accounts.getAccount('hundred'))?.credits).toBe(0);
+    expect((await admin.accounts.getAccount(key('hundred')))?.credits).toBe(0);
   });
 
   /**
@@ -72,23 +76,23 @@ describePostgres('two instances on one PostgreSQL', () => {
   }
 
   test('issue 30: 2,000 lookups against 500 credits over both, 200 at a time: exactly 500 answered, 500 taken, 500 in usage at once', async () => {
-    await admin.accounts.putAccount({ username: 'fivehundred', credits: 500 });
+    await admin.accounts.putAccount({ username: key('fivehundred'), credits: 500 });
     const answers = await spread('fivehundred', 2000, 200);
     expect(answers.filter((r) => r.status === 200)).toHaveLength(500);
     expect(answers.filter((r) => r.code === 'OUT_OF_CREDIT')).toHaveLength(1500);
-    expect((await admin.accounts.getAccount('fivehundred'))?.credits).toBe(0);
+    expect((await admin.accounts.getAccount(key('fivehundred')))?.credits).toBe(0);
     // The usage of a charged lookup is written with its charge: no flush to wait for.
-    const usage = await admin.accounts.usage('fivehundred', '2000-01-01');
+    const usage = await admin.accounts.usage(key('fivehundred'), '2000-01-01');
     expect(usage.reduce((n, u) => n + u.found, 0)).toBe(500);
   });
 
   test('issue 30: a daily limit of 300 (credits unlimited), 1,000 lookups over both, 200 at a time: exactly 300 answered, the rest DAILY_LIMIT_REACHED', async () => {
-    await admin.accounts.putAccount({ username: 'daily300', credits: null, dailyLimit: 300 });
+    await admin.accounts.putAccount({ username: key('daily300'), credits: null, dailyLimit: 300 });
     const answers = await spread('daily300', 1000, 200);
     expect(answers.filter((r) => r.status === 200)).toHaveLength(300);
     expect(answers.filter((r) => r.code === 'DAILY_LIMIT_REACHED')).toHaveLength(700);
     const listed = (await admin.accounts.listAccounts(new Date().toISOString().slice(0, 10))).find(
-      (x) => x.username === 'daily300',
+      (x) => x.username === key('daily300'),
     );
     expect(listed?.usedToday).toBe(300);
   });
@@ -96,11 +100,11 @@ describePostgres('two instances on one PostgreSQL', () => {
   test('a user added or removed is seen by both within a second (the README says accounts are read at most once a second)', async () => {
     expect((await lookup(a, 'newbie')).status).not.toBe(200);
     expect((await lookup(b, 'newbie')).status).not.toBe(200);
-    await admin.accounts.putAccount({ username: 'newbie', credits: null });
+    await admin.accounts.putAccount({ username: key('newbie'), credits: null });
     await new Promise((r) => setTimeout(r, 1100));
     expect((await lookup(a, 'newbie')).status).toBe(200);
     expect((await lookup(b, 'newbie')).status).toBe(200);
-    await admin.accounts.removeAccount('newbie');
+    await admin.accounts.removeAccount(key('newbie'));
     await new Promise((r) => setTimeout(r, 1100));
     expect((await lookup(a, 'newbie')).status).not.toBe(200);
     expect((await lookup(b, 'newbie')).status).not.toBe(200);

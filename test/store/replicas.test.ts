@@ -113,7 +113,7 @@ describeReplica('read replicas on a private primary and streaming replica', () =
     try {
       // Written to the primary while the replica's replay is paused.
       await importRecord(env, 'RPL1');
-      expect(await startCli(['users', 'add', 'payer', '--credits', '5'], env).exited).toBe(0);
+      expect(await startCli(['users', 'add', 'payer', '--username', 'payer', '--credits', '5'], env).exited).toBe(0);
       // The instance that allows 10 minutes of lag reads the replica, which does not hold it yet...
       expect((await lookup('RPL1', 'demo', patient)).status).toBe(404);
       // ...while the account made after the pause is known to it (accounts are read from the primary), and
@@ -130,7 +130,7 @@ describeReplica('read replicas on a private primary and streaming replica', () =
       // Skipped: the lookup goes to the primary, which has the record; the charge is taken there.
       expect((await lookup('RPL1')).status).toBe(200);
       expect((await lookup('RPL1', 'payer')).status).toBe(200);
-      expect((await sql(primary.url, "SELECT credits::int AS c FROM accounts WHERE username = 'payer'"))[0].c).toBe(3);
+      expect((await sql(primary.url, `SELECT credits::int AS c FROM accounts WHERE name = 'payer'`))[0].c).toBe(3);
     } finally {
       await sql(replica.url, 'SELECT pg_wal_replay_resume()');
     }

@@ -4,6 +4,7 @@
 // 6, as 0.3 leaves it) has its accounts moved out once, on first open, only when no other process
 // has it open, and safely against a kill at any moment of the move.
 
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +19,7 @@ import {
   query,
   tablesIn,
   versionOf,
+  keyed,
 } from '../helpers/sqlite-layout';
 // What needs a process of its own (a server of 0.3 holding the file, a kill during the move, the docs'
 // shell examples) is in test/cli/sqlite-layout.test.ts.
@@ -31,6 +33,8 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 const newPath = () => path.join(dir, `store-${++n}.db`);
 const oldLayoutStore = (usageRows = 0) => oldLayoutAt(newPath(), usageRows);
+
+const sha256 = (u: string) => createHash('sha256').update(u, 'utf8').digest('hex');
 
 describe('the SQLite store in two files', () => {
   test('a new store is two files: records in the one DATABASE_URL names, the callers beside it', async () => {
@@ -97,25 +101,27 @@ describe('the SQLite store in two files', () => {
     const store = new SqliteStore(file);
     try {
       expect((await store.migrate()).applied.map((m) => m.version)).toEqual([7]);
-      expect(accountRows(accountsOf(file))).toBe(before);
+      // Every row kept, the usernames as their keys (SHA-256, docs/security.md) and the audit naming the account.
+      const alice = sha256('alice');
+      expect(accountRows(accountsOf(file))).toBe(keyed(before));
       expect(await store.get({ operation: 'Check', registration: 'OLD1', state: '' })).toEqual({
         payload: '{"Description":"kept"}',
       });
-      expect(await store.accounts.getAccount('alice')).toEqual({
-        username: 'alice',
+      expect(await store.accounts.getAccount(alice)).toMatchObject({
+        username: alice,
         credits: 40,
         dailyLimit: 5,
         rate: null,
         allow: ['10.0.0.0/8'],
         enabled: true,
       });
-      expect(await store.accounts.usage('alice', '2026-11-01')).toEqual([
-        { username: 'alice', day: '2026-11-20', operation: 'Check', found: 3, notFound: 1 },
+      expect(await store.accounts.usage(alice, '2026-11-01')).toEqual([
+        { username: alice, day: '2026-11-20', operation: 'Check', found: 3, notFound: 1 },
       ]);
       // The same Idempotency-Key is still a replay, not a second top-up.
       expect(
         await store.admin.creditOnce({
-          username: 'alice',
+          username: alice,
           delta: 10,
           key: 'k-1',
           fingerprint: 'fp-1',
@@ -142,7 +148,7 @@ describe('the SQLite store in two files', () => {
     }
     expect(tablesIn(file)).toEqual(['meta', 'records', 'schema_version']);
     expect(versionOf(file)).toBe(7);
-    expect(versionOf(accountsOf(file))).toBe(1);
+    expect(versionOf(accountsOf(file))).toBe(2);
     // The moved file has the schema of a new store's accounts file.
     const fresh = newPath();
     await new SqliteStore(fresh).close();
@@ -177,12 +183,12 @@ describe('the SQLite store in two files', () => {
     fs.writeFileSync(`${accountsOf(file)}.partial-999999`, 'not a database');
     const store = new SqliteStore(file);
     try {
-      expect(await store.accounts.getAccount('stale')).toBeNull();
-      expect(await store.accounts.getAccount('alice')).toMatchObject({ credits: 40 });
+      expect(await store.accounts.getAccount(sha256('stale'))).toBeNull();
+      expect(await store.accounts.getAccount(sha256('alice'))).toMatchObject({ credits: 40 });
     } finally {
       await store.close();
     }
-    expect(accountRows(accountsOf(file))).toBe(before);
+    expect(accountRows(accountsOf(file))).toBe(keyed(before));
   });
 
   test('a new records file beside an accounts file keeps the callers (the records were removed to start again)', async () => {

@@ -4,6 +4,7 @@
 // newer release is refused. The old schemas below are written out by hand as those releases wrote them.
 // (`reglookup migrate` and `serve` on such files: test/cli/migrate.test.ts.)
 
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -102,9 +103,10 @@ describe('SQLite migrations', () => {
     const first = await store.migrate();
     expect(first.applied.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(first.version).toBe(7);
-    // Step 7 made the accounts file with its first step: one step reported, not two.
-    expect(first.accounts).toEqual({ applied: [], version: 1 });
-    const settled = { applied: [], version: 7, accounts: { applied: [], version: 1 } };
+    // Step 7 made the accounts file with its first step (not reported again); its step 2 keyed the accounts.
+    expect(first.accounts?.applied.map((m) => m.version)).toEqual([2]);
+    expect(first.accounts?.version).toBe(2);
+    const settled = { applied: [], version: 7, accounts: { applied: [], version: 2 } };
     expect(await store.migrate()).toEqual(settled);
     await store.close();
     const again = new SqliteStore(file);
@@ -160,18 +162,24 @@ describe('SQLite migrations', () => {
     expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6, 7]);
     expect(report.version).toBe(7);
     expect(await store.get(KEY)).toEqual({ payload: '{"Description":"kept"}' });
-    expect(await store.accounts.getAccount('kept')).toEqual({
-      username: 'kept',
+    // Known by its key since the accounts file's step 2: SHA-256 of the username (docs/security.md).
+    const kept = createHash('sha256').update('kept').digest('hex');
+    expect(await store.accounts.getAccount(kept)).toEqual({
+      username: kept,
+      name: `k-${kept.slice(0, 12)}`,
+      prefix: 'k',
+      keyUntil: null,
+      weak: 'short',
       credits: 7,
       dailyLimit: null,
       rate: null,
       allow: [],
       enabled: true,
     });
-    expect(await store.accounts.charge('kept', '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
-    await store.accounts.addUsage([{ username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
-    expect(await store.accounts.usage('kept', '2026-01-01')).toEqual([
-      { username: 'kept', day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 },
+    expect(await store.accounts.charge(kept, '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
+    await store.accounts.addUsage([{ username: kept, day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 }]);
+    expect(await store.accounts.usage(kept, '2026-01-01')).toEqual([
+      { username: kept, day: '2026-01-01', operation: 'Check', found: 1, notFound: 0 },
     ]);
     const raw = new Database(file);
     raw.prepare('UPDATE records SET payload = \'{"Description":"changed"}\' WHERE registration = \'OLD1\'').run();

@@ -3,10 +3,14 @@
 // limits are held to the README against real servers in test/integration/callers.test.ts and
 // shared-limit.test.ts.) The store is the real SQLite store, counted; only the clock is the test's.
 
+import { createHash } from 'node:crypto';
 import { Accounts } from '../../src/accounts/accounts';
 import { LookupError } from '../../src/service/errors';
 import { SqliteStore } from '../../src/store/sqlite';
 import { claim } from '../helpers/readme';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 const CALLER = { address: '127.0.0.1' };
 
@@ -49,7 +53,7 @@ describe('usernames and credits', () => {
     expect(await refusal(any.admit('nobody', CALLER))).toBeNull();
     const registered = new Accounts(store, { policy: 'registered', rateLimit: 0 });
     expect((await refusal(registered.admit('nobody', CALLER)))?.code).toBe('UNKNOWN_USERNAME');
-    await store.accounts.putAccount({ username: 'alice', credits: null });
+    await store.accounts.putAccount({ username: key('alice'), credits: null });
     now += 1000;
     expect(await refusal(registered.admit('alice', CALLER))).toBeNull();
   });
@@ -58,7 +62,7 @@ describe('usernames and credits', () => {
     claim(/it reads each username's row at most once a second/);
     const accounts = new Accounts(store, { policy: 'registered', rateLimit: 0 });
     expect((await refusal(accounts.admit('alice', CALLER)))?.code).toBe('UNKNOWN_USERNAME');
-    await store.accounts.putAccount({ username: 'alice', credits: null });
+    await store.accounts.putAccount({ username: key('alice'), credits: null });
     const readsBefore = store.reads;
     for (let i = 0; i < 20; i++) {
       now += 40;
@@ -69,7 +73,7 @@ describe('usernames and credits', () => {
     now += 200;
     expect(await refusal(accounts.admit('alice', CALLER))).toBeNull();
     expect(store.reads).toBe(readsBefore + 1);
-    await store.accounts.removeAccount('alice');
+    await store.accounts.removeAccount(key('alice'));
     now += 1000;
     expect((await refusal(accounts.admit('alice', CALLER)))?.code).toBe('UNKNOWN_USERNAME');
   });
@@ -91,19 +95,19 @@ describe('usernames and credits', () => {
   test('credits: one per successful lookup, then OUT_OF_CREDIT with no Retry-After; unlimited accounts and unknown usernames are not charged', async () => {
     claim(/`OUT_OF_CREDIT`[^\n]*no `Retry-After`/);
     const accounts = new Accounts(store, { policy: 'any', rateLimit: 0 });
-    await store.accounts.putAccount({ username: 'bob', credits: 2 });
-    await store.accounts.putAccount({ username: 'carol', credits: null });
+    await store.accounts.putAccount({ username: key('bob'), credits: 2 });
+    await store.accounts.putAccount({ username: key('carol'), credits: null });
     const bob = await accounts.admit('bob', CALLER);
     await accounts.charge(bob);
     await accounts.charge(bob);
-    expect((await store.accounts.getAccount('bob'))?.credits).toBe(0);
+    expect((await store.accounts.getAccount(key('bob')))?.credits).toBe(0);
     const r = await refusal(accounts.charge(bob));
     expect(r?.code).toBe('OUT_OF_CREDIT');
     expect(r?.retryAfter).toBeUndefined();
     const carol = await accounts.admit('carol', CALLER);
     for (let i = 0; i < 3; i++) await accounts.charge(carol);
-    expect((await store.accounts.getAccount('carol'))?.credits).toBeNull();
+    expect((await store.accounts.getAccount(key('carol')))?.credits).toBeNull();
     await accounts.charge(await accounts.admit('dave', CALLER));
-    expect(await store.accounts.getAccount('dave')).toBeNull();
+    expect(await store.accounts.getAccount(key('dave'))).toBeNull();
   });
 });

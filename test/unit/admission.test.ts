@@ -7,11 +7,15 @@
 // usernames only. The store is the real SQLite store; the limiter and the usage recorder are
 // recording fakes; the clock is the test's.
 
+import { createHash } from 'node:crypto';
 import { Accounts, type AccountsConfig } from '../../src/accounts/accounts';
 import type { Refusal, RateLimiter } from '../../src/accounts/limiter';
 import type { UsageRecorder } from '../../src/accounts/usage';
 import { LookupError } from '../../src/service/errors';
 import { SqliteStore } from '../../src/store/sqlite';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 const HOME = { address: '203.0.113.7' };
 const AWAY = { address: '198.51.100.1' };
@@ -91,32 +95,32 @@ describe('disabled usernames', () => {
   test.each(['any', 'registered'] as const)(
     'USERNAME_POLICY=%s: UNKNOWN_USERNAME, "not allowed here ... is disabled"; enabled again, admitted',
     async (policy) => {
-      await store.accounts.putAccount({ username: 'dora', enabled: false });
+      await store.accounts.putAccount({ username: key('dora'), enabled: false });
       const a = accounts({ policy });
       const r = await refusal(a.admit('dora', HOME));
       expect(r?.code).toBe('UNKNOWN_USERNAME');
       expect(r?.message).toMatch(/^Your username is incorrect or not allowed here: .*dora.* is disabled$/);
-      await store.accounts.setEnabled('dora', true);
+      await store.accounts.setEnabled(key('dora'), true);
       later();
       expect(await refusal(a.admit('dora', HOME))).toBeNull();
     },
   );
 
   test('disabled between admission and charge: the charge refuses, UNKNOWN_USERNAME "is disabled", and takes nothing', async () => {
-    await store.accounts.putAccount({ username: 'dora', credits: 5 });
+    await store.accounts.putAccount({ username: key('dora'), credits: 5 });
     const a = accounts();
     const who = await a.admit('dora', HOME);
-    await store.accounts.setEnabled('dora', false);
+    await store.accounts.setEnabled(key('dora'), false);
     const r = await refusal(a.charge(who));
     expect(r?.code).toBe('UNKNOWN_USERNAME');
     expect(r?.message).toMatch(/^Your username is incorrect or not allowed here: .*dora.* is disabled$/);
-    expect((await store.accounts.getAccount('dora'))?.credits).toBe(5);
+    expect((await store.accounts.getAccount(key('dora')))?.credits).toBe(5);
   });
 });
 
 describe('allow-lists', () => {
   test('an address inside a listed CIDR is admitted; one outside is UNKNOWN_USERNAME naming the address', async () => {
-    await store.accounts.putAccount({ username: 'bob', allow: ['203.0.113.0/24', '2001:db8::/32'] });
+    await store.accounts.putAccount({ username: key('bob'), allow: ['203.0.113.0/24', '2001:db8::/32'] });
     const a = accounts({ policy: 'registered' });
     expect(await refusal(a.admit('bob', HOME))).toBeNull();
     expect(await refusal(a.admit('bob', { address: '2001:db8::1' }))).toBeNull();
@@ -128,7 +132,7 @@ describe('allow-lists', () => {
   });
 
   test('no allow-list: anywhere', async () => {
-    await store.accounts.putAccount({ username: 'alice' });
+    await store.accounts.putAccount({ username: key('alice') });
     const a = accounts({ policy: 'registered' });
     expect(await refusal(a.admit('alice', AWAY))).toBeNull();
     expect(await refusal(a.admit('alice', HOME))).toBeNull();
@@ -140,16 +144,20 @@ describe('unknown usernames', () => {
     const r = await refusal(accounts({ policy: 'registered' }).admit('nobody', HOME));
     expect(r?.code).toBe('UNKNOWN_USERNAME');
     expect(r?.message).toMatch(/^Your username is incorrect: .*nobody.* is not registered/);
-    expect(await accounts({ policy: 'any' }).admit('nobody', HOME)).toEqual({ username: 'nobody', account: null });
+    expect(await accounts({ policy: 'any' }).admit('nobody', HOME)).toEqual({
+      username: 'nobody',
+      key: key('nobody'),
+      account: null,
+    });
   });
 
   test('removed between admission and charge: registered refuses with UNKNOWN_USERNAME, any serves it unmetered', async () => {
-    await store.accounts.putAccount({ username: 'gone', credits: 5 });
+    await store.accounts.putAccount({ username: key('gone'), credits: 5 });
     const reg = accounts({ policy: 'registered' });
     const any = accounts({ policy: 'any' });
     const w1 = await reg.admit('gone', HOME);
     const w2 = await any.admit('gone', HOME);
-    await store.accounts.removeAccount('gone');
+    await store.accounts.removeAccount(key('gone'));
     const r = await refusal(reg.charge(w1));
     expect(r?.code).toBe('UNKNOWN_USERNAME');
     expect(r?.message).toMatch(/^Your username is incorrect: .*gone.* is not registered/);
@@ -159,7 +167,7 @@ describe('unknown usernames', () => {
 
 describe('credits', () => {
   test('an exhausted balance is OUT_OF_CREDIT ("Out of credit", no Retry-After) before the rate limit is asked', async () => {
-    await store.accounts.putAccount({ username: 'broke', credits: 0 });
+    await store.accounts.putAccount({ username: key('broke'), credits: 0 });
     const a = accounts({ rateLimit: 10 });
     const r = await refusal(a.admit('broke', HOME));
     expect(r).toMatchObject({ code: 'OUT_OF_CREDIT', retryAfter: undefined });
@@ -168,7 +176,7 @@ describe('credits', () => {
   });
 
   test('the store refusing the charge for credits is OUT_OF_CREDIT too', async () => {
-    await store.accounts.putAccount({ username: 'one', credits: 1 });
+    await store.accounts.putAccount({ username: key('one'), credits: 1 });
     const a = accounts();
     const w = await a.admit('one', HOME);
     await a.charge(w);
@@ -178,7 +186,7 @@ describe('credits', () => {
   });
 
   test('an account with neither credits nor a daily limit is not charged in the store', async () => {
-    await store.accounts.putAccount({ username: 'free' });
+    await store.accounts.putAccount({ username: key('free') });
     const a = accounts();
     for (let i = 0; i < 3; i++) await a.charge(await a.admit('free', HOME));
     expect(store.charges).toBe(0);
@@ -189,7 +197,7 @@ describe('credits', () => {
 
 describe('daily limit', () => {
   test('after N successful lookups, DAILY_LIMIT_REACHED with Retry-After to midnight UTC, before the rate limit is asked', async () => {
-    await store.accounts.putAccount({ username: 'daily', dailyLimit: 2 });
+    await store.accounts.putAccount({ username: key('daily'), dailyLimit: 2 });
     const a = accounts({ rateLimit: 10 });
     for (let i = 0; i < 2; i++) await a.charge(await a.admit('daily', HOME));
     expect(limiter.calls).toHaveLength(2);
@@ -200,7 +208,7 @@ describe('daily limit', () => {
   });
 
   test('a limit counts the whole UTC day: the next day the username is admitted again', async () => {
-    await store.accounts.putAccount({ username: 'daily', dailyLimit: 1 });
+    await store.accounts.putAccount({ username: key('daily'), dailyLimit: 1 });
     const a = accounts();
     await a.charge(await a.admit('daily', HOME));
     expect((await refusal(a.admit('daily', HOME)))?.code).toBe('DAILY_LIMIT_REACHED');
@@ -212,7 +220,7 @@ describe('daily limit', () => {
   });
 
   test('the store refusing the charge for the day is DAILY_LIMIT_REACHED, and the next admission is refused too', async () => {
-    await store.accounts.putAccount({ username: 'daily', dailyLimit: 1 });
+    await store.accounts.putAccount({ username: key('daily'), dailyLimit: 1 });
     const a = accounts();
     const w1 = await a.admit('daily', HOME);
     const w2 = await a.admit('daily', HOME);
@@ -224,18 +232,18 @@ describe('daily limit', () => {
   });
 
   test('a changed limit is seen: raised, the username is admitted again the same day', async () => {
-    await store.accounts.putAccount({ username: 'daily', dailyLimit: 1 });
+    await store.accounts.putAccount({ username: key('daily'), dailyLimit: 1 });
     const a = accounts();
     await a.charge(await a.admit('daily', HOME));
     expect((await refusal(a.admit('daily', HOME)))?.code).toBe('DAILY_LIMIT_REACHED');
-    await store.accounts.putAccount({ username: 'daily', dailyLimit: 2 });
+    await store.accounts.putAccount({ username: key('daily'), dailyLimit: 2 });
     later();
     expect(await refusal(a.admit('daily', HOME))).toBeNull();
   });
 
   test('several usernames that used up their day are each refused before the rate limit is asked', async () => {
-    await store.accounts.putAccount({ username: 'd1', dailyLimit: 1 });
-    await store.accounts.putAccount({ username: 'd2', dailyLimit: 1 });
+    await store.accounts.putAccount({ username: key('d1'), dailyLimit: 1 });
+    await store.accounts.putAccount({ username: key('d2'), dailyLimit: 1 });
     const a = accounts({ rateLimit: 10 });
     await a.charge(await a.admit('d1', HOME));
     await a.charge(await a.admit('d2', HOME));
@@ -246,7 +254,7 @@ describe('daily limit', () => {
   });
 
   test('a lookup short of the limit does not refuse the next one', async () => {
-    await store.accounts.putAccount({ username: 'daily', dailyLimit: 3 });
+    await store.accounts.putAccount({ username: key('daily'), dailyLimit: 3 });
     const a = accounts();
     await a.charge(await a.admit('daily', HOME));
     await a.charge(await a.admit('daily', HOME));
@@ -256,27 +264,27 @@ describe('daily limit', () => {
 
 describe('the rate', () => {
   test("RATE_LIMIT applies to a username without an account and to an account without its own rate; an account's --rate replaces it", async () => {
-    await store.accounts.putAccount({ username: 'plain' });
-    await store.accounts.putAccount({ username: 'fast', rate: 50 });
-    await store.accounts.putAccount({ username: 'free', rate: 0 });
+    await store.accounts.putAccount({ username: key('plain') });
+    await store.accounts.putAccount({ username: key('fast'), rate: 50 });
+    await store.accounts.putAccount({ username: key('free'), rate: 0 });
     const a = accounts({ rateLimit: 10 });
     await a.admit('nobody', HOME);
     await a.admit('plain', HOME);
     await a.admit('fast', HOME);
     await a.admit('free', HOME);
     expect(limiter.calls).toEqual([
-      ['nobody', 10],
-      ['plain', 10],
-      ['fast', 50],
+      [key('nobody'), 10],
+      [key('plain'), 10],
+      [key('fast'), 50],
     ]);
   });
 
   test('RATE_LIMIT=0: only accounts with their own rate are limited', async () => {
-    await store.accounts.putAccount({ username: 'slow', rate: 0.5 });
+    await store.accounts.putAccount({ username: key('slow'), rate: 0.5 });
     const a = accounts({ rateLimit: 0 });
     await a.admit('nobody', HOME);
     await a.admit('slow', HOME);
-    expect(limiter.calls).toEqual([['slow', 0.5]]);
+    expect(limiter.calls).toEqual([[key('slow'), 0.5]]);
   });
 
   test('without a limiter nothing is limited', async () => {
@@ -301,22 +309,22 @@ describe('the rate', () => {
 
 describe('usage records', () => {
   test('registered usernames only, with the UTC day, the operation and whether it was found', async () => {
-    await store.accounts.putAccount({ username: 'alice' });
+    await store.accounts.putAccount({ username: key('alice') });
     const a = accounts();
     a.record(await a.admit('alice', HOME), 'Check', true);
     a.record(await a.admit('alice', HOME), 'UKMOT', false);
     a.record(await a.admit('nobody', HOME), 'Check', true);
     expect(usage.records).toEqual([
-      ['alice', '2026-11-23', 'Check', true],
-      ['alice', '2026-11-23', 'UKMOT', false],
+      [key('alice'), '2026-11-23', 'Check', true],
+      [key('alice'), '2026-11-23', 'UKMOT', false],
     ]);
   });
 
   test('without a recorder nothing fails', async () => {
-    await store.accounts.putAccount({ username: 'alice' });
+    await store.accounts.putAccount({ username: key('alice') });
     const a = new Accounts(store, { policy: 'any', rateLimit: 0 });
     const who = await a.admit('alice', HOME);
-    expect(who.account?.username).toBe('alice');
+    expect(who.account?.username).toBe(key('alice'));
     expect(() => a.record(who, 'Check', true)).not.toThrow();
   });
 });

@@ -4,6 +4,7 @@
 // loading the whole app and its sample data for each test (Stryker runs the tests that cover a mutant, one mutant at
 // a time). Expected answers: the README's (JSON API, Credits, Help pages, Errors) and hand-written.
 
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,6 +21,8 @@ import { jsonHandler } from '../../src/transport/json';
 import type { Logger } from '../../src/ops/logger';
 import { basic } from '../helpers/json';
 import { fetchAnswer as get } from '../helpers/call';
+
+const sha256 = (u: string) => createHash('sha256').update(u, 'utf8').digest('hex');
 
 const WSDL = fs.readFileSync(path.resolve(__dirname, '../../wsdl/reg.wsdl'), 'utf8');
 const VEHICLE = '{"Description":"FORD FOCUS","CarMake":{"CurrentTextValue":"FORD"}}';
@@ -47,9 +50,10 @@ async function harness(corsOrigins: readonly string[]): Promise<Harness> {
       return payload === undefined ? null : { payload };
     },
     accounts: {
-      async getAccount(username: string) {
-        if (username === 'garage') return { username, credits: 7 };
-        if (username === 'fleet') return { username, credits: null };
+      // The store knows an account by its key: SHA-256 of the username (docs/security.md).
+      async getAccount(key: string) {
+        if (key === sha256('garage')) return { username: key, name: 'garage', credits: 7, keyUntil: null };
+        if (key === sha256('fleet')) return { username: key, name: 'fleet', credits: null, keyUntil: null };
         return null;
       },
     },
@@ -58,7 +62,7 @@ async function harness(corsOrigins: readonly string[]): Promise<Harness> {
     async admit(username: string): Promise<Admitted> {
       if (username === 'mallory')
         throw new LookupError('UNKNOWN_USERNAME', 'Your username is incorrect or not allowed here');
-      return { username, account: null };
+      return { username, key: username, account: null };
     },
     // Unmetered callers: the store is read, then (nothing) charged.
     async findCharged() {

@@ -158,7 +158,7 @@ function harness(
   const accounts = {
     async admit(username: string): Promise<Admitted> {
       calls.admits.push(username);
-      return { username, account: null };
+      return { username, key: username, account: null };
     },
     async findCharged(who: Admitted, key: RecordKey) {
       if (!calls.finds) return undefined;

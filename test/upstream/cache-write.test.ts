@@ -3,11 +3,15 @@
 // and /readyz says the store is degraded until a cache write succeeds again (one info line).
 // Each store's cache write is made to throw as that store fails on a full disk.
 
+import { createHash } from 'node:crypto';
 import { openStore } from '../../src/store/open';
 import type { VehicleStore } from '../../src/store/store';
 import { startServer, type TestServer } from '../helpers/server';
 import { describeStores } from '../helpers/stores';
 import { DVLA_TEST_KEY, startFakeDvla, type FakeDvla } from '../helpers/upstream-dvla';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 describeStores('a fetched answer whose cache write fails (%s)', (kind) => {
   let dvla: FakeDvla;
@@ -46,7 +50,7 @@ describeStores('a fetched answer whose cache write fails (%s)', (kind) => {
       },
       { store, sample: false },
     );
-    await store.accounts.putAccount({ username: 'payer', credits: 10 });
+    await store.accounts.putAccount({ username: key('payer'), credits: 10 });
   });
   afterAll(async () => {
     await svc.close();
@@ -55,7 +59,7 @@ describeStores('a fetched answer whose cache write fails (%s)', (kind) => {
   });
 
   const get = (reg: string) => fetch(`${svc.url}/api/reg.asmx/Check?RegistrationNumber=${reg}&username=payer`);
-  const credits = async () => (await store.accounts.getAccount('payer'))?.credits;
+  const credits = async () => (await store.accounts.getAccount(key('payer')))?.credits;
   const storeUp = async () => /^reglookup_store_up (\d)$/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1];
   const lines = () =>
     out

@@ -3,8 +3,12 @@
 // of UPSTREAM_CONCURRENCY (half of it, docs/upstream.md), so another caller's lookup is served
 // meanwhile. The charge after the answer is as before: one credit per found answer.
 
+import { createHash } from 'node:crypto';
 import { startServer, type TestServer } from '../helpers/server';
 import { AA19AAA, DVLA_TEST_KEY, startFakeDvla, type FakeDvla } from '../helpers/upstream-dvla';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 const plates = (prefix: string, n: number) =>
   Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(3, '0')}`);
@@ -31,9 +35,9 @@ beforeAll(async () => {
     },
     { sample: false },
   );
-  await svc.store.accounts.putAccount({ username: 'one', credits: 1 });
-  await svc.store.accounts.putAccount({ username: 'big', credits: 1000 });
-  await svc.store.accounts.putAccount({ username: 'other', credits: 10 });
+  await svc.store.accounts.putAccount({ username: key('one'), credits: 1 });
+  await svc.store.accounts.putAccount({ username: key('big'), credits: 1000 });
+  await svc.store.accounts.putAccount({ username: key('other'), credits: 10 });
 });
 afterAll(async () => {
   await svc.close();
@@ -45,7 +49,7 @@ const get = async (reg: string, username: string) => {
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
 };
 const callsTo = (prefix: string) => [...dvla.calls].filter(([p]) => p.startsWith(prefix)).length;
-const credits = async (u: string) => (await svc.store.accounts.getAccount(u))?.credits;
+const credits = async (u: string) => (await svc.store.accounts.getAccount(key(u)))?.credits;
 
 test('1 credit, 100 concurrent uncached lookups: at most 2 upstream calls, one answer charged; another caller served', async () => {
   dvla.delayMs = 1500;

@@ -2,9 +2,13 @@
 // DVLA Vehicle Enquiry Service's documented format and test registrations (test/helpers/upstream-dvla.ts).
 // Expectations come from the issue (statuses, charging, coalescing) and docs/upstream.md's mapping table.
 
+import { createHash } from 'node:crypto';
 import { startServer, type TestServer } from '../helpers/server';
 import { AA19AAA, DVLA_TEST_KEY, startFakeDvla, type FakeDvla } from '../helpers/upstream-dvla';
 import { httpGet } from '../helpers/call';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 let dvla: FakeDvla;
 let svc: TestServer;
@@ -188,10 +192,10 @@ describe('dvla: money', () => {
   let paid: TestServer;
   beforeAll(async () => {
     paid = await startServer(env(dvla.url, { USERNAME_POLICY: 'registered' }));
-    await paid.store.accounts.putAccount({ username: 'garage', credits: 10 });
+    await paid.store.accounts.putAccount({ username: key('garage'), credits: 10 });
   });
   afterAll(() => paid.close());
-  const credits = async () => (await paid.store.accounts.getAccount('garage'))?.credits;
+  const credits = async () => (await paid.store.accounts.getAccount(key('garage')))?.credits;
 
   test('one credit per answered lookup whatever the source; nothing for a failure or a not-found; the DVLA asked once within the TTL', async () => {
     dvla.answers.set('PAY1', { status: 200, body: JSON.stringify({ ...AA19AAA, registrationNumber: 'PAY1' }) });

@@ -2,10 +2,14 @@
 // the upstream with the bundled sample data (every one of the 31 operations has a sample record).
 // The relay holds no records of its own, so everything it answers comes through the provider.
 
+import { createHash } from 'node:crypto';
 import { OPERATIONS } from '../../src/contract/operations';
 import { startServer, type TestServer } from '../helpers/server';
 import fs from 'node:fs';
 import path from 'node:path';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 let upstream: TestServer;
 let relay: TestServer;
@@ -24,7 +28,7 @@ const firstOf = (op: string) => SAMPLE.find((l) => l.operation === op)!;
 
 beforeAll(async () => {
   upstream = await startServer({ USERNAME_POLICY: 'registered' });
-  await upstream.store.accounts.putAccount({ username: 'relay', credits: 1000 });
+  await upstream.store.accounts.putAccount({ username: key('relay'), credits: 1000 });
   relay = await startServer(
     {
       PROVIDERS: 'store,regcheck',
@@ -104,7 +108,7 @@ test("the upstream's credits are read from its credits endpoint into a metric", 
   for (let i = 0; i < 50; i++) {
     text = await (await fetch(`${relay.url}/metrics`)).text();
     const m = /reglookup_upstream_remaining\{provider="regcheck"\} (\d+)/.exec(text);
-    const left = (await upstream.store.accounts.getAccount('relay'))?.credits;
+    const left = (await upstream.store.accounts.getAccount(key('relay')))?.credits;
     if (m && Number(m[1]) === left && left < 1000) return;
     await new Promise((r) => setTimeout(r, 100));
   }

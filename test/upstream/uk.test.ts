@@ -5,11 +5,15 @@
 // the DVLA's, vehicleJson says which source gave which field, one charge and one cache entry,
 // both calls within UPSTREAM_TIMEOUT_MS at once, and either source alone still answers.
 
+import { createHash } from 'node:crypto';
 import { startServer, type TestServer } from '../helpers/server';
 import { DVLA_TEST_KEY, startFakeDvla, type FakeDvla } from '../helpers/upstream-dvla';
 import { DVSA_CLIENT, DVSA_VEHICLES, startFakeDvsa, type FakeDvsa } from '../helpers/upstream-dvsa';
 import { AA19AAA_FORD_FOCUS, AE13SJX_PORSCHE_911 } from '../fixtures/dvsa-answers';
 import { httpGet } from '../helpers/call';
+
+/** The store's key of a username (docs/security.md): SHA-256 of its UTF-8, in hex. */
+const key = (username: string) => createHash('sha256').update(username, 'utf8').digest('hex');
 
 let dvla: FakeDvla;
 let dvsa: FakeDvsa;
@@ -32,7 +36,7 @@ const env = (extra: Record<string, string> = {}) => ({
 
 async function gateway(extra: Record<string, string> = {}): Promise<TestServer> {
   const g = await startServer(env(extra), { sample: false });
-  await g.store.accounts.putAccount({ username: 'caller', credits: 10 });
+  await g.store.accounts.putAccount({ username: key('caller'), credits: 10 });
   gateways.push(g);
   return g;
 }
@@ -105,11 +109,11 @@ test('one lookup: one call to each, one charge; the next one from the one cache 
   const calls = { dvla: dvla.calls.get('AA19AAA') ?? 0, dvsa: dvsa.motRequests };
   expect((await get(g, 'AA19AAA')).status).toBe(200);
   expect([(dvla.calls.get('AA19AAA') ?? 0) - calls.dvla, dvsa.motRequests - calls.dvsa]).toEqual([1, 1]);
-  expect((await g.store.accounts.getAccount('caller'))?.credits).toBe(9);
+  expect((await g.store.accounts.getAccount(key('caller')))?.credits).toBe(9);
   const again = await get(g, 'AA19AAA');
   expect(element(await again.text(), 'Description')).toBe('FORD FOCUS');
   expect([(dvla.calls.get('AA19AAA') ?? 0) - calls.dvla, dvsa.motRequests - calls.dvsa]).toEqual([1, 1]);
-  expect((await g.store.accounts.getAccount('caller'))?.credits).toBe(8);
+  expect((await g.store.accounts.getAccount(key('caller')))?.credits).toBe(8);
 });
 
 test('the two calls go at once: each taking 0.8 s, both answer within UPSTREAM_TIMEOUT_MS 1.3 s', async () => {
@@ -167,7 +171,7 @@ test('held by neither: VEHICLE_NOT_FOUND, nothing charged', async () => {
   const res = await get(g, 'ZZ99ZZZ');
   expect(res.status).toBe(404);
   expect(await res.text()).toMatch(/^VEHICLE_NOT_FOUND: /);
-  expect((await g.store.accounts.getAccount('caller'))?.credits).toBe(10);
+  expect((await g.store.accounts.getAccount(key('caller')))?.credits).toBe(10);
 });
 
 test('both failing: SERVICE_UNAVAILABLE, nothing charged', async () => {
@@ -177,7 +181,7 @@ test('both failing: SERVICE_UNAVAILABLE, nothing charged', async () => {
   const res = await get(g, 'AA19AAA');
   expect(res.status).toBe(503);
   expect(await res.text()).toMatch(/^SERVICE_UNAVAILABLE: /);
-  expect((await g.store.accounts.getAccount('caller'))?.credits).toBe(10);
+  expect((await g.store.accounts.getAccount(key('caller')))?.credits).toBe(10);
 });
 
 test('UKMOT is still the DVSA alone', async () => {

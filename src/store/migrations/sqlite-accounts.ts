@@ -63,7 +63,40 @@ CREATE TABLE IF NOT EXISTS upstream_cache (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'accounts keyed by a hash of the username, with a name and a prefix',
+    columns: [
+      ['accounts', 'name', 'TEXT'],
+      ['accounts', 'prefix', "TEXT NOT NULL DEFAULT ''"],
+      ['accounts', 'key_until', 'INTEGER'],
+      ['accounts', 'weak', 'TEXT'],
+    ],
+    // reglookup_key, reglookup_prefix and reglookup_weak are the service's own functions (sqlite.ts
+    // defines them on the connection): SHA-256 in hex (accounts/key.ts), the first characters kept
+    // for recognition, and why a username is guessable. Every SET reads the row before the UPDATE.
+    sql: `
+UPDATE accounts SET prefix = reglookup_prefix(username), weak = reglookup_weak(username), username = reglookup_key(username);
+-- A name for people: the prefix and the start of the key (the log fingerprint), unique as the keys are. A
+-- username holding an invisible character keeps no prefix: it would look like another in every list.
+UPDATE accounts SET prefix = '' WHERE weak = 'invisible';
+UPDATE accounts SET name = (CASE WHEN prefix = '' THEN 'caller' ELSE prefix END) || '-' || substr(username, 1, 12);
+CREATE UNIQUE INDEX IF NOT EXISTS accounts_name ON accounts (name);
+UPDATE usage SET username = reglookup_key(username);
+UPDATE audit SET target = COALESCE((SELECT a.name FROM accounts a WHERE a.username = reglookup_key(audit.target)),
+                                   reglookup_key(target));
+-- The keys an account is also known by since it was rotated (users rotate): until when each is valid (ms), or
+-- NULL for no end.
+CREATE TABLE IF NOT EXISTS account_keys (
+  key     TEXT PRIMARY KEY,
+  account TEXT NOT NULL,
+  until   INTEGER
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS account_keys_account ON account_keys (account);
+`,
+  },
 ];
 
 /** The tables of the accounts file, in the order they are copied (the move, and `migrate --to 6`). */
 export const ACCOUNT_TABLES = ['accounts', 'usage', 'audit', 'idempotency', 'upstream_cache'] as const;
+// account_keys (step 2) is not among them: `migrate --to 6` takes back a file at step 1 only.
