@@ -278,9 +278,10 @@ export function moveAccountsBack(file: string): MovedBack {
   withSoleAccess(file, busy(file), (records) =>
     withSoleAccess(accountsFile, busy(accountsFile), (accounts) => {
       const at = recordedVersion(accounts) ?? 0;
-      if (at > 1)
+      // Step 2 (batch jobs) is not copied back: the jobs go with the accounts file.
+      if (at > 2)
         throw new MigrationError(
-          `${accountsFile} is at its schema version ${at}; this release takes back only version 1 (upgrade to the release that made it, and go back from there)`,
+          `${accountsFile} is at its schema version ${at}; this release takes back only versions 1 and 2 (upgrade to the release that made it, and go back from there)`,
         );
       records.transaction(() => {
         for (const t of ACCOUNT_TABLES) {
