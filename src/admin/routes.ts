@@ -15,11 +15,14 @@ import { usageCsv, usageRange } from './billing';
 import type { Schema } from './schema';
 import { cacheFilterOf } from '../service/cachefilter';
 import type { CacheFilter } from '../store/cache';
+import { batchRoutes, type AdminBatches } from './batch';
 
 export interface AdminContext {
   readonly store: VehicleStore;
   /** The service's metrics, read every minute for the overview (null: METRICS=off). */
   readonly overview: OverviewHistory | null;
+  /** The service's batch jobs, where the service runs in this process (null: WORKERS > 1). */
+  readonly batches?: AdminBatches | null;
 }
 
 export interface Request {
@@ -370,6 +373,7 @@ export const ROUTES: readonly Route[] = [
   ...cacheRoutes(),
   ...reportRoutes(),
   ...auditRoutes(),
+  ...batchRoutes(),
   {
     method: 'GET',
     path: '/admin/api/overview',

@@ -18,6 +18,7 @@ import { FailureGate, TokenCheck, type Hold } from './gate';
 import { openApiDocument, OPENAPI_PATH } from './openapi';
 import { OverviewHistory } from './overview';
 import { ROUTES, type AdminContext, type Reply, type Route } from './routes';
+import type { AdminBatches } from './batch';
 import { check, duplicateKey } from './schema';
 import { consoleFiles, serveStatic, type StaticFile } from './static';
 
@@ -31,6 +32,8 @@ interface AdminOptions {
   readonly overviewEveryMs?: number;
   /** The time a request may take to arrive, headers and body (REQUEST_TIMEOUT_MS, as on the public port). */
   readonly requestTimeoutMs?: number;
+  /** The service's batch jobs, when it runs in this process (WORKERS=1). */
+  readonly batches?: AdminBatches | null;
 }
 
 const MAX_BODY = 65_536;
@@ -256,7 +259,12 @@ export function createAdminServer(opts: AdminOptions): http.Server {
   const statics: ReadonlyMap<string, StaticFile> = consoleFiles();
   // Read every minute while the listener is open, for the overview's last hour.
   const overview = opts.metricsText ? new OverviewHistory(opts.metricsText, opts.overviewEveryMs) : null;
-  const on: Served = { compiled, statics, ctx: { store: opts.store, overview }, logger: opts.logger };
+  const on: Served = {
+    compiled,
+    statics,
+    ctx: { store: opts.store, overview, batches: opts.batches ?? null },
+    logger: opts.logger,
+  };
 
   // The public listener's time-outs (app.ts): a client that sends its request slowly is cut off.
   const requestTimeoutMs = opts.requestTimeoutMs ?? 10_000;
