@@ -2,6 +2,7 @@
 // row per input row in input order, only found rows are charged, only the caller that made a job can
 // read it, limits pace a job rather than fail its rows, a job survives a restart, and results expire.
 
+import { createHash } from 'node:crypto';
 import { describeStores, type StoreKind } from '../helpers/stores';
 import { startServer, type TestServer } from '../helpers/server';
 
@@ -260,6 +261,33 @@ describeStores('batch jobs paced and restarted (%s)', (kind: StoreKind) => {
         Array.from({ length: 400 }, (_, i) => (i % 2 === 0 ? '' : 'VEHICLE_NOT_FOUND')),
       );
       expect(await credits(server, 'restart')).toBe(1000 - 200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('rows in flight when a process died are answered SERVICE_UNAVAILABLE, not charged again; the rest run', async () => {
+    const server = await startServer({ DATABASE_URL: kind.url() });
+    try {
+      await server.store.accounts.addAccount({ username: 'crashed', credits: 100 });
+      // A job a dead process held: rows 1-3 handed to lookups, none written back (it may have charged them).
+      const id = 'CrashedJob0123456789abcd';
+      const rows = Array.from({ length: 6 }, () => ({ operation: 'Check', registration: 'RG11 ABC', state: '' }));
+      const owner = createHash('sha256').update('crashed', 'utf8').digest('hex');
+      await server.store.batches.create({ id, owner, createdAt: Date.now(), runner: 'dead', leaseUntil: 0 }, rows);
+      await server.store.batches.claim(id, 'dead', 3, 0);
+      const p = await poll(server, id, 'crashed', (q) => q.status !== 'running');
+      expect(p).toMatchObject({ status: 'done', done: 6, found: 3, refused: 3 });
+      const table = await csvResults(server, id, 'crashed');
+      expect(table.slice(1).map((r) => r[4])).toEqual([
+        'SERVICE_UNAVAILABLE',
+        'SERVICE_UNAVAILABLE',
+        'SERVICE_UNAVAILABLE',
+        '',
+        '',
+        '',
+      ]);
+      expect(await credits(server, 'crashed')).toBe(97);
     } finally {
       await server.close();
     }
