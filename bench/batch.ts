@@ -127,12 +127,14 @@ async function storePart(): Promise<void> {
   try {
     const csv = 'operation,registration\n' + Array.from({ length: ROWS }, (_, i) => `Check,${plate(i)}`).join('\n');
     const rss: number[] = [];
-    const job = await runJob(svc.url, csv, 'bench', () => rss.push(process.memoryUsage().rss));
+    const sampler = setInterval(() => rss.push(process.memoryUsage().rss), 250);
+    const job = await runJob(svc.url, csv, 'bench', () => undefined);
+    clearInterval(sampler);
     const mb = (b: number) => (b / 1048576).toFixed(0);
     const tenth = Math.max(1, Math.floor(rss.length / 10));
     log(
       `job: ${ROWS} rows in ${job.seconds.toFixed(1)} s = ${(ROWS / job.seconds).toFixed(0)} rows/s; ` +
-        `${job.progress.found} found, ${job.lines} result rows; RSS MB at each tenth: ` +
+        `${job.progress.found} found, ${job.lines} result rows; RSS MB, ${rss.length} samples, at each tenth: ` +
         rss
           .filter((_, i) => i % tenth === 0)
           .map(mb)
