@@ -27,4 +27,3 @@ export function resultJson(result: LookupResult): string {
   for (const n of resultNodes(result.kind, result.payload)) o[n.name] = nodeJson(n);
   return JSON.stringify(o);
 }
-

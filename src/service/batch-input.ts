@@ -68,7 +68,7 @@ function* csvRecords(text: string): Generator<string[]> {
 }
 
 /** CSV with a header row naming operation, registration (or RegistrationNumber) and state; `operation`: the default. */
-export function csvRows(text: string, maxRows: number, operation = ''): BatchInput[] {
+function csvRows(text: string, maxRows: number, operation = ''): BatchInput[] {
   const records = csvRecords(text);
   const first = records.next();
   if (first.done) throw malformed('The CSV is empty: give a header row (operation,registration,state) and rows');
@@ -101,7 +101,7 @@ function text(v: unknown): string {
 }
 
 /** JSON: an array of {operation, registration, state}, or {"rows": [...]}; `operation`: the default. */
-export function jsonRows(body: string, maxRows: number, operation = ''): BatchInput[] {
+function jsonRows(body: string, maxRows: number, operation = ''): BatchInput[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);

@@ -9,12 +9,12 @@ import type { BatchResultRow } from '../store/batches';
 const PAGE = 1000;
 
 /** The columns every row has, before the answer's fields. */
-export const BATCH_COLUMNS = ['row', 'operation', 'registration', 'state', 'code', 'message'] as const;
+const BATCH_COLUMNS = ['row', 'operation', 'registration', 'state', 'code', 'message'] as const;
 
 type Pages = (from: number, limit: number) => Promise<BatchResultRow[]>;
 
 /** The answer's fields as (name, text) pairs: nested objects give dotted names, lists and nulls their JSON. */
-export function flatten(answer: string): [string, string][] {
+function flatten(answer: string): [string, string][] {
   const out: [string, string][] = [];
   const walk = (prefix: string, v: unknown): void => {
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) {

@@ -19,7 +19,7 @@ import { resultJson } from './answer-json';
 import { asLookupError, quote, type LookupError } from './errors';
 import type { Caller, LookupService } from './lookup';
 
-export interface BatchSettings {
+interface BatchSettings {
   /** Rows a job may hold (BATCH_MAX_ROWS). */
   readonly maxRows: number;
   /** How long a finished job is kept, ms (BATCH_RETENTION_HOURS). */
@@ -39,7 +39,7 @@ export interface BatchSettings {
  * Who a job's lookups are made and charged as: the one place a job's owner (its account key, as the store keeps it)
  * becomes a caller. Null: this process cannot charge that owner now.
  */
-export interface ChargeAs {
+interface ChargeAs {
   chargeAs(owner: string): { readonly username: string; readonly caller: Caller } | null;
 }
 

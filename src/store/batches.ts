@@ -25,7 +25,7 @@ export interface BatchResultRow extends BatchInput, BatchOutcome {
 /** running: rows remain; done: every row answered; stopped: the job ended early (see note). */
 export type BatchStatus = 'running' | 'done' | 'stopped';
 
-export interface BatchCounts {
+interface BatchCounts {
   readonly done: number;
   readonly found: number;
   readonly notFound: number;

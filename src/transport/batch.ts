@@ -23,7 +23,7 @@ import { callerOf } from './forwarded';
 import { parseForm, queryString } from './http';
 import { basicUsername } from './json';
 
-export const BATCH_PATH = '/api/batch';
+const BATCH_PATH = '/api/batch';
 
 interface BatchDeps {
   readonly runner: BatchRunner;
@@ -87,7 +87,7 @@ function usernameOf(req: IncomingMessage, query: Record<string, unknown>): strin
 }
 
 /** The job's progress as the caller sees it. */
-export function progressOf(job: BatchJob, retentionHours: number): Record<string, unknown> {
+function progressOf(job: BatchJob, retentionHours: number): Record<string, unknown> {
   const expires = job.finishedAt === null ? null : job.finishedAt + retentionHours * 3_600_000;
   return {
     id: job.id,
