@@ -73,6 +73,8 @@ interface Run {
   /** Rows 1..claimed handed to lookups (BatchJob.claimed). */
   claimed: number;
   note: string | null;
+  /** When the lease is next renewed mid-chunk (ms): a slow chunk (a low rate limit) keeps its job. */
+  renewAt: number;
   /** No lookup starts before this time (ms): the job is paced. */
   pausedUntil: number;
   /** Set by OUT_OF_CREDIT or a username refused: what the rows not looked up are answered; no further row starts. */
@@ -189,7 +191,7 @@ export class BatchRunner {
     const job = await this.store.get(id);
     const who = job && this.chargeAs.chargeAs(job.owner);
     if (!job || !who || job.status !== 'running') return;
-    const run: Run = { ...job, pausedUntil: 0, stopped: null };
+    const run: Run = { ...job, pausedUntil: 0, stopped: null, renewAt: Date.now() + this.leaseMs / 3 };
     let cursor = job.claimed + 1;
     if (job.claimed > 0 && !(await this.settleInDoubt(run, job.claimed))) return;
     while (cursor <= run.rows && !this.closing && run.stopped === null) {
@@ -270,6 +272,10 @@ export class BatchRunner {
       while (next < rows.length && !this.closing && run.stopped === null) {
         const i = next++;
         out[i] = await this.row(run, rows[i], who);
+        if (Date.now() > run.renewAt) {
+          run.renewAt = Date.now() + this.leaseMs / 3;
+          await this.store.claim(run.id, this.id, run.claimed, Date.now() + this.leaseMs).catch(() => undefined);
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.concurrency, rows.length) }, worker));
