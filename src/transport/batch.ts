@@ -159,7 +159,10 @@ async function read(deps: BatchDeps, req: express.Request, res: express.Response
   res.end();
 }
 
-export function batchRouter(deps: BatchDeps): express.Router {
+/** Requests for /api/batch and below (any case): every other request passes with one test, not a router's walk. */
+const BATCH_RE = /^\/api\/batch(?:[/?]|$)/i;
+
+export function batchRouter(deps: BatchDeps): express.RequestHandler {
   const router = express.Router({ caseSensitive: false, strict: false });
   const failed = (req: express.Request, res: express.Response) => (e: unknown) => {
     const err = asLookupError(e);
@@ -186,5 +189,5 @@ export function batchRouter(deps: BatchDeps): express.Router {
       });
     read(deps, req, res, String(req.params.id)).catch(failed(req, res));
   });
-  return router;
+  return (req, res, next) => (BATCH_RE.test(req.url) ? router(req, res, next) : next());
 }
