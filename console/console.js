@@ -274,7 +274,62 @@ async function caller(name) {
     el('h2', { text: 'Lookups' }),
     usageChart(usage.usage),
     ...rotateForm(path),
+    el('h2', { text: 'Batch lookups' }),
+    batchForm(name),
     el('p', {}, el('a', { href: '#/callers', text: 'Back to the callers' })),
+  );
+}
+
+// A CSV of lookups (operation,registration,state) run as the caller's own batch job: charged to it,
+// paced by its limits. The results come back as CSV, fetched with the token and saved from memory.
+function batchForm(name) {
+  const file = el('input', { id: 'batch-file', name: 'file', type: 'file', accept: '.csv,text/csv', required: true });
+  const status = el('p', { id: 'batch-status', role: 'status' });
+  const button = el('button', { type: 'submit', text: 'Run as this caller' });
+  const progress = (j) =>
+    `Job ${j.id}: ${j.status}, ${j.done} of ${j.rows} rows (${j.found} found, ${j.notFound} not found, ` +
+    `${j.refused} refused)${j.note ? `. ${j.note}` : ''}`;
+  const follow = async (id) => {
+    const j = await api('GET', `/admin/api/batch/${encodeURIComponent(id)}`);
+    status.textContent = progress(j);
+    if (j.status === 'running') return void setTimeout(() => void follow(id).catch(fail), 1000);
+    const res = await fetch(`/admin/api/batch/${encodeURIComponent(id)}/results`, {
+      headers: { Authorization: `Bearer ${sessionStorage.getItem(KEY) || ''}` },
+      credentials: 'omit',
+    });
+    const link = el('a', {
+      href: window.URL.createObjectURL(await res.blob()),
+      download: `batch-${id}.csv`,
+      text: 'Results (CSV)',
+    });
+    status.append(' ', link);
+    button.disabled = false;
+  };
+  const fail = (e) => {
+    status.textContent = e.message;
+    status.className = 'error';
+    button.disabled = false;
+  };
+  return el(
+    'form',
+    {
+      'aria-label': 'Batch lookups',
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        button.disabled = true;
+        status.className = '';
+        try {
+          const csv = await file.files[0].text();
+          const job = await api('POST', `/admin/api/users/${encodeURIComponent(name)}/batch`, { csv });
+          await follow(job.id);
+        } catch (e) {
+          fail(e);
+        }
+      },
+    },
+    el('label', { for: 'batch-file', text: 'CSV file (header: operation,registration,state)' }, file),
+    button,
+    status,
   );
 }
 

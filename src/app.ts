@@ -43,6 +43,8 @@ import { helpRouter } from './transport/help';
 import { directHttpLookup, httpHandler } from './transport/http';
 import { imageHandler } from './transport/image';
 import { jsonHandler } from './transport/json';
+import { batchBodyLimit, batchRouter, isBatchPath } from './transport/batch';
+import { BatchRunner } from './service/batch';
 import { sendPlainError } from './transport/plain';
 import { createSoapHandler } from './transport/soap';
 import { servedTogether } from './transport/turn';
@@ -53,6 +55,8 @@ export interface Service {
   readonly handler: (req: http.IncomingMessage, res: http.ServerResponse) => void;
   readonly store: VehicleStore;
   readonly logger: Logger;
+  /** Batch jobs (POST /api/batch), for the admin console to submit one for a caller in this process. */
+  readonly batches: BatchRunner;
   /**
    * Writes the usage counted so far and lets go of Redis; call after the server stops taking requests, before closing
    * the store.
@@ -140,7 +144,7 @@ export async function createService(
       serviceName: config.tracing.serviceName,
       sampleRatio: config.tracing.sampleRatio,
     });
-  const { service, upstream } = lookups({ config, store, log, metrics, health }, limiter, usage, tracing);
+  const { service, upstream, batches } = lookups({ config, store, log, metrics, health }, limiter, usage, tracing);
   const deps = {
     service,
     namespace: config.namespace,
@@ -155,7 +159,7 @@ export async function createService(
   const parts: AppParts = { config, store, log, metrics, state, internalError, health };
   const app = expressApp(
     parts,
-    deps,
+    { ...deps, batches },
     wsdl,
     [...ownProbes(limiter, store), ...(upstream?.probes ?? []), ...(options.probes ?? [])],
     options.metricsOnServicePort,
@@ -170,7 +174,9 @@ export async function createService(
     }),
     store,
     logger: log,
+    batches,
     close: async () => {
+      await batches.close();
       upstream?.stop();
       await usage.close();
       await limiter.close();
@@ -196,7 +202,7 @@ function lookups(
   limiter: FlexibleRateLimiter,
   usage: UsageRecorder,
   tracing: Tracing | null,
-): { service: LookupService; upstream: UpstreamSetup | null } {
+): { service: LookupService; upstream: UpstreamSetup | null; batches: BatchRunner } {
   const { config, store, log, metrics, health } = parts;
   const traced = tracing
     ? tracedStore(store, tracing, /^postgres/.test(config.databaseUrl) ? 'postgresql' : 'sqlite')
@@ -211,8 +217,23 @@ function lookups(
     usage,
   );
   const upstream = upstreamChain(config, traced, metrics, log, tracing, health);
-  const service = new LookupService(reads, accounts, { sandbox: config.sandbox, upstream: upstream?.chain });
-  return { service: tracing ? tracedLookups(service, tracing) : service, upstream };
+  const plain = new LookupService(reads, accounts, { sandbox: config.sandbox, upstream: upstream?.chain });
+  const service = tracing ? tracedLookups(plain, tracing) : plain;
+  return { service, upstream, batches: batchRunner(config, store, service, log) };
+}
+
+/**
+ * Batch jobs, run through the same LookupService as single lookups; started (expired jobs are swept). On close the
+ * rows in flight finish and are written; the jobs are taken up again by the next process.
+ */
+function batchRunner(config: Config, store: VehicleStore, service: LookupService, log: Logger): BatchRunner {
+  const runner = new BatchRunner(store.batches, service, {
+    maxRows: config.batchMaxRows,
+    retentionMs: config.batchRetentionHours * 3_600_000,
+    logger: log,
+  });
+  runner.start();
+  return runner;
 }
 
 /** Where the gauges read at each scrape come from: callers low on credit, Redis, the replicas, the last import. */
@@ -228,7 +249,7 @@ function gaugesFrom(metrics: Metrics, config: Config, store: VehicleStore, limit
 /** Everything a request that no fast path took meets: the transports on Express, operations and fallbacks. */
 function expressApp(
   parts: AppParts,
-  deps: Parameters<typeof httpHandler>[0],
+  deps: Parameters<typeof httpHandler>[0] & { readonly batches: BatchRunner },
   wsdl: Awaited<ReturnType<typeof loadWsdl>>,
   otherProbes: readonly ReadinessProbe[],
   metricsOnServicePort: ServiceOptions['metricsOnServicePort'],
@@ -240,6 +261,16 @@ function expressApp(
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', false);
+  // Before httpHandler, whose MAX_BODY_BYTES holds on every other route: a job reads its own, larger body.
+  app.use(
+    batchRouter({
+      runner: deps.batches,
+      logger: log,
+      trustProxy: config.trustProxy,
+      publicUrl: config.publicUrl,
+      retentionHours: config.batchRetentionHours,
+    }),
+  );
   app.use(httpHandler(deps));
   app.use(
     jsonHandler({
@@ -544,7 +575,9 @@ export function createHttpServer(service: Service, config: Config): http.Server 
   // declared length is within the limit; otherwise the 413 goes out before the client uploads it.
   server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const declared = Number(req.headers['content-length']);
-    if (!(declared > config.limits.maxBodyBytes)) res.writeContinue();
+    // A batch job's body may be larger (BATCH_MAX_ROWS rows: transport/batch.ts).
+    const limit = isBatchPath(req.url) ? batchBodyLimit(config.batchMaxRows) : config.limits.maxBodyBytes;
+    if (!(declared > limit)) res.writeContinue();
     service.handler(req, res);
   });
   return server;

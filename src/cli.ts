@@ -7,6 +7,7 @@ import { registerCache } from './cli/cache';
 import { fatal } from './cli/common';
 import { registerAudit } from './cli/audit';
 import { registerData } from './cli/data';
+import { registerLookup } from './cli/lookup';
 import { registerMigrate } from './cli/migrate';
 import { registerServe } from './cli/serve';
 import { registerUsers } from './cli/users';
@@ -19,6 +20,7 @@ program
   .version(VERSION, '-V, --version', 'print the version and exit');
 registerServe(program);
 registerData(program);
+registerLookup(program);
 registerUsers(program);
 registerAudit(program);
 registerMigrate(program);

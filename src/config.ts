@@ -66,6 +66,10 @@ export interface Config {
   readonly usageDays: number;
   /** Seconds a rotated-out username stays valid (USERNAME_ROTATION_GRACE_S, users rotate). */
   readonly rotationGraceS: number;
+  /** Rows a batch job may hold (BATCH_MAX_ROWS). */
+  readonly batchMaxRows: number;
+  /** Hours a finished batch job's results are kept (BATCH_RETENTION_HOURS). */
+  readonly batchRetentionHours: number;
   readonly requestTimeoutMs: number;
   /** Processes serving the port (node:cluster); 1 serves from the main process. WORKERS=auto: one per core. */
   readonly workers: number;
@@ -684,6 +688,8 @@ export function loadConfig(env: Env = process.env): Config {
     redisPrefix: prefix(env, 'REDIS_PREFIX', 'reglookup:'),
     usageDays: int(env, 'USAGE_DAYS', 400, 1, 36_500),
     rotationGraceS: int(env, 'USERNAME_ROTATION_GRACE_S', 86_400, 0, 365 * 86_400),
+    batchMaxRows: int(env, 'BATCH_MAX_ROWS', 100_000, 1, 10_000_000),
+    batchRetentionHours: decimal(env, 'BATCH_RETENTION_HOURS', 24, 0.0001, 8_760),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 10_000, 1_000, 600_000),
     workers: workers(env, 'WORKERS'),
     trustProxy: cidrs(env, 'TRUST_PROXY'),

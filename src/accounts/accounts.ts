@@ -38,6 +38,11 @@ export interface AccountsConfig {
 export interface Caller {
   /** The client's IP address (transport/forwarded.ts: the socket's, or from trusted proxies). */
   readonly address: string;
+  /**
+   * The account key, for a caller the service knows by its key rather than by a username it was sent (a batch job's
+   * owner, service/batch.ts): the username is then only the label its messages quote.
+   */
+  readonly key?: string;
 }
 
 /** A username as admitted, handed from admit to charge and record. */
@@ -95,12 +100,12 @@ export class Accounts {
 
   /** Before the lookup: may this caller make it now? */
   async admit(username: string, caller: Caller, notes?: { account?: string }): Promise<Admitted> {
-    const found = await this.entry(keyOf(username));
+    const found = await this.entry(caller.key ?? keyOf(username));
     // The old username of a rotation is unknown once its grace period is over (users rotate).
     const expired = found.account?.keyUntil != null && Date.now() >= found.account.keyUntil;
     const { account, allow } = expired ? { account: null, allow: null } : found;
     if (notes && account) notes.account = account.name;
-    const key = account?.username ?? keyOf(username);
+    const key = account?.username ?? caller.key ?? keyOf(username);
     if (account === null) {
       if (this.config.policy === 'registered') {
         throw new LookupError(

@@ -14,6 +14,7 @@ import { usageCsv, usageJson, usageRange } from './billing';
 import type { Schema } from './schema';
 import { cacheFilterOf } from '../service/cachefilter';
 import type { CacheFilter } from '../store/cache';
+import { batchRoutes, type AdminBatches } from './batch';
 
 export interface AdminContext {
   readonly store: VehicleStore;
@@ -21,6 +22,8 @@ export interface AdminContext {
   readonly overview: OverviewHistory | null;
   /** Seconds a rotated-out username stays valid (USERNAME_ROTATION_GRACE_S). */
   readonly rotationGraceS: number;
+  /** The service's batch jobs, where the service runs in this process (null: WORKERS > 1). */
+  readonly batches?: AdminBatches | null;
 }
 
 export interface Request {
@@ -392,6 +395,7 @@ export const ROUTES: readonly Route[] = [
   ...cacheRoutes(),
   ...reportRoutes(),
   ...auditRoutes(),
+  ...batchRoutes(),
   {
     method: 'GET',
     path: '/admin/api/overview',

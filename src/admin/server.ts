@@ -18,6 +18,7 @@ import { FailureGate, TokenCheck, type Hold } from './gate';
 import { openApiDocument, OPENAPI_PATH } from './openapi';
 import { OverviewHistory } from './overview';
 import { ROUTES, type AdminContext, type Reply, type Route } from './routes';
+import type { AdminBatches } from './batch';
 import { check, duplicateKey } from './schema';
 import { consoleFiles, serveStatic, type StaticFile } from './static';
 
@@ -33,6 +34,8 @@ interface AdminOptions {
   readonly requestTimeoutMs?: number;
   /** USERNAME_ROTATION_GRACE_S: how long a rotated-out username stays valid (default 24 h). */
   readonly rotationGraceS?: number;
+  /** The service's batch jobs, when it runs in this process (WORKERS=1). */
+  readonly batches?: AdminBatches | null;
 }
 
 const MAX_BODY = 65_536;
@@ -261,7 +264,7 @@ export function createAdminServer(opts: AdminOptions): http.Server {
   const on: Served = {
     compiled,
     statics,
-    ctx: { store: opts.store, overview, rotationGraceS: opts.rotationGraceS ?? 86_400 },
+    ctx: { store: opts.store, overview, rotationGraceS: opts.rotationGraceS ?? 86_400, batches: opts.batches ?? null },
     logger: opts.logger,
   };
 

@@ -8,6 +8,7 @@ import type http from 'node:http';
 import net from 'node:net';
 import type { Command } from 'commander';
 import { createAdminServer } from '../admin/server';
+import type { AdminBatches } from '../admin/batch';
 import { createHttpServer, createService, sampleAtStart } from '../app';
 import { messageOf, stackOf } from '../core/errors';
 import { ConfigError, DEFAULT_DATABASE_URL, type Config } from '../config';
@@ -191,9 +192,11 @@ async function listenAdmin(
   store: VehicleStore,
   logger: Logger,
   metricsText: (() => Promise<string>) | null,
+  batches: AdminBatches | null = null,
 ): Promise<http.Server> {
   const server = createAdminServer({
     store,
+    batches,
     tokens: cfg.adminTokens,
     logger,
     metricsText,
@@ -308,7 +311,9 @@ async function serve(): Promise<void> {
   }
   // The admin API: one listener, in the process that is not a worker (WORKERS > 1: the primary's, supervise).
   if (cfg.adminPort !== null && cluster.isPrimary)
-    servers.push(await listenAdmin(cfg, store, logger, cfg.metrics ? () => metrics().registry.metrics() : null));
+    servers.push(
+      await listenAdmin(cfg, store, logger, cfg.metrics ? () => metrics().registry.metrics() : null, service.batches),
+    );
   const port = await listen(server, cfg.port, cfg.host, 'PORT');
   server.on('error', (e) => logger.error('server error', { error: String(e?.message ?? e) }));
   logger.info('listening', {

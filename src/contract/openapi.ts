@@ -174,3 +174,170 @@ export function openApiDocument(serverUrl: string, errorCodes: readonly string[]
     },
   };
 }
+
+/** Where the batch endpoints' own document is served. */
+export const BATCH_OPENAPI_PATH = '/api/batch/openapi.json';
+
+const batchProgress: Doc = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', description: 'The job id (24 URL-safe characters).' },
+    status: { type: 'string', enum: ['running', 'done', 'stopped'] },
+    rows: { type: 'integer' },
+    done: { type: 'integer', description: 'Rows answered so far.' },
+    found: { type: 'integer', description: 'Rows answered with a vehicle (each charged one credit).' },
+    notFound: { type: 'integer', description: 'Rows answered VEHICLE_NOT_FOUND.' },
+    refused: { type: 'integer', description: 'Rows answered with another error code.' },
+    note: { type: ['string', 'null'], description: 'Paused until midnight UTC, or stopped (OUT_OF_CREDIT), and why.' },
+    createdAt: { type: 'string', format: 'date-time' },
+    finishedAt: { type: ['string', 'null'], format: 'date-time' },
+    expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'When the results are deleted.' },
+    results: { type: 'string', description: 'The path to GET for progress and results.' },
+  },
+  required: ['id', 'status', 'rows', 'done', 'found', 'notFound', 'refused'],
+};
+
+const batchRow: Doc = {
+  type: 'object',
+  description:
+    "One input row, in input order: row (1, 2, ...), operation, registration, state, then either the answer's fields flattened (nested objects as dotted names: CarMake.CurrentTextValue; lists as JSON text) or code and message.",
+  properties: {
+    row: { type: 'integer' },
+    operation: { type: 'string' },
+    registration: { type: 'string' },
+    state: { type: 'string' },
+    code: { type: 'string' },
+    message: { type: 'string' },
+  },
+  required: ['row', 'operation', 'registration', 'state'],
+  additionalProperties: true,
+};
+
+const batchBody: Doc = {
+  oneOf: [
+    { type: 'array', items: { $ref: '#/components/schemas/BatchInput' } },
+    {
+      type: 'object',
+      properties: { rows: { type: 'array', items: { $ref: '#/components/schemas/BatchInput' } } },
+      required: ['rows'],
+    },
+  ],
+};
+
+const batchResults: Doc = {
+  allOf: [
+    { $ref: '#/components/schemas/BatchProgress' },
+    { type: 'object', properties: { results: { type: 'array', items: { $ref: '#/components/schemas/BatchRow' } } } },
+  ],
+};
+
+/** The batch endpoints' path items. */
+function batchPaths(): Doc {
+  const error = (d: string) => errorResponse(d);
+  const username = { $ref: '#/components/parameters/username' };
+  return {
+    '/api/batch': {
+      post: {
+        operationId: 'submitBatch',
+        summary: 'Submit a job: CSV with a header row (operation,registration,state) or JSON',
+        parameters: [
+          username,
+          {
+            name: 'operation',
+            in: 'query',
+            required: false,
+            description: 'The operation of rows that name none (a CSV without an operation column).',
+            schema: { type: 'string' },
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            'text/csv': { schema: { type: 'string' } },
+            'application/json': {
+              schema: batchBody,
+            },
+          },
+        },
+        responses: {
+          '202': {
+            description: 'Accepted: the job runs; Location names it.',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/BatchProgress' } } },
+          },
+          '400': error('MISSING_PARAMETER (no username) or MALFORMED_REQUEST (bad CSV header, bad JSON, no rows).'),
+          '413': error('PAYLOAD_TOO_LARGE: more than BATCH_MAX_ROWS rows.'),
+          '415': error('UNSUPPORTED_MEDIA_TYPE: not text/csv or application/json.'),
+        },
+      },
+    },
+    '/api/batch/{id}': {
+      get: {
+        operationId: 'readBatch',
+        summary: 'A job: its progress while it runs; its results once it has ended',
+        parameters: [
+          { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+          username,
+          { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['csv', 'json'] } },
+        ],
+        responses: {
+          '200': {
+            description: 'Ended (done or stopped): the results, one row per input row (format=, else Accept).',
+            content: {
+              'application/json': {
+                schema: batchResults,
+              },
+              'text/csv': { schema: { type: 'string' } },
+            },
+          },
+          '202': {
+            description: 'Running: the progress, with Retry-After.',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/BatchProgress' } } },
+          },
+          '404': error('UNKNOWN_OPERATION: no job with that id for this username (or it has expired).'),
+        },
+      },
+    },
+  };
+}
+
+/** The batch endpoints (POST /api/batch, GET /api/batch/{id}); `serverUrl` as for openApiDocument. */
+export function batchOpenApiDocument(serverUrl: string, errorCodes: readonly string[]): Doc {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'reglookup batch jobs',
+      version: '1.0.0',
+      description:
+        'Many lookups as one job: each row is looked up as one JSON API lookup would be (same accounts, credits, limits); limits pace the job rather than fail its rows.',
+    },
+    servers: [{ url: serverUrl }],
+    security: [{ basicAuth: [] }, {}],
+    paths: batchPaths(),
+    components: {
+      securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'The username as the user-id.' } },
+      parameters: {
+        username: {
+          name: 'username',
+          in: 'query',
+          required: false,
+          description: 'The username, when not given by Basic authentication.',
+          schema: { type: 'string', minLength: 1, maxLength: 256 },
+        },
+      },
+      schemas: {
+        BatchInput: {
+          type: 'object',
+          properties: { operation: { type: 'string' }, registration: { type: 'string' }, state: { type: 'string' } },
+          required: ['registration'],
+        },
+        BatchProgress: batchProgress,
+        BatchRow: batchRow,
+        Error: {
+          type: 'object',
+          properties: { code: { type: 'string', enum: [...errorCodes] }, message: { type: 'string' } },
+          required: ['code', 'message'],
+        },
+      },
+    },
+  };
+}

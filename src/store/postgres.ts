@@ -18,6 +18,7 @@ import pg from 'pg';
 import { migrate, type Migration, type MigrationReport, type MigrationTarget } from './migrations/runner';
 import { POSTGRES_MIGRATIONS } from './migrations/postgres';
 import { PostgresAdmin } from './postgres-admin';
+import { PostgresBatches } from './postgres-batches';
 import { PostgresAccounts, type PgRunner } from './postgres-accounts';
 import { PostgresImport } from './postgres-import';
 import { answersWithin, QueryTimeoutError, withDeadline } from './postgres-deadline';
@@ -192,6 +193,8 @@ export class PostgresStore implements VehicleStore {
   readonly accounts = new PostgresAccounts(this.runner);
   /** Pages of callers, keyed top-ups, the audit log, billing: postgres-admin.ts. */
   readonly admin = new PostgresAdmin(this.runner);
+  /** Batch jobs: postgres-batches.ts. */
+  readonly batches = new PostgresBatches(this.runner);
   /**
    * Whether the server is known to be unreachable: set by a call that found it so, cleared by the next that succeeds.
    */

@@ -285,13 +285,10 @@ export function moveAccountsBack(file: string): MovedBack {
   withSoleAccess(file, busy(file), (records) =>
     withSoleAccess(accountsFile, busy(accountsFile), (accounts) => {
       const at = recordedVersion(accounts) ?? 0;
-      if (at === 2)
+      // Step 2 keyed the callers by a hash of their usernames (and step 3, batch jobs, comes after it).
+      if (at >= 2)
         throw new MigrationError(
           `${accountsFile} keys its callers by a hash of their usernames, which a release before the accounts file cannot read (it finds a caller by its username); to go back, restore the backup taken before this release (nothing was changed)`,
-        );
-      if (at > 1)
-        throw new MigrationError(
-          `${accountsFile} is at its schema version ${at}; this release takes back only version 1 (upgrade to the release that made it, and go back from there)`,
         );
       records.transaction(() => {
         for (const t of ACCOUNT_TABLES) {

@@ -9,6 +9,7 @@
 
 import Database from 'better-sqlite3';
 import { SqliteAdmin } from './sqlite-admin';
+import { SqliteBatches } from './sqlite-batches';
 import { SqliteAccounts } from './sqlite-accounts';
 import { migrateSqlite } from './migrations/sqlite';
 import { SQLITE_ACCOUNTS_MIGRATIONS } from './migrations/sqlite-accounts';
@@ -51,6 +52,8 @@ export class SqliteStore implements VehicleStore {
   readonly accounts: SqliteAccounts;
   /** Pages of callers, keyed top-ups, the audit log, billing: sqlite-admin.ts. */
   readonly admin: SqliteAdmin;
+  /** Batch jobs, in the accounts file: sqlite-batches.ts. */
+  readonly batches: SqliteBatches;
   private readonly deleteStmt: Database.Statement<[string, string, string]>;
   private cacheGetStmt: Database.Statement<[string, string, string]> | undefined;
   private importing = false;
@@ -91,6 +94,7 @@ export class SqliteStore implements VehicleStore {
       this.accountsFile,
     );
     this.admin = new SqliteAdmin(this.accountsDb, this.accounts);
+    this.batches = new SqliteBatches(this.accountsDb, (fn) => this.accounts.write(fn));
     this.deleteStmt = this.db.prepare('DELETE FROM records WHERE operation = ? AND registration = ? AND state = ?');
     this.beginStmt = this.db.prepare('BEGIN');
     this.commitStmt = this.db.prepare('COMMIT');

@@ -6,6 +6,7 @@
 import { messageOf } from '../core/errors';
 import type { AccountStore, ChargeResult } from './accounts';
 import type { AdminStore } from './admin';
+import type { BatchStore } from './batches';
 import type { UpstreamCacheStore } from './cache';
 
 export interface RecordKey {
@@ -219,6 +220,8 @@ export interface VehicleStore extends UpstreamCacheStore {
   readonly accounts: AccountStore;
   /** What the admin API and `reglookup users` need beyond the accounts: admin.ts. */
   readonly admin: AdminStore;
+  /** Batch jobs (POST /api/batch): batches.ts. */
+  readonly batches: BatchStore;
   /** The record with that key, or null when there is none. */
   get(key: RecordKey): Promise<FoundRecord | null>;
   /**

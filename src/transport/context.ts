@@ -7,7 +7,18 @@ export interface RequestContext {
   /** performance.now() when the request reached the front handler. */
   readonly start: number;
   transport?:
-    'soap11' | 'soap12' | 'get' | 'post' | 'json' | 'wsdl' | 'help' | 'health' | 'metrics' | 'credits' | 'other';
+    | 'soap11'
+    | 'soap12'
+    | 'get'
+    | 'post'
+    | 'json'
+    | 'wsdl'
+    | 'help'
+    | 'health'
+    | 'metrics'
+    | 'credits'
+    | 'batch'
+    | 'other';
   operation?: string;
   /** The caller's username, once a transport has decoded it; the access log writes only its fingerprint. */
   username?: string;

@@ -11,16 +11,17 @@ import { findOperation, namesIgnoringCase, suggestOperation } from '../contract/
 import { JSON_PATH, jsonPathTemplate, OPENAPI_PATH, openApiDocument } from '../contract/openapi';
 import { asLookupError, ERRORS, LookupError, quote } from '../service/errors';
 import type { TrustedProxies } from '../config';
-import type { LookupResult, LookupService, RawParams } from '../service/lookup';
+import type { LookupService, RawParams } from '../service/lookup';
 import { callerOf } from './forwarded';
-import { resultNodes, type XNode } from '../service/records';
+import { resultJson } from '../service/answer-json';
 import type { Logger } from '../ops/logger';
 import { contextOf, note } from './context';
 import { baseUrl } from './help';
 import { parseForm, queryString } from './http';
 import { lookupFailure } from './lookup';
 import { ageHeaders } from './answers';
-import { AS_OF_KEY, isoSecond, SOURCE_KEY } from '../service/provenance';
+
+export { resultJson } from '../service/answer-json';
 
 interface JsonDeps {
   readonly service: LookupService;
@@ -116,35 +117,6 @@ export function basicUsername(header: string | undefined): string | null {
 
 function malformedBasic(): never {
   throw new LookupError('MALFORMED_REQUEST', BASIC_MALFORMED);
-}
-
-// UKMOTData elements that hold a list (their children become a JSON array).
-const LISTS = new Set(['Tests', 'FailureReasons', 'Advisories', 'ExtendedInformation', 'ArrayOfString']);
-
-type Json = string | null | Json[] | { [k: string]: Json };
-
-function nodeJson(n: XNode): Json {
-  if (n.absent) return null;
-  if (n.children) {
-    if (LISTS.has(n.name)) return n.children.map(nodeJson);
-    const o: { [k: string]: Json } = {};
-    for (const c of n.children) o[c.name] = nodeJson(c);
-    return o;
-  }
-  return n.text ?? '';
-}
-
-/**
- * The 200 body: vehicleJson (the vehicle's own JSON text, with its AnswerSource and AnswerAsOf), or the
- * UKMOTData fields (from the same element tree SOAP writes) and the same two keys.
- */
-export function resultJson(result: LookupResult): string {
-  if (result.kind === 'Vehicle') return result.payload;
-  const o: { [k: string]: Json } = {};
-  for (const n of resultNodes(result.kind, result.payload)) o[n.name] = nodeJson(n);
-  o[SOURCE_KEY] = result.source;
-  o[AS_OF_KEY] = result.asOf === null ? null : isoSecond(result.asOf);
-  return JSON.stringify(o);
 }
 
 /**

@@ -111,6 +111,7 @@ const NOT_RUN_PATTERNS: Array<[RegExp, string]> = [
     'the bench, mutation, fuzz, fault and lint runs: .ci/run runs bench --short, faults and lint',
   ],
   [/^TEST_DATABASE_URL=|^CI=true|^npx jest /, 'ways of running the tests themselves'],
+  [/^printf 'operation,registration/, 'the batch round trip: test/integration/batch-docs.test.ts runs it as written'],
 ];
 
 function notRunReason(block: Block): string | undefined {

@@ -47,10 +47,10 @@ describe('SQLite migrations', () => {
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
     expect(first.stdout).toMatch(
-      /^applied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\napplied 7: .+\napplied accounts file 2: .+\n.*schema version 7 \(accounts file 2\)\n$/,
+      /^applied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\napplied 7: .+\napplied accounts file 2: .+\napplied accounts file 3: .+\n.*schema version 7 \(accounts file 3\)\n$/,
     );
     const second = run();
     expect(second.status).toBe(0);
-    expect(second.stdout).toMatch(/schema version 7 \(accounts file 2\), nothing to apply\n$/);
+    expect(second.stdout).toMatch(/schema version 7 \(accounts file 3\), nothing to apply\n$/);
   });
 });

@@ -2,6 +2,7 @@
 // share with a service started by startServer), with two tokens.
 
 import type { AddressInfo } from 'node:net';
+import type { AdminBatches } from '../../src/admin/batch';
 import { createAdminServer } from '../../src/admin/server';
 import type { AdminToken } from '../../src/config';
 import { createLogger, type Logger } from '../../src/ops/logger';
@@ -26,6 +27,7 @@ export async function startAdmin(
     metricsText?: () => Promise<string>;
     overviewEveryMs?: number;
     requestTimeoutMs?: number;
+    batches?: AdminBatches | null;
   } = {},
 ): Promise<TestAdmin> {
   const server = createAdminServer({
@@ -35,6 +37,7 @@ export async function startAdmin(
     metricsText: opts.metricsText ?? null,
     overviewEveryMs: opts.overviewEveryMs,
     requestTimeoutMs: opts.requestTimeoutMs,
+    batches: opts.batches ?? null,
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

@@ -3,7 +3,7 @@
 
 import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
-import { createHttpServer, createService, loadSampleIfEmpty, type ServiceOptions } from '../../src/app';
+import { createHttpServer, createService, loadSampleIfEmpty, type Service, type ServiceOptions } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import { createLogger } from '../../src/ops/logger';
 import { openStore } from '../../src/store/open';
@@ -15,6 +15,8 @@ export interface TestServer {
   readonly server: http.Server;
   readonly store: VehicleStore;
   readonly config: Config;
+  /** The service's batch jobs (for the admin listener of a test). */
+  readonly batches: Service['batches'];
   /** Writes the usage records counted so far. */
   flushUsage(): Promise<void>;
   close(): Promise<void>;
@@ -54,6 +56,7 @@ export async function startServer(
     server,
     store,
     config,
+    batches: service.batches,
     flushUsage: () => service.flushUsage(),
     close: async () => {
       server.closeAllConnections();

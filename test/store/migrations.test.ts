@@ -33,8 +33,8 @@ describePostgres('PostgreSQL migrations', () => {
 
     const store = new PostgresStore(s.url);
     const report = await store.migrate();
-    expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6, 7, 8]);
-    expect(report.version).toBe(8);
+    expect(report.applied.map((m) => m.version)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(report.version).toBe(9);
     expect(await store.get({ operation: 'Check', registration: 'OLD1', state: '' })).toEqual({
       payload: '{"Description":"kept"}',
     });
@@ -56,7 +56,7 @@ describePostgres('PostgreSQL migrations', () => {
     expect(await store.accounts.charge(kept, '2026-01-01')).toEqual({ ok: true, credits: 6, usedToday: 1 });
 
     const again = await store.migrate();
-    expect(again).toEqual({ applied: [], version: 8 });
+    expect(again).toEqual({ applied: [], version: 9 });
     expect(await sqlIn(s.schema, 'SELECT version FROM schema_version ORDER BY version')).toEqual([
       { version: 1 },
       { version: 2 },
@@ -66,6 +66,7 @@ describePostgres('PostgreSQL migrations', () => {
       { version: 6 },
       { version: 7 },
       { version: 8 },
+      { version: 9 },
     ]);
     await store.close();
   });
@@ -81,7 +82,7 @@ describePostgres('PostgreSQL migrations', () => {
     );
     await sqlIn(s.schema, "INSERT INTO meta (key, value) VALUES ('prepared_version', 'abc')");
     const store = new PostgresStore(s.url);
-    expect((await store.migrate()).applied.map((m) => m.version)).toEqual([4, 5, 6, 7, 8]);
+    expect((await store.migrate()).applied.map((m) => m.version)).toEqual([4, 5, 6, 7, 8, 9]);
     expect(
       await sqlIn(
         s.schema,
@@ -105,7 +106,7 @@ describePostgres('PostgreSQL migrations', () => {
     const s = fresh();
     const stores = Array.from({ length: 5 }, () => new PostgresStore(s.url));
     const reports = await Promise.all(stores.map((st) => st.migrate()));
-    expect(reports.flatMap((r) => r.applied.map((m) => m.version)).sort()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(reports.flatMap((r) => r.applied.map((m) => m.version)).sort()).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(await Promise.all(stores.map((st) => st.isEmpty()))).toEqual([true, true, true, true, true]);
     await Promise.all(stores.map((st) => st.close()));
   });
@@ -131,7 +132,7 @@ describePostgres('PostgreSQL migrations', () => {
       const lines = run.stdout().split('\n');
       const applied = lines.findIndex((l) => l.includes('"message":"applied migrations"'));
       expect(applied).toBeGreaterThanOrEqual(0);
-      expect(JSON.parse(lines[applied])).toMatchObject({ versions: [1, 2, 3, 4, 5, 6, 7, 8], version: 8 });
+      expect(JSON.parse(lines[applied])).toMatchObject({ versions: [1, 2, 3, 4, 5, 6, 7, 8, 9], version: 9 });
       expect(applied).toBeLessThan(lines.findIndex((l) => l.includes('"message":"listening"')));
     } finally {
       run.child.kill('SIGTERM');
@@ -162,11 +163,11 @@ describePostgres('PostgreSQL migrations', () => {
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
     expect(first.stdout).toMatch(
-      /^applied 1: .+\napplied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\napplied 7: .+\napplied 8: .+\n.*schema version 8\n$/,
+      /^applied 1: .+\napplied 2: .+\napplied 3: .+\napplied 4: .+\napplied 5: .+\napplied 6: .+\napplied 7: .+\napplied 8: .+\napplied 9: .+\n.*schema version 9\n$/,
     );
     const second = run();
     expect(second.status).toBe(0);
-    expect(second.stdout).toMatch(/schema version 8, nothing to apply\n$/);
+    expect(second.stdout).toMatch(/schema version 9, nothing to apply\n$/);
   });
 });
 

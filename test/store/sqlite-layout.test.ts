@@ -148,7 +148,7 @@ describe('the SQLite store in two files', () => {
     }
     expect(tablesIn(file)).toEqual(['meta', 'records', 'schema_version']);
     expect(versionOf(file)).toBe(7);
-    expect(versionOf(accountsOf(file))).toBe(2);
+    expect(versionOf(accountsOf(file))).toBe(3);
     // The moved file has the schema of a new store's accounts file.
     const fresh = newPath();
     await new SqliteStore(fresh).close();

@@ -211,4 +211,42 @@ CREATE TABLE IF NOT EXISTS account_keys (
 CREATE INDEX IF NOT EXISTS account_keys_account ON account_keys (account);
 `,
   },
+  {
+    version: 9,
+    name: 'batch jobs',
+    sql: `
+-- POST /api/batch: a job and one row per input row, the outcome written beside its input. owner: the
+-- caller's account key (accounts/key.ts). Rows go with their job (retention).
+CREATE TABLE IF NOT EXISTS batch_jobs (
+  id          TEXT PRIMARY KEY,
+  owner       TEXT NOT NULL,
+  status      TEXT NOT NULL,
+  rows        INTEGER NOT NULL,
+  done        INTEGER NOT NULL DEFAULT 0,
+  claimed     INTEGER NOT NULL DEFAULT 0,
+  found       INTEGER NOT NULL DEFAULT 0,
+  not_found   INTEGER NOT NULL DEFAULT 0,
+  refused     INTEGER NOT NULL DEFAULT 0,
+  note        TEXT,
+  created_at  BIGINT NOT NULL,
+  finished_at BIGINT,
+  runner      TEXT,
+  lease_until BIGINT NOT NULL DEFAULT 0,
+  -- The address the job was sent from: its rows are looked up as from there (the caller's allow-list).
+  address     TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS batch_jobs_finished ON batch_jobs (finished_at);
+CREATE TABLE IF NOT EXISTS batch_rows (
+  job_id       TEXT NOT NULL REFERENCES batch_jobs (id) ON DELETE CASCADE,
+  n            INTEGER NOT NULL,
+  operation    TEXT NOT NULL,
+  registration TEXT NOT NULL,
+  state        TEXT NOT NULL,
+  code         TEXT,
+  message      TEXT,
+  answer       TEXT,
+  PRIMARY KEY (job_id, n)
+);
+`,
+  },
 ];

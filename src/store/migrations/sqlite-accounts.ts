@@ -95,6 +95,46 @@ CREATE TABLE IF NOT EXISTS account_keys (
 CREATE INDEX IF NOT EXISTS account_keys_account ON account_keys (account);
 `,
   },
+  {
+    version: 3,
+    name: 'batch jobs',
+    // Written while the service serves, so here beside the charges, never waiting for an import.
+    // owner: the caller's account key (accounts/key.ts). Rows keep their input and, once looked up,
+    // the outcome; they go with their job (retention). Not copied back by migrate --to 6: jobs are kept
+    // for hours, not across a downgrade.
+    sql: `
+CREATE TABLE IF NOT EXISTS batch_jobs (
+  id          TEXT PRIMARY KEY,
+  owner       TEXT NOT NULL,
+  status      TEXT NOT NULL,
+  rows        INTEGER NOT NULL,
+  done        INTEGER NOT NULL DEFAULT 0,
+  claimed     INTEGER NOT NULL DEFAULT 0,
+  found       INTEGER NOT NULL DEFAULT 0,
+  not_found   INTEGER NOT NULL DEFAULT 0,
+  refused     INTEGER NOT NULL DEFAULT 0,
+  note        TEXT,
+  created_at  INTEGER NOT NULL,
+  finished_at INTEGER,
+  runner      TEXT,
+  lease_until INTEGER NOT NULL DEFAULT 0,
+  -- The address the job was sent from: its rows are looked up as from there (the caller's allow-list).
+  address     TEXT NOT NULL DEFAULT ''
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS batch_jobs_finished ON batch_jobs (finished_at);
+CREATE TABLE IF NOT EXISTS batch_rows (
+  job_id       TEXT NOT NULL,
+  n            INTEGER NOT NULL,
+  operation    TEXT NOT NULL,
+  registration TEXT NOT NULL,
+  state        TEXT NOT NULL,
+  code         TEXT,
+  message      TEXT,
+  answer       TEXT,
+  PRIMARY KEY (job_id, n)
+) WITHOUT ROWID;
+`,
+  },
 ];
 
 /** The tables of the accounts file, in the order they are copied (the move, and `migrate --to 6`). */
