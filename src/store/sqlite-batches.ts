@@ -45,6 +45,9 @@ export function toJob(r: JobRow): BatchJob {
   };
 }
 
+/** Rows of a new job written at a time (create). */
+const CREATE_CHUNK = 5000;
+
 export class SqliteBatches implements BatchStore {
   constructor(
     private readonly db: Database.Database,
@@ -62,12 +65,30 @@ export class SqliteBatches implements BatchStore {
     const insertRow = this.db.prepare(
       'INSERT INTO batch_rows (job_id, n, operation, registration, state) VALUES (?, ?, ?, ?, ?)',
     );
-    await this.write(() =>
-      this.db.transaction(() => {
-        insertJob.run(job.id, job.owner, job.address, rows.length, job.createdAt, job.runner, job.leaseUntil);
-        rows.forEach((r, i) => insertRow.run(job.id, i + 1, r.operation, r.registration, r.state));
-      })(),
-    );
+    // The rows go in writes of CREATE_CHUNK, the event loop turning between them, so that a job of 100,000 rows does
+    // not hold every lookup (and every charge, written by the same connection) for its whole insert. The job's own
+    // row comes with the last chunk: until then the job does not exist for anyone. A create that fails part-way
+    // takes back the rows it wrote.
+    try {
+      for (let at = 0; ; at += CREATE_CHUNK) {
+        const part = rows.slice(at, at + CREATE_CHUNK);
+        const last = at + CREATE_CHUNK >= rows.length;
+        await this.write(() =>
+          this.db.transaction(() => {
+            part.forEach((r, i) => insertRow.run(job.id, at + i + 1, r.operation, r.registration, r.state));
+            if (last)
+              insertJob.run(job.id, job.owner, job.address, rows.length, job.createdAt, job.runner, job.leaseUntil);
+          })(),
+        );
+        if (last) return;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } catch (e) {
+      await this.write(() => this.db.prepare('DELETE FROM batch_rows WHERE job_id = ?').run(job.id)).catch(
+        () => undefined,
+      );
+      throw e;
+    }
   }
 
   async get(id: string): Promise<BatchJob | null> {
