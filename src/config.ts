@@ -228,6 +228,7 @@ export function lookalikeVariables(env: Env = process.env): Lookalike[] {
     } catch {
       // An empty environment is valid; the names are known either way.
     }
+    lookupUsername({});
   }
   const out: Lookalike[] = [];
   for (const name of Object.keys(env)) {
@@ -251,6 +252,14 @@ function read(env: Env, name: string): string | undefined {
   KNOWN.add(name);
   const raw = env[name]?.trim();
   return raw === '' ? undefined : raw;
+}
+
+/**
+ * REGLOOKUP_USERNAME: the caller `reglookup lookup --file` calls as when no --username is given. A username is a
+ * credential: in the environment (or an env file) it is out of `ps` and the shell's history, where an argument is not.
+ */
+export function lookupUsername(env: Env = process.env): string | undefined {
+  return read(env, 'REGLOOKUP_USERNAME');
 }
 
 function int(env: Env, name: string, dflt: number, min: number, max: number): number {

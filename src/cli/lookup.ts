@@ -1,4 +1,4 @@
-// `reglookup lookup --file plates.csv [--out results.csv] --username U [--url URL]`: a batch job
+// `reglookup lookup --file plates.csv [--out results.csv] [--url URL]`, as REGLOOKUP_USERNAME: a batch job
 // (docs/calling.md, "Batch jobs") submitted to a running service, followed with a progress bar, and
 // its results written as CSV. It calls the service rather than running the job in this process: the
 // rate limit, the upstreams' quotas and the job's lease are the service's, kept where every other
@@ -6,13 +6,14 @@
 
 import fs from 'node:fs';
 import type { Command } from 'commander';
+import { lookupUsername } from '../config';
 import { config, fatal } from './common';
 import { meter } from './progress';
 
 interface LookupFlags {
   file: string;
   out?: string;
-  username: string;
+  username?: string;
   url?: string;
   operation?: string;
   quiet?: boolean;
@@ -51,7 +52,12 @@ async function run(flags: LookupFlags): Promise<void> {
   const body = fs.readFileSync(flags.file);
   const type = /\.json$/i.test(flags.file) ? 'application/json' : 'text/csv';
   const query = flags.operation ? `?operation=${encodeURIComponent(flags.operation)}` : '';
-  const headers = { Authorization: auth(flags.username) };
+  const username = flags.username ?? lookupUsername();
+  if (username === undefined)
+    throw new Error(
+      'give the caller to look up as: REGLOOKUP_USERNAME in the environment (kept out of ps), or --username',
+    );
+  const headers = { Authorization: auth(username) };
   const job = await answer(
     await fetch(`${base}/api/batch${query}`, {
       method: 'POST',
@@ -90,7 +96,10 @@ export function registerLookup(program: Command): void {
     .description('look up every row of a CSV (operation,registration,state) or JSON file as one batch job')
     .requiredOption('--file <file>', 'the rows: CSV with a header row, or a .json file')
     .option('--out <file>', 'write the results CSV here (default: standard output)')
-    .requiredOption('--username <name>', 'the caller the lookups are made and charged as')
+    .option(
+      '--username <name>',
+      'the caller the lookups are made and charged as (default: REGLOOKUP_USERNAME; an argument shows in ps)',
+    )
     .option('--url <url>', 'the running service (default: http://127.0.0.1:$PORT)')
     .option('--operation <op>', 'the operation of rows that name none (a CSV without an operation column)')
     .option('--quiet', 'no progress')
