@@ -74,12 +74,19 @@ function csvRows(text: string, maxRows: number, operation = ''): BatchInput[] {
   if (first.done) throw malformed('The CSV is empty: give a header row (operation,registration,state) and rows');
   const header = first.value.map((h) => COLUMNS.get(h.replace(/\s+/g, '').toLowerCase()));
   const unknown = first.value.filter((_, i) => header[i] === undefined);
-  if (unknown.length > 0 || !header.includes('registration'))
+  const shown = (names: readonly string[]) =>
+    names
+      .slice(0, 5)
+      .map((h) => JSON.stringify(h.slice(0, 40)))
+      .join(', ');
+  if (unknown.length > 0)
     throw malformed(
-      `The CSV's header must name the columns registration, and operation and state where given (got ${first.value
-        .slice(0, 5)
-        .map((h) => JSON.stringify(h.slice(0, 40)))
-        .join(', ')})`,
+      `The CSV's header names ${unknown.length === 1 ? 'a column' : 'columns'} this service does not take: ${shown(unknown)}` +
+        ` (the columns are operation, registration and state${first.value.some((h) => /[;\t]/.test(h)) ? ', separated by commas' : ''})`,
+    );
+  if (!header.includes('registration'))
+    throw malformed(
+      `The CSV's header has no registration column (got ${shown(first.value)}); name the columns operation, registration and state`,
     );
   if (!header.includes('operation') && operation === '')
     throw malformed('The CSV has no operation column: add one, or give ?operation= for every row');

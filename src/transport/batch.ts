@@ -153,7 +153,8 @@ async function read(deps: BatchDeps, req: express.Request, res: express.Response
     'X-Content-Type-Options': 'nosniff',
     ...(csv ? { 'Content-Disposition': `attachment; filename="batch-${job.id}.csv"` } : {}),
   });
-  for await (const part of csv ? batchCsv(pages) : batchJson(progress, pages)) {
+  // The ended job's JSON: the progress with `results` the list itself, not the job's address.
+  for await (const part of csv ? batchCsv(pages) : batchJson({ ...progress, results: undefined }, pages)) {
     if (!res.write(part)) await new Promise((resolve) => res.once('drain', resolve));
     if (res.destroyed) return;
   }

@@ -165,7 +165,10 @@ describeStores('batch jobs (%s)', (kind: StoreKind) => {
       headers: { ...basic('json-user'), Accept: 'application/json' },
     });
     expect(out.status).toBe(200);
-    const body = (await out.json()) as { status: string; results: Record<string, string | number>[] };
+    const text = await out.text();
+    // One key each (RFC 8259: names SHOULD be unique; parsers differ on which of two they keep).
+    expect(text.match(/"results":/g)).toHaveLength(1);
+    const body = JSON.parse(text) as { status: string; results: Record<string, string | number>[] };
     expect(body.status).toBe('done');
     expect(body.results.map((r) => [r.row, r.code ?? ''])).toEqual([
       [1, ''],

@@ -57,3 +57,17 @@ test('the whole input refused: too many rows, a bad header, no operation, no row
   expect(refused('{"rows": 3}', 'application/json')).toBe('MALFORMED_REQUEST');
   expect(refused('operation,registration\nCheck,"A1\n')).toBe('MALFORMED_REQUEST');
 });
+
+test('a header refused says which column is wrong, and that fields are separated by commas', () => {
+  const message = (text: string) => {
+    try {
+      batchRows(text, 'text/csv', 10);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return 'accepted';
+  };
+  expect(message('operation,registration,colour\nCheck,A1,red\n')).toMatch(/does not take: "colour"/);
+  expect(message('operation;registration\nCheck;A1\n')).toMatch(/separated by commas/);
+  expect(message('operation,state\nCheck,CA\n')).toMatch(/no registration column/);
+});
