@@ -4,7 +4,7 @@
 // submission is written to the audit log.
 
 import { noSuch } from '../accounts/manage';
-import { batchRows } from '../service/batch-input';
+import { batchBodyLimit, batchRows } from '../service/batch-input';
 import { batchCsv } from '../service/batch-output';
 import type { BatchRunner } from '../service/batch';
 import { asLookupError } from '../service/errors';
@@ -82,6 +82,8 @@ export function batchRoutes(): Route[] {
       operationId: 'submitBatch',
       summary: "A batch job for the caller (CSV: operation,registration,state), charged as the caller's own lookups",
       body: { type: 'object', additionalProperties: false, required: ['csv'], properties: { csv: { type: 'string' } } },
+      // The CSV as POST /api/batch takes it, inside JSON (whose escapes of quotes and line ends at most double it).
+      maxBody: (ctx) => (ctx.batches ? 2 * batchBodyLimit(ctx.batches.maxRows) : 65_536),
       ok: { status: 202, description: 'the job, begun', schema: JOB },
       errors: [400, 404, 503],
       handle: submit,

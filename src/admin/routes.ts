@@ -59,6 +59,8 @@ export interface Route {
   readonly query?: Readonly<Record<string, Param>>;
   readonly headers?: Readonly<Record<string, Param>>;
   readonly body?: Schema;
+  /** The largest body it takes, in bytes, where that is not the listener's 64 KiB (a batch job's CSV). */
+  readonly maxBody?: (ctx: AdminContext) => number;
   readonly ok: {
     readonly status: number;
     readonly description: string;

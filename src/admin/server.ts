@@ -79,19 +79,19 @@ function sendError(res: http.ServerResponse, e: AdminError): void {
 const DRAIN_BYTES = 256 * 1024;
 const DRAIN_MS = 1000;
 
-function tooLarge(req: http.IncomingMessage, logger: Logger): AdminError {
+function tooLarge(req: http.IncomingMessage, logger: Logger, limit: number): AdminError {
   logger.warn('admin request body too large', {
     client: req.socket.remoteAddress,
     path: loggedPath(req.url ?? ''),
-    limit: MAX_BODY,
+    limit,
   });
-  return new AdminError(413, 'BODY_TOO_LARGE', `the body is larger than ${MAX_BODY} bytes`, { Connection: 'close' });
+  return new AdminError(413, 'BODY_TOO_LARGE', `the body is larger than ${limit} bytes`, { Connection: 'close' });
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-/** The body within MAX_BODY, as UTF-8; over it, 413 once a little more of it has been drained. */
-function readBody(req: http.IncomingMessage, logger: Logger): Promise<string> {
+/** The body within `limit` bytes, as UTF-8; over it, 413 once a little more of it has been drained. */
+function readBody(req: http.IncomingMessage, logger: Logger, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     const chunks: Buffer[] = [];
@@ -105,20 +105,20 @@ function readBody(req: http.IncomingMessage, logger: Logger): Promise<string> {
       clearTimeout(timer);
       req.removeAllListeners('data');
       req.pause();
-      reject(tooLarge(req, logger));
+      reject(tooLarge(req, logger, limit));
     };
     const startDrain = () => {
       over = true;
       chunks.length = 0;
-      if (req.complete || declared > MAX_BODY + DRAIN_BYTES) return refuse();
+      if (req.complete || declared > limit + DRAIN_BYTES) return refuse();
       timer = setTimeout(refuse, DRAIN_MS);
     };
-    if (declared > MAX_BODY) startDrain();
+    if (declared > limit) startDrain();
     req.on('data', (c: Buffer) => {
       size += c.length;
       if (over) {
-        if (size > MAX_BODY + DRAIN_BYTES) refuse();
-      } else if (size > MAX_BODY) startDrain();
+        if (size > limit + DRAIN_BYTES) refuse();
+      } else if (size > limit) startDrain();
       else chunks.push(c);
     });
     req.on('end', () => {
@@ -133,12 +133,12 @@ function readBody(req: http.IncomingMessage, logger: Logger): Promise<string> {
   });
 }
 
-async function bodyOf(req: http.IncomingMessage, route: Route, logger: Logger): Promise<unknown> {
+async function bodyOf(req: http.IncomingMessage, route: Route, logger: Logger, limit: number): Promise<unknown> {
   if (!route.body) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (type !== 'application/json')
     throw new AdminError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send the body as JSON, with Content-Type: application/json');
-  const text = await readBody(req, logger);
+  const text = await readBody(req, logger, limit);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -243,7 +243,7 @@ async function serve(
   const m = hit.re.exec(url.pathname) as RegExpExecArray;
   const params: Record<string, string> = m[1] !== undefined ? { name: decodeName(m[1]) } : {};
   const query = queryOf(url.searchParams, hit.route);
-  const body = await bodyOf(req, hit.route, on.logger);
+  const body = await bodyOf(req, hit.route, on.logger, hit.route.maxBody?.(ctx) ?? MAX_BODY);
   const reply: Reply = await hit.route.handle({ ctx, params, query, body, headers: req.headers, actor });
   if (reply.text !== undefined) {
     res.writeHead(reply.status, {

@@ -11,7 +11,7 @@ import type { TrustedProxies } from '../config';
 import type { Logger } from '../ops/logger';
 import type { BatchJob } from '../store/batches';
 import { BatchRunner } from '../service/batch';
-import { BATCH_BYTES_PER_ROW, batchRows } from '../service/batch-input';
+import { batchBodyLimit, batchRows } from '../service/batch-input';
 import { batchCsv, batchJson } from '../service/batch-output';
 import { asLookupError, ERRORS, LookupError } from '../service/errors';
 import { BATCH_OPENAPI_PATH, batchOpenApiDocument } from '../contract/openapi';
@@ -40,11 +40,6 @@ const QUERY_NAMES = new Map([
   ['format', 'format'],
   ['operation', 'operation'],
 ]);
-
-/** The body a job may send: BATCH_BYTES_PER_ROW a row, and never less than MAX_BODY_BYTES's default. */
-export function batchBodyLimit(maxRows: number): number {
-  return Math.max(65_536, maxRows * BATCH_BYTES_PER_ROW);
-}
 
 /** Whether a request target is POST /api/batch's (for the Expect: 100-continue answer, app.ts). */
 export function isBatchPath(url: string | undefined): boolean {

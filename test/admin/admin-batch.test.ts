@@ -52,3 +52,15 @@ test('a job for a caller that does not exist, or a CSV without a registration co
   expect(bad.status).toBe(400);
   expect((await call('GET', '/admin/api/batch/AAAAAAAAAAAAAAAAAAAAAAAA')).status).toBe(404);
 });
+
+test("a caller's job larger than the listener's 64 KiB body is taken (up to BATCH_MAX_ROWS); other bodies are not", async () => {
+  expect((await call('POST', '/admin/api/users', { name: 'depot', generate: true })).status).toBe(201);
+  // 6,000 rows: about 90 KB of CSV, over the 64 KiB an admin body may otherwise be (docs/administration.md).
+  const csv = 'operation,registration\n' + 'Check,ZZ99 ZZZ\n'.repeat(6000);
+  expect(Buffer.byteLength(JSON.stringify({ csv }))).toBeGreaterThan(65_536);
+  const sent = await call('POST', '/admin/api/users/depot/batch', { csv });
+  expect(sent.status).toBe(202);
+  expect(sent.json).toMatchObject({ rows: 6000 });
+  const big = await call('PATCH', '/admin/api/users/depot', { note: 'x'.repeat(70_000) });
+  expect(big.status).toBe(413);
+});
