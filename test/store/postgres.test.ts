@@ -49,7 +49,7 @@ describePostgres('PostgreSQL store: first use, failures, closing', () => {
     const d = fresh();
     expect(await d.store.get({ operation: 'Check', registration: 'F1', state: '' })).toBeNull();
     for (const { s } of [a, b, c, d]) {
-      expect(await sqlIn(s.schema, 'SELECT max(version) AS v FROM schema_version')).toEqual([{ v: 8 }]);
+      expect(await sqlIn(s.schema, 'SELECT max(version) AS v FROM schema_version')).toEqual([{ v: 9 }]);
     }
   });
 
