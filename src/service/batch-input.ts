@@ -15,7 +15,7 @@ const COLUMNS: ReadonlyMap<string, keyof BatchInput> = new Map([
 ]);
 
 /** Body bytes a job may send per row it may hold (BATCH_MAX_ROWS): far above a CSV row's 20-40. */
-export const BATCH_BYTES_PER_ROW = 256;
+const BATCH_BYTES_PER_ROW = 256;
 
 /** The body a job may send: BATCH_BYTES_PER_ROW a row, and never less than MAX_BODY_BYTES's default. */
 export function batchBodyLimit(maxRows: number): number {
