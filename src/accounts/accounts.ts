@@ -10,7 +10,7 @@
 //     (not found, accounts not metered) in memory, written in batches (usage.ts).
 // Account rows are read at most once a second per username, so a lookup needs no store query for
 // them; an account with neither credits nor a daily limit costs no store write per lookup either.
-// The store knows an account by its key (accounts/key.ts), never by the username: the key is taken
+// The store knows an account by its key (core/key.ts), never by the username: the key is taken
 // here, and everything below (store, rate limits, usage) sees the key of the account's row.
 
 import { LookupError, quote } from '../core/errors';
@@ -18,7 +18,7 @@ import type { Account, ChargeResult } from '../store/accounts';
 import type { ChargeCaller, FoundRecord, RecordKey, VehicleStore } from '../store/store';
 import { addressSet, type AddressSet } from '../net/cidr';
 import { secondsToMidnight, today } from './clock';
-import { keyOf } from './key-cache';
+import { keyOf } from '../core/key';
 import type { RateLimiter } from './limiter';
 import type { UsageRecorder } from './usage';
 

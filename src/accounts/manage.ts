@@ -14,8 +14,8 @@ import {
 import type { CreditOnceResult } from '../store/admin';
 import type { VehicleStore } from '../store/store';
 import { dayOf, today } from './clock';
-import { accountKey } from './key';
-import { escapeInvisible, generateUsername, nameProblem, newUsernameProblem, prefixOf } from './username';
+import { accountKey, prefixOf } from '../core/key';
+import { escapeInvisible, generateUsername, nameProblem, newUsernameProblem } from './username';
 
 /** What an operator may set, and within which bounds (shared by the CLI's options and the API's JSON). */
 export const SETTING_BOUNDS = {

@@ -53,15 +53,6 @@ export function generateUsername(): string {
   return randomBytes(16).toString('hex');
 }
 
-/**
- * The part of a username an account keeps for recognition (its `prefix`): a quarter of it, at most 6
- * characters, so that a short username is not kept whole (the store's migration keeps the same).
- */
-export function prefixOf(username: string): string {
-  const chars = [...username];
-  return chars.slice(0, Math.min(6, Math.floor(chars.length / 4))).join('');
-}
-
 /** The longest name of an account. */
 const MAX_NAME_CHARS = 64;
 const NAME_RE = /^[\p{L}\p{N}][\p{L}\p{N}._@-]*$/u;

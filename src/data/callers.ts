@@ -1,6 +1,6 @@
 // Callers moving house: every caller's settings, credits, allow-list and usage as NDJSON, and read
 // back into another store (SQLite -> PostgreSQL, or a new file). One line per caller, then one per
-// usage row, each naming the account by its key (SHA-256 of its username, accounts/key.ts), never by
+// usage row, each naming the account by its key (SHA-256 of its username, core/key.ts), never by
 // the username:
 //   {"caller":{"key":"9f86d0…","name":"acme","prefix":"acme-l","credits":5,"dailyLimit":null,"rate":null,
 //     "allow":[],"enabled":true}}
@@ -12,8 +12,8 @@
 // counts a lookup twice.
 
 import { allowProblem, rateProblem, SETTING_BOUNDS, type ManagedStore } from '../accounts/manage';
-import { accountKey } from '../accounts/key';
-import { invisibleIn, prefixOf, usernameProblem } from '../accounts/username';
+import { accountKey, prefixOf } from '../core/key';
+import { invisibleIn, usernameProblem } from '../accounts/username';
 import type { AccountInput, UsageCount } from '../store/accounts';
 
 export async function exportCallers(

@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { findOperation, suggestOperation, type Operation } from '../contract/operations';
 import { stackOf } from '../core/errors';
+import { fingerprintOfKey } from '../ops/fingerprint';
 import type { Logger } from '../ops/logger';
 import type { BatchInput, BatchJob, BatchOutcome, BatchResultRow, BatchStatus, BatchStore } from '../store/batches';
 import { resultJson } from './answer-json';
@@ -41,7 +42,7 @@ interface BatchSettings {
  * the username either.
  */
 function ownerOf(job: Pick<BatchJob, 'owner' | 'address'>): Who {
-  return { username: `sha256:${job.owner.slice(0, 12)}`, caller: { address: job.address, key: job.owner } };
+  return { username: fingerprintOfKey(job.owner), caller: { address: job.address, key: job.owner } };
 }
 
 /** A job id: 144 random bits, URL-safe. */

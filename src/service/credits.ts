@@ -2,7 +2,7 @@
 // written for the public service. It reads the account through the store and costs no credit.
 
 import type { UsernamePolicy } from '../accounts/accounts';
-import { keyOf } from '../accounts/key-cache';
+import { keyOf } from '../core/key';
 import type { VehicleStore } from '../store/store';
 import { paramValue, type RawParams } from './lookup';
 

@@ -3,7 +3,7 @@
 // implements it in sqlite-accounts.ts; a PostgreSQL store must keep every contract written here.
 //
 // A store never sees a caller's username: every `username` parameter and field here is the account's
-// KEY, SHA-256 of the username in hex (accounts/key.ts, computed above the store), and people know an
+// KEY, SHA-256 of the username in hex (core/key.ts, computed above the store), and people know an
 // account by its `name` and the `prefix` of its username.
 //
 // Days are UTC calendar days written 'YYYY-MM-DD', and are always given by the caller (the service
@@ -12,7 +12,7 @@
 import type { ChargeCaller } from './store';
 
 export interface Account {
-  /** The account's key (accounts/key.ts): its row's, whichever of its keys it was found by. */
+  /** The account's key (core/key.ts): its row's, whichever of its keys it was found by. */
   readonly username: string;
   /** What people call it (users add NAME): unique. */
   readonly name: string;

@@ -1,7 +1,7 @@
 // Batch jobs in the store (POST /api/batch): a job's row and one row per input row, its answer
 // written beside it. SQLite keeps them in the accounts file (sqlite-batches.ts), PostgreSQL in its
 // database (postgres-batches.ts); both keep every contract written here. The owner is the caller's
-// account key (accounts/key.ts), never the username.
+// account key (core/key.ts), never the username.
 
 /** One input row as the caller gave it (text, not yet checked). */
 export interface BatchInput {

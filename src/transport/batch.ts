@@ -22,7 +22,7 @@ import { note } from './context';
 import { callerOf } from './forwarded';
 import { parseForm, queryString } from './http';
 import { basicUsername } from './json';
-import { keyOf } from '../accounts/key-cache';
+import { keyOf } from '../core/key';
 
 const BATCH_PATH = '/api/batch';
 

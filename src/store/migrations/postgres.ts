@@ -167,7 +167,7 @@ CREATE OR REPLACE VIEW usage_all AS
   {
     version: 8,
     name: 'accounts keyed by a hash of the username, with a name and a prefix',
-    // Every table that held a username holds its key instead: SHA-256 of its UTF-8 in hex (accounts/key.ts),
+    // Every table that held a username holds its key instead: SHA-256 of its UTF-8 in hex (core/key.ts),
     // in the one transaction of this step, under the migration lock. A charge waiting on a row being
     // rewritten finds no row of its old username after the commit and charges nothing.
     sql: `
@@ -216,7 +216,7 @@ CREATE INDEX IF NOT EXISTS account_keys_account ON account_keys (account);
     name: 'batch jobs',
     sql: `
 -- POST /api/batch: a job and one row per input row, the outcome written beside its input. owner: the
--- caller's account key (accounts/key.ts). Rows go with their job (retention).
+-- caller's account key (core/key.ts). Rows go with their job (retention).
 CREATE TABLE IF NOT EXISTS batch_jobs (
   id          TEXT PRIMARY KEY,
   owner       TEXT NOT NULL,

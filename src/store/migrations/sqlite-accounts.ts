@@ -73,7 +73,7 @@ CREATE TABLE IF NOT EXISTS upstream_cache (
       ['accounts', 'weak', 'TEXT'],
     ],
     // reglookup_key, reglookup_prefix and reglookup_weak are the service's own functions (sqlite.ts
-    // defines them on the connection): SHA-256 in hex (accounts/key.ts), the first characters kept
+    // defines them on the connection): SHA-256 in hex (core/key.ts), the first characters kept
     // for recognition, and why a username is guessable. Every SET reads the row before the UPDATE.
     sql: `
 UPDATE accounts SET prefix = reglookup_prefix(username), weak = reglookup_weak(username), username = reglookup_key(username);
@@ -99,7 +99,7 @@ CREATE INDEX IF NOT EXISTS account_keys_account ON account_keys (account);
     version: 3,
     name: 'batch jobs',
     // Written while the service serves, so here beside the charges, never waiting for an import.
-    // owner: the caller's account key (accounts/key.ts). Rows keep their input and, once looked up,
+    // owner: the caller's account key (core/key.ts). Rows keep their input and, once looked up,
     // the outcome; they go with their job (retention). Not copied back by migrate --to 6: jobs are kept
     // for hours, not across a downgrade.
     sql: `

@@ -9,7 +9,7 @@
 // are created IF NOT EXISTS, and columns (SQLite has no ADD COLUMN IF NOT EXISTS) are listed in
 // `columns` and added only where absent.
 
-import { createHash } from 'node:crypto';
+import { accountKey, prefixOf } from '../../core/key';
 import type Database from 'better-sqlite3';
 import { MigrationError, migrateSync, type Migration, type MigrationReport, type SyncMigrationTarget } from './runner';
 
@@ -290,20 +290,15 @@ export function migrateSqlite(
 }
 
 // What the accounts file's step 2 computes from a username it then forgets (PostgreSQL's step 8 the
-// same in SQL): its key, SHA-256 of its UTF-8 in hex (accounts/key.ts); its prefix, a quarter of it and
+// same in SQL): its key, SHA-256 of its UTF-8 in hex (core/key.ts); its prefix, a quarter of it and
 // at most 6 characters; and why it is guessable: 'invisible' (it holds a character a new username may
 // not, accounts/username.ts), 'short' (fewer than 20 characters), or null.
 const INVISIBLE_LEGACY_RE = /[\p{Cc}\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}\u2028\u2029]|(?! )\p{Zs}/u;
 
 function defineFunctions(db: Database.Database): void {
   const text = (v: unknown): string => (typeof v === 'string' ? v : String(v));
-  db.function('reglookup_key', { deterministic: true }, (u) =>
-    createHash('sha256').update(text(u), 'utf8').digest('hex'),
-  );
-  db.function('reglookup_prefix', { deterministic: true }, (u) => {
-    const chars = [...text(u)];
-    return chars.slice(0, Math.min(6, Math.floor(chars.length / 4))).join('');
-  });
+  db.function('reglookup_key', { deterministic: true }, (u) => accountKey(text(u)));
+  db.function('reglookup_prefix', { deterministic: true }, (u) => prefixOf(text(u)));
   db.function('reglookup_weak', { deterministic: true }, (u) =>
     INVISIBLE_LEGACY_RE.test(text(u)) ? 'invisible' : [...text(u)].length < 20 ? 'short' : null,
   );
