@@ -10,6 +10,15 @@ export const OPENAPI_PATH = `${JSON_PATH}/openapi.json`;
 type Doc = Record<string, unknown>;
 
 /** The path template of an operation in the JSON API. */
+/** The `username` query parameter, as the JSON API and the batch endpoints both take it. */
+const USERNAME_PARAM = {
+  name: 'username',
+  in: 'query',
+  required: false,
+  description: 'The username, when not given by Basic authentication.',
+  schema: { type: 'string', minLength: 1, maxLength: 256 },
+};
+
 export function jsonPathTemplate(op: Operation): string {
   return `${JSON_PATH}/${op.name}/{RegistrationNumber}${op.state ? `/{${op.state.param}}` : ''}`;
 }
@@ -118,13 +127,7 @@ export function openApiDocument(serverUrl: string, errorCodes: readonly string[]
         },
       },
       parameters: {
-        username: {
-          name: 'username',
-          in: 'query',
-          required: false,
-          description: 'The username, when not given by Basic authentication.',
-          schema: { type: 'string', minLength: 1, maxLength: 256 },
-        },
+        username: USERNAME_PARAM,
         Model: {
           name: 'Model',
           in: 'query',
@@ -316,13 +319,7 @@ export function batchOpenApiDocument(serverUrl: string, errorCodes: readonly str
     components: {
       securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'The username as the user-id.' } },
       parameters: {
-        username: {
-          name: 'username',
-          in: 'query',
-          required: false,
-          description: 'The username, when not given by Basic authentication.',
-          schema: { type: 'string', minLength: 1, maxLength: 256 },
-        },
+        username: USERNAME_PARAM,
       },
       schemas: {
         BatchInput: {

@@ -29,7 +29,7 @@ export function resultInner(result: { readonly kind: ResultKind; readonly payloa
  * says nothing of caching (RFC 9111 4.2.2, heuristic freshness) and serve it again uncharged, so
  * every answer says no-store.
  */
-export function ageHeaders(result: LookupResult, headers: Record<string, string | number>): void {
+export function answerHeaders(result: LookupResult, headers: Record<string, string | number>): void {
   headers['Cache-Control'] = 'no-store';
   if (typeof result.asOf === 'number') headers['Last-Modified'] = httpDate(result.asOf);
   if (result.ageS !== undefined) headers.Age = result.ageS;

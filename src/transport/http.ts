@@ -11,7 +11,7 @@ import { bodyIfArrived, checkCharset, decodeUtf8, endIfArrived, hasBody, parseMe
 import { contextOf, note, noteUsername } from './context';
 import { callerOf } from './forwarded';
 import { sendPlainError } from './plain';
-import { ageHeaders, resultInner } from './answers';
+import { answerHeaders, resultInner } from './answers';
 import { httpResultXml } from './xml';
 import { lookupFailure, type TransportDeps } from './lookup';
 
@@ -158,7 +158,7 @@ function lookupRoute(deps: TransportDeps): (req: IncomingMessage, res: ServerRes
           'Content-Type': 'text/xml; charset=utf-8',
           'Content-Length': body.length,
         };
-        ageHeaders(result, headers);
+        answerHeaders(result, headers);
         res.writeHead(200, headers);
         res.end(req.method === 'HEAD' ? undefined : body);
       })

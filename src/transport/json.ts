@@ -19,7 +19,7 @@ import { contextOf, note } from './context';
 import { baseUrl } from './help';
 import { parseForm, queryString } from './http';
 import { lookupFailure } from './lookup';
-import { ageHeaders } from './answers';
+import { answerHeaders } from './answers';
 
 export { resultJson } from '../service/answer-json';
 
@@ -196,7 +196,7 @@ function jsonLookup(
     .lookup(op, raw, callerOf(req, deps.trustProxy), contextOf(req))
     .then((result) => {
       const headers = { ...cors };
-      ageHeaders(result, headers);
+      answerHeaders(result, headers);
       send(req, res, 200, resultJson(result), headers);
     })
     .catch((e: unknown) => {
